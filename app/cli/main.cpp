@@ -1,0 +1,62 @@
+// headscope-cli: the headless face of Headscope (see ../shared/CLI.md). Links core
+// only. Every error is caught here, printed as one line, and exits 2.
+
+#include "app/cli/cli_errors.h"
+#include "app/cli/mha_command.h"
+#include "core/error.h"
+
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <functional>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+int main(int argc, char** argv) {
+    using namespace headscope;
+    CLI::App app("Headscope: look inside attention heads, headlessly", "headscope-cli");
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "headscope-cli 0.1.0");
+
+    std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
+    auto mha = cli::add_mha_command(app);
+    commands.emplace_back(app.get_subcommand("mha"), std::move(mha));
+
+    // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
+    if (argc > 1 && argv[1][0] != '-') {
+        std::string known;
+        bool found = false;
+        for (const auto& [command, run] : commands) {
+            known.append(known.empty() ? "" : ", ").append(command->get_name());
+            found = found || command->get_name() == argv[1];
+        }
+        if (!found) return cli::report_error(std::string("unknown command '") + argv[1] + "' (expected one of: " + known + ")");
+    }
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        return cli::report_error(std::string(e.what()) + " (see headscope-cli --help)");
+    }
+
+    try {
+        for (auto& [command, run] : commands) {
+            if (command->parsed()) return run();
+        }
+        return cli::report_error("no subcommand given (see headscope-cli --help)");
+    } catch (const Error& e) {
+        return cli::report_error(e.what());
+    } catch (const std::bad_alloc&) {
+        return cli::report_error("out of memory (the inputs are too large for this machine)");
+    } catch (const std::exception& e) {
+        return cli::report_error(std::string("internal error: ") + e.what());
+    }
+}

@@ -1,0 +1,143 @@
+#include "core/attention.h"
+
+#include "core/error.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace headscope {
+
+namespace {
+
+std::string dims(Eigen::Index rows, Eigen::Index cols) {
+    return "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
+}
+
+void check_linear(const Linear& layer, const char* name, Eigen::Index out, Eigen::Index in_width) {
+    if (layer.weight.rows() != out || (in_width >= 0 && layer.weight.cols() != in_width)) {
+        throw Error(std::string(name) + ".weight: expected shape " +
+                    dims(out, in_width >= 0 ? in_width : layer.weight.cols()) + ", got " +
+                    dims(layer.weight.rows(), layer.weight.cols()));
+    }
+    if (layer.bias.size() != 0 && layer.bias.size() != out) {
+        throw Error(std::string(name) + ".bias: expected shape [" + std::to_string(out) + "], got [" +
+                    std::to_string(layer.bias.size()) + "]");
+    }
+}
+
+} // namespace
+
+void AttentionWeights::validate() const {
+    if (n_heads < 1) throw Error("number of heads must be at least 1, got " + std::to_string(n_heads));
+    const Eigen::Index D = inner_width();
+    const Eigen::Index E = model_width();
+    if (D < 1 || E < 1) throw Error("q_proj.weight: expected a non-empty [D, E] matrix, got " + dims(D, E));
+    if (D % n_heads != 0) {
+        throw Error("inner width D = " + std::to_string(D) + " is not divisible by " + std::to_string(n_heads) +
+                    " heads");
+    }
+    check_linear(q, "q_proj", D, E);
+    check_linear(k, "k_proj", D, -1);
+    check_linear(v, "v_proj", D, -1);
+    check_linear(out, "out_proj", E, D);
+    if (key_width() < 1 || value_width() < 1) throw Error("k_proj/v_proj: input width must be at least 1");
+}
+
+Matrix linear_forward(const Linear& layer, const ConstMatrixRef& x) {
+    Matrix y(x.rows(), layer.weight.rows());
+    y.noalias() = x * layer.weight.transpose();
+    if (layer.bias.size() != 0) y.rowwise() += layer.bias.transpose();
+    return y;
+}
+
+void softmax_rows(MatrixRef scores, const Mask* allowed) {
+    constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+    for (Eigen::Index i = 0; i < scores.rows(); ++i) {
+        auto row = scores.row(i).array();
+        if (allowed) row = allowed->row(i).select(row, minus_inf);
+        const float max = row.maxCoeff();
+        if (max == minus_inf) {   // no key allowed: weights 0, not 0/0
+            row.setZero();
+            continue;
+        }
+        row = (row - max).exp();
+        // Eigen's vectorised exp clamps its argument, so exp(-inf) is tiny, not 0:
+        // masked weights must be exactly 0, so set them explicitly.
+        if (allowed) row = allowed->row(i).select(row, 0.0f);
+        row /= row.sum();
+    }
+}
+
+AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& x_kv,
+                                 const AttentionOptions& options) {
+    w.validate();
+    const Eigen::Index H = w.n_heads;
+    const Eigen::Index Dh = w.head_width();
+    const Eigen::Index Tq = x_q.rows();
+    const Eigen::Index Tk = x_kv.rows();
+    if (Tq < 1 || Tk < 1) throw Error("attention needs at least one query and one key, got Tq = " +
+                                      std::to_string(Tq) + ", Tk = " + std::to_string(Tk));
+    if (x_q.cols() != w.model_width()) {
+        throw Error("query input: expected width E = " + std::to_string(w.model_width()) + ", got " +
+                    std::to_string(x_q.cols()));
+    }
+    if (x_kv.cols() != w.key_width() || x_kv.cols() != w.value_width()) {
+        throw Error("key/value input: expected width " + std::to_string(w.key_width()) +
+                    (w.key_width() != w.value_width() ? " for keys and " + std::to_string(w.value_width()) +
+                                                            " for values (one input cannot feed both)"
+                                                      : std::string()) +
+                    ", got " + std::to_string(x_kv.cols()));
+    }
+    const Mask* allowed = options.keep ? &*options.keep : nullptr;
+    if (allowed && (allowed->rows() != Tq || allowed->cols() != Tk)) {
+        throw Error("mask: expected shape " + dims(Tq, Tk) + " (queries x keys), got " +
+                    dims(allowed->rows(), allowed->cols()));
+    }
+    if (!options.disabled_heads.empty() && static_cast<Eigen::Index>(options.disabled_heads.size()) != H) {
+        throw Error("disabled heads: expected " + std::to_string(H) + " flags, got " +
+                    std::to_string(options.disabled_heads.size()));
+    }
+    const bool all_stages = options.detail == TraceDetail::all_stages;
+
+    const Matrix q = linear_forward(w.q, x_q);    // [Tq, D]
+    const Matrix k = linear_forward(w.k, x_kv);   // [Tk, D]
+    const Matrix v = linear_forward(w.v, x_kv);   // [Tk, D]
+    const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
+
+    AttentionTrace trace;
+    trace.heads.resize(static_cast<std::size_t>(H));
+    trace.concat = Matrix::Zero(Tq, w.inner_width());
+    for (Eigen::Index h = 0; h < H; ++h) {
+        HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
+        const auto qh = q.middleCols(h * Dh, Dh);   // [Tq, Dh]
+        const auto kh = k.middleCols(h * Dh, Dh);   // [Tk, Dh]
+        const auto vh = v.middleCols(h * Dh, Dh);   // [Tk, Dh]
+
+        head.weights.resize(Tq, Tk);
+        head.weights.noalias() = (qh * kh.transpose()) * scale;
+        if (all_stages) {
+            head.q = qh;
+            head.k = kh;
+            head.v = vh;
+            head.scores = head.weights;
+            head.masked = allowed ? Matrix(allowed->select(head.scores.array(),
+                                                           -std::numeric_limits<float>::infinity()).matrix())
+                                  : head.scores;
+        }
+        softmax_rows(head.weights, allowed);
+
+        const bool disabled = !options.disabled_heads.empty() && options.disabled_heads[static_cast<std::size_t>(h)];
+        if (!disabled) trace.concat.middleCols(h * Dh, Dh).noalias() = head.weights * vh;
+        if (all_stages) head.context = trace.concat.middleCols(h * Dh, Dh);
+    }
+    trace.output = linear_forward(w.out, trace.concat);
+    return trace;
+}
+
+AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x,
+                                 const AttentionOptions& options) {
+    return attention_forward(weights, x, x, options);
+}
+
+} // namespace headscope

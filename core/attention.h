@@ -1,0 +1,86 @@
+#pragma once
+// One layer of multi-head attention, as the tutorials compute it, generalised:
+//   Q = Xq Wq^T + bq   [Tq, D]      K = Xkv Wk^T + bk   [Tk, D]      V = Xkv Wv^T + bv   [Tk, D]
+//   per head h (columns h*Dh .. h*Dh+Dh-1):
+//     scores = Qh Kh^T / sqrt(Dh)  [Tq, Tk];  masked = scores where allowed, -inf elsewhere
+//     weights = softmax over keys (a row with no allowed key is all 0, never NaN)
+//     context_h = weights Vh        [Tq, Dh]  (0 for a disabled head)
+//   concat = [context_0 .. context_H-1]  [Tq, D];   output = concat Wo^T + bo  [Tq, E]
+// Self-attention is Xkv = Xq. D = H * Dh may differ from E; keys and values may come
+// from a sequence of another length and width (cross-attention: kdim / vdim).
+
+#include "core/mask.h"
+#include "core/matrix.h"
+
+#include <vector>
+
+namespace headscope {
+
+// A linear layer as PyTorch stores it: y = x W^T + b.
+struct Linear {
+    Matrix weight;   // [out, in]
+    Vector bias;     // [out], or empty for a layer without bias
+};
+
+struct AttentionWeights {
+    Eigen::Index n_heads = 0;   // H
+    Linear q;                   // [D, E]
+    Linear k;                   // [D, Ek]
+    Linear v;                   // [D, Ev]
+    Linear out;                 // [E, D]
+
+    Eigen::Index model_width() const { return q.weight.cols(); }    // E
+    Eigen::Index inner_width() const { return q.weight.rows(); }    // D
+    Eigen::Index key_width() const { return k.weight.cols(); }      // Ek
+    Eigen::Index value_width() const { return v.weight.cols(); }    // Ev
+    Eigen::Index head_width() const { return n_heads > 0 ? inner_width() / n_heads : 0; }   // Dh
+
+    // Throws headscope::Error when the shapes do not form one attention layer
+    // (H < 1, D not divisible by H, mismatched projections or biases).
+    void validate() const;
+};
+
+enum class TraceDetail {
+    weights,      // per head weights, plus the layer's concat and output: the fast path
+    all_stages,   // also q, k, v, scores, masked scores and context per head
+};
+
+struct AttentionOptions {
+    OptionalMask keep;                  // [Tq, Tk], composed by AND with nothing else here
+    std::vector<bool> disabled_heads;   // [H] (or empty): true = the head contributes zero context
+    TraceDetail detail = TraceDetail::weights;
+};
+
+struct HeadTrace {
+    Matrix weights;   // [Tq, Tk] softmax over keys; masked pairs exactly 0
+    // Filled only with TraceDetail::all_stages:
+    Matrix q;         // [Tq, Dh]
+    Matrix k;         // [Tk, Dh]
+    Matrix v;         // [Tk, Dh]
+    Matrix scores;    // [Tq, Tk] q k^T / sqrt(Dh), before the mask
+    Matrix masked;    // [Tq, Tk] scores, -inf where the mask forbids the pair
+    Matrix context;   // [Tq, Dh] weights v, or 0 when the head is disabled
+};
+
+struct AttentionTrace {
+    std::vector<HeadTrace> heads;   // [H]
+    Matrix concat;                  // [Tq, D] heads' contexts side by side
+    Matrix output;                  // [Tq, E]
+};
+
+// x_q: [Tq, E]; x_kv: [Tk, Ek] (Ek == Ev). Throws headscope::Error on shape mismatch.
+AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x_q,
+                                 const ConstMatrixRef& x_kv, const AttentionOptions& options = {});
+// Self-attention: keys and values from x itself.
+AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x,
+                                 const AttentionOptions& options = {});
+
+// y = x W^T + b, x: [T, in] -> [T, out].
+Matrix linear_forward(const Linear& layer, const ConstMatrixRef& x);
+
+// Numerically stable softmax of each row of `scores` in place, over the keys `allowed`
+// permits (all when null). Disallowed entries become exactly 0; a row with no allowed
+// key becomes all 0.
+void softmax_rows(MatrixRef scores, const Mask* allowed);
+
+} // namespace headscope

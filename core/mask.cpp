@@ -1,0 +1,47 @@
+#include "core/mask.h"
+
+#include "core/error.h"
+
+#include <string>
+
+namespace headscope {
+
+Mask mask_causal(Eigen::Index n_queries, Eigen::Index n_keys) {
+    Mask mask(n_queries, n_keys);
+    for (Eigen::Index i = 0; i < n_queries; ++i) {
+        for (Eigen::Index j = 0; j < n_keys; ++j) mask(i, j) = j <= i;
+    }
+    return mask;
+}
+
+Mask mask_padding(Eigen::Index n_queries, std::span<const bool> key_is_valid) {
+    const auto n_keys = static_cast<Eigen::Index>(key_is_valid.size());
+    Mask mask(n_queries, n_keys);
+    for (Eigen::Index i = 0; i < n_queries; ++i) {
+        for (Eigen::Index j = 0; j < n_keys; ++j) mask(i, j) = key_is_valid[static_cast<std::size_t>(j)];
+    }
+    return mask;
+}
+
+Mask mask_keep(Eigen::Index n_queries, Eigen::Index n_keys, std::span<const float> values) {
+    if (static_cast<Eigen::Index>(values.size()) != n_queries * n_keys) {
+        throw Error("keep mask: expected " + std::to_string(n_queries * n_keys) + " values, got " +
+                    std::to_string(values.size()));
+    }
+    Mask mask(n_queries, n_keys);
+    for (Eigen::Index i = 0; i < mask.size(); ++i) mask.data()[i] = values[static_cast<std::size_t>(i)] != 0.0f;
+    return mask;
+}
+
+OptionalMask mask_and(const OptionalMask& a, const OptionalMask& b) {
+    if (!a) return b;
+    if (!b) return a;
+    if (a->rows() != b->rows() || a->cols() != b->cols()) {
+        throw Error("masks of different shapes cannot be combined: [" + std::to_string(a->rows()) + ", " +
+                    std::to_string(a->cols()) + "] and [" + std::to_string(b->rows()) + ", " +
+                    std::to_string(b->cols()) + "]");
+    }
+    return Mask(*a && *b);
+}
+
+} // namespace headscope

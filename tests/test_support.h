@@ -1,0 +1,109 @@
+#pragma once
+// Shared helpers for the tests: temporary folders, absolute comparisons, golden cases.
+
+#include "core/matrix.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace headscope::test {
+
+// A fresh folder under the system temp dir, removed with everything in it at scope exit.
+class TempDir {
+public:
+    TempDir() {
+        std::random_device entropy;
+        path_ = std::filesystem::temp_directory_path() /
+                ("headscope-test-" + std::to_string(entropy()) + std::to_string(entropy()));
+        std::filesystem::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::permissions(path_, std::filesystem::perms::owner_all, ec);
+        std::filesystem::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    std::string file(const std::string& name) const { return (path_ / name).string(); }
+    const std::filesystem::path& path() const { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+inline void write_bytes(const std::string& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+inline std::string read_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Largest |a - b| over two equally shaped float ranges; +inf when the shapes differ or
+// either side is not finite where the other is.
+inline double max_abs_diff(const float* a, const float* b, std::size_t n) {
+    double worst = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double d = std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+        if (!(d <= worst)) worst = std::isnan(d) ? INFINITY : d;
+    }
+    return worst;
+}
+
+inline double max_abs_diff(const Matrix& a, const Matrix& b) {
+    if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+    return max_abs_diff(a.data(), b.data(), static_cast<std::size_t>(a.size()));
+}
+
+// The absolute tolerance of every golden comparison (issue: <= 1e-5).
+constexpr double golden_tolerance = 1e-5;
+
+inline std::string golden_dir() { return HEADSCOPE_GOLDEN_DIR; }
+
+struct GoldenCase {
+    std::string name;
+    std::string folder;
+    int heads = 0;
+    bool causal = false;
+    bool kv = false;
+    bool keep = false;
+    std::vector<int> disable_heads;
+};
+
+inline std::vector<GoldenCase> golden_cases() {
+    std::ifstream in(golden_dir() + "/cases.json");
+    REQUIRE_MESSAGE(in.good(), "missing " << golden_dir() << "/cases.json (run tools/make_golden.py)");
+    const auto manifest = nlohmann::json::parse(in);
+    std::vector<GoldenCase> cases;
+    for (const auto& c : manifest.at("cases")) {
+        GoldenCase g;
+        g.name = c.at("name").get<std::string>();
+        g.folder = golden_dir() + "/" + g.name;
+        g.heads = c.at("heads").get<int>();
+        g.causal = c.at("causal").get<bool>();
+        g.kv = c.at("kv").get<bool>();
+        g.keep = c.at("keep").get<bool>();
+        g.disable_heads = c.at("disable_heads").get<std::vector<int>>();
+        cases.push_back(g);
+    }
+    return cases;
+}
+
+// Matrices with entries from N(0, 1), reproducible by seed.
+inline Matrix random_matrix(Eigen::Index rows, Eigen::Index cols, std::mt19937& rng, float scale = 1.0f) {
+    std::normal_distribution<float> normal(0.0f, scale);
+    Matrix m(rows, cols);
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = normal(rng);
+    return m;
+}
+
+} // namespace headscope::test

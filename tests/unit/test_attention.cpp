@@ -1,0 +1,211 @@
+#include "core/attention.h"
+#include "core/error.h"
+#include "test_support.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace headscope;
+using headscope::test::random_matrix;
+
+namespace {
+
+Linear random_linear(Eigen::Index out, Eigen::Index in, std::mt19937& rng, bool bias = true) {
+    Linear l;
+    l.weight = random_matrix(out, in, rng, 1.0f / std::sqrt(static_cast<float>(in)));
+    if (bias) l.bias = random_matrix(out, 1, rng, 0.2f);
+    return l;
+}
+
+AttentionWeights random_attention(Eigen::Index E, Eigen::Index D, Eigen::Index H, Eigen::Index Ek, std::mt19937& rng) {
+    AttentionWeights w;
+    w.n_heads = H;
+    w.q = random_linear(D, E, rng);
+    w.k = random_linear(D, Ek, rng);
+    w.v = random_linear(D, Ek, rng);
+    w.out = random_linear(E, D, rng);
+    return w;
+}
+
+Mask random_mask(Eigen::Index rows, Eigen::Index cols, std::mt19937& rng, double p_allowed) {
+    std::bernoulli_distribution allowed(p_allowed);
+    Mask m(rows, cols);
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = allowed(rng);
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("one head, identity projections: weights and output by hand") {
+    // E = D = 2, H = 1, Dh = 2; Q = K = V = X, out = identity.
+    AttentionWeights w;
+    w.n_heads = 1;
+    w.q.weight = w.k.weight = w.v.weight = w.out.weight = Matrix::Identity(2, 2);
+    Matrix x(2, 2);
+    x << 1, 0,
+         0, 1;
+    const AttentionTrace t = attention_forward(w, x);
+    // scores = X X^T / sqrt(2) = diag(1/sqrt 2); row softmax of [1/sqrt2, 0].
+    const float a = std::exp(1.0f / std::sqrt(2.0f)) / (std::exp(1.0f / std::sqrt(2.0f)) + 1.0f);
+    Matrix expected(2, 2);
+    expected << a, 1 - a,
+                1 - a, a;
+    CHECK(test::max_abs_diff(t.heads[0].weights, expected) < 1e-7);
+    CHECK(test::max_abs_diff(t.output, expected) < 1e-7);   // weights * V with V = I
+}
+
+TEST_CASE("masks: causal and keep, composed by AND, hand-checked weights") {
+    AttentionWeights w;
+    w.n_heads = 1;
+    w.q.weight = Matrix::Zero(1, 1);   // all scores 0: weights are uniform over allowed keys
+    w.k.weight = Matrix::Zero(1, 1);
+    w.v.weight = Matrix::Identity(1, 1);
+    w.out.weight = Matrix::Identity(1, 1);
+    w.out.bias = Vector::Constant(1, 0.5f);
+    Matrix x(3, 1);
+    x << 1, 2, 3;
+
+    Mask keep(3, 3);
+    keep << true, true, true,
+            false, true, true,
+            false, false, true;   // with causal: row 0 {0}, row 1 {1}, row 2 {2}
+    AttentionOptions options;
+    options.keep = mask_and(mask_causal(3, 3), keep);
+    const AttentionTrace t = attention_forward(w, x, options);
+    CHECK(t.heads[0].weights.isIdentity());
+    CHECK(t.output(2, 0) == doctest::Approx(3.5));
+
+    options.keep = mask_causal(3, 3);
+    const AttentionTrace causal = attention_forward(w, x, options);
+    CHECK(causal.heads[0].weights(1, 0) == 0.5f);
+    CHECK(causal.heads[0].weights(2, 1) == doctest::Approx(1.0 / 3));
+    CHECK(causal.heads[0].weights(0, 2) == 0.0f);
+    CHECK(causal.output(1, 0) == doctest::Approx(1.5 + 0.5));
+}
+
+TEST_CASE("causal mask matches torch.tril(ones(Tq, Tk)) for Tq != Tk") {
+    const Mask m = mask_causal(2, 4);
+    CHECK(m(0, 0));
+    CHECK_FALSE(m(0, 1));
+    CHECK(m(1, 1));
+    CHECK_FALSE(m(1, 2));
+    CHECK(mask_causal(4, 2).row(3).all());
+}
+
+TEST_CASE("invariants on random layers: rows sum to 1, masked weights exactly 0, empty rows 0 and finite") {
+    std::mt19937 rng(20261122);
+    for (int trial = 0; trial < 20; ++trial) {
+        const Eigen::Index H = 1 + trial % 4, Dh = 1 + trial % 5, E = 3 + trial % 7;
+        const Eigen::Index Tq = 1 + trial % 9, Tk = 1 + (trial * 7) % 11, Ek = 2 + trial % 3;
+        const AttentionWeights w = random_attention(E, H * Dh, H, Ek, rng);
+        const Matrix xq = random_matrix(Tq, E, rng, 3.0f);
+        const Matrix xkv = random_matrix(Tk, Ek, rng, 3.0f);
+        AttentionOptions options;
+        options.keep = random_mask(Tq, Tk, rng, 0.5);
+        if (Tq > 1) options.keep->row(Tq / 2).setConstant(false);   // always one fully masked row
+        options.detail = TraceDetail::all_stages;
+        const AttentionTrace t = attention_forward(w, xq, xkv, options);
+        const Mask& keep = *options.keep;
+
+        REQUIRE(t.heads.size() == static_cast<std::size_t>(H));
+        for (const HeadTrace& head : t.heads) {
+            CHECK(head.weights.allFinite());
+            for (Eigen::Index i = 0; i < Tq; ++i) {
+                if (keep.row(i).any()) {
+                    CHECK(std::abs(head.weights.row(i).sum() - 1.0f) < 1e-6f);
+                } else {
+                    CHECK(head.weights.row(i).isZero(0.0f));
+                    CHECK(head.context.row(i).isZero(0.0f));
+                }
+                for (Eigen::Index j = 0; j < Tk; ++j) {
+                    if (!keep(i, j)) {
+                        CHECK(head.weights(i, j) == 0.0f);
+                        CHECK(head.masked(i, j) == -std::numeric_limits<float>::infinity());
+                    } else {
+                        CHECK(head.weights(i, j) >= 0.0f);
+                        CHECK(head.masked(i, j) == head.scores(i, j));
+                    }
+                }
+            }
+        }
+        CHECK(t.output.allFinite());
+        // A query with no allowed key outputs just the output bias.
+        if (Tq > 1) CHECK(test::max_abs_diff(t.output.row(Tq / 2), w.out.bias.transpose()) < 1e-6);
+    }
+}
+
+TEST_CASE("the fast path gives the same weights and output as the full trace") {
+    std::mt19937 rng(7);
+    const AttentionWeights w = random_attention(12, 12, 3, 12, rng);
+    const Matrix x = random_matrix(6, 12, rng);
+    AttentionOptions options;
+    options.keep = mask_causal(6, 6);
+    const AttentionTrace fast = attention_forward(w, x, options);
+    options.detail = TraceDetail::all_stages;
+    const AttentionTrace full = attention_forward(w, x, options);
+    CHECK(fast.heads[0].q.size() == 0);   // stages are computed only on request
+    for (std::size_t h = 0; h < 3; ++h) CHECK(fast.heads[h].weights == full.heads[h].weights);
+    CHECK(fast.output == full.output);
+    // The stages are what they say: q = x Wq^T + bq restricted to the head's columns.
+    const Matrix q = linear_forward(w.q, x);
+    CHECK(test::max_abs_diff(full.heads[1].q, q.middleCols(4, 4)) == 0.0);
+    CHECK(test::max_abs_diff(full.concat.middleCols(8, 4), full.heads[2].context) == 0.0);
+}
+
+TEST_CASE("ablated heads: zero context, others unchanged, weights still reported") {
+    std::mt19937 rng(99);
+    const AttentionWeights w = random_attention(16, 16, 4, 16, rng);
+    const Matrix x = random_matrix(5, 16, rng);
+    AttentionOptions options;
+    options.detail = TraceDetail::all_stages;
+    const AttentionTrace base = attention_forward(w, x, options);
+    options.disabled_heads = {false, true, false, true};
+    const AttentionTrace ablated = attention_forward(w, x, options);
+    for (std::size_t h = 0; h < 4; ++h) {
+        CHECK(ablated.heads[h].weights == base.heads[h].weights);
+        const auto cols = ablated.concat.middleCols(static_cast<Eigen::Index>(h) * 4, 4);
+        if (options.disabled_heads[h]) {
+            CHECK(cols.isZero(0.0f));
+        } else {
+            CHECK(Matrix(cols) == Matrix(base.concat.middleCols(static_cast<Eigen::Index>(h) * 4, 4)));
+        }
+    }
+    // Disabling every head leaves only the output bias.
+    options.disabled_heads.assign(4, true);
+    const AttentionTrace none = attention_forward(w, x, options);
+    for (Eigen::Index i = 0; i < 5; ++i) CHECK(test::max_abs_diff(none.output.row(i), w.out.bias.transpose()) == 0.0);
+}
+
+TEST_CASE("softmax is stable for huge scores and exact at the edges") {
+    Matrix s(3, 3);
+    s << 1000.0f, 1000.0f, -1000.0f,
+         -3e38f, -3e38f, -3e38f,
+         88.0f, -88.0f, 0.0f;
+    softmax_rows(s, nullptr);
+    CHECK(s.allFinite());
+    CHECK(s(0, 0) == 0.5f);
+    CHECK(s(0, 2) == 0.0f);
+    CHECK(std::abs(s.row(1).sum() - 1.0f) < 1e-6f);
+    CHECK(std::abs(s.row(2).sum() - 1.0f) < 1e-6f);
+}
+
+TEST_CASE("shape errors are headscope::Error with both shapes named") {
+    std::mt19937 rng(1);
+    AttentionWeights w = random_attention(8, 8, 2, 8, rng);
+    const Matrix x = random_matrix(4, 8, rng);
+    CHECK_THROWS_WITH_AS(attention_forward(w, random_matrix(4, 7, rng)), doctest::Contains("E = 8, got 7"), Error);
+    AttentionOptions options;
+    options.keep = mask_causal(4, 5);
+    CHECK_THROWS_WITH_AS(attention_forward(w, x, options), doctest::Contains("[4, 4]"), Error);
+    options.keep.reset();
+    options.disabled_heads = {true};
+    CHECK_THROWS_AS(attention_forward(w, x, options), Error);
+    w.n_heads = 3;
+    CHECK_THROWS_WITH_AS(attention_forward(w, x), doctest::Contains("not divisible by 3"), Error);
+    w.n_heads = 2;
+    w.out.bias = Vector::Zero(5);
+    CHECK_THROWS_WITH_AS(attention_forward(w, x), doctest::Contains("out_proj.bias"), Error);
+    w.out.bias.resize(0);
+    CHECK_THROWS_AS(attention_forward(w, Matrix(0, 8)), Error);
+}

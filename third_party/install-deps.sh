@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs every Debian package Headscope needs to build, test and run.
+# Idempotent: packages already present are skipped, and apt is not touched at all
+# when nothing is missing. Uses sudo when not run as root.
+set -euo pipefail
+
+packages=(
+    # toolchain
+    cmake g++ make pkg-config
+    # core: linear algebra, JSON, images
+    libeigen3-dev nlohmann-json3-dev libstb-dev
+    # headscope-cli
+    libcli11-dev
+    # GUI: window, OpenGL, Dear ImGui (ships its GLFW + OpenGL3 backends)
+    libglfw3-dev libgl-dev libimgui-dev
+    # tests, and GUI tests on a virtual display (Mesa llvmpipe)
+    doctest-dev xvfb xauth libgl1-mesa-dri
+)
+
+# Optional: the PyTorch reference that tools/make_golden.py runs on. CI does not
+# need it (the golden files are committed); pass --with-torch to add it.
+if [[ "${1:-}" == "--with-torch" ]]; then
+    packages+=(python3-torch python3-numpy)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "install-deps: all ${#packages[@]} packages present"
+    exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+    sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,30 @@
+#pragma once
+// Colour maps shared by the GUI's textures and the CLI's PNGs, so both show the same
+// colours for the same weights.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace headscope {
+
+struct Rgba8 {
+    std::uint8_t r = 0, g = 0, b = 0, a = 255;
+    bool operator==(const Rgba8&) const = default;
+};
+
+enum class Colormap { viridis, magma, greys };
+
+std::string_view colormap_name(Colormap map);
+std::optional<Colormap> colormap_from_name(std::string_view name);
+
+// t in [0, 1] (clamped; NaN maps to the colour for "not a number" below).
+Rgba8 colormap_lookup(Colormap map, float t);
+
+// Drawn where a mask forbids the pair: a neutral grey no colour map produces at any
+// level, so "masked" never reads as "weight 0".
+inline constexpr Rgba8 masked_colour{150, 150, 150, 255};
+// Drawn for values that are not finite (NaN/Inf in the weights): loud magenta.
+inline constexpr Rgba8 not_finite_colour{255, 0, 255, 255};
+
+} // namespace headscope

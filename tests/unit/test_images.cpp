@@ -1,0 +1,74 @@
+#include "core/colormap.h"
+#include "core/error.h"
+#include "core/heatmap_image.h"
+#include "core/png_export.h"
+#include "test_support.h"
+
+#include <stb_image.h>
+
+#include <cmath>
+
+using namespace headscope;
+
+namespace {
+
+void check_near(Rgba8 c, int r, int g, int b) {
+    INFO("got " << int(c.r) << "," << int(c.g) << "," << int(c.b) << " expected " << r << "," << g << "," << b);
+    CHECK(std::abs(int(c.r) - r) <= 1);
+    CHECK(std::abs(int(c.g) - g) <= 1);
+    CHECK(std::abs(int(c.b) - b) <= 1);
+}
+
+} // namespace
+
+TEST_CASE("colour maps match matplotlib's at the ends and the middle") {
+    // matplotlib: viridis(0) = #440154, viridis(0.5) = #21918c, viridis(1) = #fde725.
+    check_near(colormap_lookup(Colormap::viridis, 0.0f), 0x44, 0x01, 0x54);
+    check_near(colormap_lookup(Colormap::viridis, 0.5f), 0x21, 0x91, 0x8c);
+    check_near(colormap_lookup(Colormap::viridis, 1.0f), 0xfd, 0xe7, 0x25);
+    // magma(0) = #000004, magma(1) = #fcfdbf.
+    check_near(colormap_lookup(Colormap::magma, 0.0f), 0x00, 0x00, 0x04);
+    check_near(colormap_lookup(Colormap::magma, 1.0f), 0xfc, 0xfd, 0xbf);
+    CHECK(colormap_lookup(Colormap::greys, 0.0f) == Rgba8{255, 255, 255, 255});
+    CHECK(colormap_lookup(Colormap::viridis, 2.0f) == colormap_lookup(Colormap::viridis, 1.0f));   // clamped
+    CHECK(colormap_lookup(Colormap::viridis, std::nanf("")) == not_finite_colour);
+    CHECK(colormap_from_name("magma") == Colormap::magma);
+    CHECK_FALSE(colormap_from_name("jet").has_value());
+}
+
+TEST_CASE("heatmap image: one pixel per cell, masked and non-finite cells distinct from zero") {
+    Matrix w(2, 3);
+    w << 0.0f, 0.5f, 1.0f,
+         0.0f, std::nanf(""), 0.25f;
+    Mask allowed(2, 3);
+    allowed << true, true, true,
+               false, true, true;
+    const RgbaImage image = heatmap_image(w, &allowed, Colormap::viridis);
+    CHECK(image.width == 3);
+    CHECK(image.height == 2);
+    CHECK(image.at(0, 0) == colormap_lookup(Colormap::viridis, 0.0f));
+    CHECK(image.at(2, 0) == colormap_lookup(Colormap::viridis, 1.0f));
+    CHECK(image.at(0, 1) == masked_colour);
+    CHECK(image.at(1, 1) == not_finite_colour);
+    CHECK(image.at(0, 1) != image.at(0, 0));
+    // Per-head max scale: 0.25 of a max of 0.5 is the middle colour.
+    CHECK(heatmap_image(w, nullptr, Colormap::viridis, 0.5f).at(2, 1) == colormap_lookup(Colormap::viridis, 0.5f));
+}
+
+TEST_CASE("PNG export round-trips through stb_image and refuses empty images") {
+    test::TempDir dir;
+    Matrix w(4, 5);
+    for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = static_cast<float>(i) / 19.0f;
+    const RgbaImage image = heatmap_image(w, nullptr, Colormap::magma);
+    const std::string path = dir.file("map.png");
+    write_png(path, image);
+    int width = 0, height = 0, channels = 0;
+    unsigned char* pixels = stbi_load(path.c_str(), &width, &height, &channels, 4);
+    REQUIRE(pixels != nullptr);
+    CHECK(width == 5);
+    CHECK(height == 4);
+    CHECK(std::equal(image.pixels.begin(), image.pixels.end(), pixels));
+    stbi_image_free(pixels);
+    CHECK_THROWS_AS(write_png(dir.file("empty.png"), RgbaImage{}), Error);
+    CHECK_FALSE(std::filesystem::exists(dir.file("empty.png")));
+}

@@ -1,0 +1,28 @@
+#pragma once
+// One head's attention matrix as an ImGui widget: the heatmap texture, token labels
+// on both axes (queries down the left, keys rotated along the top), and a tooltip
+// with query, key, weight and pre-softmax score under the mouse.
+
+#include "core/attention.h"
+#include "core/mask.h"
+#include "ui/heatmap_texture.h"
+
+#include <string>
+#include <vector>
+
+namespace headscope::ui {
+
+struct HeatmapLabels {
+    std::vector<std::string> queries;   // [Tq]
+    std::vector<std::string> keys;      // [Tk]
+};
+
+// Draws `head` (its weights in `texture`, already uploaded) filling at most
+// `max_side` pixels square. `allowed` may be null (no mask).
+void draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, const HeatmapTexture& texture,
+                  const HeatmapLabels& labels, float max_side);
+
+// A small clickable thumbnail; returns true when clicked.
+bool draw_heatmap_thumbnail(const char* id, const HeatmapTexture& texture, float side, bool selected);
+
+} // namespace headscope::ui

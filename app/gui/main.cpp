@@ -13,11 +13,20 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 namespace {
 
-constexpr const char* default_sentence = "The cat sat on the mat because the cat was tired .";
+// Used when assets/default_sentence.txt cannot be read (an app copied elsewhere).
+constexpr const char* fallback_sentence = "The cat sat on the mat because the cat was tired .";
+
+std::string default_sentence() {
+    std::ifstream in(HEADSCOPE_ASSETS_DIR "/default_sentence.txt");
+    std::string line;
+    if (in && std::getline(in, line) && !line.empty()) return line;
+    return fallback_sentence;
+}
 
 // GLFW reports errors through a callback; print them, one line each.
 void print_glfw_error(int code, const char* description) {
@@ -29,7 +38,7 @@ void print_glfw_error(int code, const char* description) {
 int main(int argc, char** argv) {
     using namespace headscope;
     gui::AppState state;
-    state.request.text = default_sentence;
+    state.request.text = default_sentence();
     std::string screenshot_path;
     std::string colormap_name = "viridis";
     int width = 1280;

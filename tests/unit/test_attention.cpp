@@ -209,3 +209,27 @@ TEST_CASE("shape errors are headscope::Error with both shapes named") {
     w.out.bias.resize(0);
     CHECK_THROWS_AS(attention_forward(w, Matrix(0, 8)), Error);
 }
+
+TEST_CASE("padding mask: padded keys get weight 0 in every row, and compose with causal") {
+    const bool valid[] = {true, true, false, true};
+    const Mask padding = mask_padding(3, valid);
+    CHECK(padding.rows() == 3);
+    CHECK(padding.col(2).isZero());
+    CHECK(padding.col(3).all());
+    const Mask both = *mask_and(mask_causal(3, 4), padding);
+    CHECK(both(2, 0));
+    CHECK_FALSE(both(2, 2));   // padded
+    CHECK_FALSE(both(0, 1));   // in the future
+    CHECK_FALSE(mask_and(std::nullopt, std::nullopt).has_value());
+    CHECK_THROWS_AS(mask_and(mask_causal(2, 2), mask_causal(3, 3)), Error);
+
+    std::mt19937 rng(5);
+    const AttentionWeights w = random_attention(8, 8, 2, 8, rng);
+    AttentionOptions options;
+    options.keep = padding;
+    const AttentionTrace t = attention_forward(w, random_matrix(3, 8, rng), random_matrix(4, 8, rng), options);
+    for (const HeadTrace& head : t.heads) {
+        CHECK(head.weights.col(2).isZero(0.0f));
+        for (Eigen::Index i = 0; i < 3; ++i) CHECK(std::abs(head.weights.row(i).sum() - 1.0f) < 1e-6f);
+    }
+}

@@ -7,6 +7,8 @@ find_package(CLI11 2.1 REQUIRED)                        # libcli11-dev
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(STB REQUIRED IMPORTED_TARGET stb)     # libstb-dev (stb_image, stb_image_write)
 add_library(hs::stb ALIAS PkgConfig::STB)
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)   # libutf8proc-dev (Unicode classes)
+add_library(hs::utf8proc ALIAS PkgConfig::UTF8PROC)
 
 if(HEADSCOPE_BUILD_GUI)
     set(OpenGL_GL_PREFERENCE GLVND)

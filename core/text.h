@@ -1,0 +1,31 @@
+#pragma once
+// Text in: UTF-8 validation and the demo models' word tokenizer. Tokens are words and
+// punctuation; each keeps the byte span it came from, so views can highlight it.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace headscope {
+
+struct TextToken {
+    std::string text;       // the token's bytes, as in the input
+    std::size_t begin = 0;  // byte span [begin, end) in the input
+    std::size_t end = 0;
+};
+
+// Throws headscope::Error "<label>: invalid UTF-8 at byte N" on the first bad sequence
+// (overlong forms, surrogates and code points past U+10FFFF count as bad).
+void validate_utf8(std::string_view text, const std::string& label);
+
+// Splits UTF-8 text into tokens, working on grapheme clusters (so accented letters,
+// combining marks and emoji sequences stay whole):
+//  - runs of letters, marks and digits form one word (accented letters included);
+//  - each CJK ideograph is a token of its own (they are written without spaces);
+//  - each punctuation mark, symbol or emoji is a token of its own;
+//  - whitespace separates tokens and is dropped; every other byte lands in a token.
+// Throws headscope::Error on invalid UTF-8 (`label` names the input in the message).
+std::vector<TextToken> tokenize_words(std::string_view text, const std::string& label = "text");
+
+} // namespace headscope

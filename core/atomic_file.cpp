@@ -39,8 +39,9 @@ void write_file_atomically(const std::string& path, std::span<const std::byte> b
         char suffix[32];
         std::snprintf(suffix, sizeof suffix, ".tmp-%d-%08x", static_cast<int>(::getpid()), entropy());
         // Hidden, next to the target (same file system, so rename is atomic).
+        // A long name is shortened so the temporary one fits the file system's limit (255).
         std::string hidden_name(".");
-        hidden_name.append(target.filename().string()).append(suffix);
+        hidden_name.append(target.filename().string().substr(0, 200)).append(suffix);
         temp_name = (folder / hidden_name).string();
         fd = ::open(temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;

@@ -22,12 +22,15 @@ struct Linear {
     Vector bias;     // [out], or empty for a layer without bias
 };
 
+// Where each member comes from (core/attention_io.h): nn.MultiheadAttention's packed
+// `in_proj_weight` rows [0, E) / [E, 2E) / [2E, 3E) (or `q_proj_weight`, `k_proj_weight`,
+// `v_proj_weight`) and `in_proj_bias` thirds; or `q_proj.weight`/`.bias` and friends.
 struct AttentionWeights {
     Eigen::Index n_heads = 0;   // H
-    Linear q;                   // [D, E]
-    Linear k;                   // [D, Ek]
-    Linear v;                   // [D, Ev]
-    Linear out;                 // [E, D]
+    Linear q;                   // [D, E]   in_proj_weight[0:E]    | q_proj_weight | q_proj.weight
+    Linear k;                   // [D, Ek]  in_proj_weight[E:2E]   | k_proj_weight | k_proj.weight
+    Linear v;                   // [D, Ev]  in_proj_weight[2E:3E]  | v_proj_weight | v_proj.weight
+    Linear out;                 // [E, D]   out_proj.weight (+ out_proj.bias)
 
     Eigen::Index model_width() const { return q.weight.cols(); }    // E
     Eigen::Index inner_width() const { return q.weight.rows(); }    // D

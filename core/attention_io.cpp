@@ -79,6 +79,10 @@ LoadedAttention load_torch(const SafetensorsFile& file) {
         w.v.weight = in_proj.bottomRows(E);
     } else {
         loaded.layout = AttentionLayout::torch_separate_kv;
+        if (!split) {
+            throw Error(file.path() + ": no q/k/v projection weights: expected in_proj_weight [3E, E], or "
+                        "q_proj_weight, k_proj_weight and v_proj_weight (nn.MultiheadAttention with kdim/vdim)");
+        }
         for (const char* name : {"q_proj_weight", "k_proj_weight", "v_proj_weight"}) {
             if (!file.contains(name)) {
                 throw Error(file.path() + ": no tensor '" + name + "' (nn.MultiheadAttention with kdim/vdim "

@@ -3,6 +3,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <limits>
 
 namespace headscope {
 
@@ -126,7 +127,13 @@ void convert_to_float(DType dtype, const std::byte* bytes, std::span<float> out)
         for (std::size_t i = 0; i < n; ++i) out[i] = bfloat16_to_float(load<std::uint16_t>(bytes + 2 * i));
         return;
     case DType::F64:
-        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(load<double>(bytes + 8 * i));
+        for (std::size_t i = 0; i < n; ++i) {
+            // Out-of-range doubles become +-inf explicitly (a plain cast would be UB).
+            const double v = load<double>(bytes + 8 * i);
+            constexpr double top = std::numeric_limits<float>::max();
+            out[i] = v > top ? std::numeric_limits<float>::infinity()
+                   : v < -top ? -std::numeric_limits<float>::infinity() : static_cast<float>(v);
+        }
         return;
     case DType::I64:
         for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(load<std::int64_t>(bytes + 8 * i));
@@ -140,6 +147,33 @@ void convert_to_float(DType dtype, const std::byte* bytes, std::span<float> out)
     case DType::BOOL:
         // Any nonzero byte is true, as numpy and PyTorch read it.
         for (std::size_t i = 0; i < n; ++i) out[i] = load<std::uint8_t>(bytes + i) != 0 ? 1.0f : 0.0f;
+        return;
+    }
+}
+
+void convert_to_nonzero(DType dtype, const std::byte* bytes, std::span<bool> out) {
+    const std::size_t n = out.size();
+    switch (dtype) {
+    case DType::F32:
+        for (std::size_t i = 0; i < n; ++i) out[i] = load<float>(bytes + 4 * i) != 0.0f;
+        return;
+    case DType::F64:
+        for (std::size_t i = 0; i < n; ++i) out[i] = load<double>(bytes + 8 * i) != 0.0;
+        return;
+    case DType::F16:
+    case DType::BF16:
+        // Both 16-bit formats: zero is +0 or -0, i.e. every bit but the sign clear.
+        for (std::size_t i = 0; i < n; ++i) out[i] = (load<std::uint16_t>(bytes + 2 * i) & 0x7fffu) != 0;
+        return;
+    case DType::I64:
+        for (std::size_t i = 0; i < n; ++i) out[i] = load<std::int64_t>(bytes + 8 * i) != 0;
+        return;
+    case DType::I32:
+        for (std::size_t i = 0; i < n; ++i) out[i] = load<std::int32_t>(bytes + 4 * i) != 0;
+        return;
+    case DType::U8:
+    case DType::BOOL:
+        for (std::size_t i = 0; i < n; ++i) out[i] = load<std::uint8_t>(bytes + i) != 0;
         return;
     }
 }

@@ -31,4 +31,8 @@ std::uint16_t float_to_bfloat16(float value);   // round to nearest even
 // required) to float. Integers and bools become their value.
 void convert_to_float(DType dtype, const std::byte* bytes, std::span<float> out);
 
+// Whether each element is nonzero, decided on the stored value (so a tiny F64 that
+// would round to 0.0f still counts, and NaN counts as nonzero, as in PyTorch).
+void convert_to_nonzero(DType dtype, const std::byte* bytes, std::span<bool> out);
+
 } // namespace headscope

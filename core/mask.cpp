@@ -23,16 +23,6 @@ Mask mask_padding(Eigen::Index n_queries, std::span<const bool> key_is_valid) {
     return mask;
 }
 
-Mask mask_keep(Eigen::Index n_queries, Eigen::Index n_keys, std::span<const float> values) {
-    if (static_cast<Eigen::Index>(values.size()) != n_queries * n_keys) {
-        throw Error("keep mask: expected " + std::to_string(n_queries * n_keys) + " values, got " +
-                    std::to_string(values.size()));
-    }
-    Mask mask(n_queries, n_keys);
-    for (Eigen::Index i = 0; i < mask.size(); ++i) mask.data()[i] = values[static_cast<std::size_t>(i)] != 0.0f;
-    return mask;
-}
-
 OptionalMask mask_and(const OptionalMask& a, const OptionalMask& b) {
     if (!a) return b;
     if (!b) return a;

@@ -17,8 +17,6 @@ using OptionalMask = std::optional<Mask>;
 Mask mask_causal(Eigen::Index n_queries, Eigen::Index n_keys);
 // Every query may attend exactly the keys marked valid ([Tk] flags, e.g. not padding).
 Mask mask_padding(Eigen::Index n_queries, std::span<const bool> key_is_valid);
-// Nonzero = allowed, from a [Tq, Tk] row-major float array (as read from a file).
-Mask mask_keep(Eigen::Index n_queries, Eigen::Index n_keys, std::span<const float> values);
 
 // AND of two optional masks of the same shape; absent operands allow everything.
 OptionalMask mask_and(const OptionalMask& a, const OptionalMask& b);

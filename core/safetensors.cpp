@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
+#include <set>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +23,9 @@ using json = nlohmann::json;
 
 // The reference implementation refuses headers over 100 MB; so do we, before parsing.
 constexpr std::uint64_t max_header_bytes = 100'000'000;
+// A valid header nests three deep (header -> entry -> shape); anything much deeper is
+// hostile, and deep values would make recursive code (printing them) overflow the stack.
+constexpr int max_header_depth = 4;
 // No tensor element count or byte size may reach this; keeps products from overflowing.
 constexpr std::uint64_t max_count = std::uint64_t{1} << 62;
 
@@ -33,10 +37,28 @@ std::uint64_t read_u64_le(const std::byte* bytes) {
 
 std::string quoted(const std::string& name) { return "'" + name + "'"; }
 
+// A short, non-recursive rendering of a header value for messages: scalars and short
+// flat arrays as JSON, anything else by its type.
+std::string brief(const json& value) {
+    if (value.is_primitive()) {
+        std::string text = value.dump();
+        return text.size() > 40 ? text.substr(0, 40) + "..." : text;
+    }
+    if (value.is_array() && value.size() <= 8) {
+        std::string text = "[";
+        for (const json& item : value) {
+            if (!item.is_primitive()) return "an array of arrays or objects";
+            text.append(text.size() > 1 ? ", " : "").append(brief(item));
+        }
+        return text + "]";
+    }
+    return std::string("a JSON ") + value.type_name() + (value.is_array() ? " of " + std::to_string(value.size()) : "");
+}
+
 // Reads one non-negative integer of a header field, or throws naming it.
 std::uint64_t header_uint(const json& value, const std::string& where) {
     if (!value.is_number_unsigned()) {
-        throw Error(where + ": expected a non-negative integer, got " + value.dump());
+        throw Error(where + ": expected a non-negative integer, got " + brief(value));
     }
     return value.get<std::uint64_t>();
 }
@@ -66,14 +88,14 @@ TensorView parse_tensor_entry(const std::string& name, const json& entry,
     for (const json& dim : shape_field) {
         const std::uint64_t d = header_uint(dim, where + ": shape");
         if (d >= max_count || (d != 0 && numel > max_count / d)) {
-            throw Error(where + ": shape " + shape_field.dump() + " is too large");
+            throw Error(where + ": shape " + brief(shape_field) + " is too large");
         }
         numel *= d;
         shape.push_back(static_cast<std::int64_t>(d));
     }
     const std::uint64_t element_size = dtype_size(*dtype);
     if (numel > max_count / element_size) {
-        throw Error(where + ": shape " + shape_field.dump() + " is too large");
+        throw Error(where + ": shape " + brief(shape_field) + " is too large");
     }
     const std::uint64_t expected_bytes = numel * element_size;
 
@@ -158,10 +180,24 @@ ParsedHeader parse_safetensors(std::span<const std::byte> file, const std::strin
     const auto header_bytes = file.subspan(8, header_length);
     const auto data = file.subspan(8 + header_length);
 
+    // While parsing: refuse deep nesting, and names given twice (JSON keeps the last
+    // silently, which would let a bad first entry skip every check).
+    std::set<std::string> names;
+    const auto guard = [&](int depth, json::parse_event_t event, json& parsed) {
+        if (depth > max_header_depth) {
+            throw Error(file_label + ": header nests deeper than " + std::to_string(max_header_depth) +
+                        " levels (expected {name: {dtype, shape, data_offsets}})");
+        }
+        if (event == json::parse_event_t::key && depth == 1) {
+            const std::string& name = parsed.get_ref<const std::string&>();
+            if (!names.insert(name).second) throw Error(file_label + ": tensor " + quoted(name) + " is listed twice");
+        }
+        return true;
+    };
     json header;
     try {
         const char* text = reinterpret_cast<const char*>(header_bytes.data());
-        header = json::parse(text, text + header_bytes.size());
+        header = json::parse(text, text + header_bytes.size(), guard);
     } catch (const json::exception& e) {
         throw Error(file_label + ": header is not valid JSON (" + e.what() + ")");
     }
@@ -196,7 +232,8 @@ ParsedHeader parse_safetensors(std::span<const std::byte> file, const std::strin
 }
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
     struct stat info {};
     if (::fstat(fd, &info) != 0) {

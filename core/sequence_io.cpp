@@ -44,15 +44,15 @@ std::vector<Mask> read_keep_masks(const SafetensorsFile& file, Eigen::Index B, E
         throw Error(where + ": expected shape [Tq, Tk] = " + shape_to_string(shared_shape) + " or [B, Tq, Tk] = " +
                     shape_to_string(batched_shape) + ", got " + shape_to_string(view.shape));
     }
-    const std::vector<float> values = view.to_floats();
-    for (float v : values) {
-        if (std::isnan(v)) throw Error(where + ": holds NaN; expected nonzero = allowed, zero = masked");
-    }
+    // Nonzero = allowed, decided on the stored values (core/dtype.h), any dtype.
     std::vector<Mask> masks;
     const bool batched = view.shape.size() == 3;
+    const std::size_t cells = static_cast<std::size_t>(Tq * Tk);
     for (Eigen::Index b = 0; b < B; ++b) {
-        const std::size_t offset = batched ? static_cast<std::size_t>(b * Tq * Tk) : 0;
-        masks.push_back(mask_keep(Tq, Tk, std::span<const float>(values).subspan(offset, static_cast<std::size_t>(Tq * Tk))));
+        const std::size_t offset = batched ? static_cast<std::size_t>(b) * cells * dtype_size(view.dtype) : 0;
+        Mask mask(Tq, Tk);
+        convert_to_nonzero(view.dtype, view.bytes.data() + offset, std::span<bool>(mask.data(), cells));
+        masks.push_back(std::move(mask));
     }
     return masks;
 }

@@ -23,6 +23,7 @@ struct SequenceBatch {
 SequenceBatch read_sequence_batch(const SafetensorsFile& file, const std::string& name, const char* symbolic);
 
 // Tensor 'keep': one mask per batch element (the same one when the tensor is [Tq, Tk]).
+// An element is allowed when its stored value is nonzero (NaN included, as in PyTorch).
 std::vector<Mask> read_keep_masks(const SafetensorsFile& file, Eigen::Index n_batch, Eigen::Index n_queries,
                                   Eigen::Index n_keys);
 

@@ -520,6 +520,19 @@ def main():
     add_case("torch_mha_nobias_f16", "nn.MultiheadAttention without bias, F16 weights, BF16 input", 2, weights,
              x.bfloat16(), trace)
 
+    # Causal AND a key-padding keep mask together (both flags on one command line).
+    mha = nn.MultiheadAttention(12, 3, batch_first=True).eval()
+    randomize_biases(mha)
+    x = torch.randn(3, 6, 12)
+    padding = torch.zeros(3, 6, dtype=torch.bool)
+    padding[0, 4:] = True
+    padding[2, 2:] = True
+    causal = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
+    trace = torch_mha_case(mha, x, x, causal, padding)
+    keep = (~padding).unsqueeze(1).expand(3, 6, 6).to(torch.int32)
+    add_case("torch_mha_causal_and_padding", "nn.MultiheadAttention, causal attn_mask AND key_padding_mask "
+             "(--causal with an I32 --keep)", 3, torch_mha_export(mha), x, trace, keep=keep, causal=True)
+
     with open(os.path.join(OUT_DIR, "cases.json"), "w") as f:
         json.dump({"generator": "tools/make_golden.py", "torch": torch.__version__, "cases": CASES}, f, indent=1)
         f.write("\n")

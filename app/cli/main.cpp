@@ -24,7 +24,13 @@ int main(int argc, char** argv) {
     auto mha = cli::add_mha_command(app);
     commands.emplace_back(app.get_subcommand("mha"), std::move(mha));
 
-    // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
+    // CLI11 reports a mistyped command or an option before the command as "a subcommand
+    // is required"; name what was given instead.
+    const std::string first = argc > 1 ? argv[1] : "";
+    if (!first.empty() && first[0] == '-' && first != "-h" && first != "--help" && first != "--help-all" &&
+        first != "--version") {
+        return cli::report_error("unknown option '" + first + "' (give a command first, e.g. headscope-cli mha --help)");
+    }
     if (argc > 1 && argv[1][0] != '-') {
         std::string known;
         bool found = false;

@@ -1,5 +1,6 @@
 #include "app/cli/mha_command.h"
 
+#include "app/cli/arg_lists.h"
 #include "app/cli/cli_errors.h"
 #include "core/attention_io.h"
 #include "core/error.h"
@@ -24,34 +25,36 @@ struct MhaArgs {
     std::string kv_path;
     std::string keep_path;
     std::string disable_heads;
+    bool disable_heads_given = false;   // so that an explicitly empty list is an error
     std::string out_path;
     int n_heads = 0;
     bool causal = false;
 };
 
-std::vector<bool> parse_disabled_heads(const std::string& list, Eigen::Index H) {
+std::vector<bool> parse_disabled_heads(const std::string& list, bool given, Eigen::Index H) {
     std::vector<bool> disabled(static_cast<std::size_t>(H), false);
-    if (list.empty()) return disabled;
-    std::stringstream stream(list);
-    std::string item;
-    while (std::getline(stream, item, ',')) {
-        std::size_t used = 0;
-        long head = -1;
-        try {
-            head = std::stol(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used == 0 || used != item.size() || head < 0 || head >= H) {
-            throw Error("--disable-heads: '" + item + "' is not a head index in 0.." + std::to_string(H - 1) +
-                        " (expected a comma-separated list such as 0,3)");
+    if (!given) return disabled;
+    for (std::int64_t head : parse_index_list("--disable-heads", list, "0,3")) {
+        if (head >= H) {
+            throw Error("--disable-heads: head " + std::to_string(head) + " does not exist (heads are 0.." +
+                        std::to_string(H - 1) + ")");
         }
         disabled[static_cast<std::size_t>(head)] = true;
     }
-    if (list.back() == ',') {
-        throw Error("--disable-heads: '" + list + "' ends with a comma (expected a list such as 0,3)");
-    }
     return disabled;
+}
+
+// The outputs are held in memory: refuse sizes this machine cannot hold, up front,
+// with a message, rather than let the system's out-of-memory killer end the run.
+void check_output_size(Eigen::Index B, Eigen::Index H, Eigen::Index Tq, Eigen::Index Tk, Eigen::Index D,
+                       Eigen::Index E) {
+    constexpr double max_values = double(1 << 30);   // 4 GiB of float32
+    const double values = double(B) * double(H) * double(Tq) * double(Tk) + double(B) * double(Tq) * double(D + E);
+    if (values > max_values) {
+        throw Error("output would hold " + std::to_string(static_cast<long long>(values)) +
+                    " values (weights [B, H, Tq, Tk] = [" + std::to_string(B) + ", " + std::to_string(H) + ", " +
+                    std::to_string(Tq) + ", " + std::to_string(Tk) + "]), over the limit of 2^30; use shorter sequences");
+    }
 }
 
 void warn_non_finite(const std::string& what, const ConstMatrixRef& m) {
@@ -118,7 +121,8 @@ int run_mha(const MhaArgs& args) {
         keep = read_keep_masks(keep_file, B, Tq, Tk);
     }
     AttentionOptions options;
-    options.disabled_heads = parse_disabled_heads(args.disable_heads, H);
+    options.disabled_heads = parse_disabled_heads(args.disable_heads, args.disable_heads_given, H);
+    check_output_size(B, H, Tq, Tk, D, E);
 
     warn_non_finite_weights(args.weights_path, weights);
     for (Eigen::Index b = 0; b < B; ++b) {
@@ -175,14 +179,17 @@ std::function<int()> add_mha_command(CLI::App& app) {
     cmd->add_option("--keep", args->keep_path,
                     "Keep-mask .safetensors: tensor 'keep' [Tq, Tk] or [B, Tq, Tk], nonzero = allowed "
                     "(ANDed with --causal)");
-    cmd->add_option("--disable-heads", args->disable_heads,
+    CLI::Option* disable_option = cmd->add_option("--disable-heads", args->disable_heads,
                     "Comma-separated heads whose context is zeroed (ablation), e.g. 0,3");
     cmd->add_option("--out", args->out_path,
                     "Output .safetensors (F32): weights [B, H, Tq, Tk], context [B, Tq, D], output [B, Tq, E]")
         ->required();
     cmd->footer("A query row with no allowed key gets weights 0 and context 0. Exit 0 on success; exit 2 with one "
                 "line on stderr on bad input, leaving any existing output file untouched.");
-    return [args]() { return run_mha(*args); };
+    return [args, disable_option]() {
+        args->disable_heads_given = disable_option->count() > 0;
+        return run_mha(*args);
+    };
 }
 
 } // namespace headscope::cli

@@ -98,3 +98,36 @@ TEST_CASE("convert_to_float reads unaligned little-endian elements of every dtyp
     convert_to_float(DType::BF16, at, out);
     CHECK(out[0] == bfloat16_to_float(0x3c00));
 }
+
+TEST_CASE("nonzero flags are decided on the stored value") {
+    std::vector<std::byte> raw(3 * 8);
+    const double f64[3] = {1e-50, 0.0, -0.0};   // 1e-50 rounds to 0.0f, but is nonzero
+    std::memcpy(raw.data(), f64, sizeof f64);
+    bool out[3];
+    convert_to_nonzero(DType::F64, raw.data(), out);
+    CHECK(out[0]);
+    CHECK_FALSE(out[1]);
+    CHECK_FALSE(out[2]);
+    const float f32[3] = {std::nanf(""), 0.0f, 2.0f};   // NaN is nonzero, as in PyTorch
+    std::memcpy(raw.data(), f32, sizeof f32);
+    convert_to_nonzero(DType::F32, raw.data(), out);
+    CHECK((out[0] && !out[1] && out[2]));
+    const std::uint16_t halves[3] = {0x8000, 0x0001, 0x0000};   // -0, smallest subnormal, +0
+    std::memcpy(raw.data(), halves, sizeof halves);
+    convert_to_nonzero(DType::F16, raw.data(), out);
+    CHECK((!out[0] && out[1] && !out[2]));
+    const std::int64_t i64[3] = {0, -1, 1LL << 40};
+    std::memcpy(raw.data(), i64, sizeof i64);
+    convert_to_nonzero(DType::I64, raw.data(), out);
+    CHECK((!out[0] && out[1] && out[2]));
+}
+
+TEST_CASE("F64 values beyond float's range become infinities") {
+    const double big[2] = {1e300, -1e300};
+    std::vector<std::byte> raw(sizeof big);
+    std::memcpy(raw.data(), big, sizeof big);
+    std::vector<float> out(2);
+    convert_to_float(DType::F64, raw.data(), out);
+    CHECK(out[0] == std::numeric_limits<float>::infinity());
+    CHECK(out[1] == -std::numeric_limits<float>::infinity());
+}

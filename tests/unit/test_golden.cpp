@@ -13,6 +13,10 @@ namespace {
 // Slice [b, h] of a [B, H, R, C] (or [b] of a [B, R, C]) tensor as an [R, C] matrix.
 Matrix slice(const SafetensorsFile& file, const std::string& name, Eigen::Index b, Eigen::Index h = -1) {
     const TensorView& view = file.get(name);
+    // Check the golden's shape before reading from it: a mis-shaped file fails the test.
+    REQUIRE_MESSAGE(view.shape.size() == (h < 0 ? 3u : 4u), file.path() << " " << name << " has the wrong rank");
+    REQUIRE(b < view.shape[0]);
+    if (h >= 0) REQUIRE(h < view.shape[1]);
     const std::vector<float> all = view.to_floats();
     const Eigen::Index R = view.shape[view.shape.size() - 2];
     const Eigen::Index C = view.shape.back();

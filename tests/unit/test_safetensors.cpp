@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 using namespace headscope;
 using headscope::test::TempDir;
@@ -99,7 +100,7 @@ TEST_CASE("bad safetensors files are rejected with the file and tensor named") {
 
     SUBCASE("empty file") { check_rejected(bad("empty.safetensors", ""), {"empty"}); }
     SUBCASE("truncated before the header length") {
-        check_rejected(bad("short.safetensors", "\x10\0\0"), {"too short"});
+        check_rejected(bad("short.safetensors", std::string("\x10\0\0", 3)), {"is 3 bytes, too short"});
     }
     SUBCASE("header length past the end of the file") {
         check_rejected(bad("long.safetensors", with_header("{" + good_entry + "}", "", 4096)),
@@ -161,6 +162,43 @@ TEST_CASE("bad safetensors files are rejected with the file and tensor named") {
                            with_header(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296,16],)"
                                        R"("data_offsets":[0,16]}})")),
                        {"tensor 'w'", "too large"});
+    }
+    SUBCASE("header length over the 100 MB limit, inside a (sparse) file that long") {
+        const std::string path = dir.file("sparse.safetensors");
+        const std::uint64_t claimed = 150'000'000;
+        test::write_bytes(path, with_header("", "", claimed));
+        std::filesystem::resize_file(path, claimed + 64);   // a hole, not 150 MB of disk
+        check_rejected(path, {"header length 150000000", "100 MB limit"});
+    }
+    SUBCASE("offsets that are not integers") {
+        check_rejected(bad("float.safetensors",
+                           with_header(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0.0,8]}})")),
+                       {"tensor 'w'", "non-negative integer", "0.0"});
+    }
+    SUBCASE("data_offsets with three numbers") {
+        check_rejected(bad("three.safetensors",
+                           with_header(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4,8]}})")),
+                       {"tensor 'w'", "[begin, end]"});
+    }
+    SUBCASE("a tensor entry that is not an object") {
+        check_rejected(bad("entry.safetensors", with_header(R"({"w":[1,2,3]})")), {"tensor 'w'", "expected an object"});
+    }
+    SUBCASE("a tensor listed twice (JSON would keep the last silently)") {
+        check_rejected(bad("twice.safetensors",
+                           with_header(R"({"x":{"dtype":"NOPE","shape":[-1],"data_offsets":[5,99999999]},)"
+                                       R"("x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})")),
+                       {"tensor 'x' is listed twice"});
+    }
+    SUBCASE("deeply nested JSON does not overflow the stack") {
+        const std::string deep = std::string(200000, '[') + "1" + std::string(200000, ']');
+        check_rejected(bad("deep.safetensors",
+                           with_header(R"({"w":{"dtype":"F32","data_offsets":[0,8],"shape":)" + deep + "}}")),
+                       {"nests deeper"});
+    }
+    SUBCASE("a FIFO is refused without waiting for a writer") {
+        const std::string path = dir.file("fifo.safetensors");
+        REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+        check_rejected(path, {"not a regular file"});
     }
     SUBCASE("metadata that is not strings") {
         check_rejected(bad("meta.safetensors", with_header(R"({"__metadata__":{"n":3}})")), {"__metadata__"});

@@ -1,0 +1,393 @@
+// Images against Pillow and PyTorch: the files of tools/make_image_golden.py. Decoding
+// equals Pillow's convert("RGB") byte for byte (JPEG within a stated tolerance), every
+// resize equals Pillow's Image.resize byte for byte, normalisation and the patch
+// embedding equal PyTorch's within 1e-5; broken files fail with one line naming them.
+
+#include "core/error.h"
+#include "core/image.h"
+#include "core/safetensors.h"
+#include "test_support.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+using namespace headscope;
+
+namespace {
+
+std::string images_dir() { return HEADSCOPE_IMAGES_DIR; }
+std::string image_golden_dir() { return test::golden_dir() + "/images"; }
+
+nlohmann::json image_manifest() {
+    std::ifstream in(image_golden_dir() + "/cases.json");
+    REQUIRE_MESSAGE(in.good(), "missing " << image_golden_dir() << "/cases.json (run tools/make_image_golden.py)");
+    return nlohmann::json::parse(in);
+}
+
+// A U8 [H, W, 3] golden tensor as an image.
+RgbImage golden_image(const SafetensorsFile& file, const std::string& name) {
+    const TensorView& view = file.get(name);
+    REQUIRE(view.dtype == DType::U8);
+    REQUIRE(view.shape.size() == 3);
+    REQUIRE(view.shape[2] == 3);
+    RgbImage image;
+    image.height = static_cast<int>(view.shape[0]);
+    image.width = static_cast<int>(view.shape[1]);
+    image.pixels.resize(view.bytes.size());
+    std::memcpy(image.pixels.data(), view.bytes.data(), view.bytes.size());
+    return image;
+}
+
+// A float golden tensor of any rank as [rows, size / rows].
+Matrix golden_matrix(const SafetensorsFile& file, const std::string& name, Eigen::Index rows) {
+    const std::vector<float> values = file.get(name).to_floats();
+    return ConstMatrixMap(values.data(), rows, static_cast<Eigen::Index>(values.size()) / rows);
+}
+
+struct PixelDiff {
+    bool same_size = false;
+    std::size_t n_differ = 0;   // bytes (channel values) that differ
+    int max = 0;
+    double mean = 0.0;
+};
+
+PixelDiff compare_pixels(const RgbImage& ours, const RgbImage& theirs) {
+    PixelDiff d;
+    d.same_size = ours.width == theirs.width && ours.height == theirs.height &&
+                  ours.pixels.size() == theirs.pixels.size();
+    if (!d.same_size) return d;
+    double total = 0.0;
+    for (std::size_t i = 0; i < ours.pixels.size(); ++i) {
+        const int diff = std::abs(int(ours.pixels[i]) - int(theirs.pixels[i]));
+        d.n_differ += diff != 0;
+        d.max = std::max(d.max, diff);
+        total += diff;
+    }
+    d.mean = ours.pixels.empty() ? 0.0 : total / static_cast<double>(ours.pixels.size());
+    return d;
+}
+
+std::string size_of(const RgbImage& image) { return std::to_string(image.width) + "x" + std::to_string(image.height); }
+
+// The error message of decoding `path`, or "" when it decodes.
+std::string decode_error(const std::string& path) {
+    try {
+        decode_image_file(path);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::span<const std::byte> as_bytes(const std::string& s) { return std::as_bytes(std::span<const char>(s)); }
+
+// stb_image's JPEG decoder is not libjpeg-turbo (Pillow's): its IDCT, its "fancy" chroma
+// upsampling and its fixed-point YCbCr -> RGB conversion round differently. Measured on
+// the golden JPEGs, |stb - Pillow| per channel value:
+//   baseline.jpg    (4:2:0, quality 90)  max 2, mean 0.074 (531 of 9216 values differ)
+//   progressive.jpg (4:2:0, quality 85)  max 2, mean 0.089 (220 of 3219)
+//   grey.jpg        (quality 90)         max 1, mean 0.014 (45 of 3219)
+// The bounds leave one level of room and still catch a wrong colour conversion or a
+// shifted row (either moves the mean by whole levels).
+constexpr int jpeg_max_abs_diff = 3;
+constexpr double jpeg_mean_abs_diff = 0.2;
+
+} // namespace
+
+TEST_CASE("image decode: every PNG, BMP, GIF and TGA equals Pillow's convert(\"RGB\") exactly") {
+    const auto manifest = image_manifest();
+    const auto golden = SafetensorsFile::open(image_golden_dir() + "/decode.safetensors");
+    int n_checked = 0;
+    for (const auto& c : manifest.at("decode")) {
+        if (c.at("jpeg").get<bool>()) continue;
+        const std::string file = c.at("file").get<std::string>();
+        CAPTURE(file);
+        const RgbImage ours = decode_image_file(images_dir() + "/" + file);
+        const RgbImage theirs = golden_image(golden, c.at("tensor").get<std::string>());
+        const PixelDiff d = compare_pixels(ours, theirs);
+        REQUIRE_MESSAGE(d.same_size, file << ": decoded " << size_of(ours) << ", Pillow " << size_of(theirs));
+        CHECK_MESSAGE(d.n_differ == 0, file << ": " << d.n_differ << " of " << ours.pixels.size()
+                                            << " bytes differ from Pillow, max |diff| = " << d.max);
+        ++n_checked;
+    }
+    CHECK(n_checked >= 20);
+}
+
+TEST_CASE("image decode: JPEG (baseline, progressive, grey) within the stated tolerance of Pillow") {
+    const auto manifest = image_manifest();
+    const auto golden = SafetensorsFile::open(image_golden_dir() + "/decode.safetensors");
+    int n_checked = 0;
+    for (const auto& c : manifest.at("decode")) {
+        if (!c.at("jpeg").get<bool>()) continue;
+        const std::string file = c.at("file").get<std::string>();
+        CAPTURE(file);
+        const RgbImage ours = decode_image_file(images_dir() + "/" + file);
+        const RgbImage theirs = golden_image(golden, c.at("tensor").get<std::string>());
+        const PixelDiff d = compare_pixels(ours, theirs);
+        REQUIRE(d.same_size);
+        MESSAGE(file << ": max |stb - Pillow| = " << d.max << ", mean " << d.mean << ", " << d.n_differ << " of "
+                     << ours.pixels.size() << " bytes differ");
+        CHECK(d.max <= jpeg_max_abs_diff);
+        CHECK(d.mean <= jpeg_mean_abs_diff);
+        ++n_checked;
+    }
+    CHECK(n_checked == 3);
+}
+
+TEST_CASE("image decode: bytes in memory decode as the file does") {
+    const std::string path = images_dir() + "/palette_trns.png";
+    const std::string bytes = test::read_bytes(path);
+    const RgbImage from_file = decode_image_file(path);
+    const RgbImage from_bytes = decode_image_bytes(as_bytes(bytes), "clipboard");
+    CHECK(compare_pixels(from_file, from_bytes).same_size);
+    CHECK(from_file.pixels == from_bytes.pixels);
+    CHECK(from_file.width == 37);
+    CHECK(from_file.height == 29);
+    try {
+        decode_image_bytes(as_bytes(bytes.substr(0, 100)), "clipboard");
+        FAIL("a truncated PNG decoded");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).rfind("clipboard: ", 0) == 0);
+    }
+}
+
+TEST_CASE("image decode: every broken file is one error line naming the file and the problem") {
+    const auto manifest = image_manifest();
+    int n_checked = 0;
+    for (const auto& c : manifest.at("broken")) {
+        const std::string path = images_dir() + "/" + c.at("file").get<std::string>();
+        CAPTURE(path);
+        const std::string message = decode_error(path);
+        REQUIRE_MESSAGE(!message.empty(), path << " decoded without an error");
+        CHECK(message.rfind(path + ": ", 0) == 0);
+        CHECK(message.find('\n') == std::string::npos);
+        CHECK_MESSAGE(message.find(c.at("mentions").get<std::string>()) != std::string::npos, message);
+        ++n_checked;
+    }
+    CHECK(n_checked >= 10);
+
+    // The oversized header states its size and the limit; it is refused before decoding.
+    const std::string huge = decode_error(images_dir() + "/broken/huge.png");
+    CHECK(huge.find("20000x20000") != std::string::npos);
+    CHECK(huge.find(std::to_string(max_image_side)) != std::string::npos);
+}
+
+TEST_CASE("image decode: missing files and folders are refused by name") {
+    test::TempDir dir;
+    const std::string missing = dir.file("nothing-here.png");
+    CHECK(decode_error(missing) == missing + ": no such file");
+    const std::string folder = dir.path().string();
+    CHECK(decode_error(folder).rfind(folder + ": is a directory", 0) == 0);
+
+    // Formats stb_image reads but Pillow reads differently are refused by name.
+    const std::string pgm = dir.file("grey.pgm");
+    test::write_bytes(pgm, std::string("P5\n2 2\n255\n") + std::string(4, '\x80'));
+    CHECK(decode_error(pgm) == pgm + ": unsupported image format (PNM); expected PNG, JPEG, BMP, GIF or TGA");
+}
+
+TEST_CASE("image decode: hostile bytes (cut files, random damage) never crash") {
+    // Each image, cut at many lengths and with bytes overwritten at random: decoding may
+    // succeed or throw headscope::Error, nothing else. Cut PNG and JPEG files are always
+    // refused (both formats end with a marker this decoder requires).
+    std::mt19937 rng(7);
+    const auto manifest = image_manifest();
+    int n_tries = 0;
+    for (const auto& c : manifest.at("decode")) {
+        const std::string file = c.at("file").get<std::string>();
+        CAPTURE(file);
+        const std::string bytes = test::read_bytes(images_dir() + "/" + file);
+        const bool must_refuse_prefix = file.ends_with(".png") || file.ends_with(".jpg");
+        for (std::size_t cut = 0; cut < bytes.size(); cut += 1 + bytes.size() / 60) {
+            CAPTURE(cut);
+            bool refused = false;
+            try {
+                decode_image_bytes(as_bytes(bytes.substr(0, cut)), file);
+            } catch (const Error&) {
+                refused = true;
+            }
+            if (must_refuse_prefix) CHECK(refused);
+            ++n_tries;
+        }
+        std::uniform_int_distribution<std::size_t> position(0, bytes.size() - 1);
+        std::uniform_int_distribution<int> value(0, 255);
+        for (int trial = 0; trial < 40; ++trial) {
+            std::string damaged = bytes;
+            const int n_damaged = 1 + trial % 8;
+            for (int i = 0; i < n_damaged; ++i) damaged[position(rng)] = static_cast<char>(value(rng));
+            CAPTURE(trial);
+            try {
+                const RgbImage image = decode_image_bytes(as_bytes(damaged), file);
+                CHECK(image.pixels.size() == std::size_t(image.width) * std::size_t(image.height) * 3);
+            } catch (const Error&) {
+            }
+            ++n_tries;
+        }
+    }
+    CHECK(n_tries > 1000);
+}
+
+TEST_CASE("image resize: every golden case equals Pillow's Image.resize byte for byte") {
+    const auto manifest = image_manifest();
+    const auto decoded = SafetensorsFile::open(image_golden_dir() + "/decode.safetensors");
+    const auto golden = SafetensorsFile::open(image_golden_dir() + "/resize.safetensors");
+    int n_checked = 0;
+    for (const auto& c : manifest.at("resize")) {
+        const std::string name = c.at("tensor").get<std::string>();
+        CAPTURE(name);
+        const std::string filter = c.at("filter").get<std::string>();
+        Resample resample = Resample::nearest;
+        for (Resample r : {Resample::nearest, Resample::bilinear, Resample::bicubic, Resample::lanczos}) {
+            if (resample_name(r) == filter) resample = r;
+        }
+        REQUIRE(resample_name(resample) == filter);
+        const RgbImage source = golden_image(decoded, c.at("source").get<std::string>());
+        const RgbImage ours = resize_image(source, c.at("width").get<int>(), c.at("height").get<int>(), resample);
+        const RgbImage theirs = golden_image(golden, name);
+        const PixelDiff d = compare_pixels(ours, theirs);
+        REQUIRE_MESSAGE(d.same_size, name << ": resized to " << size_of(ours) << ", Pillow " << size_of(theirs));
+        CHECK_MESSAGE(d.n_differ == 0, name << ": " << d.n_differ << " of " << ours.pixels.size()
+                                            << " bytes differ from Pillow, max |diff| = " << d.max);
+        ++n_checked;
+    }
+    CHECK(n_checked >= 40);
+}
+
+TEST_CASE("image resize: filter names, Hugging Face's PIL codes and bad sizes") {
+    CHECK(resample_from_pil_code(0) == Resample::nearest);
+    CHECK(resample_from_pil_code(1) == Resample::lanczos);
+    CHECK(resample_from_pil_code(2) == Resample::bilinear);
+    CHECK(resample_from_pil_code(3) == Resample::bicubic);
+    CHECK_FALSE(resample_from_pil_code(4).has_value());   // box
+    CHECK_FALSE(resample_from_pil_code(5).has_value());   // hamming
+    CHECK(resample_name(Resample::bicubic) == "bicubic");
+
+    RgbImage image;
+    image.width = 2;
+    image.height = 1;
+    image.pixels = {10, 20, 30, 40, 50, 60};
+    CHECK_THROWS_AS(resize_image(image, 0, 4, Resample::bilinear), Error);
+    CHECK_THROWS_AS(resize_image(image, 4, max_image_side + 1, Resample::bilinear), Error);
+    image.pixels.pop_back();
+    CHECK_THROWS_AS(resize_image(image, 4, 4, Resample::bilinear), Error);
+}
+
+TEST_CASE("image normalize: ViT and ImageNet constants equal PyTorch within 1e-5") {
+    const auto manifest = image_manifest();
+    const auto decoded = SafetensorsFile::open(image_golden_dir() + "/decode.safetensors");
+    const auto golden = SafetensorsFile::open(image_golden_dir() + "/normalize.safetensors");
+    int n_checked = 0;
+    for (const auto& c : manifest.at("normalize")) {
+        const std::string name = c.at("tensor").get<std::string>();
+        CAPTURE(name);
+        const auto mean_values = c.at("mean").get<std::vector<float>>();
+        const auto std_values = c.at("std").get<std::vector<float>>();
+        REQUIRE(mean_values.size() == 3);
+        REQUIRE(std_values.size() == 3);
+        const float mean[3] = {mean_values[0], mean_values[1], mean_values[2]};
+        const float std[3] = {std_values[0], std_values[1], std_values[2]};
+        const RgbImage source = golden_image(decoded, c.at("source").get<std::string>());
+        const ImageTensor ours = normalize_image(source, c.at("rescale").get<float>(), mean, std);
+        CHECK(ours.width == source.width);
+        CHECK(ours.height == source.height);
+        const double diff = test::max_abs_diff(ours.values, golden_matrix(golden, name, 3));
+        CHECK_MESSAGE(diff <= test::golden_tolerance, name << ": max |diff| = " << diff);
+        ++n_checked;
+    }
+    CHECK(n_checked == 2);
+
+    RgbImage grey;
+    grey.width = grey.height = 1;
+    grey.pixels = {1, 2, 3};
+    const float zero_std[3] = {1.0f, 0.0f, 1.0f};
+    const float mean[3] = {0.0f, 0.0f, 0.0f};
+    CHECK_THROWS_AS(normalize_image(grey, 1.0f, mean, zero_std), Error);
+}
+
+TEST_CASE("image patchify: patch order and flattening by hand") {
+    // A 4 x 2 image (W = 4, H = 2), value = 100 * channel + pixel index, cut into 2 x 2
+    // patches: patch 0 is columns 0-1, patch 1 columns 2-3; each is flattened as
+    // (channel, row in patch, column in patch), the order of a Conv2d weight.
+    ImageTensor image;
+    image.width = 4;
+    image.height = 2;
+    image.values.resize(3, 8);
+    for (int c = 0; c < 3; ++c) {
+        for (int i = 0; i < 8; ++i) image.values(c, i) = float(100 * c + i);
+    }
+    Matrix expected(2, 12);
+    expected << 0, 1, 4, 5, 100, 101, 104, 105, 200, 201, 204, 205,   //
+        2, 3, 6, 7, 102, 103, 106, 107, 202, 203, 206, 207;
+    const Matrix patches = patchify(image, 2);
+    REQUIRE(patches.rows() == 2);
+    REQUIRE(patches.cols() == 12);
+    CHECK(patches == expected);
+
+    // One patch covering everything is the channel planes one after another.
+    ImageTensor square;
+    square.width = square.height = 2;
+    square.values.resize(3, 4);
+    square.values << 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12;
+    const Matrix one = patchify(square, 2);
+    REQUIRE(one.rows() == 1);
+    CHECK(one == Eigen::Map<const Matrix>(square.values.data(), 1, 12));
+}
+
+TEST_CASE("image patchify: sizes not a multiple of P are refused") {
+    ImageTensor image;
+    image.width = 37;
+    image.height = 29;
+    image.values = Matrix::Zero(3, 37 * 29);
+    CHECK_THROWS_AS(patchify(image, 16), Error);
+    image.width = 64;
+    image.height = 48;
+    image.values = Matrix::Zero(3, 64 * 48);
+    CHECK_THROWS_AS(patchify(image, 10), Error);   // 64 is not a multiple of 10
+    CHECK_THROWS_AS(patchify(image, 0), Error);
+    CHECK(patchify(image, 16).rows() == 12);
+    try {
+        patchify(image, 10);
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("64x48") != std::string::npos);
+    }
+    image.values = Matrix::Zero(3, 10);   // values of the wrong size
+    CHECK_THROWS_AS(patchify(image, 16), Error);
+}
+
+TEST_CASE("image patchify and patch_embed equal PyTorch's unfold and Conv2d within 1e-5") {
+    const auto manifest = image_manifest();
+    const auto normalized = SafetensorsFile::open(image_golden_dir() + "/normalize.safetensors");
+    const auto golden = SafetensorsFile::open(image_golden_dir() + "/patch.safetensors");
+    ImageTensor image;
+    image.width = 64;
+    image.height = 48;
+    image.values = golden_matrix(normalized, "rgb.png:vit", 3);   // [3, H * W]
+    REQUIRE(image.values.cols() == 64 * 48);
+    int n_checked = 0;
+    for (const auto& c : manifest.at("patch")) {
+        const int P = c.at("patch_size").get<int>();
+        const int E = c.at("embed_dim").get<int>();
+        CAPTURE(P);
+        const std::string p = "_p" + std::to_string(P);
+        const Eigen::Index N = (64 / P) * (48 / P);
+        const Matrix weight = golden_matrix(golden, "weight" + p, E);   // [E, 3 * P * P]
+        const Matrix bias_row = golden_matrix(golden, "bias" + p, 1);   // [1, E]
+        const Vector bias = bias_row.transpose();
+
+        const double patch_diff = test::max_abs_diff(patchify(image, P), golden_matrix(golden, "patches" + p, N));
+        CHECK_MESSAGE(patch_diff == 0.0, "patchify P = " << P << ": max |diff| = " << patch_diff);
+
+        const Matrix embed = patch_embed(image, P, weight, bias);   // [N, E]
+        const double diff = test::max_abs_diff(embed, golden_matrix(golden, "embed" + p, N));
+        CHECK_MESSAGE(diff <= test::golden_tolerance, "patch_embed P = " << P << ": max |diff| = " << diff);
+
+        const Matrix embed_nobias = patch_embed(image, P, weight, Vector());
+        const double diff_nobias = test::max_abs_diff(embed_nobias, golden_matrix(golden, "embed_nobias" + p, N));
+        CHECK_MESSAGE(diff_nobias <= test::golden_tolerance, "no bias, P = " << P << ": max |diff| = " << diff_nobias);
+
+        CHECK_THROWS_AS(patch_embed(image, P, weight.leftCols(weight.cols() - 1), bias), Error);
+        CHECK_THROWS_AS(patch_embed(image, P, weight, Vector::Zero(E + 1)), Error);
+        ++n_checked;
+    }
+    CHECK(n_checked == 2);
+}

@@ -33,13 +33,15 @@ std::string_view colormap_name(Colormap map) {
     switch (map) {
     case Colormap::viridis: return "viridis";
     case Colormap::magma: return "magma";
+    case Colormap::cividis: return "cividis";
     case Colormap::greys: return "greys";
+    case Colormap::coolwarm: return "coolwarm";
     }
     return "viridis";
 }
 
 std::optional<Colormap> colormap_from_name(std::string_view name) {
-    for (Colormap map : {Colormap::viridis, Colormap::magma, Colormap::greys}) {
+    for (Colormap map : {Colormap::viridis, Colormap::magma, Colormap::cividis, Colormap::greys, Colormap::coolwarm}) {
         if (colormap_name(map) == name) return map;
     }
     return std::nullopt;
@@ -51,6 +53,8 @@ Rgba8 colormap_lookup(Colormap map, float t) {
     switch (map) {
     case Colormap::viridis: return interpolate(viridis_table, t);
     case Colormap::magma: return interpolate(magma_table, t);
+    case Colormap::cividis: return interpolate(cividis_table, t);
+    case Colormap::coolwarm: return interpolate(coolwarm_table, t);
     case Colormap::greys: {
         // White (0) to black (1), as matplotlib's Greys: light cells are weak.
         const std::uint8_t v = to_byte(1.0f - t);

@@ -13,7 +13,9 @@ struct Rgba8 {
     bool operator==(const Rgba8&) const = default;
 };
 
-enum class Colormap { viridis, magma, greys };
+// viridis (default), magma and cividis are perceptual and colour-blind-safe; greys
+// prints well; coolwarm is diverging (0.5 = no difference), for differences of maps.
+enum class Colormap { viridis, magma, cividis, greys, coolwarm };
 
 std::string_view colormap_name(Colormap map);
 std::optional<Colormap> colormap_from_name(std::string_view name);

@@ -17,10 +17,10 @@ packages=(
     doctest-dev xvfb xauth libgl1-mesa-dri
 )
 
-# Optional: the PyTorch reference that tools/make_golden.py runs on. CI does not
-# need it (the golden files are committed); pass --with-torch to add it.
+# Optional: the references the tools/ scripts run on (PyTorch, Pillow, matplotlib).
+# CI does not need them (their outputs are committed); pass --with-torch to add them.
 if [[ "${1:-}" == "--with-torch" ]]; then
-    packages+=(python3-torch python3-numpy)
+    packages+=(python3-torch python3-numpy python3-pil python3-matplotlib)
 fi
 
 missing=()

@@ -2,7 +2,7 @@
 // only. Every error is caught here, printed as one line, and exits 2.
 
 #include "app/cli/cli_errors.h"
-#include "app/cli/mha_command.h"
+#include "app/cli/command.h"
 #include "core/error.h"
 
 #include <CLI/CLI.hpp>
@@ -20,9 +20,10 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", "headscope-cli 0.1.0");
 
-    std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
-    auto mha = cli::add_mha_command(app);
-    commands.emplace_back(app.get_subcommand("mha"), std::move(mha));
+    const std::vector<cli::Command> commands = {
+        cli::add_mha_command(app),         cli::add_dump_command(app), cli::add_info_command(app),
+        cli::add_render_command(app),      cli::add_models_command(app), cli::add_export_weights_command(app),
+    };
 
     // CLI11 reports a mistyped command or an option before the command as "a subcommand
     // is required"; name what was given instead.
@@ -34,9 +35,9 @@ int main(int argc, char** argv) {
     if (argc > 1 && argv[1][0] != '-') {
         std::string known;
         bool found = false;
-        for (const auto& [command, run] : commands) {
-            known.append(known.empty() ? "" : ", ").append(command->get_name());
-            found = found || command->get_name() == argv[1];
+        for (const auto& command : commands) {
+            known.append(known.empty() ? "" : ", ").append(command.parser->get_name());
+            found = found || command.parser->get_name() == argv[1];
         }
         if (!found) return cli::report_error(std::string("unknown command '") + argv[1] + "' (expected one of: " + known + ")");
     }
@@ -54,8 +55,8 @@ int main(int argc, char** argv) {
     }
 
     try {
-        for (auto& [command, run] : commands) {
-            if (command->parsed()) return run();
+        for (const auto& command : commands) {
+            if (command.parser->parsed()) return command.run();
         }
         return cli::report_error("no subcommand given (see headscope-cli --help)");
     } catch (const Error& e) {

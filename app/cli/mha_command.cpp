@@ -1,4 +1,4 @@
-#include "app/cli/mha_command.h"
+#include "app/cli/command.h"
 
 #include "app/cli/arg_lists.h"
 #include "app/cli/cli_errors.h"
@@ -163,7 +163,7 @@ int run_mha(const MhaArgs& args) {
 
 } // namespace
 
-std::function<int()> add_mha_command(CLI::App& app) {
+Command add_mha_command(CLI::App& app) {
     auto args = std::make_shared<MhaArgs>();
     CLI::App* cmd = app.add_subcommand("mha", "Run one multi-head attention layer on tensors from files");
     cmd->add_option("--weights", args->weights_path,
@@ -186,10 +186,10 @@ std::function<int()> add_mha_command(CLI::App& app) {
         ->required();
     cmd->footer("A query row with no allowed key gets weights 0 and context 0. Exit 0 on success; exit 2 with one "
                 "line on stderr on bad input, leaving any existing output file untouched.");
-    return [args, disable_option]() {
-        args->disable_heads_given = disable_option->count() > 0;
-        return run_mha(*args);
-    };
+    return {cmd, [args, disable_option]() {
+                args->disable_heads_given = disable_option->count() > 0;
+                return run_mha(*args);
+            }};
 }
 
 } // namespace headscope::cli

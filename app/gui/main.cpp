@@ -38,19 +38,23 @@ void print_glfw_error(int code, const char* description) {
 int main(int argc, char** argv) {
     using namespace headscope;
     gui::AppState state;
-    state.request.text = default_sentence();
+    state.text = default_sentence();
+    state.image_path = HEADSCOPE_ASSETS_DIR "/shapes.png";
     std::string screenshot_path;
     std::string colormap_name = "viridis";
     int width = 1280;
     int height = 800;
 
     CLI::App cli("Headscope: see what every attention head attends to", "headscope");
-    cli.add_option("--text", state.request.text, "The sentence to show")->capture_default_str();
-    cli.add_flag("--causal", state.request.causal, "Start with the causal mask on");
-    cli.add_option("--head", state.selected_head, "Selected head")->check(CLI::Range(0, 63));
-    cli.add_option("--seed", state.seed, "Seed of the preview layer's weights and embeddings");
-    cli.add_option("--colormap", colormap_name, "viridis, magma or greys")
-        ->check(CLI::IsMember({"viridis", "magma", "greys"}));
+    cli.add_option("--model", state.model, "builtin:toy-text or builtin:toy-vit")->capture_default_str();
+    cli.add_option("--text", state.text, "The sentence to show (text models)")->capture_default_str();
+    cli.add_option("--image", state.image_path, "The image to show (image models)")->capture_default_str();
+    cli.add_flag("--causal", state.causal, "Start with the causal mask on");
+    cli.add_option("--layer", state.layer, "Selected layer")->check(CLI::Range(0, 63));
+    cli.add_option("--head", state.selected_head, "Selected head")->check(CLI::Range(0, 255));
+    cli.add_option("--seed", state.config.seed, "Seed of the demo model's weights and embeddings");
+    cli.add_option("--colormap", colormap_name, "viridis, magma, cividis or greys")
+        ->check(CLI::IsMember({"viridis", "magma", "cividis", "greys"}));
     cli.add_option("--size", width, "Window width in pixels")->check(CLI::Range(320, 8192));
     cli.add_option("--height", height, "Window height in pixels")->check(CLI::Range(240, 8192));
     cli.add_option("--screenshot", screenshot_path,

@@ -29,6 +29,11 @@ TEST_CASE("colour maps match matplotlib's at the ends and the middle") {
     // magma(0) = #000004, magma(1) = #fcfdbf.
     check_near(colormap_lookup(Colormap::magma, 0.0f), 0x00, 0x00, 0x04);
     check_near(colormap_lookup(Colormap::magma, 1.0f), 0xfc, 0xfd, 0xbf);
+    // cividis(0) = #00224e, cividis(1) = #fee838; coolwarm(0) = #3b4cc0, coolwarm(1) = #b40426.
+    check_near(colormap_lookup(Colormap::cividis, 0.0f), 0x00, 0x22, 0x4e);
+    check_near(colormap_lookup(Colormap::cividis, 1.0f), 0xfe, 0xe8, 0x38);
+    check_near(colormap_lookup(Colormap::coolwarm, 0.0f), 0x3b, 0x4c, 0xc0);
+    check_near(colormap_lookup(Colormap::coolwarm, 1.0f), 0xb4, 0x04, 0x26);
     CHECK(colormap_lookup(Colormap::greys, 0.0f) == Rgba8{255, 255, 255, 255});
     CHECK(colormap_lookup(Colormap::viridis, 2.0f) == colormap_lookup(Colormap::viridis, 1.0f));   // clamped
     CHECK(colormap_lookup(Colormap::viridis, std::nanf("")) == not_finite_colour);

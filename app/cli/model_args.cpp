@@ -1,0 +1,77 @@
+#include "app/cli/model_args.h"
+
+#include "app/cli/arg_lists.h"
+#include "core/error.h"
+#include "core/model_registry.h"
+
+namespace headscope::cli {
+
+void add_model_options(CLI::App* cmd, ModelArgs& args) {
+    cmd->add_option("--model", args.path, "builtin:NAME (headscope-cli models lists them)")->required();
+    auto* demo = cmd->add_option_group("demo model settings", "Size and seed of builtin: models");
+    demo->add_option("--width", args.config.width, "Model width E")->capture_default_str();
+    demo->add_option("--heads", args.config.n_heads, "Heads H per layer")->capture_default_str();
+    demo->add_option("--layers", args.config.n_layers, "Layers L")->capture_default_str();
+    demo->add_option("--seed", args.config.seed, "Seed of every weight and embedding")->capture_default_str();
+    demo->add_option("--init", args.init, "structured (heads built to show patterns) or random (as the tutorials)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"structured", "random"}));
+    demo->add_option("--bias", args.bias, "Biases in the projections: on or off")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"on", "off"}));
+    demo->add_option("--max-tokens", args.config.max_tokens, "toy-text: longest sentence in tokens")
+        ->capture_default_str();
+    demo->add_option("--image-size", args.config.image_size, "toy-vit: input side in pixels")->capture_default_str();
+    demo->add_option("--patch", args.config.patch_size, "toy-vit: patch size P")->capture_default_str();
+}
+
+std::unique_ptr<Model> open_model_from(const ModelArgs& args) {
+    ToyConfig config = args.config;
+    config.init = args.init == "random" ? ToyInit::random : ToyInit::structured;
+    config.bias = args.bias == "on";
+    return open_model(args.path, config);
+}
+
+void add_input_options(CLI::App* cmd, InputArgs& args) {
+    args.text_option = cmd->add_option("--text", args.text, "A sentence");
+    args.image_option = cmd->add_option("--image", args.image, "An image file (PNG, JPEG, BMP, GIF, TGA)");
+    args.tokens_option = cmd->add_option("--tokens", args.tokens, "Token ids, comma-separated (bypasses the tokenizer)");
+    args.text_option->excludes(args.image_option)->excludes(args.tokens_option);
+    args.image_option->excludes(args.tokens_option);
+}
+
+ModelInput encode_input(const Model& model, const InputArgs& args) {
+    if (args.text_option->count() > 0) return model.encode_text(args.text);
+    if (args.image_option->count() > 0) return model.encode_image(decode_image_file(args.image));
+    if (args.tokens_option->count() > 0) {
+        return model.encode_ids(parse_index_list("--tokens", args.tokens, "464,3797,3332"));
+    }
+    throw Error("no input: give --text \"...\", --image FILE or --tokens 1,2,3");
+}
+
+void add_run_options(CLI::App* cmd, RunArgs& args) {
+    cmd->add_option("--causal", args.causal, "on or off: override the model's own causal masking")
+        ->check(CLI::IsMember({"on", "off"}));
+    args.disable_option = cmd->add_option("--disable-heads", args.disable_heads,
+                                          "Heads to ablate (zero context), as LAYER.HEAD pairs, e.g. 0.3,1.0");
+}
+
+RunOptions run_options_from(const RunArgs& args, const ModelInfo& info) {
+    RunOptions options;
+    if (!args.causal.empty()) options.causal = args.causal == "on";
+    if (args.disable_option->count() > 0) {
+        options.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
+                                      std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
+        for (const auto& [layer, head] : parse_layer_head_list("--disable-heads", args.disable_heads)) {
+            if (layer >= info.n_layers || head >= info.n_heads) {
+                throw Error("--disable-heads: " + std::to_string(layer) + "." + std::to_string(head) +
+                            " does not exist (" + info.name + " has layers 0.." + std::to_string(info.n_layers - 1) +
+                            " and heads 0.." + std::to_string(info.n_heads - 1) + ")");
+            }
+            options.disabled_heads[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)] = true;
+        }
+    }
+    return options;
+}
+
+} // namespace headscope::cli

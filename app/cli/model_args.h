@@ -1,0 +1,45 @@
+#pragma once
+// The options every model-running command shares: which model (--model and the demo
+// models' settings), which input (--text | --image | --tokens), and how to run it
+// (--causal on|off, --disable-heads L.H,...).
+
+#include "core/model.h"
+#include "core/toy_models.h"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+namespace headscope::cli {
+
+struct ModelArgs {
+    std::string path;
+    ToyConfig config;
+    std::string init = "structured";
+    std::string bias = "on";
+};
+void add_model_options(CLI::App* cmd, ModelArgs& args);
+std::unique_ptr<Model> open_model_from(const ModelArgs& args);
+
+struct InputArgs {
+    std::string text;
+    std::string image;
+    std::string tokens;
+    CLI::Option* text_option = nullptr;
+    CLI::Option* image_option = nullptr;
+    CLI::Option* tokens_option = nullptr;
+};
+void add_input_options(CLI::App* cmd, InputArgs& args);
+// Exactly one of the three must have been given (an empty --text is an empty sentence).
+ModelInput encode_input(const Model& model, const InputArgs& args);
+
+struct RunArgs {
+    std::string causal;          // "", "on" or "off"
+    std::string disable_heads;   // "L.H,L.H"
+    CLI::Option* disable_option = nullptr;
+};
+void add_run_options(CLI::App* cmd, RunArgs& args);
+RunOptions run_options_from(const RunArgs& args, const ModelInfo& info);
+
+} // namespace headscope::cli

@@ -1,0 +1,95 @@
+#pragma once
+// The Model interface: what turns a sentence, an image or token ids into the
+// sequence a stack of attention layers consumes, runs it, and reports every layer's
+// attention. Built-in demo models and (later) Hugging Face checkpoints implement it.
+
+#include "core/attention.h"
+#include "core/image.h"
+#include "core/mask.h"
+#include "core/matrix.h"
+#include "core/safetensors.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace headscope {
+
+struct ModelInfo {
+    std::string name;          // as given to --model, e.g. "builtin:toy-text"
+    std::string description;   // one line
+    Eigen::Index n_layers = 0;       // L
+    Eigen::Index n_heads = 0;        // H
+    Eigen::Index width = 0;          // E
+    Eigen::Index head_width = 0;     // Dh
+    Eigen::Index mlp_width = 0;
+    Eigen::Index max_tokens = 0;     // the longest sequence it takes
+    bool takes_text = false;
+    bool takes_image = false;
+    bool causal = false;             // masks the future unless told otherwise
+    int image_size = 0;              // square input side in pixels (image models)
+    int patch_size = 0;              // P (image models)
+    std::int64_t n_parameters = 0;
+    // What each head was built to do ([L][H]; empty strings where nothing was built in).
+    std::vector<std::vector<std::string>> head_roles;
+    // Settings that reproduce the model (seed, init, bias, ...), for `info` and exports.
+    std::map<std::string, std::string> settings;
+};
+
+struct ModelInput {
+    Matrix embeddings;                  // [T, E]: what the first layer consumes
+    std::vector<std::string> labels;    // [T]: each position as a person reads it
+    std::vector<std::int64_t> ids;      // [T] for text and ids; empty for images
+    // For text: each token's byte span in the sentence ([T] pairs; special tokens get {0, 0}).
+    std::vector<std::pair<std::size_t, std::size_t>> spans;
+    // For images: the patch grid, and how many tokens ([CLS], ...) come before the patches.
+    int grid_width = 0;
+    int grid_height = 0;
+    int n_prefix_tokens = 0;
+};
+
+struct RunOptions {
+    std::optional<bool> causal;                    // overrides ModelInfo::causal
+    std::vector<std::vector<bool>> disabled_heads;  // [L][H] or empty: ablated heads
+    TraceDetail detail = TraceDetail::weights;
+};
+
+struct ModelTrace {
+    std::vector<AttentionTrace> layers;   // [L]
+    OptionalMask mask;                    // [T, T], the same for every layer; absent = all allowed
+    Matrix hidden;                        // [T, E] after the last layer (and final norm)
+    Matrix logits;                        // [T, V] or [1, labels]; empty when the model has no head
+};
+
+// A tensor owned by value, for exports.
+struct OwnedTensor {
+    std::string name;
+    Shape shape;
+    std::vector<float> values;
+};
+
+class Model {
+public:
+    virtual ~Model() = default;
+    virtual const ModelInfo& info() const = 0;
+
+    // Each throws headscope::Error when the model takes no such input, or it is bad
+    // (empty, too long, invalid UTF-8, ids out of range, ...).
+    virtual ModelInput encode_text(std::string_view text) const;
+    virtual ModelInput encode_image(const RgbImage& image) const;
+    virtual ModelInput encode_ids(std::span<const std::int64_t> ids) const;
+
+    virtual ModelTrace forward(const ModelInput& input, const RunOptions& options) const = 0;
+
+    // Every weight, named as tools/demo_reference.py reads them.
+    virtual std::vector<OwnedTensor> export_weights() const = 0;
+};
+
+// Checks `disabled` against the model's shape ([L][H] or empty); throws otherwise.
+void check_disabled_heads(const ModelInfo& info, const std::vector<std::vector<bool>>& disabled);
+
+} // namespace headscope

@@ -1,0 +1,34 @@
+#include "core/model_registry.h"
+
+#include "core/error.h"
+
+namespace headscope {
+
+namespace {
+
+constexpr std::string_view builtin_prefix = "builtin:";
+
+} // namespace
+
+std::vector<BuiltinModel> builtin_models() {
+    return {
+        {"builtin:toy-text", "text encoder, words + sinusoidal positions; heads built to show previous-token, "
+                             "same-token, first-token and local patterns (E=64 H=4 L=2)"},
+        {"builtin:toy-vit", "ViT-style image encoder, 16 px patches + [CLS]; heads built to show same-colour, "
+                            "neighbourhood, same-row and [CLS] patterns (224 px, E=64 H=4 L=2)"},
+    };
+}
+
+std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& config) {
+    if (path.rfind(builtin_prefix, 0) == 0) {
+        if (path == "builtin:toy-text") return make_toy_text(config);
+        if (path == "builtin:toy-vit") return make_toy_vit(config);
+        std::string known;
+        for (const BuiltinModel& m : builtin_models()) known += (known.empty() ? "" : ", ") + m.name;
+        throw Error("--model " + path + ": no such built-in model (known: " + known + ")");
+    }
+    throw Error("--model " + path + ": not a built-in model; this build opens built-in models only (" +
+                "headscope-cli models lists them)");
+}
+
+} // namespace headscope

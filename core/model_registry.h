@@ -1,0 +1,25 @@
+#pragma once
+// Opening a model by the name a user gives (--model PATH): built-in demo models as
+// "builtin:NAME", with their size and seed from ToyConfig.
+
+#include "core/model.h"
+#include "core/toy_models.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace headscope {
+
+struct BuiltinModel {
+    std::string name;          // "builtin:toy-text"
+    std::string description;   // one line, for `headscope-cli models`
+};
+
+std::vector<BuiltinModel> builtin_models();
+
+// Throws headscope::Error for an unknown built-in name (listing the known ones), for
+// a config that cannot form the model, and for paths that are not built-in models.
+std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& config);
+
+} // namespace headscope

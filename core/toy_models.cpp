@@ -1,0 +1,561 @@
+#include "core/toy_models.h"
+
+#include "core/encoder.h"
+#include "core/error.h"
+#include "core/seeded_random.h"
+#include "core/text.h"
+#include "core/toy_init.h"
+
+#include <cmath>
+#include <string>
+
+namespace headscope {
+
+namespace {
+
+using toy::HeadRows;
+using toy::Sinusoid;
+
+std::string config_text(const ToyConfig& c) {
+    return "E=" + std::to_string(c.width) + " H=" + std::to_string(c.n_heads) + " L=" + std::to_string(c.n_layers);
+}
+
+std::map<std::string, std::string> config_settings(const ToyConfig& c, bool image_model) {
+    std::map<std::string, std::string> s = {
+        {"width", std::to_string(c.width)},     {"heads", std::to_string(c.n_heads)},
+        {"layers", std::to_string(c.n_layers)}, {"mlp_ratio", std::to_string(c.mlp_ratio)},
+        {"bias", c.bias ? "true" : "false"},     {"seed", std::to_string(c.seed)},
+        {"init", c.init == ToyInit::structured ? "structured" : "random"},
+    };
+    if (image_model) {
+        s["image_size"] = std::to_string(c.image_size);
+        s["patch_size"] = std::to_string(c.patch_size);
+    } else {
+        s["max_tokens"] = std::to_string(c.max_tokens);
+    }
+    return s;
+}
+
+// The part of a block every head shares: norms, value/output projections and MLP.
+// Structured models keep these small so the residual stream (and with it the
+// word/position channels the heads read) passes through the layers mostly intact.
+EncoderBlock make_block(const ToyConfig& c, std::size_t layer) {
+    const Eigen::Index E = c.width;
+    const Eigen::Index hidden = c.mlp_ratio * E;
+    const std::string prefix = "layers." + std::to_string(layer);
+    EncoderBlock b;
+    b.ln1 = toy::unit_layer_norm(E);
+    b.ln2 = toy::unit_layer_norm(E);
+    b.attn.n_heads = c.n_heads;
+    if (c.init == ToyInit::random) {
+        b.attn.q = toy::torch_default_linear(c.seed, prefix + ".attn.q_proj", E, E, c.bias);
+        b.attn.k = toy::torch_default_linear(c.seed, prefix + ".attn.k_proj", E, E, c.bias);
+        b.attn.v = toy::torch_default_linear(c.seed, prefix + ".attn.v_proj", E, E, c.bias);
+        b.attn.out = toy::torch_default_linear(c.seed, prefix + ".attn.out_proj", E, E, c.bias);
+        b.mlp.fc1 = toy::torch_default_linear(c.seed, prefix + ".mlp.fc1", hidden, E, c.bias);
+        b.mlp.fc2 = toy::torch_default_linear(c.seed, prefix + ".mlp.fc2", E, hidden, c.bias);
+        return b;
+    }
+    const float e_scale = 1.0f / std::sqrt(static_cast<float>(E));
+    const auto linear = [&](const std::string& name, Eigen::Index out, Eigen::Index in, float scale) {
+        Linear l;
+        l.weight = toy::normal_matrix(c.seed, prefix + name + ".weight", out, in, scale);
+        if (c.bias) l.bias = Vector::Zero(out);
+        return l;
+    };
+    b.attn.q.weight = Matrix::Zero(E, E);
+    b.attn.k.weight = Matrix::Zero(E, E);
+    if (c.bias) {
+        b.attn.q.bias = Vector::Zero(E);
+        b.attn.k.bias = Vector::Zero(E);
+    }
+    b.attn.v = linear(".attn.v_proj", E, E, e_scale);
+    b.attn.out = linear(".attn.out_proj", E, E, 0.2f * e_scale);
+    b.mlp.fc1 = linear(".mlp.fc1", hidden, E, e_scale);
+    b.mlp.fc2 = linear(".mlp.fc2", E, hidden, 0.2f / std::sqrt(static_cast<float>(hidden)));
+    return b;
+}
+
+// ------------------------------------------------------------------------------------
+// toy-text
+
+// Structured layout of the E channels: words in [0, E/2) (zero mean, fixed length),
+// sinusoidal positions in [E/2, E) as E/8 groups (sin, cos, -sin, -cos), fastest
+// first. Every token then has mean 0 and the same length, so LayerNorm scales all
+// tokens alike and the heads below read exactly what they were built to read.
+struct TextChannels {
+    Eigen::Index words;                 // E/2
+    std::vector<Sinusoid> waves;        // [E/4]
+    Eigen::Index constant_channel;      // cos of the slowest wave: ~1 at every position
+};
+
+TextChannels text_channels(Eigen::Index E) {
+    TextChannels ch;
+    ch.words = E / 2;
+    const Eigen::Index groups = E / 8;
+    for (Eigen::Index k = 0; k < groups; ++k) {
+        const float rate = std::pow(10000.0f, -static_cast<float>(k) / static_cast<float>(groups));
+        const Eigen::Index c = E / 2 + 4 * k;
+        ch.waves.push_back({c, c + 1, rate, c + 2, c + 3});
+    }
+    ch.constant_channel = ch.waves.back().cos_channel;
+    return ch;
+}
+
+const char* const text_roles[] = {
+    "previous token: scores from positions only, peak at key = query - 1",
+    "same token: tied query/key on the word channels, attends to copies of its word",
+    "first token: every query attends to position 0 (an attention sink)",
+    "local window: a smooth position kernel, nearby words on both sides",
+    "next token: scores from positions only, peak at key = query + 1",
+    "two back: scores from positions only, peak at key = query - 2",
+    "average: zero query, equal weight on every allowed key (bag of words)",
+    "untrained: random query/key weights, as the tutorials initialise",
+};
+
+void build_text_head(AttentionWeights& w, HeadRows rows, int role, const TextChannels& ch, const ToyConfig& c,
+                     const std::string& name) {
+    const float root_dh = std::sqrt(static_cast<float>(rows.count));
+    const std::vector<Sinusoid> fast(ch.waves.begin(), ch.waves.begin() + std::min<std::ptrdiff_t>(ch.waves.size(), rows.count / 2));
+    switch (role) {
+    case 0: toy::set_position_head(w, rows, fast, -1.0f, 5.0f * root_dh); break;
+    case 1: {
+        std::vector<Eigen::Index> channels;
+        for (Eigen::Index r = 0; r < rows.count; ++r) channels.push_back((rows.first + r) % ch.words);
+        toy::set_tied_head(w, rows, channels, 8.0f / root_dh);   // same word: score ~ 8, others ~ +-2
+        break;
+    }
+    case 2: {
+        std::vector<Eigen::Index> keys;
+        for (const Sinusoid& s : fast) keys.push_back(s.cos_channel);
+        toy::set_query_key_head(w, rows, ch.constant_channel, keys, std::vector<float>(keys.size(), 1.0f),
+                                2.0f * root_dh);
+        break;
+    }
+    case 3: {
+        // Waves 1..4 (periods ~11 to ~180 words): a kernel that decays over a few words.
+        std::vector<Sinusoid> slow;
+        for (std::size_t k = 1; k < ch.waves.size() && slow.size() < std::min<std::size_t>(4, rows.count / 2); ++k) {
+            slow.push_back(ch.waves[k]);
+        }
+        toy::set_position_head(w, rows, slow, 0.0f, 5.0f * root_dh);
+        break;
+    }
+    case 4: toy::set_position_head(w, rows, fast, 1.0f, 5.0f * root_dh); break;
+    case 5: toy::set_position_head(w, rows, fast, -2.0f, 5.0f * root_dh); break;
+    case 6: break;   // q = 0: every score equal
+    default: toy::set_random_head(w, rows, c.seed, name); break;
+    }
+}
+
+class ToyTextModel final : public Model {
+public:
+    explicit ToyTextModel(const ToyConfig& config) : config_(config) {
+        validate_toy_config(config, false);
+        const Eigen::Index E = config.width;
+        const bool structured = config.init == ToyInit::structured;
+        const TextChannels ch = text_channels(E);
+
+        // Sinusoidal positions (Vaswani et al. 2017): structured models keep them in
+        // their own channels, the tutorials' way adds them over all E channels.
+        positions_ = Matrix::Zero(config.max_tokens, E);
+        std::vector<Sinusoid> waves = ch.waves;
+        if (!structured) {
+            waves.clear();
+            for (Eigen::Index k = 0; k < E / 2; ++k) {
+                waves.push_back({2 * k, 2 * k + 1, std::pow(10000.0f, -2.0f * static_cast<float>(k) / static_cast<float>(E))});
+            }
+        }
+        for (Eigen::Index t = 0; t < config.max_tokens; ++t) {
+            for (const Sinusoid& s : waves) toy::write_sinusoid(positions_, t, s, static_cast<float>(t));
+        }
+        word_channels_ = structured ? ch.words : E;
+
+        info_.name = "builtin:toy-text";
+        info_.description = "demo text encoder (" + config_text(config) + ", " +
+                            (structured ? "structured heads" : "random weights") + ")";
+        info_.n_layers = config.n_layers;
+        info_.n_heads = config.n_heads;
+        info_.width = E;
+        info_.head_width = E / config.n_heads;
+        info_.mlp_width = config.mlp_ratio * E;
+        info_.max_tokens = config.max_tokens;
+        info_.takes_text = true;
+        info_.settings = config_settings(config, false);
+
+        for (Eigen::Index l = 0; l < config.n_layers; ++l) {
+            EncoderBlock block = make_block(config, static_cast<std::size_t>(l));
+            std::vector<std::string> roles;
+            for (Eigen::Index h = 0; h < config.n_heads; ++h) {
+                if (!structured) {
+                    roles.emplace_back();
+                    continue;
+                }
+                const int role = static_cast<int>((l * config.n_heads + h) % 8);
+                const HeadRows rows{h * info_.head_width, info_.head_width};
+                build_text_head(block.attn, rows, role, ch, config,
+                                "layers." + std::to_string(l) + ".head." + std::to_string(h));
+                roles.emplace_back(text_roles[role]);
+            }
+            info_.head_roles.push_back(std::move(roles));
+            stack_.blocks.push_back(std::move(block));
+        }
+        stack_.final_norm = toy::unit_layer_norm(E);
+        info_.n_parameters = encoder_parameter_count(stack_) + positions_.size();
+    }
+
+    const ModelInfo& info() const override { return info_; }
+
+    ModelInput encode_text(std::string_view text) const override {
+        const std::vector<TextToken> tokens = tokenize_words(text, "text");
+        if (tokens.empty()) throw Error("text: the sentence is empty (no words or punctuation)");
+        check_length(static_cast<Eigen::Index>(tokens.size()));
+        std::vector<std::int64_t> ids;
+        for (const TextToken& t : tokens) ids.push_back(toy_text_token_id(t.text));
+        ModelInput input = embed(ids);
+        input.labels.clear();
+        input.spans.clear();
+        for (const TextToken& t : tokens) {
+            input.labels.push_back(t.text);
+            input.spans.emplace_back(t.begin, t.end);
+        }
+        return input;
+    }
+
+    ModelInput encode_ids(std::span<const std::int64_t> ids) const override {
+        if (ids.empty()) throw Error("--tokens: no token ids given");
+        check_length(static_cast<Eigen::Index>(ids.size()));
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            if (ids[i] < 0 || ids[i] >= toy_text_id_limit) {
+                throw Error("--tokens: id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                            " is outside 0.." + std::to_string(toy_text_id_limit - 1));
+            }
+        }
+        return embed(std::vector<std::int64_t>(ids.begin(), ids.end()));
+    }
+
+    ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
+        check_disabled_heads(info_, options.disabled_heads);
+        const Eigen::Index T = input.embeddings.rows();
+        OptionalMask mask;
+        if (options.causal.value_or(info_.causal)) mask = mask_causal(T, T);
+        return encoder_forward(stack_, input.embeddings, mask, options);
+    }
+
+    std::vector<OwnedTensor> export_weights() const override {
+        std::vector<OwnedTensor> out;
+        out.push_back(owned_tensor("embeddings.position", positions_));
+        export_encoder(stack_, out);
+        return out;
+    }
+
+private:
+    void check_length(Eigen::Index n) const {
+        if (n > config_.max_tokens) {
+            throw Error("text: " + std::to_string(n) + " tokens, more than builtin:toy-text's limit of " +
+                        std::to_string(config_.max_tokens) + " (raise it with --max-tokens)");
+        }
+    }
+
+    // Word vector of id: N(0, 1) in the word channels from seeded_normal(seed,
+    // stream_of("embeddings.word"), id * E + channel) (rescaled to RMS 1 when
+    // structured), so equal words get equal vectors and tools/demo_reference.py can
+    // recompute them; plus the position row.
+    ModelInput embed(const std::vector<std::int64_t>& ids) const {
+        const Eigen::Index E = config_.width;
+        const std::uint64_t stream = toy::stream_of("embeddings.word");
+        ModelInput input;
+        input.ids = ids;
+        input.embeddings = positions_.topRows(static_cast<Eigen::Index>(ids.size()));
+        for (std::size_t t = 0; t < ids.size(); ++t) {
+            RowVector word(word_channels_);
+            for (Eigen::Index c = 0; c < word_channels_; ++c) {
+                const auto index = static_cast<std::uint64_t>(ids[t]) * static_cast<std::uint64_t>(E) + static_cast<std::uint64_t>(c);
+                word(c) = seeded_normal(config_.seed, stream, index);
+            }
+            // Structured: every word vector has mean 0 and RMS 1 (see TextChannels).
+            if (config_.init == ToyInit::structured) {
+                word.array() -= word.mean();
+                word *= std::sqrt(static_cast<float>(word_channels_)) / word.norm();
+            }
+            input.embeddings.row(static_cast<Eigen::Index>(t)).head(word_channels_) += word;
+            std::string label = "#";   // built in two steps: GCC 12 mis-warns on "#" + std::string
+            label += std::to_string(ids[t]);
+            input.labels.push_back(std::move(label));
+            input.spans.emplace_back(0, 0);
+        }
+        return input;
+    }
+
+    ToyConfig config_;
+    ModelInfo info_;
+    EncoderStack stack_;
+    Matrix positions_;             // [max_tokens, E]
+    Eigen::Index word_channels_;   // how many leading channels hold the word vector
+};
+
+
+// ------------------------------------------------------------------------------------
+// toy-vit
+
+// Structured layout of the E channels: image features in [0, E/2): mean colour
+// (0..2), horizontal (3..5) and vertical (6..8) colour gradients, seeded filters
+// after that, a constant 1 (E/2 - 2, the patch bias) and the [CLS] flag (E/2 - 1);
+// 2-D sinusoidal positions in [E/2, E): x waves first, then y waves.
+struct VitChannels {
+    Eigen::Index features;              // E/2
+    Eigen::Index constant_channel;      // 1 for every token
+    Eigen::Index cls_channel;           // 1 for [CLS] only (scaled)
+    std::vector<Sinusoid> x_waves;      // fastest first
+    std::vector<Sinusoid> y_waves;
+};
+
+VitChannels vit_channels(Eigen::Index E) {
+    VitChannels ch;
+    ch.features = E / 2;
+    ch.constant_channel = E / 2 - 2;
+    ch.cls_channel = E / 2 - 1;
+    // E/8 groups (sin, cos, -sin, -cos), half per axis, rates from pi/2 (a 4-patch
+    // period) halving every two.
+    const Eigen::Index per_axis = E / 16;
+    for (Eigen::Index k = 0; k < per_axis; ++k) {
+        const float rate = 1.5707963f * std::pow(2.0f, -0.5f * static_cast<float>(k));
+        const Eigen::Index x = E / 2 + 4 * k;
+        const Eigen::Index y = E / 2 + 4 * (per_axis + k);
+        ch.x_waves.push_back({x, x + 1, rate, x + 2, x + 3});
+        ch.y_waves.push_back({y, y + 1, rate, y + 2, y + 3});
+    }
+    return ch;
+}
+
+const char* const vit_roles[] = {
+    "same colour: tied query/key on mean-colour channels, patches attend to patches of their colour",
+    "neighbourhood: a smooth 2-D position kernel, patches attend to the patches around them",
+    "same row: position kernel on y only, patches attend along their row",
+    "[CLS] gathers: [CLS] attends to warm (red, yellow) patches; patches spread evenly",
+    "same column: position kernel on x only, patches attend along their column",
+    "same texture: tied query/key on colour-gradient channels (edges attend to edges)",
+    "attends to [CLS]: every token looks at [CLS] (an attention sink)",
+    "untrained: random query/key weights, as the tutorials initialise",
+};
+
+void build_vit_head(AttentionWeights& w, HeadRows rows, int role, const VitChannels& ch, const ToyConfig& c,
+                    const std::string& name) {
+    const float root_dh = std::sqrt(static_cast<float>(rows.count));
+    const auto slow = [&](const std::vector<Sinusoid>& waves) {
+        // Skip the fastest wave: the rest decay over a few patches.
+        return std::vector<Sinusoid>(waves.begin() + std::min<std::ptrdiff_t>(1, waves.size()), waves.end());
+    };
+    switch (role) {
+    case 0: toy::set_tied_head(w, rows, {0, 1, 2}, 6.0f / root_dh); break;
+    case 1: {
+        std::vector<Sinusoid> waves;
+        const auto sx = slow(ch.x_waves);
+        const auto sy = slow(ch.y_waves);
+        for (std::size_t k = 0; k < std::max(sx.size(), sy.size()); ++k) {
+            if (k < sx.size()) waves.push_back(sx[k]);
+            if (k < sy.size()) waves.push_back(sy[k]);
+        }
+        toy::set_position_head(w, rows, waves, 0.0f, 0.5f * root_dh);
+        break;
+    }
+    case 2: toy::set_position_head(w, rows, ch.y_waves, 0.0f, 3.0f * root_dh); break;
+    case 3: toy::set_query_key_head(w, rows, ch.cls_channel, {0, 2}, {1.0f, -1.0f}, 3.0f * root_dh); break;
+    case 4: toy::set_position_head(w, rows, ch.x_waves, 0.0f, 3.0f * root_dh); break;
+    case 5: toy::set_tied_head(w, rows, {3, 4, 5, 6, 7, 8}, 6.0f / root_dh); break;
+    case 6: toy::set_query_key_head(w, rows, ch.constant_channel, {ch.cls_channel}, {1.0f}, 3.0f * root_dh); break;
+    default: toy::set_random_head(w, rows, c.seed, name); break;
+    }
+}
+
+class ToyVitModel final : public Model {
+public:
+    explicit ToyVitModel(const ToyConfig& config) : config_(config) {
+        validate_toy_config(config, true);
+        const Eigen::Index E = config.width;
+        const int P = config.patch_size;
+        const int grid = config.image_size / P;
+        const Eigen::Index N = static_cast<Eigen::Index>(grid) * grid;
+        const bool structured = config.init == ToyInit::structured;
+        const VitChannels ch = vit_channels(E);
+
+        if (structured) {
+            // A linear patch embedding that measures colour and edges: each feature
+            // channel is a fixed filter over the P x P x 3 patch (Conv2d weight layout).
+            const Eigen::Index K = 3 * P * P;
+            patch_weight_ = Matrix::Zero(E, K);
+            patch_bias_ = Vector::Zero(E);
+            const float area = static_cast<float>(P * P);
+            for (int colour = 0; colour < 3; ++colour) {
+                for (int y = 0; y < P; ++y) {
+                    for (int x = 0; x < P; ++x) {
+                        const Eigen::Index k = (colour * P + y) * P + x;
+                        patch_weight_(colour, k) = 2.0f / area;                                    // mean, x2
+                        patch_weight_(3 + colour, k) = (x < P / 2 ? -4.0f : 4.0f) / area;          // left -> right
+                        patch_weight_(6 + colour, k) = (y < P / 2 ? -4.0f : 4.0f) / area;          // top -> bottom
+                    }
+                }
+            }
+            const Matrix filters = toy::normal_matrix(config.seed, "embeddings.patch.filters", ch.features - 11, K,
+                                                      0.3f / std::sqrt(static_cast<float>(K)));
+            patch_weight_.middleRows(9, ch.features - 11) = filters;
+            patch_bias_(ch.constant_channel) = 1.0f;
+            cls_ = Vector::Zero(E);
+            cls_(ch.constant_channel) = 1.0f;
+            cls_(ch.cls_channel) = 3.0f;
+            positions_ = Matrix::Zero(N + 1, E);   // row 0 is [CLS]'s: no position
+            for (int r = 0; r < grid; ++r) {
+                for (int col = 0; col < grid; ++col) {
+                    const Eigen::Index row = 1 + r * grid + col;
+                    for (const Sinusoid& s : ch.x_waves) toy::write_sinusoid(positions_, row, s, static_cast<float>(col));
+                    for (const Sinusoid& s : ch.y_waves) toy::write_sinusoid(positions_, row, s, static_cast<float>(r));
+                }
+            }
+        } else {
+            // As PyTorch initialises a ViT: Conv2d's uniform patch embedding, and small
+            // normal [CLS] and positions (std 0.02, as timm and Hugging Face do).
+            const Linear conv = toy::torch_default_linear(config.seed, "embeddings.patch", E, 3 * P * P, true);
+            patch_weight_ = conv.weight;
+            patch_bias_ = conv.bias;
+            cls_ = toy::normal_matrix(config.seed, "embeddings.cls", E, 1, 0.02f);
+            positions_ = toy::normal_matrix(config.seed, "embeddings.position", N + 1, E, 0.02f);
+        }
+
+        info_.name = "builtin:toy-vit";
+        info_.description = "demo ViT image encoder (" + config_text(config) + ", " + std::to_string(config.image_size) +
+                            " px, P=" + std::to_string(P) + ", " + (structured ? "structured heads" : "random weights") + ")";
+        info_.n_layers = config.n_layers;
+        info_.n_heads = config.n_heads;
+        info_.width = E;
+        info_.head_width = E / config.n_heads;
+        info_.mlp_width = config.mlp_ratio * E;
+        info_.max_tokens = N + 1;
+        info_.takes_image = true;
+        info_.image_size = config.image_size;
+        info_.patch_size = P;
+        info_.settings = config_settings(config, true);
+
+        for (Eigen::Index l = 0; l < config.n_layers; ++l) {
+            EncoderBlock block = make_block(config, static_cast<std::size_t>(l));
+            std::vector<std::string> roles;
+            for (Eigen::Index h = 0; h < config.n_heads; ++h) {
+                if (!structured) {
+                    roles.emplace_back();
+                    continue;
+                }
+                const int role = static_cast<int>((l * config.n_heads + h) % 8);
+                build_vit_head(block.attn, HeadRows{h * info_.head_width, info_.head_width}, role, ch, config,
+                               "layers." + std::to_string(l) + ".head." + std::to_string(h));
+                roles.emplace_back(vit_roles[role]);
+            }
+            info_.head_roles.push_back(std::move(roles));
+            stack_.blocks.push_back(std::move(block));
+        }
+        stack_.final_norm = toy::unit_layer_norm(E);
+        info_.n_parameters = encoder_parameter_count(stack_) + patch_weight_.size() + patch_bias_.size() + cls_.size() +
+                             positions_.size();
+    }
+
+    const ModelInfo& info() const override { return info_; }
+
+    // Resize (Pillow bilinear, as ViTImageProcessor) unless already at size, rescale by
+    // 1/255, normalise with mean = std = 0.5, embed patches, prepend [CLS], add positions.
+    ModelInput encode_image(const RgbImage& image) const override {
+        const int S = config_.image_size;
+        const RgbImage sized =
+            (image.width == S && image.height == S) ? image : resize_image(image, S, S, Resample::bilinear);
+        const float half[3] = {0.5f, 0.5f, 0.5f};
+        const ImageTensor pixels = normalize_image(sized, 1.0f / 255.0f, half, half);
+        const Matrix patches = patch_embed(pixels, config_.patch_size, patch_weight_, patch_bias_);   // [N, E]
+        ModelInput input;
+        input.embeddings.resize(patches.rows() + 1, config_.width);
+        input.embeddings.row(0) = cls_.transpose();
+        input.embeddings.bottomRows(patches.rows()) = patches;
+        input.embeddings += positions_;
+        input.grid_width = S / config_.patch_size;
+        input.grid_height = S / config_.patch_size;
+        input.n_prefix_tokens = 1;
+        input.labels.push_back("[CLS]");
+        for (Eigen::Index n = 0; n < patches.rows(); ++n) {
+            std::string label = "p";
+            label += std::to_string(n);
+            input.labels.push_back(std::move(label));
+        }
+        return input;
+    }
+
+    ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
+        check_disabled_heads(info_, options.disabled_heads);
+        const Eigen::Index T = input.embeddings.rows();
+        OptionalMask mask;
+        if (options.causal.value_or(info_.causal)) mask = mask_causal(T, T);
+        return encoder_forward(stack_, input.embeddings, mask, options);
+    }
+
+    std::vector<OwnedTensor> export_weights() const override {
+        std::vector<OwnedTensor> out;
+        OwnedTensor patch = owned_tensor("embeddings.patch.weight", patch_weight_);
+        const auto P = static_cast<std::int64_t>(config_.patch_size);
+        patch.shape = {config_.width, 3, P, P};   // as Conv2d stores it
+        out.push_back(std::move(patch));
+        out.push_back(owned_tensor("embeddings.patch.bias", patch_bias_));
+        out.push_back(owned_tensor("embeddings.cls", cls_));
+        out.push_back(owned_tensor("embeddings.position", positions_));
+        export_encoder(stack_, out);
+        return out;
+    }
+
+private:
+    ToyConfig config_;
+    ModelInfo info_;
+    EncoderStack stack_;
+    Matrix patch_weight_;   // [E, 3 * P * P]
+    Vector patch_bias_;     // [E]
+    Vector cls_;            // [E]
+    Matrix positions_;      // [N + 1, E]
+};
+
+} // namespace
+
+std::int64_t toy_text_token_id(std::string_view word) {
+    std::uint32_t hash = 2166136261u;
+    for (unsigned char c : word) {
+        hash ^= c;
+        hash *= 16777619u;
+    }
+    return static_cast<std::int64_t>(hash & 0x7fffffffu);
+}
+
+void validate_toy_config(const ToyConfig& c, bool image_model) {
+    const auto bad = [](const std::string& what) { throw Error("model settings: " + what); };
+    if (c.width < 8 || c.width > 4096) bad("width E = " + std::to_string(c.width) + " must be in 8..4096");
+    if (c.width % 8 != 0) bad("width E = " + std::to_string(c.width) + " must be a multiple of 8");
+    if (c.n_heads < 1 || c.n_heads > 256) bad("heads H = " + std::to_string(c.n_heads) + " must be in 1..256");
+    if (c.width % c.n_heads != 0) {
+        bad("width E = " + std::to_string(c.width) + " is not divisible by H = " + std::to_string(c.n_heads));
+    }
+    const Eigen::Index Dh = c.width / c.n_heads;
+    if (Dh < 2 || Dh % 2 != 0) bad("head width E / H = " + std::to_string(Dh) + " must be even and at least 2");
+    if (c.n_layers < 1 || c.n_layers > 64) bad("layers L = " + std::to_string(c.n_layers) + " must be in 1..64");
+    if (c.mlp_ratio < 1 || c.mlp_ratio > 16) bad("mlp ratio must be in 1..16");
+    if (!image_model && (c.max_tokens < 1 || c.max_tokens > 8192)) {
+        bad("max tokens = " + std::to_string(c.max_tokens) + " must be in 1..8192");
+    }
+    if (image_model) {
+        if (c.patch_size < 2 || c.patch_size > 64) bad("patch size P = " + std::to_string(c.patch_size) + " must be in 2..64");
+        if (c.image_size < c.patch_size || c.image_size > 1024) {
+            bad("image size = " + std::to_string(c.image_size) + " must be in P..1024");
+        }
+        if (c.image_size % c.patch_size != 0) {
+            bad("image size " + std::to_string(c.image_size) + " is not a multiple of P = " + std::to_string(c.patch_size));
+        }
+        if (c.width < 32 || c.width % 16 != 0) {
+            bad("width E = " + std::to_string(c.width) + " must be a multiple of 16 and at least 32 for toy-vit");
+        }
+    }
+}
+
+std::unique_ptr<Model> make_toy_text(const ToyConfig& config) { return std::make_unique<ToyTextModel>(config); }
+std::unique_ptr<Model> make_toy_vit(const ToyConfig& config) { return std::make_unique<ToyVitModel>(config); }
+
+} // namespace headscope

@@ -7,6 +7,7 @@
 #include "core/toy_init.h"
 
 #include <cmath>
+#include <functional>
 #include <string>
 
 namespace headscope {
@@ -75,6 +76,60 @@ EncoderBlock make_block(const ToyConfig& c, std::size_t layer) {
     b.mlp.fc2 = linear(".mlp.fc2", E, hidden, 0.2f / std::sqrt(static_cast<float>(hidden)));
     return b;
 }
+
+// What both demo models share: their info, the encoder stack whose heads a role
+// builder fills in, and the forward pass.
+class ToyModel : public Model {
+public:
+    const ModelInfo& info() const override { return info_; }
+
+    ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
+        check_disabled_heads(info_, options.disabled_heads);
+        const Eigen::Index T = input.embeddings.rows();
+        OptionalMask mask;
+        if (options.causal.value_or(info_.causal)) mask = mask_causal(T, T);
+        return encoder_forward(stack_, input.embeddings, mask, options);
+    }
+
+protected:
+    using RoleBuilder = std::function<void(AttentionWeights&, HeadRows, int role, const std::string& name)>;
+
+    ToyModel(const ToyConfig& config, bool image_model) : config_(config) {
+        validate_toy_config(config, image_model);
+        info_.n_layers = config.n_layers;
+        info_.n_heads = config.n_heads;
+        info_.width = config.width;
+        info_.head_width = config.width / config.n_heads;
+        info_.mlp_width = config.mlp_ratio * config.width;
+        info_.settings = config_settings(config, image_model);
+    }
+
+    // Builds every block; structured models hand head (l, h) role (l * H + h) mod 8.
+    void build_stack(const RoleBuilder& build_head, const char* const (&roles)[8]) {
+        const bool structured = config_.init == ToyInit::structured;
+        for (Eigen::Index l = 0; l < config_.n_layers; ++l) {
+            EncoderBlock block = make_block(config_, static_cast<std::size_t>(l));
+            std::vector<std::string> layer_roles;
+            for (Eigen::Index h = 0; h < config_.n_heads; ++h) {
+                if (!structured) {
+                    layer_roles.emplace_back();
+                    continue;
+                }
+                const int role = static_cast<int>((l * config_.n_heads + h) % 8);
+                build_head(block.attn, HeadRows{h * info_.head_width, info_.head_width}, role,
+                           "layers." + std::to_string(l) + ".head." + std::to_string(h));
+                layer_roles.emplace_back(roles[role]);
+            }
+            info_.head_roles.push_back(std::move(layer_roles));
+            stack_.blocks.push_back(std::move(block));
+        }
+        stack_.final_norm = toy::unit_layer_norm(config_.width);
+    }
+
+    ToyConfig config_;
+    ModelInfo info_;
+    EncoderStack stack_;
+};
 
 // ------------------------------------------------------------------------------------
 // toy-text
@@ -148,10 +203,9 @@ void build_text_head(AttentionWeights& w, HeadRows rows, int role, const TextCha
     }
 }
 
-class ToyTextModel final : public Model {
+class ToyTextModel final : public ToyModel {
 public:
-    explicit ToyTextModel(const ToyConfig& config) : config_(config) {
-        validate_toy_config(config, false);
+    explicit ToyTextModel(const ToyConfig& config) : ToyModel(config, false) {
         const Eigen::Index E = config.width;
         const bool structured = config.init == ToyInit::structured;
         const TextChannels ch = text_channels(E);
@@ -174,37 +228,13 @@ public:
         info_.name = "builtin:toy-text";
         info_.description = "demo text encoder (" + config_text(config) + ", " +
                             (structured ? "structured heads" : "random weights") + ")";
-        info_.n_layers = config.n_layers;
-        info_.n_heads = config.n_heads;
-        info_.width = E;
-        info_.head_width = E / config.n_heads;
-        info_.mlp_width = config.mlp_ratio * E;
         info_.max_tokens = config.max_tokens;
         info_.takes_text = true;
-        info_.settings = config_settings(config, false);
-
-        for (Eigen::Index l = 0; l < config.n_layers; ++l) {
-            EncoderBlock block = make_block(config, static_cast<std::size_t>(l));
-            std::vector<std::string> roles;
-            for (Eigen::Index h = 0; h < config.n_heads; ++h) {
-                if (!structured) {
-                    roles.emplace_back();
-                    continue;
-                }
-                const int role = static_cast<int>((l * config.n_heads + h) % 8);
-                const HeadRows rows{h * info_.head_width, info_.head_width};
-                build_text_head(block.attn, rows, role, ch, config,
-                                "layers." + std::to_string(l) + ".head." + std::to_string(h));
-                roles.emplace_back(text_roles[role]);
-            }
-            info_.head_roles.push_back(std::move(roles));
-            stack_.blocks.push_back(std::move(block));
-        }
-        stack_.final_norm = toy::unit_layer_norm(E);
+        build_stack([&](AttentionWeights& w, HeadRows rows, int role, const std::string& name) {
+            build_text_head(w, rows, role, ch, config, name);
+        }, text_roles);
         info_.n_parameters = encoder_parameter_count(stack_) + positions_.size();
     }
-
-    const ModelInfo& info() const override { return info_; }
 
     ModelInput encode_text(std::string_view text) const override {
         const std::vector<TextToken> tokens = tokenize_words(text, "text");
@@ -232,14 +262,6 @@ public:
             }
         }
         return embed(std::vector<std::int64_t>(ids.begin(), ids.end()));
-    }
-
-    ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
-        check_disabled_heads(info_, options.disabled_heads);
-        const Eigen::Index T = input.embeddings.rows();
-        OptionalMask mask;
-        if (options.causal.value_or(info_.causal)) mask = mask_causal(T, T);
-        return encoder_forward(stack_, input.embeddings, mask, options);
     }
 
     std::vector<OwnedTensor> export_weights() const override {
@@ -287,9 +309,6 @@ private:
         return input;
     }
 
-    ToyConfig config_;
-    ModelInfo info_;
-    EncoderStack stack_;
     Matrix positions_;             // [max_tokens, E]
     Eigen::Index word_channels_;   // how many leading channels hold the word vector
 };
@@ -368,10 +387,9 @@ void build_vit_head(AttentionWeights& w, HeadRows rows, int role, const VitChann
     }
 }
 
-class ToyVitModel final : public Model {
+class ToyVitModel final : public ToyModel {
 public:
-    explicit ToyVitModel(const ToyConfig& config) : config_(config) {
-        validate_toy_config(config, true);
+    explicit ToyVitModel(const ToyConfig& config) : ToyModel(config, true) {
         const Eigen::Index E = config.width;
         const int P = config.patch_size;
         const int grid = config.image_size / P;
@@ -424,39 +442,16 @@ public:
         info_.name = "builtin:toy-vit";
         info_.description = "demo ViT image encoder (" + config_text(config) + ", " + std::to_string(config.image_size) +
                             " px, P=" + std::to_string(P) + ", " + (structured ? "structured heads" : "random weights") + ")";
-        info_.n_layers = config.n_layers;
-        info_.n_heads = config.n_heads;
-        info_.width = E;
-        info_.head_width = E / config.n_heads;
-        info_.mlp_width = config.mlp_ratio * E;
         info_.max_tokens = N + 1;
         info_.takes_image = true;
         info_.image_size = config.image_size;
         info_.patch_size = P;
-        info_.settings = config_settings(config, true);
-
-        for (Eigen::Index l = 0; l < config.n_layers; ++l) {
-            EncoderBlock block = make_block(config, static_cast<std::size_t>(l));
-            std::vector<std::string> roles;
-            for (Eigen::Index h = 0; h < config.n_heads; ++h) {
-                if (!structured) {
-                    roles.emplace_back();
-                    continue;
-                }
-                const int role = static_cast<int>((l * config.n_heads + h) % 8);
-                build_vit_head(block.attn, HeadRows{h * info_.head_width, info_.head_width}, role, ch, config,
-                               "layers." + std::to_string(l) + ".head." + std::to_string(h));
-                roles.emplace_back(vit_roles[role]);
-            }
-            info_.head_roles.push_back(std::move(roles));
-            stack_.blocks.push_back(std::move(block));
-        }
-        stack_.final_norm = toy::unit_layer_norm(E);
+        build_stack([&](AttentionWeights& w, HeadRows rows, int role, const std::string& name) {
+            build_vit_head(w, rows, role, ch, config, name);
+        }, vit_roles);
         info_.n_parameters = encoder_parameter_count(stack_) + patch_weight_.size() + patch_bias_.size() + cls_.size() +
                              positions_.size();
     }
-
-    const ModelInfo& info() const override { return info_; }
 
     // Resize (Pillow bilinear, as ViTImageProcessor) unless already at size, rescale by
     // 1/255, normalise with mean = std = 0.5, embed patches, prepend [CLS], add positions.
@@ -484,14 +479,6 @@ public:
         return input;
     }
 
-    ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
-        check_disabled_heads(info_, options.disabled_heads);
-        const Eigen::Index T = input.embeddings.rows();
-        OptionalMask mask;
-        if (options.causal.value_or(info_.causal)) mask = mask_causal(T, T);
-        return encoder_forward(stack_, input.embeddings, mask, options);
-    }
-
     std::vector<OwnedTensor> export_weights() const override {
         std::vector<OwnedTensor> out;
         OwnedTensor patch = owned_tensor("embeddings.patch.weight", patch_weight_);
@@ -506,9 +493,6 @@ public:
     }
 
 private:
-    ToyConfig config_;
-    ModelInfo info_;
-    EncoderStack stack_;
     Matrix patch_weight_;   // [E, 3 * P * P]
     Vector patch_bias_;     // [E]
     Vector cls_;            // [E]

@@ -11,10 +11,10 @@ packages=(
     libeigen3-dev nlohmann-json3-dev libstb-dev libutf8proc-dev
     # headscope-cli
     libcli11-dev
-    # GUI: window, OpenGL, Dear ImGui (ships its GLFW + OpenGL3 backends)
-    libglfw3-dev libgl-dev libimgui-dev
-    # tests, and GUI tests on a virtual display (Mesa llvmpipe)
-    doctest-dev xvfb xauth libgl1-mesa-dri
+    # GUI: window, OpenGL, Dear ImGui (ships its GLFW + OpenGL3 backends), a UI font
+    libglfw3-dev libgl-dev libimgui-dev fonts-dejavu-core
+    # tests, and GUI tests on a virtual display (Mesa llvmpipe) with real input events
+    doctest-dev xvfb xauth libgl1-mesa-dri xdotool
 )
 
 # Optional: the references the tools/ scripts run on (PyTorch, Pillow, matplotlib).

@@ -33,8 +33,8 @@ float widest(const std::vector<std::string>& labels) {
 
 } // namespace
 
-void draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, const HeatmapTexture& texture,
-                  const HeatmapLabels& labels, float max_side) {
+int draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, const HeatmapTexture& texture,
+                 const HeatmapLabels& labels, float max_side, int pinned_row) {
     ImGui::PushID(id);
     const auto Tq = static_cast<int>(head.weights.rows());
     const auto Tk = static_cast<int>(head.weights.cols());
@@ -63,8 +63,17 @@ void draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, co
         add_text_rotated(draw, anchor, text_colour, labels.keys[static_cast<std::size_t>(j)].c_str(), -0.785398f);
     }
 
+    if (pinned_row >= 0 && pinned_row < Tq) {
+        const float y = map_min.y + cell * static_cast<float>(pinned_row);
+        draw->AddRect(ImVec2(map_min.x - 2, y - 1), ImVec2(map_max.x + 2, y + cell + 1), IM_COL32(255, 255, 255, 255), 0.0f,
+                      0, 2.0f);
+    }
     ImGui::SetCursorScreenPos(map_min);
-    ImGui::InvisibleButton("cells", ImVec2(map_max.x - map_min.x, map_max.y - map_min.y));
+    int clicked_row = -1;
+    if (ImGui::InvisibleButton("cells", ImVec2(map_max.x - map_min.x, map_max.y - map_min.y))) {
+        const float y = ImGui::GetIO().MousePos.y - map_min.y;
+        clicked_row = std::clamp(static_cast<int>(y / cell), 0, Tq - 1);
+    }
     if (ImGui::IsItemHovered()) {
         const ImVec2 mouse = ImGui::GetIO().MousePos;
         const int j = std::clamp(static_cast<int>((mouse.x - map_min.x) / cell), 0, Tk - 1);
@@ -86,6 +95,7 @@ void draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, co
     ImGui::SetCursorScreenPos(ImVec2(origin.x, map_max.y + 4.0f));
     ImGui::Dummy(ImVec2(map_max.x - origin.x, 0.0f));
     ImGui::PopID();
+    return clicked_row;
 }
 
 bool draw_heatmap_thumbnail(const char* id, const HeatmapTexture& texture, float side, bool selected) {

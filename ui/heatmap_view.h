@@ -18,9 +18,10 @@ struct HeatmapLabels {
 };
 
 // Draws `head` (its weights in `texture`, already uploaded) filling at most
-// `max_side` pixels square. `allowed` may be null (no mask).
-void draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, const HeatmapTexture& texture,
-                  const HeatmapLabels& labels, float max_side);
+// `max_side` pixels square. `allowed` may be null (no mask). `pinned_row` (or -1) is
+// outlined; returns the row clicked this frame, or -1.
+int draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, const HeatmapTexture& texture,
+                 const HeatmapLabels& labels, float max_side, int pinned_row = -1);
 
 // A small clickable thumbnail; returns true when clicked.
 bool draw_heatmap_thumbnail(const char* id, const HeatmapTexture& texture, float side, bool selected);

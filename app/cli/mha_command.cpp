@@ -1,6 +1,6 @@
 #include "app/cli/command.h"
 
-#include "app/cli/arg_lists.h"
+#include "app/common/arg_lists.h"
 #include "app/cli/cli_errors.h"
 #include "core/attention_io.h"
 #include "core/error.h"
@@ -34,7 +34,7 @@ struct MhaArgs {
 std::vector<bool> parse_disabled_heads(const std::string& list, bool given, Eigen::Index H) {
     std::vector<bool> disabled(static_cast<std::size_t>(H), false);
     if (!given) return disabled;
-    for (std::int64_t head : parse_index_list("--disable-heads", list, "0,3")) {
+    for (std::int64_t head : app::parse_index_list("--disable-heads", list, "0,3")) {
         if (head >= H) {
             throw Error("--disable-heads: head " + std::to_string(head) + " does not exist (heads are 0.." +
                         std::to_string(H - 1) + ")");

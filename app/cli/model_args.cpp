@@ -1,6 +1,6 @@
 #include "app/cli/model_args.h"
 
-#include "app/cli/arg_lists.h"
+#include "app/common/arg_lists.h"
 #include "core/error.h"
 #include "core/model_registry.h"
 
@@ -44,7 +44,7 @@ ModelInput encode_input(const Model& model, const InputArgs& args) {
     if (args.text_option->count() > 0) return model.encode_text(args.text);
     if (args.image_option->count() > 0) return model.encode_image(decode_image_file(args.image));
     if (args.tokens_option->count() > 0) {
-        return model.encode_ids(parse_index_list("--tokens", args.tokens, "464,3797,3332"));
+        return model.encode_ids(app::parse_index_list("--tokens", args.tokens, "464,3797,3332"));
     }
     throw Error("no input: give --text \"...\", --image FILE or --tokens 1,2,3");
 }
@@ -62,7 +62,7 @@ RunOptions run_options_from(const RunArgs& args, const ModelInfo& info) {
     if (args.disable_option->count() > 0) {
         options.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
                                       std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
-        for (const auto& [layer, head] : parse_layer_head_list("--disable-heads", args.disable_heads)) {
+        for (const auto& [layer, head] : app::parse_layer_head_list("--disable-heads", args.disable_heads)) {
             if (layer >= info.n_layers || head >= info.n_heads) {
                 throw Error("--disable-heads: " + std::to_string(layer) + "." + std::to_string(head) +
                             " does not exist (" + info.name + " has layers 0.." + std::to_string(info.n_layers - 1) +

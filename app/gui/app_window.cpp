@@ -1,6 +1,6 @@
 #include "app/gui/app_window.h"
 
-#include "core/error.h"
+#include "core/head_compare.h"
 #include "core/heatmap_image.h"
 #include "core/model_registry.h"
 #include "ui/heatmap_view.h"
@@ -9,6 +9,8 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace headscope::gui {
@@ -16,11 +18,29 @@ namespace headscope::gui {
 namespace {
 
 constexpr float controls_width = 340.0f;
+constexpr float status_height = 26.0f;
 
-void draw_colour_legend(Colormap map) {
+// One colour per head in the tokens view (matplotlib's tab10, colour-blind friendlier
+// than a rainbow).
+constexpr ImU32 head_colours[] = {
+    IM_COL32(31, 119, 180, 255), IM_COL32(255, 127, 14, 255), IM_COL32(44, 160, 44, 255),  IM_COL32(214, 39, 40, 255),
+    IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255), IM_COL32(227, 119, 194, 255), IM_COL32(188, 189, 34, 255),
+};
+
+std::string numbered(const char* prefix, int a, int b = -1) {
+    std::string s(prefix);
+    s += std::to_string(a);
+    if (b >= 0) {
+        s += '.';
+        s += std::to_string(b);
+    }
+    return s;
+}
+
+void colour_legend(Colormap map, const char* low, const char* high, bool show_masked = true) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float width = 200.0f;
+    const float width = 180.0f;
     const float height = ImGui::GetTextLineHeight();
     constexpr int steps = 64;
     for (int i = 0; i < steps; ++i) {
@@ -31,7 +51,8 @@ void draw_colour_legend(Colormap map) {
     }
     ImGui::Dummy(ImVec2(width, height));
     ImGui::SameLine();
-    ImGui::TextUnformatted("0 .. 1");
+    ImGui::Text("%s .. %s", low, high);
+    if (!show_masked) return;
     ImGui::SameLine();
     const ImVec2 swatch = ImGui::GetCursorScreenPos();
     draw->AddRectFilled(swatch, ImVec2(swatch.x + height, swatch.y + height),
@@ -41,118 +62,197 @@ void draw_colour_legend(Colormap map) {
     ImGui::TextUnformatted("masked");
 }
 
-} // namespace
-
-bool AppWindow::ModelKey::operator==(const ModelKey& o) const {
-    const ToyConfig& a = config;
-    const ToyConfig& b = o.config;
-    return model == o.model && a.width == b.width && a.n_heads == b.n_heads && a.n_layers == b.n_layers &&
-           a.mlp_ratio == b.mlp_ratio && a.max_tokens == b.max_tokens && a.image_size == b.image_size &&
-           a.patch_size == b.patch_size && a.bias == b.bias && a.seed == b.seed && a.init == b.init;
+RgbaImage rgba_of(const RgbImage& image) {
+    RgbaImage out;
+    out.width = image.width;
+    out.height = image.height;
+    out.pixels.resize(static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.height) * 4);
+    for (std::size_t i = 0, j = 0; i < image.pixels.size(); i += 3, j += 4) {
+        out.pixels[j] = image.pixels[i];
+        out.pixels[j + 1] = image.pixels[i + 1];
+        out.pixels[j + 2] = image.pixels[i + 2];
+        out.pixels[j + 3] = 255;
+    }
+    return out;
 }
+
+} // namespace
 
 AppWindow::AppWindow(AppState initial) : state_(std::move(initial)) {}
 
-AppWindow::RunKey AppWindow::run_key() const {
-    return {{state_.model, state_.config}, state_.text, state_.image_path, state_.causal, state_.disabled_heads};
-}
+const Mask* AppWindow::mask() const { return shown_ && shown_->trace.mask ? &*shown_->trace.mask : nullptr; }
 
 void AppWindow::update() {
-    const ModelKey wanted{state_.model, state_.config};
-    if (model_key_ != wanted) {
-        model_key_ = wanted;
-        try {
-            model_ = open_model(state_.model, state_.config);
-            const ModelInfo& info = model_->info();
-            state_.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
-                                         std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
-            state_.layer = std::clamp(state_.layer, 0, static_cast<int>(info.n_layers) - 1);
-            state_.selected_head = std::clamp(state_.selected_head, 0, static_cast<int>(info.n_heads) - 1);
-        } catch (const Error& e) {
-            error_ = e.what();   // keep the previous model and result
-        }
+    const Request request = make_request(state_);
+    if (!has_request_ || !(request == last_request_)) {
+        submitted_ = worker_.submit(request);
+        last_request_ = request;
+        has_request_ = true;
     }
-    if (!model_) return;
-    RunKey key = run_key();
-    if (computed_ != key) {
-        computed_ = key;
-        try {
-            Result result;
-            result.input = model_->info().takes_image ? model_->encode_image(decode_image_file(state_.image_path))
-                                                      : model_->encode_text(state_.text);
-            RunOptions options;
-            options.causal = state_.causal;
-            options.disabled_heads = state_.disabled_heads;
-            options.detail = TraceDetail::all_stages;
-            result.trace = model_->forward(result.input, options);
-            result_ = std::move(result);
-            error_.clear();
-            uploaded_layer_ = -1;
-        } catch (const Error& e) {
-            error_ = e.what();   // the previous result stays on screen
-        }
+    const auto latest = worker_.latest();
+    if (latest && latest != shown_) {
+        const bool new_model = !shown_ || shown_->info.name != latest->info.name ||
+                               shown_->info.n_layers != latest->info.n_layers || shown_->info.n_heads != latest->info.n_heads;
+        shown_ = latest;
+        if (new_model) fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
+        textures_.invalidate();
     }
-    if (result_ && (uploaded_layer_ != state_.layer || uploaded_colormap_ != state_.colormap)) upload_textures();
+    const auto [generation, message] = worker_.latest_error();
+    if (generation != error_generation_) {
+        error_generation_ = generation;
+        error_ = message;   // empty when the newest request succeeded
+    }
+    if (textures_colormap_ != state_.colormap || textures_scale_ != state_.scale) {
+        textures_colormap_ = state_.colormap;
+        textures_scale_ = state_.scale;
+        textures_.invalidate();
+    }
 }
 
-void AppWindow::upload_textures() {
-    const int layer = std::clamp(state_.layer, 0, static_cast<int>(result_->trace.layers.size()) - 1);
-    const auto& heads = result_->trace.layers[static_cast<std::size_t>(layer)].heads;
-    textures_.resize(heads.size());
-    const Mask* allowed = result_->trace.mask ? &*result_->trace.mask : nullptr;
-    for (std::size_t h = 0; h < heads.size(); ++h) {
-        textures_[h].upload(heatmap_image(heads[h].weights, allowed, state_.colormap));
-    }
-    uploaded_layer_ = state_.layer;
-    uploaded_colormap_ = state_.colormap;
+bool AppWindow::settled() const {
+    return has_request_ && !worker_.busy() && worker_.answered() == submitted_ &&
+           (!error_.empty() || (shown_ && shown_->generation == submitted_));
+}
+
+void AppWindow::on_drop(const std::string& path) {
+    if (!open_dropped_file(state_, path)) error_ = path + ": not an image file (expected PNG, JPEG, BMP, GIF or TGA)";
+}
+
+const ui::HeatmapTexture& AppWindow::weights_texture(const std::string& key, const Matrix& weights) {
+    return textures_.get(key, [&] {
+        switch (state_.scale) {
+        case HeatScale::per_head:
+            return heatmap_image(weights, mask(), state_.colormap, std::max(weights.maxCoeff(), 1e-12f));
+        case HeatScale::log: {
+            // log(1 + 999 w) / log(1000): 0 -> 0, 0.001 -> 0.1, 1 -> 1.
+            const Matrix lifted = weights.unaryExpr([](float w) { return std::log1p(999.0f * w) / std::log(1000.0f); });
+            return heatmap_image(lifted, mask(), state_.colormap, 1.0f);
+        }
+        case HeatScale::shared:
+            break;
+        }
+        return heatmap_image(weights, mask(), state_.colormap, 1.0f);
+    });
+}
+
+const ui::HeatmapTexture& AppWindow::signed_texture(const std::string& key, const Matrix& values, const Mask* allowed) {
+    return textures_.get(key, [&] {
+        // Diverging: 0 in the middle, the largest |value| at either end.
+        float bound = 0.0f;
+        for (Eigen::Index i = 0; i < values.size(); ++i) {
+            if (std::isfinite(values.data()[i])) bound = std::max(bound, std::abs(values.data()[i]));
+        }
+        bound = std::max(bound, 1e-12f);
+        const Matrix shifted = values.unaryExpr([bound](float v) { return std::isfinite(v) ? 0.5f + 0.5f * v / bound : v; });
+        return heatmap_image(shifted, allowed, Colormap::coolwarm, 1.0f);
+    });
+}
+
+void AppWindow::handle_keys() {
+    if (!shown_ || ImGui::GetIO().WantTextInput) return;
+    // Dear ImGui 1.86 indexes keys by the backend's codes: translate through GetKeyIndex.
+    const auto pressed = [](ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key)); };
+    if (pressed(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
+    if (pressed(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
+    if (pressed(ImGuiKey_LeftArrow)) step_head(state_, -1, shown_->info.n_heads);
+    if (pressed(ImGuiKey_RightArrow)) step_head(state_, 1, shown_->info.n_heads);
+    if (pressed(ImGuiKey_C)) state_.causal = !state_.causal;
 }
 
 void AppWindow::draw() {
+    handle_keys();
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);
     ImGui::SetNextWindowSize(viewport->WorkSize);
     ImGui::Begin("Headscope", nullptr,
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                      ImGuiWindowFlags_NoBringToFrontOnFocus);
-    ImGui::BeginChild("controls", ImVec2(controls_width, 0.0f), true);
+    const float body = ImGui::GetContentRegionAvail().y - status_height;
+    ImGui::BeginChild("controls", ImVec2(controls_width, body), true);
     draw_controls();
     ImGui::EndChild();
     ImGui::SameLine();
-    ImGui::BeginChild("views", ImVec2(0.0f, 0.0f), true);
-    draw_views();
+    ImGui::BeginChild("views", ImVec2(0.0f, body), true);
+    if (!error_.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
+        ImGui::TextWrapped("%s", error_.c_str());
+        ImGui::PopStyleColor();
+        if (shown_) ImGui::TextDisabled("(showing the last result that worked)");
+        ImGui::Separator();
+    }
+    if (shown_ && ImGui::BeginTabBar("views")) {
+        constexpr View views[] = {View::matrix, View::tokens, View::image, View::model, View::compare, View::stages};
+        constexpr const char* titles[] = {"Matrix", "Tokens", "Image", "Model", "Compare", "Stages"};
+        static_assert(std::size(views) == std::size(titles));
+        for (std::size_t i = 0; i < std::size(views); ++i) {
+            // The tab follows state_.view (set by --view or a click).
+            const ImGuiTabItemFlags flags = state_.view == views[i] ? ImGuiTabItemFlags_SetSelected : 0;
+            bool open = ImGui::BeginTabItem(titles[i], nullptr, flags);
+            if (ImGui::IsItemClicked()) state_.view = views[i];
+            if (!open) continue;
+            switch (views[i]) {
+            case View::matrix: draw_matrix_view(); break;
+            case View::tokens: draw_tokens_view(); break;
+            case View::image: draw_image_view(); break;
+            case View::model: draw_model_view(); break;
+            case View::compare: draw_compare_view(); break;
+            case View::stages: draw_stages_view(); break;
+            }
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+    }
     ImGui::EndChild();
+    draw_status_bar();
     ImGui::End();
 }
 
-void AppWindow::draw_controls() {
-    ImGui::TextUnformatted("Headscope");
-    ImGui::Separator();
+void AppWindow::draw_status_bar() {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!shown_) {
+        ImGui::Text("%s", worker_.busy() ? "computing..." : "no result");
+        return;
+    }
+    ImGui::Text("%s   T = %zu   layer %d head %d   compute %.1f ms   frame %.1f ms%s", shown_->info.name.c_str(),
+                shown_->input.labels.size(), state_.layer, state_.head, shown_->compute_ms,
+                1000.0 / std::max(1.0f, io.Framerate), worker_.busy() ? "   computing..." : "");
+}
 
-    if (ImGui::BeginCombo("Model", state_.model.c_str())) {
+void AppWindow::draw_controls() {
+    ImGui::TextUnformatted("Model");
+    if (ImGui::BeginCombo("##model", state_.model.name.c_str())) {
         for (const BuiltinModel& m : builtin_models()) {
-            if (ImGui::Selectable(m.name.c_str(), m.name == state_.model)) state_.model = m.name;
+            if (ImGui::Selectable(m.name.c_str(), m.name == state_.model.name)) state_.model.name = m.name;
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", m.description.c_str());
         }
         ImGui::EndCombo();
     }
-    bool structured = state_.config.init == ToyInit::structured;
+    bool structured = state_.model.config.init == ToyInit::structured;
     if (ImGui::Checkbox("Structured heads", &structured)) {
-        state_.config.init = structured ? ToyInit::structured : ToyInit::random;
+        state_.model.config.init = structured ? ToyInit::structured : ToyInit::random;
     }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Off: random weights, as the tutorials initialise");
-    int seed = static_cast<int>(state_.config.seed);
-    if (ImGui::InputInt("Seed", &seed)) state_.config.seed = static_cast<std::uint64_t>(std::max(seed, 0));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Off: random weights, as the tutorials initialise them");
+    int seed = static_cast<int>(state_.model.config.seed);
+    if (ImGui::InputInt("Seed", &seed)) state_.model.config.seed = static_cast<std::uint64_t>(std::max(seed, 0));
+    int size[3] = {static_cast<int>(state_.model.config.width), static_cast<int>(state_.model.config.n_heads),
+                   static_cast<int>(state_.model.config.n_layers)};
+    if (ImGui::InputInt3("E, H, L", size, ImGuiInputTextFlags_EnterReturnsTrue)) {
+        state_.model.config.width = size[0];
+        state_.model.config.n_heads = size[1];
+        state_.model.config.n_layers = size[2];
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Model width, heads per layer and layers; Enter applies");
 
     ImGui::Separator();
-    const bool image_model = model_ && model_->info().takes_image;
+    const bool image_model = shown_ && shown_->info.takes_image;
     if (image_model) {
-        ImGui::TextUnformatted("Image file");
-        ImGui::InputText("##image", &state_.image_path);
+        ImGui::TextUnformatted("Image file (or drop one on the window)");
+        ImGui::InputText("##image", &state_.image_path, ImGuiInputTextFlags_EnterReturnsTrue);
     } else {
         ImGui::TextUnformatted("Sentence");
         ImGui::InputTextMultiline("##sentence", &state_.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 5));
     }
-    ImGui::Checkbox("Causal mask", &state_.causal);
+    ImGui::Checkbox("Causal mask (C)", &state_.causal);
 
     constexpr Colormap maps[] = {Colormap::viridis, Colormap::magma, Colormap::cividis, Colormap::greys};
     if (ImGui::BeginCombo("Colours", std::string(colormap_name(state_.colormap)).c_str())) {
@@ -161,68 +261,315 @@ void AppWindow::draw_controls() {
         }
         ImGui::EndCombo();
     }
-    if (!model_) return;
+    int scale = static_cast<int>(state_.scale);
+    ImGui::RadioButton("0..1", &scale, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("head max", &scale, 1);
+    ImGui::SameLine();
+    ImGui::RadioButton("log", &scale, 2);
+    state_.scale = static_cast<HeatScale>(scale);
 
-    const ModelInfo& info = model_->info();
+    if (!shown_) return;
+    const ModelInfo& info = shown_->info;
+    if (state_.disabled_heads.size() != static_cast<std::size_t>(info.n_layers)) return;
     ImGui::Separator();
-    ImGui::SliderInt("Layer", &state_.layer, 0, static_cast<int>(info.n_layers) - 1);
-    ImGui::TextUnformatted("Heads (select / disable = ablate)");
+    ImGui::SliderInt("Layer (up/down)", &state_.layer, 0, static_cast<int>(info.n_layers) - 1);
+    ImGui::TextUnformatted("Heads (left/right): show, disable = ablate");
     auto& disabled = state_.disabled_heads[static_cast<std::size_t>(state_.layer)];
+    auto& hidden = state_.hidden_heads[static_cast<std::size_t>(state_.layer)];
     for (int h = 0; h < static_cast<int>(info.n_heads); ++h) {
         ImGui::PushID(h);
-        std::string label = "head ";
-        label += std::to_string(h);
-        if (ImGui::RadioButton(label.c_str(), state_.selected_head == h)) state_.selected_head = h;
-        ImGui::SameLine(120.0f);
+        if (ImGui::RadioButton(numbered("head ", h).c_str(), state_.head == h)) state_.head = h;
+        ImGui::SameLine(100.0f);
+        bool show = !hidden[static_cast<std::size_t>(h)];
+        if (ImGui::Checkbox("show", &show)) hidden[static_cast<std::size_t>(h)] = !show;
+        ImGui::SameLine(170.0f);
         bool off = disabled[static_cast<std::size_t>(h)];
-        if (ImGui::Checkbox("disabled", &off)) disabled[static_cast<std::size_t>(h)] = off;
+        if (ImGui::Checkbox("disable", &off)) disabled[static_cast<std::size_t>(h)] = off;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ablate: zero this head's context; later layers recompute");
         ImGui::PopID();
     }
     ImGui::Separator();
     ImGui::TextWrapped("%s", info.description.c_str());
-    ImGui::Text("T = %zu, E = %ld, H = %ld, L = %ld", result_ ? result_->input.labels.size() : std::size_t{0},
-                static_cast<long>(info.width), static_cast<long>(info.n_heads), static_cast<long>(info.n_layers));
 }
 
-void AppWindow::draw_views() {
-    if (!error_.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
-        ImGui::TextWrapped("%s", error_.c_str());
-        ImGui::PopStyleColor();
-        if (result_) ImGui::TextDisabled("(showing the last result that worked)");
-        ImGui::Separator();
-    }
-    if (!result_ || textures_.empty()) return;
-
-    const auto n_heads = static_cast<int>(textures_.size());
-    const int layer = std::clamp(uploaded_layer_, 0, static_cast<int>(result_->trace.layers.size()) - 1);
-    ImGui::Text("Layer %d: every head (click to select)", layer);
-    for (int h = 0; h < n_heads; ++h) {
-        if (h) ImGui::SameLine();
-        std::string id = "head";
-        id += std::to_string(h);
-        if (ui::draw_heatmap_thumbnail(id.c_str(), textures_[static_cast<std::size_t>(h)], 72.0f,
-                                       h == state_.selected_head)) {
-            state_.selected_head = h;
-        }
-    }
-    ImGui::Spacing();
-    const int head = std::clamp(state_.selected_head, 0, n_heads - 1);
-    const ModelInfo& info = model_->info();
-    const std::string& role = info.head_roles.empty() ? std::string() :
-        info.head_roles[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)];
+void AppWindow::draw_matrix_view() {
+    const int layer = state_.layer;
+    const int head = state_.head;
+    const HeadTrace& trace = shown_->trace.layers[static_cast<std::size_t>(layer)].heads[static_cast<std::size_t>(head)];
     ImGui::Text("Head %d.%d%s", layer, head,
                 state_.disabled_heads[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)]
-                    ? " (disabled: zero context)" : "");
-    if (!role.empty()) ImGui::TextWrapped("built to: %s", role.c_str());
-    draw_colour_legend(state_.colormap);
-    ImGui::Spacing();
-
-    ui::HeatmapLabels labels{result_->input.labels, result_->input.labels};
+                    ? "  (disabled: zero context)" : "");
+    const auto& roles = shown_->info.head_roles;
+    if (!roles.empty() && !roles[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)].empty()) {
+        ImGui::TextWrapped("built to: %s", roles[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)].c_str());
+    }
+    colour_legend(state_.colormap, "0", state_.scale == HeatScale::per_head ? "head max" : "1");
+    ImGui::TextDisabled("rows: queries, columns: keys; click a row to pin it");
     const ImVec2 available = ImGui::GetContentRegionAvail();
-    const Mask* allowed = result_->trace.mask ? &*result_->trace.mask : nullptr;
-    ui::draw_heatmap("selected", result_->trace.layers[static_cast<std::size_t>(layer)].heads[static_cast<std::size_t>(head)],
-                     allowed, textures_[static_cast<std::size_t>(head)], labels, std::min(available.x, available.y));
+    const ui::HeatmapLabels labels{shown_->input.labels, shown_->input.labels};
+    const int clicked = ui::draw_heatmap("matrix", trace, mask(), weights_texture(numbered("w", layer, head), trace.weights),
+                                         labels, std::min(available.x, available.y), state_.query);
+    if (clicked >= 0) state_.query = clicked == state_.query ? -1 : clicked;
+}
+
+void AppWindow::draw_tokens_view() {
+    const auto& labels = shown_->input.labels;
+    const auto T = static_cast<int>(labels.size());
+    const auto& heads = shown_->trace.layers[static_cast<std::size_t>(state_.layer)].heads;
+    const auto& hidden = state_.hidden_heads[static_cast<std::size_t>(state_.layer)];
+    ImGui::Text("Layer %d: lines from each query (left) to the keys it attends (right); opacity = weight", state_.layer);
+    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+        if (hidden[static_cast<std::size_t>(h)]) continue;
+        ImGui::SameLine();
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(head_colours[h % 8]), "head %d", h);
+    }
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float column = 180.0f;
+    const float gap = std::max(200.0f, ImGui::GetContentRegionAvail().x - 2 * column - 20.0f);
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    int hovered = -1;
+    for (int i = 0; i < T; ++i) {
+        const ImVec2 left(origin.x, origin.y + static_cast<float>(i) * line);
+        const ImVec2 right(origin.x + column + gap, left.y);
+        ImGui::SetCursorScreenPos(left);
+        ImGui::Selectable(labels[static_cast<std::size_t>(i)].c_str(), state_.query == i, 0, ImVec2(column - 10.0f, 0));
+        if (ImGui::IsItemHovered()) hovered = i;
+        if (ImGui::IsItemClicked()) state_.query = state_.query == i ? -1 : i;
+        ImGui::PushID(i + T);
+        draw->AddText(right, ImGui::GetColorU32(ImGuiCol_Text), labels[static_cast<std::size_t>(i)].c_str());
+        ImGui::PopID();
+    }
+    // Hovering (or pinning) a query shows only its lines.
+    const int focus = hovered >= 0 ? hovered : state_.query;
+    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+        if (hidden[static_cast<std::size_t>(h)]) continue;
+        const Matrix& w = heads[static_cast<std::size_t>(h)].weights;
+        const ImU32 base = head_colours[h % 8] & 0x00FFFFFFu;
+        for (int i = 0; i < T; ++i) {
+            if (focus >= 0 && i != focus) continue;
+            for (int j = 0; j < T; ++j) {
+                const float weight = w(i, j);
+                if (weight < 0.02f) continue;   // invisible anyway; keeps long inputs cheap
+                const auto alpha = static_cast<ImU32>(std::clamp(weight, 0.0f, 1.0f) * 255.0f);
+                draw->AddLine(ImVec2(origin.x + column - 6.0f, origin.y + (static_cast<float>(i) + 0.5f) * line),
+                              ImVec2(origin.x + column + gap - 6.0f, origin.y + (static_cast<float>(j) + 0.5f) * line),
+                              base | (alpha << IM_COL32_A_SHIFT), 1.5f);
+            }
+        }
+    }
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + static_cast<float>(T) * line));
+    ImGui::Dummy(ImVec2(1, 1));
+}
+
+void AppWindow::draw_image_view() {
+    const ModelInput& input = shown_->input;
+    if (!shown_->info.takes_image || shown_->image.width == 0) {
+        ImGui::TextWrapped("This view shows attention over an image: choose builtin:toy-vit, or drop an image file "
+                           "on the window.");
+        return;
+    }
+    const int grid_w = input.grid_width;
+    const int grid_h = input.grid_height;
+    const int prefix = input.n_prefix_tokens;
+    const int query = state_.query >= 0 ? state_.query : 0;
+    const auto& heads = shown_->trace.layers[static_cast<std::size_t>(state_.layer)].heads;
+    const auto& hidden = state_.hidden_heads[static_cast<std::size_t>(state_.layer)];
+
+    constexpr const char* modes[] = {"selected head", "average of shown heads"};
+    int mode = state_.image_average ? 1 : 0;
+    ImGui::SetNextItemWidth(220.0f);
+    if (ImGui::Combo("##mode", &mode, modes, 2)) state_.image_average = mode == 1;
+    ImGui::SameLine();
+    ImGui::Checkbox("what attends to it (column)", &state_.show_column);
+    ImGui::Text("%s %s  (click a patch to choose it)", state_.show_column ? "attention to" : "attention from",
+                input.labels[static_cast<std::size_t>(query)].c_str());
+
+    // The patch map: the query's row (or column) over the patches, one cell per patch.
+    Matrix map = Matrix::Zero(grid_h, grid_w);
+    int counted = 0;
+    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+        if (mode == 0 ? h != state_.head : static_cast<bool>(hidden[static_cast<std::size_t>(h)])) continue;
+        const Matrix& w = heads[static_cast<std::size_t>(h)].weights;
+        for (int n = 0; n < grid_w * grid_h; ++n) {
+            map(n / grid_w, n % grid_w) += state_.show_column ? w(prefix + n, query) : w(query, prefix + n);
+        }
+        ++counted;
+    }
+    if (counted > 0) map /= static_cast<float>(counted);
+    const std::string key = numbered("img", state_.layer, state_.head) + (state_.show_column ? "c" : "r") +
+                            std::to_string(query) + "m" + std::to_string(mode);
+    const float max = std::max(map.maxCoeff(), 1e-12f);
+    const ui::HeatmapTexture& heat =
+        textures_.get(key, [&] { return heatmap_image(map, nullptr, state_.colormap, max); });
+    const ui::HeatmapTexture& picture = textures_.get("picture", [&] { return rgba_of(shown_->image); });
+
+    const float side = std::min(ImGui::GetContentRegionAvail().x - 220.0f, ImGui::GetContentRegionAvail().y - 110.0f);
+    const float size = std::max(128.0f, side);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->AddImage(picture.id(), origin, ImVec2(origin.x + size, origin.y + size));
+    draw->AddImage(heat.id(), origin, ImVec2(origin.x + size, origin.y + size), ImVec2(0, 0), ImVec2(1, 1),
+                   IM_COL32(255, 255, 255, 150));
+    const float cw = size / static_cast<float>(grid_w);
+    const float ch = size / static_cast<float>(grid_h);
+    for (int i = 1; i < grid_w; ++i) {
+        draw->AddLine(ImVec2(origin.x + cw * i, origin.y), ImVec2(origin.x + cw * i, origin.y + size), IM_COL32(0, 0, 0, 50));
+    }
+    for (int i = 1; i < grid_h; ++i) {
+        draw->AddLine(ImVec2(origin.x, origin.y + ch * i), ImVec2(origin.x + size, origin.y + ch * i), IM_COL32(0, 0, 0, 50));
+    }
+    if (query >= prefix) {
+        const int n = query - prefix;
+        const ImVec2 a(origin.x + cw * static_cast<float>(n % grid_w), origin.y + ch * static_cast<float>(n / grid_w));
+        draw->AddRect(a, ImVec2(a.x + cw, a.y + ch), IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
+    }
+    if (ImGui::InvisibleButton("patches", ImVec2(size, size))) {
+        const ImVec2 m = ImGui::GetIO().MousePos;
+        const int gx = std::clamp(static_cast<int>((m.x - origin.x) / cw), 0, grid_w - 1);
+        const int gy = std::clamp(static_cast<int>((m.y - origin.y) / ch), 0, grid_h - 1);
+        state_.query = prefix + gy * grid_w + gx;
+    }
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    if (ImGui::Button("[CLS]")) state_.query = 0;
+    ImGui::TextUnformatted("[CLS] of every head:");
+    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+        Matrix cls(grid_h, grid_w);
+        for (int n = 0; n < grid_w * grid_h; ++n) cls(n / grid_w, n % grid_w) = heads[static_cast<std::size_t>(h)].weights(0, prefix + n);
+        const float cls_max = std::max(cls.maxCoeff(), 1e-12f);
+        const ui::HeatmapTexture& t = textures_.get(numbered("cls", state_.layer, h),
+                                                    [&] { return heatmap_image(cls, nullptr, state_.colormap, cls_max); });
+        if (h % 2) ImGui::SameLine();
+        if (ui::draw_heatmap_thumbnail(numbered("clsh", h).c_str(), t, 96.0f, h == state_.head)) state_.head = h;
+    }
+    ImGui::EndGroup();
+}
+
+void AppWindow::draw_model_view() {
+    const auto& layers = shown_->trace.layers;
+    ImGui::TextUnformatted("Every layer (rows) x head (columns); click one to select it; each on its own scale");
+    const float side = std::clamp((ImGui::GetContentRegionAvail().x - 60.0f) / static_cast<float>(shown_->info.n_heads) - 8.0f,
+                                  48.0f, 128.0f);
+    for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
+        ImGui::Text("L%d", l);
+        for (int h = 0; h < static_cast<int>(layers[static_cast<std::size_t>(l)].heads.size()); ++h) {
+            ImGui::SameLine(h == 0 ? 40.0f : 0.0f);
+            const Matrix& w = layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
+            const float max = std::max(w.maxCoeff(), 1e-12f);
+            const ui::HeatmapTexture& t =
+                textures_.get(numbered("grid", l, h), [&] { return heatmap_image(w, mask(), state_.colormap, max); });
+            if (ui::draw_heatmap_thumbnail(numbered("g", l, h).c_str(), t, side, l == state_.layer && h == state_.head)) {
+                state_.layer = l;
+                state_.head = h;
+            }
+            if (ImGui::IsItemHovered()) {
+                const auto& roles = shown_->info.head_roles;
+                const bool has_role = !roles.empty() && !roles[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)].empty();
+                ImGui::SetTooltip("head %d.%d%s%s", l, h, has_role ? ": " : "",
+                                  has_role ? roles[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)].c_str() : "");
+            }
+        }
+    }
+}
+
+void AppWindow::draw_compare_view() {
+    const ModelInfo& info = shown_->info;
+    int mode = static_cast<int>(state_.compare_mode);
+    ImGui::RadioButton("two heads", &mode, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("this head, causal mask on vs off", &mode, 1);
+    state_.compare_mode = static_cast<CompareMode>(mode);
+
+    const Matrix& a = shown_->trace.layers[static_cast<std::size_t>(state_.layer)].heads[static_cast<std::size_t>(state_.head)].weights;
+    const Matrix* b = nullptr;
+    std::string a_title = numbered("head ", state_.layer, state_.head);
+    std::string b_title;
+    if (state_.compare_mode == CompareMode::two_heads) {
+        ImGui::SetNextItemWidth(160.0f);
+        ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(160.0f);
+        ImGui::SliderInt("head B", &state_.compare_head, 0, static_cast<int>(info.n_heads) - 1);
+        b = &shown_->trace.layers[static_cast<std::size_t>(state_.compare_layer)].heads[static_cast<std::size_t>(state_.compare_head)].weights;
+        b_title = numbered("head ", state_.compare_layer, state_.compare_head);
+    } else if (shown_->flipped) {
+        b = &shown_->flipped->layers[static_cast<std::size_t>(state_.layer)].heads[static_cast<std::size_t>(state_.head)].weights;
+        a_title += state_.causal ? " (causal)" : " (no mask)";
+        b_title = numbered("head ", state_.layer, state_.head) + (state_.causal ? " (no mask)" : " (causal)");
+    }
+    if (!b) {
+        ImGui::TextUnformatted("computing the flipped mask...");
+        return;
+    }
+    const HeadComparison numbers = compare_heads(a, *b);
+    ImGui::Text("max |A - B| = %.4f    mean Jensen-Shannon divergence = %.4f bits (%d rows)", numbers.max_abs_difference,
+                numbers.mean_js_divergence, numbers.rows_compared);
+    // A and B on one scale (the larger max of the two); the difference diverging.
+    const float max = std::max({a.maxCoeff(), b->maxCoeff(), 1e-12f});
+    const float side = std::clamp((ImGui::GetContentRegionAvail().x - 40.0f) / 3.0f, 96.0f, 420.0f);
+    const std::string key = numbered("cmp", state_.layer, state_.head) + numbered("-", state_.compare_layer, state_.compare_head) +
+                            std::to_string(mode);
+    const ui::HeatmapTexture& ta = textures_.get(key + "a", [&] { return heatmap_image(a, nullptr, state_.colormap, max); });
+    const ui::HeatmapTexture& tb = textures_.get(key + "b", [&] { return heatmap_image(*b, nullptr, state_.colormap, max); });
+    const Matrix diff = a - *b;
+    const ui::HeatmapTexture& td = signed_texture(key + "d", diff, nullptr);
+    const auto panel = [&](const char* id, const std::string& title, const ui::HeatmapTexture& t) {
+        ImGui::BeginGroup();
+        ImGui::TextUnformatted(title.c_str());
+        ui::draw_heatmap_thumbnail(id, t, side, false);
+        ImGui::EndGroup();
+    };
+    panel("A", "A: " + a_title, ta);
+    ImGui::SameLine();
+    panel("B", "B: " + b_title, tb);
+    ImGui::SameLine();
+    panel("D", "A - B", td);
+    colour_legend(state_.colormap, "0", "max of A, B", false);
+    ImGui::SameLine();
+    colour_legend(Colormap::coolwarm, "B larger", "A larger", false);
+}
+
+void AppWindow::draw_stages_view() {
+    const AttentionTrace& layer = shown_->trace.layers[static_cast<std::size_t>(state_.layer)];
+    const HeadTrace& head = layer.heads[static_cast<std::size_t>(state_.head)];
+    ImGui::Text("Head %d.%d, step by step (blue negative, red positive; weights in the colour map)", state_.layer, state_.head);
+    const auto shape = [](const Matrix& m) {
+        char text[48];
+        std::snprintf(text, sizeof text, "[%ld, %ld]", static_cast<long>(m.rows()), static_cast<long>(m.cols()));
+        return std::string(text);
+    };
+    struct Stage {
+        const char* name;
+        const Matrix* values;
+        bool weights;
+    };
+    const Stage stages[] = {
+        {"Q = LN(X) Wq^T + bq", &head.q, false},   {"K", &head.k, false},          {"V", &head.v, false},
+        {"Q K^T / sqrt(Dh)", &head.scores, false}, {"+ mask", &head.masked, false}, {"softmax", &head.weights, true},
+        {"x V (context)", &head.context, false},   {"heads concatenated", &layer.concat, false},
+        {"output projection", &layer.output, false},
+    };
+    const float side = 150.0f;
+    int column = 0;
+    const int per_row = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / (side + 16.0f)));
+    for (const Stage& s : stages) {
+        if (s.values->size() == 0) continue;
+        if (column++ % per_row) ImGui::SameLine();
+        ImGui::BeginGroup();
+        ImGui::Text("%s", s.name);
+        ImGui::TextDisabled("%s", shape(*s.values).c_str());
+        const std::string key = numbered("stage", state_.layer, state_.head) + s.name;
+        const ui::HeatmapTexture& t = s.weights ? weights_texture(key, *s.values)
+                                                : signed_texture(key, *s.values, s.values == &head.masked ? mask() : nullptr);
+        const float aspect = static_cast<float>(s.values->cols()) / static_cast<float>(std::max<Eigen::Index>(1, s.values->rows()));
+        const ImVec2 origin = ImGui::GetCursorScreenPos();
+        const ImVec2 extent = aspect >= 1.0f ? ImVec2(side, side / aspect) : ImVec2(side * aspect, side);
+        ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + extent.x, origin.y + extent.y));
+        ImGui::Dummy(ImVec2(side, side));
+        ImGui::EndGroup();
+    }
 }
 
 } // namespace headscope::gui

@@ -1,78 +1,59 @@
 #pragma once
-// The window's content: what the user chose (AppState), the model and the last good
-// result, and the ImGui code that draws them. The main loop owns one AppWindow.
+// The window's content: the user's choices (AppState), the worker computing them, the
+// snapshot on screen, and the ImGui code that draws the controls and the six views.
 
-#include "core/colormap.h"
-#include "core/model.h"
-#include "core/toy_models.h"
-#include "ui/heatmap_texture.h"
+#include "app/gui/app_state.h"
+#include "app/gui/worker.h"
+#include "ui/texture_pool.h"
 
+#include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
 namespace headscope::gui {
-
-// What the user chose. Everything the result depends on is compared each frame, and
-// only a change recomputes.
-struct AppState {
-    std::string model = "builtin:toy-text";
-    ToyConfig config;
-    std::string text;
-    std::string image_path;
-    bool causal = false;
-    std::vector<std::vector<bool>> disabled_heads;   // [L][H]
-    int layer = 0;
-    int selected_head = 0;
-    Colormap colormap = Colormap::viridis;
-};
 
 class AppWindow {
 public:
     explicit AppWindow(AppState initial);
 
-    // Recomputes what changed; a failure keeps the previous result on screen and shows
-    // the error in a banner.
+    // Once per frame: submits what changed, swaps in a finished result.
     void update();
     void draw();
 
+    // A file dropped on the window.
+    void on_drop(const std::string& path);
+
+    // True once the newest request has been answered and its result (or error) is shown.
+    bool settled() const;
     const std::string& error() const { return error_; }
 
 private:
-    struct Result {
-        ModelInput input;
-        ModelTrace trace;
-    };
-    // The parts of AppState each stage depends on.
-    struct ModelKey {
-        std::string model;
-        ToyConfig config;
-        bool operator==(const ModelKey& o) const;
-    };
-    struct RunKey {
-        ModelKey model;
-        std::string text;
-        std::string image_path;
-        bool causal;
-        std::vector<std::vector<bool>> disabled_heads;
-        bool operator==(const RunKey& o) const = default;
-    };
-
     void draw_controls();
-    void draw_views();
-    void upload_textures();
-    RunKey run_key() const;
+    void draw_status_bar();
+    void draw_matrix_view();
+    void draw_tokens_view();
+    void draw_image_view();
+    void draw_model_view();
+    void draw_compare_view();
+    void draw_stages_view();
+    void handle_keys();
+
+    // The texture of weights (any [R, C] map) drawn with the current colour map and scale.
+    const ui::HeatmapTexture& weights_texture(const std::string& key, const Matrix& weights);
+    const ui::HeatmapTexture& signed_texture(const std::string& key, const Matrix& values, const Mask* allowed);
+    const Mask* mask() const;
 
     AppState state_;
-    std::unique_ptr<Model> model_;
-    std::optional<ModelKey> model_key_;
-    std::optional<RunKey> computed_;
-    std::optional<Result> result_;
-    int uploaded_layer_ = -1;
-    Colormap uploaded_colormap_ = Colormap::viridis;
-    std::vector<ui::HeatmapTexture> textures_;   // [H] of the shown layer
+    Worker worker_;
+    std::uint64_t submitted_ = 0;
+    Request last_request_;
+    bool has_request_ = false;
+    std::shared_ptr<const Snapshot> shown_;
+    Colormap textures_colormap_ = Colormap::viridis;
+    HeatScale textures_scale_ = HeatScale::shared;
+    ui::TexturePool textures_;
     std::string error_;
+    std::uint64_t error_generation_ = 0;
 };
 
 } // namespace headscope::gui

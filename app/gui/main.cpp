@@ -1,6 +1,7 @@
 // headscope: the desktop app. A linear main loop (init, loop: poll, new frame, draw,
 // render, swap; shutdown in reverse), as Dear ImGui's GLFW + OpenGL 3 example.
 
+#include "app/common/arg_lists.h"
 #include "app/gui/app_window.h"
 #include "app/gui/screenshot.h"
 #include "core/error.h"
@@ -8,11 +9,12 @@
 
 #include <CLI/CLI.hpp>
 #include <GLFW/glfw3.h>
-#include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -33,6 +35,24 @@ void print_glfw_error(int code, const char* description) {
     std::fprintf(stderr, "headscope: GLFW error %d: %s\n", code, description);
 }
 
+void on_drop(GLFWwindow* window, int count, const char** paths) {
+    auto* app = static_cast<headscope::gui::AppWindow*>(glfwGetWindowUserPointer(window));
+    if (app && count > 0) app->on_drop(paths[0]);
+}
+
+// A real UI font where Debian's fonts-dejavu-core is installed; ImGui's own otherwise.
+void load_font(float scale) {
+    ImGuiIO& io = ImGui::GetIO();
+    const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    if (std::filesystem::exists(path)) {
+        static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x2000, 0x206F, 0x2190, 0x21FF, 0};
+        if (io.Fonts->AddFontFromFileTTF(path, 15.0f * scale, nullptr, ranges)) return;
+    }
+    ImFontConfig config;
+    config.SizePixels = 13.0f * scale;
+    io.Fonts->AddFontDefault(&config);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -42,32 +62,60 @@ int main(int argc, char** argv) {
     state.image_path = HEADSCOPE_ASSETS_DIR "/shapes.png";
     std::string screenshot_path;
     std::string colormap_name = "viridis";
-    int width = 1280;
-    int height = 800;
+    std::string view = "matrix";
+    std::string size = "1280x800";
+    std::string disable;
 
     CLI::App cli("Headscope: see what every attention head attends to", "headscope");
-    cli.add_option("--model", state.model, "builtin:toy-text or builtin:toy-vit")->capture_default_str();
-    cli.add_option("--text", state.text, "The sentence to show (text models)")->capture_default_str();
-    cli.add_option("--image", state.image_path, "The image to show (image models)")->capture_default_str();
+    cli.add_option("--model", state.model.name, "builtin:toy-text or builtin:toy-vit")->capture_default_str();
+    cli.add_option("--text", state.text, "The sentence to show (text models)");
+    cli.add_option("--image", state.image_path, "The image to show (image models)");
     cli.add_flag("--causal", state.causal, "Start with the causal mask on");
     cli.add_option("--layer", state.layer, "Selected layer")->check(CLI::Range(0, 63));
-    cli.add_option("--head", state.selected_head, "Selected head")->check(CLI::Range(0, 255));
-    cli.add_option("--seed", state.config.seed, "Seed of the demo model's weights and embeddings");
+    cli.add_option("--head", state.head, "Selected head")->check(CLI::Range(0, 255));
+    cli.add_option("--query", state.query, "Pinned query position (image view: the patch, 0 = [CLS])");
+    cli.add_option("--disable", disable, "Heads to ablate, as LAYER.HEAD pairs, e.g. 0.1,1.0");
+    cli.add_option("--view", view, "matrix, tokens, image, model, compare or stages")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"matrix", "tokens", "image", "model", "compare", "stages"}));
+    cli.add_option("--seed", state.model.config.seed, "Seed of the demo model's weights and embeddings");
     cli.add_option("--colormap", colormap_name, "viridis, magma, cividis or greys")
         ->check(CLI::IsMember({"viridis", "magma", "cividis", "greys"}));
-    cli.add_option("--size", width, "Window width in pixels")->check(CLI::Range(320, 8192));
-    cli.add_option("--height", height, "Window height in pixels")->check(CLI::Range(240, 8192));
+    cli.add_option("--size", size, "Window size WIDTHxHEIGHT")->capture_default_str();
     cli.add_option("--screenshot", screenshot_path,
-                   "Render one frame once the result is ready, write it to this PNG and exit");
+                   "Render once the result is ready, write the window to this PNG and exit");
+    double screenshot_after = 0.0;
+    cli.add_option("--screenshot-after", screenshot_after,
+                   "With --screenshot: stay interactive (visible, taking input) for this many seconds first")
+        ->check(CLI::Range(0.0, 600.0));
+    int width = 0;
+    int height = 0;
     try {
         cli.parse(argc, argv);
+        if (std::sscanf(size.c_str(), "%dx%d", &width, &height) != 2 || width < 320 || height < 240 || width > 8192 ||
+            height > 8192) {
+            throw CLI::ValidationError("--size", "expected WIDTHxHEIGHT, e.g. 1600x1000 (320x240 .. 8192x8192)");
+        }
+        if (!disable.empty()) {
+            // Sized to the model once it loads (fit_to_model keeps flags that fit).
+            for (const auto& [l, h] : app::parse_layer_head_list("--disable", disable)) {
+                if (state.disabled_heads.size() <= static_cast<std::size_t>(l)) state.disabled_heads.resize(static_cast<std::size_t>(l) + 1);
+                auto& layer = state.disabled_heads[static_cast<std::size_t>(l)];
+                if (layer.size() <= static_cast<std::size_t>(h)) layer.resize(static_cast<std::size_t>(h) + 1, false);
+                layer[static_cast<std::size_t>(h)] = true;
+            }
+        }
     } catch (const CLI::CallForHelp& e) {
         return cli.exit(e);
     } catch (const CLI::ParseError& e) {
         std::fprintf(stderr, "headscope: %s (see headscope --help)\n", e.what());
         return 2;
+    } catch (const Error& e) {
+        std::fprintf(stderr, "headscope: %s\n", e.what());
+        return 2;
     }
     state.colormap = colormap_from_name(colormap_name).value_or(Colormap::viridis);
+    state.view = gui::view_from_name(view).value_or(gui::View::matrix);
     const bool screenshot_mode = !screenshot_path.empty();
 
     glfwSetErrorCallback(print_glfw_error);
@@ -77,7 +125,7 @@ int main(int argc, char** argv) {
     }
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
-    if (screenshot_mode) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+    if (screenshot_mode && screenshot_after <= 0.0) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
     GLFWwindow* window = glfwCreateWindow(width, height, "Headscope", nullptr, nullptr);
     if (!window) {
         std::fprintf(stderr, "headscope: cannot create an OpenGL 3.0 window\n");
@@ -85,20 +133,29 @@ int main(int argc, char** argv) {
         return 1;
     }
     glfwMakeContextCurrent(window);
-    glfwSwapInterval(screenshot_mode ? 0 : 1);
+    glfwSwapInterval(screenshot_mode && screenshot_after <= 0.0 ? 0 : 1);
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImGui::GetIO().IniFilename = nullptr;   // the layout is fixed; nothing to persist yet
     ImGui::StyleColorsDark();
+    // HiDPI: scale text and spacing by the monitor's content scale.
+    float scale_x = 1.0f;
+    float scale_y = 1.0f;
+    glfwGetWindowContentScale(window, &scale_x, &scale_y);
+    const float scale = std::max(1.0f, std::max(scale_x, scale_y));
+    ImGui::GetStyle().ScaleAllSizes(scale);
+    load_font(scale);
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 130");
 
     int exit_code = 0;
     {
         gui::AppWindow app(state);
-        // ImGui settles its layout over the first frames; capture after a few.
-        constexpr int screenshot_frame = 4;
+        glfwSetWindowUserPointer(window, &app);
+        glfwSetDropCallback(window, on_drop);
+        // Capture a few frames after the result is ready: ImGui settles its layout.
+        int frames_since_ready = 0;
         for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
             if (!screenshot_mode && glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
                 glfwWaitEvents();   // sleep while minimised
@@ -121,11 +178,18 @@ int main(int argc, char** argv) {
             glClear(GL_COLOR_BUFFER_BIT);
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
-            if (screenshot_mode && frame == screenshot_frame) {
+            frames_since_ready = app.settled() ? frames_since_ready + 1 : 0;
+            const bool waited = glfwGetTime() >= screenshot_after;
+            const bool gave_up = glfwGetTime() > screenshot_after + 60.0;   // never hang a test
+            if (screenshot_mode && waited && (frames_since_ready >= 3 || gave_up)) {
                 try {
                     write_png(screenshot_path, gui::capture_framebuffer(fb_width, fb_height));
                     if (!app.error().empty()) {
                         std::fprintf(stderr, "headscope: %s\n", app.error().c_str());
+                        exit_code = 2;
+                    }
+                    if (frames_since_ready < 3) {
+                        std::fprintf(stderr, "headscope: the result was not ready after %d frames (60 s)\n", frame);
                         exit_code = 2;
                     }
                 } catch (const Error& e) {
@@ -136,6 +200,7 @@ int main(int argc, char** argv) {
             }
             glfwSwapBuffers(window);
         }
+        glfwSetWindowUserPointer(window, nullptr);
     }   // textures are released while the GL context still exists
 
     ImGui_ImplOpenGL3_Shutdown();

@@ -1,5 +1,6 @@
-// The desktop app under xvfb-run: it opens a window, computes the default sentence,
-// renders, and writes a screenshot that shows heatmaps and the causal mask.
+// The desktop app under xvfb-run: each view renders once its result is ready, and the
+// pixels show what the controls did (causal mask, ablation, the picture), including
+// through real keyboard events sent by xdotool.
 
 #include "core/colormap.h"
 #include "test_support.h"
@@ -20,29 +21,45 @@ struct Screenshot {
     int height = 0;
     std::vector<unsigned char> rgb;
 
-    // Pixels exactly of colour c.
     long count(headscope::Rgba8 c) const {
         long n = 0;
         for (std::size_t i = 0; i + 2 < rgb.size(); i += 3) n += rgb[i] == c.r && rgb[i + 1] == c.g && rgb[i + 2] == c.b;
         return n;
     }
+    template <typename Predicate>
+    long count_if(Predicate p) const {
+        long n = 0;
+        for (std::size_t i = 0; i + 2 < rgb.size(); i += 3) n += p(rgb[i], rgb[i + 1], rgb[i + 2]);
+        return n;
+    }
+    long differing(const Screenshot& other) const {
+        if (other.rgb.size() != rgb.size()) return static_cast<long>(rgb.size());
+        long n = 0;
+        for (std::size_t i = 0; i < rgb.size(); ++i) n += rgb[i] != other.rgb[i];
+        return n;
+    }
 };
 
-Screenshot take_screenshot(const std::string& args) {
-    TempDir dir;
-    const std::string png = dir.file("shot.png");
-    const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' '" HEADSCOPE_GUI "' --screenshot '" + png +
-                                "' " + args + " 2>'" + dir.file("err") + "' </dev/null";
-    const int status = std::system(command.c_str());
+Screenshot load(const std::string& png, int exit_code, const std::string& err_file) {
     Screenshot shot;
-    shot.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    shot.err = headscope::test::read_bytes(dir.file("err"));
+    shot.exit_code = exit_code;
+    shot.err = headscope::test::read_bytes(err_file);
     int channels = 0;
     if (unsigned char* pixels = stbi_load(png.c_str(), &shot.width, &shot.height, &channels, 3)) {
         shot.rgb.assign(pixels, pixels + static_cast<std::size_t>(shot.width) * static_cast<std::size_t>(shot.height) * 3);
         stbi_image_free(pixels);
     }
     return shot;
+}
+
+int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+Screenshot take_screenshot(const std::string& args) {
+    TempDir dir;
+    const std::string png = dir.file("shot.png");
+    const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' '" HEADSCOPE_GUI "' --screenshot '" + png +
+                                "' " + args + " 2>'" + dir.file("err") + "' </dev/null";
+    return load(png, exit_code_of(std::system(command.c_str())), dir.file("err"));
 }
 
 } // namespace
@@ -53,22 +70,81 @@ TEST_CASE("gui: the default sentence renders heatmaps, and the causal mask shows
     REQUIRE(open.exit_code == 0);
     CHECK(open.width == 1280);
     CHECK(open.height == 800);
+    // Most weights of the structured heads are ~0: the colour map's bottom fills most cells.
+    CHECK(open.count(headscope::colormap_lookup(headscope::Colormap::viridis, 0.0f)) > 60 * 30 * 30);
     const long masked_open = open.count(headscope::masked_colour);
 
     const Screenshot causal = take_screenshot("--causal --head 1");
     REQUIRE(causal.exit_code == 0);
-    // 12 words: 66 of the 144 cells are above the diagonal, each drawn 40+ px square in
-    // the large view and a few px in every thumbnail.
-    CHECK(causal.count(headscope::masked_colour) > masked_open + 66 * 40 * 40);
-    // Weights are drawn through the colour map: its darkest and some mid colours appear.
-    long coloured = 0;
-    for (float t : {0.1f, 0.2f, 0.3f, 0.4f, 0.5f}) coloured += causal.count(headscope::colormap_lookup(headscope::Colormap::viridis, t));
-    CHECK(coloured > 0);
+    // 12 words: 66 of the 144 cells are above the diagonal, each 30+ px square.
+    CHECK(causal.count(headscope::masked_colour) > masked_open + 66 * 30 * 30);
 }
 
-TEST_CASE("gui: an empty sentence is reported, not shown as data") {
-    const Screenshot shot = take_screenshot("--text ''");
-    CHECK(shot.exit_code == 2);
-    CHECK(shot.err.find("empty") != std::string::npos);
-    CHECK(shot.width == 1280);   // the window still rendered, with the message in it
+TEST_CASE("gui: disabling a head changes the next layer's map, not its own layer's") {
+    const Screenshot base = take_screenshot("--layer 1 --head 0");
+    const Screenshot ablated = take_screenshot("--layer 1 --head 0 --disable 0.0,0.1");
+    REQUIRE(base.exit_code == 0);
+    REQUIRE(ablated.exit_code == 0);
+    CHECK(ablated.differing(base) > 3000);
+    const Screenshot same_layer = take_screenshot("--layer 0 --head 0");
+    const Screenshot same_layer_ablated = take_screenshot("--layer 0 --head 0 --disable 1.0");
+    // Only the head's disable checkbox differs (layer 1 is not on screen).
+    CHECK(same_layer_ablated.differing(same_layer) < 2000);
+}
+
+TEST_CASE("gui: every view renders; the image view shows the picture under the map") {
+    const Screenshot matrix = take_screenshot("--view matrix");
+    for (const char* view : {"tokens", "model", "compare", "stages"}) {
+        CAPTURE(view);
+        const Screenshot shot = take_screenshot(std::string("--view ") + view);
+        INFO("stderr: " << shot.err);
+        CHECK(shot.exit_code == 0);
+        CHECK(shot.differing(matrix) > 10000);
+    }
+    const Screenshot image = take_screenshot("--model builtin:toy-vit --view image --image '" HEADSCOPE_ASSETS_DIR
+                                             "/shapes.png'");
+    INFO("stderr: " << image.err);
+    REQUIRE(image.exit_code == 0);
+    // The red house and ball of assets/shapes.png, seen through the heat layer.
+    const long red = image.count_if([](int r, int g, int b) { return r > 100 && g < 70 && b < 100 && r > b + 30; });
+    CHECK(red > 5000);
+    const Screenshot text_model = take_screenshot("--view image");
+    CHECK(text_model.count_if([](int r, int g, int b) { return r > 100 && g < 70 && b < 100 && r > b + 30; }) < 500);
+}
+
+TEST_CASE("gui: bad inputs are reported, not shown as data") {
+    const Screenshot empty = take_screenshot("--text ''");
+    CHECK(empty.exit_code == 2);
+    CHECK(empty.err.find("empty") != std::string::npos);
+    CHECK(empty.width == 1280);   // the window still rendered, with the message in it
+    TempDir dir;
+    headscope::test::write_bytes(dir.file("notes.png"), "this is not an image");
+    const Screenshot bad = take_screenshot("--model builtin:toy-vit --image '" + dir.file("notes.png") + "'");
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("notes.png") != std::string::npos);
+    const Screenshot missing = take_screenshot("--model builtin:toy-vit --image /no/such/file.png");
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err.find("/no/such/file.png") != std::string::npos);
+}
+
+TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C toggles the causal mask") {
+    TempDir dir;
+    const std::string before = dir.file("before.png");
+    const std::string after = dir.file("after.png");
+    const std::string err = dir.file("err");
+    // Both windows run interactively for 4 s; the second gets real key presses (XTEST,
+    // through the X server, as a keyboard would) from xdotool meanwhile.
+    const std::string run = std::string("'" HEADSCOPE_GUI "' --size 1280x800 --screenshot-after 4 --screenshot ");
+    const std::string script =
+        run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; sleep 2; " +
+        "w=\\$(xdotool search --sync --name '^Headscope\\$' | head -n 1); xdotool windowfocus --sync \\$w; "
+        "xdotool mousemove --window \\$w 700 400; xdotool key Right c; wait \\$pid";
+    const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' bash -c \"" + script + "\" </dev/null";
+    REQUIRE(exit_code_of(std::system(command.c_str())) == 0);
+    const Screenshot a = load(before, 0, err);
+    const Screenshot b = load(after, 0, err);
+    INFO("stderr: " << b.err);
+    REQUIRE(a.width == 1280);
+    REQUIRE(b.width == 1280);
+    CHECK(b.count(headscope::masked_colour) > a.count(headscope::masked_colour) + 66 * 30 * 30);
 }

@@ -1,5 +1,6 @@
 #include "core/attention.h"
 #include "core/error.h"
+#include "core/head_compare.h"
 #include "test_support.h"
 
 #include <cmath>
@@ -232,4 +233,23 @@ TEST_CASE("padding mask: padded keys get weight 0 in every row, and compose with
         CHECK(head.weights.col(2).isZero(0.0f));
         for (Eigen::Index i = 0; i < 3; ++i) CHECK(std::abs(head.weights.row(i).sum() - 1.0f) < 1e-6f);
     }
+}
+
+TEST_CASE("head comparison: max difference and Jensen-Shannon divergence by hand") {
+    Matrix p(3, 2), q(3, 2);
+    p << 1.0f, 0.0f,
+         0.5f, 0.5f,
+         0.0f, 0.0f;   // a fully masked row in both: skipped
+    q << 0.0f, 1.0f,
+         1.0f, 0.0f,
+         0.0f, 0.0f;
+    const HeadComparison c = compare_heads(p, q);
+    CHECK(c.rows_compared == 2);
+    CHECK(c.max_abs_difference == 1.0);
+    // Row 0: disjoint -> 1 bit. Row 1: M = (0.75, 0.25): 0.5 KL(P||M) + 0.5 KL(Q||M)
+    //   = 0.5 (0.5 log2(2/3) + 0.5 log2 2) + 0.5 log2(4/3) = 0.311278 bits.
+    const double row1 = 0.5 * (0.5 * std::log2(2.0 / 3.0) + 0.5) + 0.5 * std::log2(4.0 / 3.0);
+    CHECK(std::abs(c.mean_js_divergence - (1.0 + row1) / 2.0) < 1e-6);
+    CHECK(compare_heads(p, p).mean_js_divergence == 0.0);
+    CHECK_THROWS_AS(compare_heads(p, Matrix(2, 2)), Error);
 }

@@ -1,10 +1,10 @@
-#include "app/cli/arg_lists.h"
+#include "app/common/arg_lists.h"
 
 #include "core/error.h"
 
 #include <limits>
 
-namespace headscope::cli {
+namespace headscope::app {
 
 namespace {
 
@@ -64,4 +64,4 @@ std::vector<std::pair<std::int64_t, std::int64_t>> parse_layer_head_list(const s
     return pairs;
 }
 
-} // namespace headscope::cli
+} // namespace headscope::app

@@ -1,0 +1,89 @@
+#include "app/gui/app_state.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace headscope::gui {
+
+namespace {
+
+constexpr std::array<std::pair<View, std::string_view>, 6> view_names = {{
+    {View::matrix, "matrix"}, {View::tokens, "tokens"}, {View::image, "image"},
+    {View::model, "model"},   {View::compare, "compare"}, {View::stages, "stages"},
+}};
+
+void resize_flags(std::vector<std::vector<bool>>& flags, Eigen::Index L, Eigen::Index H) {
+    flags.resize(static_cast<std::size_t>(L));
+    for (auto& layer : flags) layer.resize(static_cast<std::size_t>(H), false);
+}
+
+} // namespace
+
+std::string_view view_name(View view) {
+    for (const auto& [v, name] : view_names) {
+        if (v == view) return name;
+    }
+    return "matrix";
+}
+
+std::optional<View> view_from_name(std::string_view name) {
+    for (const auto& [v, n] : view_names) {
+        if (n == name) return v;
+    }
+    return std::nullopt;
+}
+
+Request make_request(const AppState& state) {
+    Request r;
+    r.model = state.model;
+    r.text = state.text;
+    r.image_path = state.image_path;
+    r.causal = state.causal;
+    r.disabled_heads = state.disabled_heads;
+    r.also_flip_causal = state.view == View::compare && state.compare_mode == CompareMode::mask_on_off;
+    return r;
+}
+
+void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) {
+    resize_flags(state.disabled_heads, n_layers, n_heads);
+    resize_flags(state.hidden_heads, n_layers, n_heads);
+    const int last_layer = static_cast<int>(n_layers) - 1;
+    const int last_head = static_cast<int>(n_heads) - 1;
+    state.layer = std::clamp(state.layer, 0, last_layer);
+    state.head = std::clamp(state.head, 0, last_head);
+    state.compare_layer = std::clamp(state.compare_layer, 0, last_layer);
+    state.compare_head = std::clamp(state.compare_head, 0, last_head);
+}
+
+void step_layer(AppState& state, int delta, Eigen::Index n_layers) {
+    state.layer = std::clamp(state.layer + delta, 0, static_cast<int>(n_layers) - 1);
+}
+
+void step_head(AppState& state, int delta, Eigen::Index n_heads) {
+    state.head = std::clamp(state.head + delta, 0, static_cast<int>(n_heads) - 1);
+}
+
+void toggle_disabled(AppState& state, int layer, int head) {
+    if (layer < 0 || layer >= static_cast<int>(state.disabled_heads.size())) return;
+    auto& flags = state.disabled_heads[static_cast<std::size_t>(layer)];
+    if (head < 0 || head >= static_cast<int>(flags.size())) return;
+    flags[static_cast<std::size_t>(head)] = !flags[static_cast<std::size_t>(head)];
+}
+
+bool open_dropped_file(AppState& state, const std::string& path) {
+    std::string extension;
+    const auto dot = path.find_last_of('.');
+    if (dot != std::string::npos) extension = path.substr(dot + 1);
+    std::transform(extension.begin(), extension.end(), extension.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    static constexpr std::array<std::string_view, 7> image_extensions = {"png", "jpg", "jpeg", "bmp", "gif", "tga", "tpic"};
+    if (std::find(image_extensions.begin(), image_extensions.end(), extension) == image_extensions.end()) return false;
+    state.image_path = path;
+    if (state.model.name == "builtin:toy-text") state.model.name = "builtin:toy-vit";
+    state.query = -1;
+    return true;
+}
+
+} // namespace headscope::gui

@@ -1,0 +1,62 @@
+#pragma once
+// What the user chose in the window, and the transitions the controls make on it.
+// No GL or ImGui here, so the transitions are unit-tested without a window.
+
+#include "app/gui/worker.h"
+#include "core/colormap.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace headscope::gui {
+
+enum class View { matrix, tokens, image, model, compare, stages };
+std::string_view view_name(View view);
+std::optional<View> view_from_name(std::string_view name);
+
+// How weights map to colours: one 0..1 scale for every map, each head's own max, or
+// logarithmic (small weights visible).
+enum class HeatScale { shared, per_head, log };
+
+enum class CompareMode { two_heads, mask_on_off };
+
+struct AppState {
+    ModelChoice model;
+    std::string text;
+    std::string image_path;
+    bool causal = false;
+    std::vector<std::vector<bool>> disabled_heads;   // [L][H]: ablated (zero context), recomputes
+    std::vector<std::vector<bool>> hidden_heads;     // [L][H]: left out of the views only
+    int layer = 0;
+    int head = 0;
+    int query = -1;                                  // pinned query row (-1: none; image view: [CLS])
+    bool show_column = false;                        // image view: what attends to the patch
+    bool image_average = false;                      // image view: average the shown heads
+    View view = View::matrix;
+    Colormap colormap = Colormap::viridis;
+    HeatScale scale = HeatScale::shared;
+    CompareMode compare_mode = CompareMode::two_heads;
+    int compare_layer = 0;                           // head B of the compare view
+    int compare_head = 1;
+};
+
+// The computation the state asks for.
+Request make_request(const AppState& state);
+
+// After a model (re)loads: per-head flags sized [L][H] (kept where they still fit,
+// unset elsewhere), and layer / head / compare choices clamped into range.
+void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
+
+// Keyboard steps, clamped to the model's range.
+void step_layer(AppState& state, int delta, Eigen::Index n_layers);
+void step_head(AppState& state, int delta, Eigen::Index n_heads);
+
+void toggle_disabled(AppState& state, int layer, int head);
+
+// A dropped or typed file: image files switch a text model to builtin:toy-vit.
+// Returns false (and changes nothing) for a file that is not an image by its name.
+bool open_dropped_file(AppState& state, const std::string& path);
+
+} // namespace headscope::gui

@@ -54,6 +54,7 @@ struct ModelInput {
 
 struct RunOptions {
     std::optional<bool> causal;                    // overrides ModelInfo::causal
+    OptionalMask keep;                             // [T, T] pairs allowed, ANDed with the causal mask
     std::vector<std::vector<bool>> disabled_heads;  // [L][H] or empty: ablated heads
     TraceDetail detail = TraceDetail::weights;
 };

@@ -43,6 +43,7 @@ Request make_request(const AppState& state) {
     r.causal = state.causal;
     r.disabled_heads = state.disabled_heads;
     r.also_flip_causal = state.view == View::compare && state.compare_mode == CompareMode::mask_on_off;
+    r.forbidden = state.forbidden;
     return r;
 }
 
@@ -70,6 +71,30 @@ void toggle_disabled(AppState& state, int layer, int head) {
     auto& flags = state.disabled_heads[static_cast<std::size_t>(layer)];
     if (head < 0 || head >= static_cast<int>(flags.size())) return;
     flags[static_cast<std::size_t>(head)] = !flags[static_cast<std::size_t>(head)];
+}
+
+void set_forbidden(AppState& state, int query, int key, bool forbidden) {
+    const std::pair<int, int> pair{query, key};
+    auto it = std::lower_bound(state.forbidden.begin(), state.forbidden.end(), pair);
+    const bool present = it != state.forbidden.end() && *it == pair;
+    if (forbidden && !present) state.forbidden.insert(it, pair);
+    if (!forbidden && present) state.forbidden.erase(it);
+}
+
+bool is_forbidden(const AppState& state, int query, int key) {
+    return std::binary_search(state.forbidden.begin(), state.forbidden.end(), std::pair<int, int>{query, key});
+}
+
+void clear_mask(AppState& state) { state.forbidden.clear(); }
+
+void invert_mask(AppState& state, int n_tokens) {
+    std::vector<std::pair<int, int>> inverted;
+    for (int i = 0; i < n_tokens; ++i) {
+        for (int j = 0; j < n_tokens; ++j) {
+            if (!is_forbidden(state, i, j)) inverted.emplace_back(i, j);
+        }
+    }
+    state.forbidden = std::move(inverted);
 }
 
 bool open_dropped_file(AppState& state, const std::string& path) {

@@ -38,6 +38,8 @@ struct AppState {
     Colormap colormap = Colormap::viridis;
     HeatScale scale = HeatScale::shared;
     CompareMode compare_mode = CompareMode::two_heads;
+    bool editing_mask = false;                       // matrix view: clicks forbid / allow pairs
+    std::vector<std::pair<int, int>> forbidden;      // the custom mask: (query, key) pairs, sorted
     int compare_layer = 0;                           // head B of the compare view
     int compare_head = 1;
 };
@@ -54,6 +56,13 @@ void step_layer(AppState& state, int delta, Eigen::Index n_layers);
 void step_head(AppState& state, int delta, Eigen::Index n_heads);
 
 void toggle_disabled(AppState& state, int layer, int head);
+
+// The custom mask editor: forbid or allow one (query, key) pair; clear; invert over a
+// T x T matrix (every allowed pair becomes forbidden and the other way round).
+void set_forbidden(AppState& state, int query, int key, bool forbidden);
+bool is_forbidden(const AppState& state, int query, int key);
+void clear_mask(AppState& state);
+void invert_mask(AppState& state, int n_tokens);
 
 // A dropped or typed file: image files switch a text model to builtin:toy-vit.
 // Returns false (and changes nothing) for a file that is not an image by its name.

@@ -115,7 +115,11 @@ bool AppWindow::settled() const {
 }
 
 void AppWindow::on_drop(const std::string& path) {
-    if (!open_dropped_file(state_, path)) error_ = path + ": not an image file (expected PNG, JPEG, BMP, GIF or TGA)";
+    if (open_dropped_file(state_, path)) {
+        file_picker_.remember(path);
+    } else {
+        error_ = path + ": not an image file (expected PNG, JPEG, BMP, GIF or TGA)";
+    }
 }
 
 const ui::HeatmapTexture& AppWindow::weights_texture(const std::string& key, const Matrix& weights) {
@@ -247,7 +251,18 @@ void AppWindow::draw_controls() {
     const bool image_model = shown_ && shown_->info.takes_image;
     if (image_model) {
         ImGui::TextUnformatted("Image file (or drop one on the window)");
-        ImGui::InputText("##image", &state_.image_path, ImGuiInputTextFlags_EnterReturnsTrue);
+        ImGui::SetNextItemWidth(-90.0f);
+        // The field edits its own copy; Enter applies it (a half-typed path is not loaded).
+        if (image_edit_source_ != state_.image_path) {
+            image_edit_ = state_.image_path;
+            image_edit_source_ = state_.image_path;
+        }
+        if (ImGui::InputText("##image", &image_edit_, ImGuiInputTextFlags_EnterReturnsTrue)) {
+            state_.image_path = image_edit_;
+            file_picker_.remember(image_edit_);
+        }
+        ImGui::SameLine();
+        if (const auto picked = file_picker_.draw("images", state_.image_path)) state_.image_path = *picked;
     } else {
         ImGui::TextUnformatted("Sentence");
         ImGui::InputTextMultiline("##sentence", &state_.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 5));
@@ -305,12 +320,33 @@ void AppWindow::draw_matrix_view() {
         ImGui::TextWrapped("built to: %s", roles[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)].c_str());
     }
     colour_legend(state_.colormap, "0", state_.scale == HeatScale::per_head ? "head max" : "1");
-    ImGui::TextDisabled("rows: queries, columns: keys; click a row to pin it");
+    ImGui::Checkbox("Edit mask", &state_.editing_mask);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click or drag over cells to forbid / allow query -> key pairs");
+    ImGui::SameLine();
+    if (ImGui::Button("Clear mask")) clear_mask(state_);
+    ImGui::SameLine();
+    if (ImGui::Button("Invert mask")) invert_mask(state_, static_cast<int>(shown_->input.labels.size()));
+    ImGui::SameLine();
+    ImGui::TextDisabled(state_.editing_mask ? "drag over cells to forbid (right button: allow)"
+                                            : "rows: queries, columns: keys; click a row to pin it");
     const ImVec2 available = ImGui::GetContentRegionAvail();
     const ui::HeatmapLabels labels{shown_->input.labels, shown_->input.labels};
+    const ImVec2 before = ImGui::GetCursorScreenPos();
     const int clicked = ui::draw_heatmap("matrix", trace, mask(), weights_texture(numbered("w", layer, head), trace.weights),
-                                         labels, std::min(available.x, available.y), state_.query);
-    if (clicked >= 0) state_.query = clicked == state_.query ? -1 : clicked;
+                                         labels, std::min(available.x, available.y), state_.editing_mask ? -1 : state_.query);
+    if (state_.editing_mask) {
+        // The cell under the mouse while a button is held: left forbids, right allows.
+        const ImGuiIO& io = ImGui::GetIO();
+        const ui::HeatmapGeometry g = ui::heatmap_geometry(trace, labels, std::min(available.x, available.y), before);
+        const int j = static_cast<int>((io.MousePos.x - g.min.x) / g.cell);
+        const int i = static_cast<int>((io.MousePos.y - g.min.y) / g.cell);
+        const bool inside = io.MousePos.x >= g.min.x && io.MousePos.y >= g.min.y && i < trace.weights.rows() &&
+                            j < trace.weights.cols() && ImGui::IsWindowHovered();
+        if (inside && ImGui::IsMouseDown(ImGuiMouseButton_Left)) set_forbidden(state_, i, j, true);
+        if (inside && ImGui::IsMouseDown(ImGuiMouseButton_Right)) set_forbidden(state_, i, j, false);
+    } else if (clicked >= 0) {
+        state_.query = clicked == state_.query ? -1 : clicked;
+    }
 }
 
 void AppWindow::draw_tokens_view() {

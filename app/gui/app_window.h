@@ -4,6 +4,7 @@
 
 #include "app/gui/app_state.h"
 #include "app/gui/worker.h"
+#include "ui/file_picker.h"
 #include "ui/texture_pool.h"
 
 #include <cstdint>
@@ -52,6 +53,9 @@ private:
     Colormap textures_colormap_ = Colormap::viridis;
     HeatScale textures_scale_ = HeatScale::shared;
     ui::TexturePool textures_;
+    ui::FilePicker file_picker_;
+    std::string image_edit_;          // the image path field while typing
+    std::string image_edit_source_;   // the applied path image_edit_ was last reset from
     std::string error_;
     std::uint64_t error_generation_ = 0;
 };

@@ -97,6 +97,14 @@ void Worker::run() {
             }
             RunOptions options;
             options.causal = request.causal;
+            if (!request.forbidden.empty()) {
+                const Eigen::Index T = snapshot->input.embeddings.rows();
+                Mask keep = Mask::Constant(T, T, true);
+                for (const auto& [i, j] : request.forbidden) {
+                    if (i < T && j < T) keep(i, j) = false;
+                }
+                options.keep = std::move(keep);
+            }
             // Flags for another model's shape (just switched) are ignored, not an error.
             if (static_cast<Eigen::Index>(request.disabled_heads.size()) == snapshot->info.n_layers &&
                 (request.disabled_heads.empty() ||

@@ -32,6 +32,8 @@ struct Request {
     bool causal = false;
     std::vector<std::vector<bool>> disabled_heads;   // [L][H] or empty
     bool also_flip_causal = false;                   // also run with the causal mask flipped (compare view)
+    // The mask editor's forbidden (query, key) pairs; pairs past the input's length are ignored.
+    std::vector<std::pair<int, int>> forbidden;
     bool operator==(const Request& other) const = default;
 };
 

@@ -105,3 +105,38 @@ TEST_CASE("worker: computes off the caller's thread, reports errors, and the new
     REQUIRE(worker.latest()->flipped.has_value());
     CHECK(worker.latest()->trace.mask.has_value() != worker.latest()->flipped->mask.has_value());
 }
+
+TEST_CASE("app state: the custom mask editor forbids, allows, clears and inverts pairs") {
+    AppState s;
+    set_forbidden(s, 2, 1, true);
+    set_forbidden(s, 0, 3, true);
+    set_forbidden(s, 2, 1, true);   // twice: still one entry
+    CHECK(s.forbidden == std::vector<std::pair<int, int>>{{0, 3}, {2, 1}});
+    CHECK(is_forbidden(s, 2, 1));
+    set_forbidden(s, 2, 1, false);
+    CHECK_FALSE(is_forbidden(s, 2, 1));
+    invert_mask(s, 2);   // over 2 x 2: (0, 3) lies outside; all four cells become forbidden
+    CHECK(s.forbidden == std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}});
+    clear_mask(s);
+    CHECK(s.forbidden.empty());
+}
+
+TEST_CASE("worker: the custom mask reaches the model, ANDed with the causal mask") {
+    Worker worker;
+    Request r;
+    r.text = "a b c";
+    r.forbidden = {{2, 0}, {9, 9}};   // (9, 9) is past T = 3: ignored
+    const auto g = worker.submit(r);
+    REQUIRE(wait_for(worker, g));
+    const auto snapshot = worker.latest();
+    REQUIRE(snapshot->trace.mask.has_value());
+    CHECK_FALSE((*snapshot->trace.mask)(2, 0));
+    CHECK((*snapshot->trace.mask)(0, 2));
+    for (const HeadTrace& head : snapshot->trace.layers[0].heads) CHECK(head.weights(2, 0) == 0.0f);
+    r.causal = true;
+    const auto g2 = worker.submit(r);
+    REQUIRE(wait_for(worker, g2));
+    CHECK_FALSE((*worker.latest()->trace.mask)(0, 2));   // causal
+    CHECK_FALSE((*worker.latest()->trace.mask)(2, 0));   // custom
+    CHECK((*worker.latest()->trace.mask)(2, 1));
+}

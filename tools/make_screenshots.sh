@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Renders the README's screenshots of each view into docs/screenshots/, with the app's
+# own --screenshot under xvfb-run. Usage: tools/make_screenshots.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+app="${1:-build/release}/bin/headscope"
+out=docs/screenshots
+mkdir -p "$out"
+shot() {
+    local name=$1
+    shift
+    xvfb-run -a -s "-screen 0 1100x700x24" "$app" --size 1100x700 --screenshot "$out/$name.png" "$@"
+    # 128 colours keep the files small for the repository (Pillow, when installed).
+    /usr/bin/python3 -c "import sys; from PIL import Image; Image.open(sys.argv[1]).quantize(128).save(sys.argv[1], optimize=True)" \
+        "$out/$name.png" 2>/dev/null || true
+    echo "wrote $out/$name.png"
+}
+shot matrix --view matrix --head 1
+shot matrix-causal --view matrix --head 0 --causal
+shot tokens --view tokens --layer 0
+shot image --model builtin:toy-vit --view image --query 95
+shot model --view model
+shot compare --view compare --head 0
+shot stages --view stages --head 0

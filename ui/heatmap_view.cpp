@@ -33,18 +33,26 @@ float widest(const std::vector<std::string>& labels) {
 
 } // namespace
 
+HeatmapGeometry heatmap_geometry(const HeadTrace& head, const HeatmapLabels& labels, float max_side, ImVec2 origin) {
+    const float line = ImGui::GetTextLineHeight();
+    const float left = std::min(widest(labels.queries), 160.0f) + 8.0f;
+    const float top = std::min(widest(labels.keys), 160.0f) * 0.75f + line + 4.0f;
+    const auto Tq = static_cast<float>(head.weights.rows());
+    const auto Tk = static_cast<float>(head.weights.cols());
+    const float cell = std::max(2.0f, std::floor(std::min((max_side - left) / Tk, (max_side - top) / Tq)));
+    return {ImVec2(origin.x + left, origin.y + top), cell};
+}
+
 int draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, const HeatmapTexture& texture,
                  const HeatmapLabels& labels, float max_side, int pinned_row) {
     ImGui::PushID(id);
     const auto Tq = static_cast<int>(head.weights.rows());
     const auto Tk = static_cast<int>(head.weights.cols());
     const float line = ImGui::GetTextLineHeight();
-    const float left = std::min(widest(labels.queries), 160.0f) + 8.0f;
-    const float top = std::min(widest(labels.keys), 160.0f) * 0.75f + line + 4.0f;
-    const float cell = std::max(2.0f, std::floor(std::min((max_side - left) / static_cast<float>(Tk),
-                                                          (max_side - top) / static_cast<float>(Tq))));
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 map_min(origin.x + left, origin.y + top);
+    const HeatmapGeometry geometry = heatmap_geometry(head, labels, max_side, origin);
+    const float cell = geometry.cell;
+    const ImVec2 map_min = geometry.min;
     const ImVec2 map_max(map_min.x + cell * static_cast<float>(Tk), map_min.y + cell * static_cast<float>(Tq));
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImU32 text_colour = ImGui::GetColorU32(ImGuiCol_Text);

@@ -106,6 +106,7 @@ AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef
     const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
 
     AttentionTrace trace;
+    if (all_stages) trace.input = x_q;
     trace.heads.resize(static_cast<std::size_t>(H));
     trace.concat = Matrix::Zero(Tq, w.inner_width());
     for (Eigen::Index h = 0; h < H; ++h) {

@@ -67,6 +67,7 @@ struct HeadTrace {
 
 struct AttentionTrace {
     std::vector<HeadTrace> heads;   // [H]
+    Matrix input;                   // [Tq, E] the queries' input X (TraceDetail::all_stages only)
     Matrix concat;                  // [Tq, D] heads' contexts side by side
     Matrix output;                  // [Tq, E]
 };

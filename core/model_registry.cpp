@@ -1,6 +1,10 @@
 #include "core/model_registry.h"
 
 #include "core/error.h"
+#include "core/hf_config.h"
+#include "core/hf_vit.h"
+
+#include <filesystem>
 
 namespace headscope {
 
@@ -27,8 +31,17 @@ std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& conf
         for (const BuiltinModel& m : builtin_models()) known += (known.empty() ? "" : ", ") + m.name;
         throw Error("--model " + path + ": no such built-in model (known: " + known + ")");
     }
-    throw Error("--model " + path + ": not a built-in model; this build opens built-in models only (" +
-                "headscope-cli models lists them)");
+    // Anything else is a Hugging Face checkpoint folder, loaded by its config's model_type.
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        const std::string model_type = read_hf_model_type(path);
+        if (model_type == "vit" || model_type == "deit") return load_hf_vit(path);
+        throw Error(path + "/config.json: model_type '" + model_type + "' has no loader in this build");
+    }
+    throw Error("--model " + path + ": not a built-in model, and not a checkpoint folder (" +
+                (std::filesystem::exists(path, ec) ? "a file: give the folder holding config.json and model.safetensors"
+                                                    : "no such folder") +
+                "; headscope-cli models lists the built-in ones)");
 }
 
 } // namespace headscope

@@ -20,7 +20,7 @@ packages=(
 # Optional: the references the tools/ scripts run on (PyTorch, Pillow, matplotlib).
 # CI does not need them (their outputs are committed); pass --with-torch to add them.
 if [[ "${1:-}" == "--with-torch" ]]; then
-    packages+=(python3-torch python3-numpy python3-pil python3-matplotlib)
+    packages+=(python3-torch python3-torchvision python3-numpy python3-pil python3-matplotlib)
 fi
 
 missing=()

@@ -39,8 +39,10 @@ Command add_info_command(CLI::App& app) {
                 std::printf("%s: %s\n", info.name.c_str(), info.description.c_str());
                 std::printf("input: %s\n", info.takes_text ? "text" : "image");
                 if (info.takes_image) {
-                    std::printf("image: %d x %d px, patches %d x %d px, %ld patches + [CLS]\n", info.image_size,
-                                info.image_size, info.patch_size, info.patch_size, static_cast<long>(info.max_tokens - 1));
+                    const long patches = static_cast<long>(info.image_size / info.patch_size) * (info.image_size / info.patch_size);
+                    std::printf("image: %d x %d px, patches %d x %d px: %ld patches + %ld prefix token(s)\n",
+                                info.image_size, info.image_size, info.patch_size, info.patch_size, patches,
+                                static_cast<long>(info.max_tokens) - patches);
                 } else {
                     std::printf("max tokens: %ld\n", static_cast<long>(info.max_tokens));
                 }
@@ -96,7 +98,10 @@ Command add_dump_command(CLI::App& app) {
                 }
                 if (!input.ids.empty()) tensors.push_back(tensor_i64("input_ids", {T}, input.ids));
                 if (trace.logits.size() != 0) {
-                    tensors.push_back(tensor_f32("logits", {trace.logits.rows(), trace.logits.cols()},
+                    // CLI.md: [T, V] for a language-model head, [num_labels] for a classifier.
+                    const bool classifier = model->info().takes_image && trace.logits.rows() == 1;
+                    const Shape shape = classifier ? Shape{trace.logits.cols()} : Shape{trace.logits.rows(), trace.logits.cols()};
+                    tensors.push_back(tensor_f32("logits", shape,
                                                  std::span<const float>(trace.logits.data(), static_cast<std::size_t>(trace.logits.size()))));
                 }
                 const std::map<std::string, std::string> metadata = {

@@ -485,7 +485,8 @@ void AppWindow::draw_image_view() {
 
 void AppWindow::draw_model_view() {
     const auto& layers = shown_->trace.layers;
-    ImGui::TextUnformatted("Every layer (rows) x head (columns); click one to select it; each on its own scale");
+    ImGui::TextUnformatted("Every layer (rows) x head (columns); click one to select it");
+    colour_legend(state_.colormap, "0", "each head's max");
     const float side = std::clamp((ImGui::GetContentRegionAvail().x - 60.0f) / static_cast<float>(shown_->info.n_heads) - 8.0f,
                                   48.0f, 128.0f);
     for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
@@ -570,7 +571,10 @@ void AppWindow::draw_compare_view() {
 void AppWindow::draw_stages_view() {
     const AttentionTrace& layer = shown_->trace.layers[static_cast<std::size_t>(state_.layer)];
     const HeadTrace& head = layer.heads[static_cast<std::size_t>(state_.head)];
-    ImGui::Text("Head %d.%d, step by step (blue negative, red positive; weights in the colour map)", state_.layer, state_.head);
+    ImGui::Text("Head %d.%d, step by step", state_.layer, state_.head);
+    colour_legend(Colormap::coolwarm, "-max |value|", "+max |value|", false);
+    ImGui::SameLine();
+    colour_legend(state_.colormap, "softmax 0", "1");
     const auto shape = [](const Matrix& m) {
         char text[48];
         std::snprintf(text, sizeof text, "[%ld, %ld]", static_cast<long>(m.rows()), static_cast<long>(m.cols()));
@@ -582,7 +586,8 @@ void AppWindow::draw_stages_view() {
         bool weights;
     };
     const Stage stages[] = {
-        {"Q = LN(X) Wq^T + bq", &head.q, false},   {"K", &head.k, false},          {"V", &head.v, false},
+        {"X = LN(x), the layer's input", &layer.input, false},
+        {"Q = X Wq^T + bq", &head.q, false},   {"K", &head.k, false},          {"V", &head.v, false},
         {"Q K^T / sqrt(Dh)", &head.scores, false}, {"+ mask", &head.masked, false}, {"softmax", &head.weights, true},
         {"x V (context)", &head.context, false},   {"heads concatenated", &layer.concat, false},
         {"output projection", &layer.output, false},

@@ -132,12 +132,13 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     const std::string before = dir.file("before.png");
     const std::string after = dir.file("after.png");
     const std::string err = dir.file("err");
-    // Both windows run interactively for 4 s; the second gets real key presses (XTEST,
-    // through the X server, as a keyboard would) from xdotool meanwhile.
-    const std::string run = std::string("'" HEADSCOPE_GUI "' --size 1280x800 --screenshot-after 4 --screenshot ");
+    // Both windows run interactively for 8 s; the second gets real key presses (XTEST,
+    // through the X server, as a keyboard would) from xdotool 3 s after it appears, once
+    // its first result is on screen (keys need a model to act on).
+    const std::string run = std::string("'" HEADSCOPE_GUI "' --size 1280x800 --screenshot-after 8 --screenshot ");
     const std::string script =
-        run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; sleep 2; " +
-        "w=\\$(xdotool search --sync --name '^Headscope\\$' | head -n 1); xdotool windowfocus --sync \\$w; "
+        run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; " +
+        "w=\\$(xdotool search --sync --name '^Headscope\\$' | head -n 1); sleep 3; xdotool windowfocus --sync \\$w; "
         "xdotool mousemove --window \\$w 700 400; xdotool key Right c; wait \\$pid";
     const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' bash -c \"" + script + "\" </dev/null";
     REQUIRE(exit_code_of(std::system(command.c_str())) == 0);

@@ -253,3 +253,13 @@ TEST_CASE("head comparison: max difference and Jensen-Shannon divergence by hand
     CHECK(compare_heads(p, p).mean_js_divergence == 0.0);
     CHECK_THROWS_AS(compare_heads(p, Matrix(2, 2)), Error);
 }
+
+TEST_CASE("the full trace keeps the layer's input X; the fast path does not") {
+    std::mt19937 rng(3);
+    const AttentionWeights w = random_attention(8, 8, 2, 8, rng);
+    const Matrix x = random_matrix(5, 8, rng);
+    AttentionOptions options;
+    CHECK(attention_forward(w, x, options).input.size() == 0);
+    options.detail = TraceDetail::all_stages;
+    CHECK(attention_forward(w, x, options).input == x);
+}

@@ -1,0 +1,119 @@
+#pragma once
+// Hugging Face checkpoint folders: config.json and preprocessor_config.json read into
+// one validated hyper-parameter struct per model family (as ggml's gpt-2 example and
+// llama.cpp's llama-hparams do), and the folder's weight files (model.safetensors, or
+// the shards model.safetensors.index.json lists) opened as one set of tensors.
+//
+// Every problem is a headscope::Error naming the file and the field or tensor, with
+// what was expected and what was found.
+
+#include "core/image.h"
+#include "core/matrix.h"
+#include "core/safetensors.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace headscope {
+
+// The model_type values this build loads, in the order error messages list them.
+std::vector<std::string> hf_supported_model_types();
+
+// Reads `folder`/config.json and returns its model_type. Throws when the file is
+// missing or not a JSON object, when model_type is absent, and (one line listing the
+// supported ones) when this build cannot load that type.
+std::string read_hf_model_type(const std::string& folder);
+
+// The MLP activations of Hugging Face's ACT2FN that ViT-family configs name.
+enum class HfActivation {
+    gelu,         // "gelu", "gelu_python": x * Phi(x), the exact erf form
+    gelu_tanh,    // "gelu_new", "gelu_pytorch_tanh", "gelu_fast": the tanh approximation
+    quick_gelu,   // "quick_gelu": x * sigmoid(1.702 x)
+    relu,         // "relu"
+    silu,         // "silu", "swish": x * sigmoid(x)
+};
+
+// ViTConfig / DeiTConfig (model_type "vit" / "deit"). Fields absent from config.json
+// take transformers' own defaults, so a file means what it means to transformers:
+// those are google/vit-base-patch16-224's sizes (the smallest google/vit checkpoint;
+// DeiTConfig keeps them too, although deit-tiny is smaller).
+struct HfVitConfig {
+    std::string model_type = "vit";          // "vit" or "deit" ([CLS] + distillation token)
+    std::string architecture;                // architectures[0], or "" when absent
+    Eigen::Index hidden_size = 768;          // E
+    Eigen::Index num_hidden_layers = 12;     // L
+    Eigen::Index num_attention_heads = 12;   // H; E % H == 0
+    Eigen::Index intermediate_size = 3072;   // MLP width
+    std::string hidden_act = "gelu";
+    HfActivation activation = HfActivation::gelu;
+    float layer_norm_eps = 1e-12f;
+    int image_size = 224;                    // square input side in pixels
+    int patch_size = 16;                     // P; image_size % P == 0
+    int num_channels = 3;                    // must be 3 (RGB)
+    bool qkv_bias = true;
+    Eigen::Index pooler_output_size = 0;     // pooler.dense rows; 0 = hidden_size
+    std::vector<std::string> id2label;       // [num_labels]; "LABEL_i" where the file names none
+
+    // Tokens before the patches: [CLS], and DeiT's distillation token.
+    int n_prefix_tokens() const { return model_type == "deit" ? 2 : 1; }
+    int grid_side() const { return image_size / patch_size; }
+    Eigen::Index n_patches() const { return static_cast<Eigen::Index>(grid_side()) * grid_side(); }   // N
+};
+
+// Reads and validates a ViT or DeiT config.json.
+HfVitConfig read_hf_vit_config(const std::string& config_path);
+
+// ViTImageProcessor / DeiTImageProcessor settings from preprocessor_config.json:
+// resize (Pillow), DeiT's centre crop, rescale, normalise. Defaults are those of the
+// processor class the file names (image_processor_type or feature_extractor_type),
+// or of the model type's processor when it names none.
+struct HfImageProcessorConfig {
+    std::string processor = "ViTImageProcessor";
+    bool do_resize = true;
+    int resize_width = 224;
+    int resize_height = 224;
+    Resample resample = Resample::bilinear;   // PIL code 2
+    bool do_center_crop = false;              // DeiTImageProcessor only
+    int crop_width = 224;
+    int crop_height = 224;
+    bool do_rescale = true;
+    float rescale_factor = 1.0f / 255.0f;
+    bool do_normalize = true;
+    float image_mean[3] = {0.5f, 0.5f, 0.5f};
+    float image_std[3] = {0.5f, 0.5f, 0.5f};
+};
+
+// Reads and validates `path` (a preprocessor_config.json); `model_type` picks the
+// default processor. Throws naming the file and field.
+HfImageProcessorConfig read_hf_image_processor_config(const std::string& path, const std::string& model_type);
+
+// Hugging Face's centre crop (transformers.image_transforms.center_crop): the window
+// of width x height whose top-left corner is ((W - width) // 2, (H - height) // 2)
+// (floor division), padded with black where it reaches past the image.
+RgbImage center_crop_image(const RgbImage& image, int width, int height);
+
+// The weight tensors of a checkpoint folder: `model.safetensors`, or every shard that
+// `model.safetensors.index.json` maps a tensor to. Each file is mapped and validated
+// (core/safetensors.h); a tensor in two files, a shard that lacks a tensor the index
+// puts in it, or a folder holding only PyTorch pickles is an error.
+class HfWeights {
+public:
+    static HfWeights open(const std::string& folder);
+
+    struct Entry {
+        const TensorView* tensor = nullptr;   // valid while this object lives
+        std::string file;                     // path of the file that holds it
+    };
+    // Every tensor by its stored name.
+    const std::map<std::string, Entry>& tensors() const { return tensors_; }
+    // "model.safetensors" or "N shards (model-00001-of-0000N.safetensors, ...)", for messages.
+    const std::string& description() const { return description_; }
+
+private:
+    std::vector<SafetensorsFile> files_;
+    std::map<std::string, Entry> tensors_;
+    std::string description_;
+};
+
+} // namespace headscope

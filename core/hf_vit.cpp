@@ -1,0 +1,413 @@
+#include "core/hf_vit.h"
+
+#include "core/error.h"
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+namespace headscope {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+std::string number_text(double value) {
+    std::ostringstream s;
+    s << value;
+    return s.str();
+}
+
+// The checkpoint's tensors by transformers' module names: the "vit." / "deit." prefix
+// a task model (ViTForImageClassification, ...) stores its backbone under is dropped,
+// and TensorFlow-era LayerNorm "gamma" / "beta" read as "weight" / "bias". Tracks
+// which tensors were taken, so whatever is left over can be reported as unknown.
+class TensorTable {
+public:
+    TensorTable(const HfWeights& weights, std::string prefix, std::string folder)
+        : prefix_(std::move(prefix)), folder_(std::move(folder)), description_(weights.description()) {
+        for (const auto& [stored, entry] : weights.tensors()) {
+            std::string name = stored;
+            if (name.rfind(prefix_, 0) == 0) name.erase(0, prefix_.size());
+            for (const auto& [from, to] : {std::pair<std::string, std::string>{".gamma", ".weight"}, {".beta", ".bias"}}) {
+                if (name.size() > from.size() && name.compare(name.size() - from.size(), from.size(), from) == 0) {
+                    name.replace(name.size() - from.size(), from.size(), to);
+                }
+            }
+            const auto [it, inserted] = by_name_.emplace(name, Stored{stored, entry});
+            if (!inserted) {
+                throw Error(entry.file + ": tensors " + in_quotes(it->second.stored_name) + " and " + in_quotes(stored) +
+                            " are the same weight " + in_quotes(name));
+            }
+        }
+    }
+
+    bool has(const std::string& name) const { return by_name_.count(name) != 0; }
+
+    // The tensor's values as float, after checking its dtype and shape. `why` says
+    // where the expected shape comes from (config.json fields), for the message.
+    std::vector<float> take(const std::string& name, const Shape& expected, const std::string& why) {
+        const auto it = by_name_.find(name);
+        if (it == by_name_.end()) {
+            throw Error(folder_ + ": " + description_ + " has no tensor " + in_quotes(prefix_ + name) + " (nor " +
+                        in_quotes(name) + "); expected shape " + shape_to_string(expected) + " (" + why + ")");
+        }
+        const TensorView& t = *it->second.entry.tensor;
+        const std::string where = it->second.entry.file + ": tensor " + in_quotes(it->second.stored_name);
+        if (!dtype_is_float(t.dtype)) {
+            throw Error(where + " has dtype " + std::string(dtype_name(t.dtype)) + ", expected F32, F16, BF16 or F64");
+        }
+        if (t.shape != expected) {
+            throw Error(where + " has shape " + shape_to_string(t.shape) + ", expected " + shape_to_string(expected) +
+                        " (" + why + ")");
+        }
+        taken_.insert(name);
+        n_parameters_ += t.numel();
+        return t.to_floats();
+    }
+
+    Matrix matrix(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,
+                  Shape shape = {}) {
+        if (shape.empty()) shape = {rows, cols};
+        const std::vector<float> v = take(name, shape, why);
+        return Eigen::Map<const Matrix>(v.data(), rows, cols);
+    }
+
+    Vector vector(const std::string& name, Eigen::Index n, const std::string& why) {
+        const std::vector<float> v = take(name, {n}, why);
+        return Eigen::Map<const Vector>(v.data(), n);
+    }
+
+    RowVector token(const std::string& name, Eigen::Index n, const std::string& why) {
+        const std::vector<float> v = take(name, {1, 1, n}, why);
+        return Eigen::Map<const RowVector>(v.data(), n);
+    }
+
+    Linear linear(const std::string& prefix, Eigen::Index out, Eigen::Index in, const std::string& why, bool bias = true) {
+        Linear l;
+        l.weight = matrix(prefix + ".weight", out, in, why);
+        if (bias) l.bias = vector(prefix + ".bias", out, why);
+        return l;
+    }
+
+    LayerNorm layer_norm(const std::string& prefix, Eigen::Index n, float eps, const std::string& why) {
+        LayerNorm norm;
+        norm.weight = vector(prefix + ".weight", n, why);
+        norm.bias = vector(prefix + ".bias", n, why);
+        norm.eps = eps;
+        return norm;
+    }
+
+    // Throws for the first tensor nobody took, unless `ignorable` names it.
+    void check_all_taken(const std::set<std::string>& ignorable, const std::string& architecture) const {
+        for (const auto& [name, stored] : by_name_) {
+            if (taken_.count(name) != 0 || ignorable.count(name) != 0) continue;
+            throw Error(stored.entry.file + ": unexpected tensor " + in_quotes(stored.stored_name) + " (not part of " +
+                        architecture + "; a typo, or another model's weights?)");
+        }
+    }
+
+    std::int64_t n_parameters() const { return n_parameters_; }
+
+private:
+    struct Stored {
+        std::string stored_name;
+        HfWeights::Entry entry;
+    };
+    std::string prefix_;
+    std::string folder_;
+    std::string description_;
+    std::map<std::string, Stored> by_name_;
+    std::set<std::string> taken_;
+    std::int64_t n_parameters_ = 0;
+};
+
+void activate_inplace(MatrixRef x, HfActivation activation) {
+    switch (activation) {
+    case HfActivation::gelu: gelu_inplace(x); break;
+    case HfActivation::gelu_tanh: {
+        // PyTorch's gelu(approximate="tanh"): 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+        constexpr float sqrt_2_over_pi = 0.79788456080286535588f;
+        x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::tanh(sqrt_2_over_pi * (v + 0.044715f * v * v * v))); });
+        break;
+    }
+    case HfActivation::quick_gelu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-1.702f * v)); }); break;
+    case HfActivation::relu: x = x.cwiseMax(0.0f); break;
+    case HfActivation::silu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-v)); }); break;
+    }
+}
+
+std::string architecture_name(const HfVitConfig& c, HfVitHead head) {
+    if (!c.architecture.empty()) return c.architecture;
+    const std::string family = c.model_type == "deit" ? "DeiT" : "ViT";
+    switch (head) {
+    case HfVitHead::none: return family + "Model";
+    case HfVitHead::classifier: return family + "ForImageClassification";
+    case HfVitHead::classifier_with_teacher: return family + "ForImageClassificationWithTeacher";
+    }
+    return family + "Model";
+}
+
+} // namespace
+
+RgbImage hf_preprocess_pixels(const RgbImage& image, const HfImageProcessorConfig& p) {
+    RgbImage pixels = image;
+    // Pillow returns a copy when asked for the size an image already has.
+    if (p.do_resize && (image.width != p.resize_width || image.height != p.resize_height)) {
+        pixels = resize_image(image, p.resize_width, p.resize_height, p.resample);
+    }
+    if (p.do_center_crop) pixels = center_crop_image(pixels, p.crop_width, p.crop_height);
+    return pixels;
+}
+
+HfVitModel::HfVitModel(const std::string& folder) {
+    const fs::path dir(folder);
+    const std::string config_path = (dir / "config.json").string();
+    config_ = read_hf_vit_config(config_path);
+    const HfVitConfig& c = config_;
+    preprocessing_ = read_hf_image_processor_config((dir / "preprocessor_config.json").string(), c.model_type);
+    const HfImageProcessorConfig& p = preprocessing_;
+    if (p.do_resize || p.do_center_crop) {
+        const int out_w = p.do_center_crop ? p.crop_width : p.resize_width;
+        const int out_h = p.do_center_crop ? p.crop_height : p.resize_height;
+        if (out_w != c.image_size || out_h != c.image_size) {
+            throw Error((dir / "preprocessor_config.json").string() + ": images come out " + std::to_string(out_w) +
+                        "x" + std::to_string(out_h) + " px (" + (p.do_center_crop ? "crop_size" : "size") +
+                        "), but config.json's image_size is " + std::to_string(c.image_size));
+        }
+    }
+
+    const HfWeights stored = HfWeights::open(folder);
+    TensorTable table(stored, c.model_type + ".", folder);
+
+    const Eigen::Index E = c.hidden_size;
+    const Eigen::Index I = c.intermediate_size;
+    const Eigen::Index P = c.patch_size;
+    const Eigen::Index T = c.n_prefix_tokens() + c.n_patches();
+    const std::string e_why = "config.json: hidden_size = " + std::to_string(E);
+    const std::string i_why = e_why + ", intermediate_size = " + std::to_string(I);
+
+    // Which head: config.json's architectures when given (the tensors must then be
+    // there), otherwise whatever classifier the file holds.
+    HfVitWeights& w = weights_;
+    if (c.architecture == "ViTForImageClassification" || c.architecture == "DeiTForImageClassification") {
+        w.head = HfVitHead::classifier;
+    } else if (c.architecture == "DeiTForImageClassificationWithTeacher") {
+        w.head = HfVitHead::classifier_with_teacher;
+    } else if (c.architecture.empty()) {
+        if (c.model_type == "deit" && table.has("cls_classifier.weight")) {
+            w.head = HfVitHead::classifier_with_teacher;
+        } else if (table.has("classifier.weight")) {
+            w.head = HfVitHead::classifier;
+        }
+    }
+
+    w.cls_token = table.token("embeddings.cls_token", E, e_why);
+    if (c.model_type == "deit") w.distillation_token = table.token("embeddings.distillation_token", E, e_why);
+    w.position_embeddings = table.matrix(
+        "embeddings.position_embeddings", T, E,
+        e_why + ", image_size / patch_size = " + std::to_string(c.grid_side()) + ": " + std::to_string(c.n_patches()) +
+            " patches + " + std::to_string(c.n_prefix_tokens()) + (c.n_prefix_tokens() == 1 ? " [CLS]" : " [CLS], [DIST]"),
+        {1, T, E});
+    w.patch_weight = table.matrix("embeddings.patch_embeddings.projection.weight", E, 3 * P * P,
+                                  e_why + ", num_channels = 3, patch_size = " + std::to_string(P), {E, 3, P, P});
+    w.patch_bias = table.vector("embeddings.patch_embeddings.projection.bias", E, e_why);
+
+    for (Eigen::Index l = 0; l < c.num_hidden_layers; ++l) {
+        const std::string prefix = "encoder.layer." + std::to_string(l) + ".";
+        HfVitLayerWeights layer;
+        layer.layernorm_before = table.layer_norm(prefix + "layernorm_before", E, c.layer_norm_eps, e_why);
+        layer.attention.n_heads = c.num_attention_heads;
+        layer.attention.q = table.linear(prefix + "attention.attention.query", E, E, e_why, c.qkv_bias);
+        layer.attention.k = table.linear(prefix + "attention.attention.key", E, E, e_why, c.qkv_bias);
+        layer.attention.v = table.linear(prefix + "attention.attention.value", E, E, e_why, c.qkv_bias);
+        layer.attention.out = table.linear(prefix + "attention.output.dense", E, E, e_why);
+        layer.attention.validate();
+        layer.layernorm_after = table.layer_norm(prefix + "layernorm_after", E, c.layer_norm_eps, e_why);
+        layer.intermediate = table.linear(prefix + "intermediate.dense", I, E, i_why);
+        layer.output = table.linear(prefix + "output.dense", E, I, i_why);
+        w.layers.push_back(std::move(layer));
+    }
+    w.layernorm = table.layer_norm("layernorm", E, c.layer_norm_eps, e_why);
+    if (table.has("pooler.dense.weight") || table.has("pooler.dense.bias")) {
+        const Eigen::Index pooled = c.pooler_output_size > 0 ? c.pooler_output_size : E;
+        w.pooler = table.linear("pooler.dense", pooled, E, e_why + ", pooler_output_size = " + std::to_string(pooled));
+    }
+
+    const auto n_labels = static_cast<Eigen::Index>(c.id2label.size());
+    const std::string label_why = e_why + ", " + std::to_string(n_labels) + " labels in id2label";
+    if (w.head == HfVitHead::classifier) {
+        w.classifier = table.linear("classifier", n_labels, E, label_why);
+    } else if (w.head == HfVitHead::classifier_with_teacher) {
+        w.classifier = table.linear("cls_classifier", n_labels, E, label_why);
+        w.distillation_classifier = table.linear("distillation_classifier", n_labels, E, label_why);
+    }
+    if (w.head != HfVitHead::none) id2label_ = c.id2label;
+
+    // Buffers and parameters transformers keeps but a forward pass here does not use:
+    // the masked-image-modelling token, and position ids some converters store.
+    const std::string architecture = architecture_name(c, w.head);
+    table.check_all_taken({"embeddings.mask_token", "embeddings.position_ids"}, architecture);
+
+    info_.name = folder;
+    info_.description = "Hugging Face " + architecture + " (" + c.model_type + ": E=" + std::to_string(E) +
+                        " H=" + std::to_string(c.num_attention_heads) + " L=" + std::to_string(c.num_hidden_layers) +
+                        ", " + std::to_string(c.image_size) + " px, P=" + std::to_string(P) +
+                        (w.head == HfVitHead::none ? "" : ", " + std::to_string(n_labels) + " labels") + ")";
+    info_.n_layers = c.num_hidden_layers;
+    info_.n_heads = c.num_attention_heads;
+    info_.width = E;
+    info_.head_width = E / c.num_attention_heads;
+    info_.mlp_width = I;
+    info_.max_tokens = T;
+    info_.takes_image = true;
+    info_.image_size = c.image_size;
+    info_.patch_size = c.patch_size;
+    info_.n_parameters = table.n_parameters();
+    const auto size_text = [](int width, int height) { return std::to_string(width) + "x" + std::to_string(height); };
+    const auto channels_text = [](const float (&v)[3]) {
+        std::string text = "[";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "[" + std::string
+        text += number_text(v[0]) + ", " + number_text(v[1]) + ", " + number_text(v[2]) + "]";
+        return text;
+    };
+    info_.settings = {
+        {"model_type", c.model_type},
+        {"architecture", architecture},
+        {"hidden_act", c.hidden_act},
+        {"layer_norm_eps", number_text(c.layer_norm_eps)},
+        {"qkv_bias", c.qkv_bias ? "true" : "false"},
+        {"labels", std::to_string(w.head == HfVitHead::none ? 0 : n_labels)},
+        {"weights", stored.description()},
+        {"processor", p.processor},
+        {"resize", p.do_resize ? size_text(p.resize_width, p.resize_height) + " " + std::string(resample_name(p.resample))
+                               : "off"},
+        {"center_crop", p.do_center_crop ? size_text(p.crop_width, p.crop_height) : "off"},
+        {"rescale", p.do_rescale ? number_text(p.rescale_factor) : "off"},
+        {"normalize", p.do_normalize ? "mean " + channels_text(p.image_mean) + " std " + channels_text(p.image_std) : "off"},
+    };
+}
+
+ModelInput HfVitModel::encode_image(const RgbImage& image) const {
+    const HfImageProcessorConfig& p = preprocessing_;
+    const RgbImage pixels = hf_preprocess_pixels(image, p);
+    const int S = config_.image_size;
+    if (pixels.width != S || pixels.height != S) {
+        throw Error("image: " + std::to_string(pixels.width) + "x" + std::to_string(pixels.height) +
+                    " px after preprocessing, but " + info_.name + " takes " + std::to_string(S) + "x" +
+                    std::to_string(S) + " (preprocessor_config.json resizes nothing: do_resize is false)");
+    }
+    const float zero[3] = {0.0f, 0.0f, 0.0f};
+    const float one[3] = {1.0f, 1.0f, 1.0f};
+    const ImageTensor values = normalize_image(pixels, p.do_rescale ? p.rescale_factor : 1.0f,
+                                               p.do_normalize ? p.image_mean : zero, p.do_normalize ? p.image_std : one);
+    const Matrix patches = patch_embed(values, config_.patch_size, weights_.patch_weight, weights_.patch_bias);   // [N, E]
+
+    const int prefix = config_.n_prefix_tokens();
+    ModelInput input;
+    input.embeddings.resize(prefix + patches.rows(), config_.hidden_size);   // [T, E]
+    input.embeddings.row(0) = weights_.cls_token;
+    input.labels.push_back("[CLS]");
+    if (prefix == 2) {
+        input.embeddings.row(1) = weights_.distillation_token;
+        input.labels.push_back("[DIST]");
+    }
+    input.embeddings.bottomRows(patches.rows()) = patches;
+    input.embeddings += weights_.position_embeddings;
+    for (Eigen::Index n = 0; n < patches.rows(); ++n) {
+        std::string label = "p";
+        label += std::to_string(n);
+        input.labels.push_back(std::move(label));
+    }
+    input.grid_width = config_.grid_side();
+    input.grid_height = config_.grid_side();
+    input.n_prefix_tokens = prefix;
+    return input;
+}
+
+ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& options) const {
+    check_disabled_heads(info_, options.disabled_heads);
+    const Eigen::Index T = input.embeddings.rows();
+    if (T != info_.max_tokens || input.embeddings.cols() != info_.width) {
+        throw Error(info_.name + ": input embeddings are [" + std::to_string(T) + ", " +
+                    std::to_string(input.embeddings.cols()) + "], expected [" + std::to_string(info_.max_tokens) + ", " +
+                    std::to_string(info_.width) + "]");
+    }
+    ModelTrace trace;
+    if (options.causal.value_or(info_.causal)) trace.mask = mask_causal(T, T);
+    AttentionOptions attention_options;
+    attention_options.keep = trace.mask;
+    attention_options.detail = options.detail;
+    Matrix x = input.embeddings;   // [T, E]
+    for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
+        const HfVitLayerWeights& layer = weights_.layers[l];
+        attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
+        trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.layernorm_before, x),
+                                                 attention_options));
+        x += trace.layers.back().output;
+        Matrix hidden = linear_forward(layer.intermediate, layer_norm_forward(layer.layernorm_after, x));   // [T, I]
+        activate_inplace(hidden, config_.activation);
+        x += linear_forward(layer.output, hidden);
+    }
+    trace.hidden = layer_norm_forward(weights_.layernorm, x);
+    switch (weights_.head) {
+    case HfVitHead::none: break;
+    case HfVitHead::classifier: trace.logits = linear_forward(weights_.classifier, trace.hidden.topRows(1)); break;
+    case HfVitHead::classifier_with_teacher:
+        // As transformers at inference: the mean of the [CLS] and distillation heads.
+        trace.logits = 0.5f * (linear_forward(weights_.classifier, trace.hidden.topRows(1)) +
+                               linear_forward(weights_.distillation_classifier, trace.hidden.middleRows(1, 1)));
+        break;
+    }
+    return trace;
+}
+
+std::vector<OwnedTensor> HfVitModel::export_weights() const {
+    const HfVitWeights& w = weights_;
+    std::vector<OwnedTensor> out;
+    const auto add = [&](const std::string& name, Shape shape, const float* data, Eigen::Index n) {
+        out.push_back({name, std::move(shape), std::vector<float>(data, data + n)});
+    };
+    const auto add_linear = [&](const std::string& name, const Linear& l) {
+        add(name + ".weight", {l.weight.rows(), l.weight.cols()}, l.weight.data(), l.weight.size());
+        if (l.bias.size() != 0) add(name + ".bias", {l.bias.size()}, l.bias.data(), l.bias.size());
+    };
+    const auto add_norm = [&](const std::string& name, const LayerNorm& n) {
+        add(name + ".weight", {n.weight.size()}, n.weight.data(), n.weight.size());
+        add(name + ".bias", {n.bias.size()}, n.bias.data(), n.bias.size());
+    };
+    const Eigen::Index E = config_.hidden_size;
+    const Eigen::Index P = config_.patch_size;
+    add("embeddings.cls_token", {1, 1, E}, w.cls_token.data(), E);
+    if (config_.model_type == "deit") add("embeddings.distillation_token", {1, 1, E}, w.distillation_token.data(), E);
+    add("embeddings.position_embeddings", {1, w.position_embeddings.rows(), E}, w.position_embeddings.data(),
+        w.position_embeddings.size());
+    add("embeddings.patch_embeddings.projection.weight", {E, 3, P, P}, w.patch_weight.data(), w.patch_weight.size());
+    add("embeddings.patch_embeddings.projection.bias", {E}, w.patch_bias.data(), E);
+    for (std::size_t l = 0; l < w.layers.size(); ++l) {
+        const HfVitLayerWeights& layer = w.layers[l];
+        const std::string prefix = "encoder.layer." + std::to_string(l) + ".";
+        add_norm(prefix + "layernorm_before", layer.layernorm_before);
+        add_linear(prefix + "attention.attention.query", layer.attention.q);
+        add_linear(prefix + "attention.attention.key", layer.attention.k);
+        add_linear(prefix + "attention.attention.value", layer.attention.v);
+        add_linear(prefix + "attention.output.dense", layer.attention.out);
+        add_norm(prefix + "layernorm_after", layer.layernorm_after);
+        add_linear(prefix + "intermediate.dense", layer.intermediate);
+        add_linear(prefix + "output.dense", layer.output);
+    }
+    add_norm("layernorm", w.layernorm);
+    if (w.pooler.weight.size() != 0) add_linear("pooler.dense", w.pooler);
+    if (w.head == HfVitHead::classifier) add_linear("classifier", w.classifier);
+    if (w.head == HfVitHead::classifier_with_teacher) {
+        add_linear("cls_classifier", w.classifier);
+        add_linear("distillation_classifier", w.distillation_classifier);
+    }
+    return out;
+}
+
+std::unique_ptr<Model> load_hf_vit(const std::string& folder) { return std::make_unique<HfVitModel>(folder); }
+
+} // namespace headscope

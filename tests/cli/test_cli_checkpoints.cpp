@@ -1,0 +1,255 @@
+// Hugging Face ViT and DeiT checkpoint folders through headscope-cli: dump against
+// PyTorch (tools/make_vit_checkpoints.py: torchvision's ViT, a reference DeiT), info,
+// ablation and masking on a checkpoint, and broken checkpoints, each refused with one
+// line.
+
+#include "cli/cli_runner.h"
+#include "core/safetensors.h"
+#include "test_support.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+using namespace headscope;
+using namespace headscope::test;
+
+namespace {
+
+const std::string source_dir = HEADSCOPE_SOURCE_DIR;
+const std::string checkpoints = source_dir + "/tests/checkpoints";
+const std::string rgb_png = source_dir + "/tests/images/rgb.png";
+
+std::vector<float> floats(const SafetensorsFile& f, const std::string& name) { return f.get(name).to_floats(); }
+
+std::vector<std::string> tokens_of(const SafetensorsFile& f) {
+    return nlohmann::json::parse(f.metadata().at("tokens")).get<std::vector<std::string>>();
+}
+
+RunResult dump(const std::string& model, const std::string& out, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"dump", "--model", model, "--image", rgb_png, "--out", out};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+}
+
+// A copy of a committed checkpoint folder in `dir`, for tests that break one file.
+std::string copy_checkpoint(const TempDir& dir, const std::string& name) {
+    const std::filesystem::path to = dir.path() / name;
+    std::filesystem::copy(checkpoints + "/" + name, to, std::filesystem::copy_options::recursive);
+    return to.string();
+}
+
+} // namespace
+
+TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's within 1e-4") {
+    std::ifstream in(golden_dir() + "/checkpoints/cases.json");
+    REQUIRE_MESSAGE(in.good(), "missing tests/golden/checkpoints/cases.json (run tools/make_vit_checkpoints.py)");
+    const auto manifest = nlohmann::json::parse(in);
+    const double tolerance = manifest.at("tolerance").get<double>();
+    CHECK(tolerance <= 1e-4);
+    TempDir dir;
+    int n_cases = 0;
+    for (const auto& c : manifest.at("cases")) {
+        const std::string name = c.at("name");
+        CAPTURE(name);
+        const std::string out = dir.file(name + ".safetensors");
+        const RunResult r = run_cli({"dump", "--model", checkpoints + "/" + c.at("checkpoint").get<std::string>(),
+                                     "--image", source_dir + "/" + c.at("image").get<std::string>(), "--out", out});
+        INFO("stderr: " << r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(r.err.empty());
+        const auto ours = SafetensorsFile::open(out);
+        const auto expected = SafetensorsFile::open(golden_dir() + "/checkpoints/" + name + ".safetensors");
+
+        const auto L = c.at("layers").get<std::int64_t>();
+        const auto H = c.at("heads").get<std::int64_t>();
+        const auto T = c.at("tokens").get<std::int64_t>();
+        for (std::int64_t l = 0; l < L; ++l) {
+            const std::string key = "attn." + std::to_string(l);
+            CAPTURE(key);
+            REQUIRE(ours.contains(key));
+            CHECK(ours.get(key).shape == Shape{H, T, T});
+            const auto a = floats(ours, key);
+            const auto b = floats(expected, key);
+            REQUIRE(a.size() == b.size());
+            const double diff = max_abs_diff(a.data(), b.data(), a.size());
+            CHECK_MESSAGE(diff <= tolerance, name << " " << key << ": max |diff| = " << diff);
+            // Invariants: finite, every row sums to 1 (no mask here).
+            for (std::size_t row = 0; row < a.size() / static_cast<std::size_t>(T); ++row) {
+                double sum = 0.0;
+                for (std::int64_t j = 0; j < T; ++j) sum += a[row * static_cast<std::size_t>(T) + static_cast<std::size_t>(j)];
+                REQUIRE(std::isfinite(sum));
+                CHECK(std::abs(sum - 1.0) <= 1e-5);
+            }
+        }
+        CHECK_FALSE(ours.contains("attn." + std::to_string(L)));
+        CHECK_FALSE(ours.contains("input_ids"));
+
+        const auto labels = c.at("labels").get<std::vector<std::string>>();
+        if (labels.empty()) {
+            CHECK_FALSE(ours.contains("logits"));
+        } else {
+            REQUIRE(ours.contains("logits"));
+            // CLI.md: [num_labels] for a classifier; dump writes the [1, num_labels] row.
+            CHECK(shape_numel(ours.get("logits").shape) == static_cast<std::int64_t>(labels.size()));
+            const auto a = floats(ours, "logits");
+            const auto b = floats(expected, "logits");
+            REQUIRE(a.size() == b.size());
+            const double diff = max_abs_diff(a.data(), b.data(), a.size());
+            CHECK_MESSAGE(diff <= tolerance, name << " logits: max |diff| = " << diff);
+        }
+
+        // Token labels: [CLS], DeiT's [DIST], then p0 .. p(N-1).
+        const auto tokens = tokens_of(ours);
+        REQUIRE(static_cast<std::int64_t>(tokens.size()) == T);
+        const bool deit = c.at("checkpoint").get<std::string>().rfind("deit", 0) == 0;
+        CHECK(tokens[0] == "[CLS]");
+        if (deit) CHECK(tokens[1] == "[DIST]");
+        CHECK(tokens[deit ? 2 : 1] == "p0");
+        std::string last = "p";   // built in two steps: GCC 12 mis-warns on "p" + std::string
+        last += std::to_string(T - (deit ? 3 : 2));
+        CHECK(tokens.back() == last);
+        ++n_cases;
+    }
+    CHECK(n_cases == 8);
+}
+
+TEST_CASE("checkpoints: info describes the architecture") {
+    const RunResult vit = run_cli({"info", "--model", checkpoints + "/vit_tiny"});
+    INFO("stderr: " << vit.err);
+    REQUIRE(vit.exit_code == 0);
+    CHECK(vit.out.find("Hugging Face ViTForImageClassification") != std::string::npos);
+    CHECK(vit.out.find("image: 32 x 32 px, patches 8 x 8 px") != std::string::npos);
+    CHECK(vit.out.find("layers L = 2, heads H = 2, width E = 16, head width Dh = 8, MLP width = 32") != std::string::npos);
+    // [CLS] 16 + positions 17 x 16 + patches 16 x 192 + 16 + 2 layers x 2224 + final norm 32 + classifier 5 x 17
+    CHECK(vit.out.find("parameters: 7941") != std::string::npos);
+    CHECK(vit.out.find("\"layer_norm_eps\":\"1e-06\"") != std::string::npos);
+
+    const RunResult deit = run_cli({"info", "--model", checkpoints + "/deit_tiny_distilled_bf16"});
+    INFO("stderr: " << deit.err);
+    REQUIRE(deit.exit_code == 0);
+    CHECK(deit.out.find("Hugging Face DeiTForImageClassificationWithTeacher") != std::string::npos);
+    CHECK(deit.out.find("layers L = 2, heads H = 3, width E = 24") != std::string::npos);
+    CHECK(deit.out.find("2 shards") != std::string::npos);
+    CHECK(deit.out.find("\"resize\":\"off\"") != std::string::npos);
+
+    const RunResult bare = run_cli({"info", "--model", checkpoints + "/vit_tiny_f16"});
+    REQUIRE(bare.exit_code == 0);
+    CHECK(bare.out.find("Hugging Face ViTModel") != std::string::npos);
+    CHECK(bare.out.find("\"hidden_act\":\"gelu_new\"") != std::string::npos);
+}
+
+TEST_CASE("checkpoints: --disable-heads and --causal act on a checkpoint") {
+    TempDir dir;
+    const std::string model = checkpoints + "/deit_tiny_distilled";
+    REQUIRE(dump(model, dir.file("p.safetensors")).exit_code == 0);
+    REQUIRE(dump(model, dir.file("a.safetensors"), {"--disable-heads", "0.1"}).exit_code == 0);
+    REQUIRE(dump(model, dir.file("c.safetensors"), {"--causal", "on"}).exit_code == 0);
+    const auto plain = SafetensorsFile::open(dir.file("p.safetensors"));
+    const auto ablated = SafetensorsFile::open(dir.file("a.safetensors"));
+    const auto causal = SafetensorsFile::open(dir.file("c.safetensors"));
+    CHECK(floats(ablated, "attn.0") == floats(plain, "attn.0"));
+    CHECK(floats(ablated, "attn.1") != floats(plain, "attn.1"));
+    CHECK(floats(ablated, "logits") != floats(plain, "logits"));
+    const auto w = floats(causal, "attn.1");   // [3, 18, 18]
+    for (int h = 0; h < 3; ++h) {
+        for (int i = 0; i < 18; ++i) {
+            for (int j = i + 1; j < 18; ++j) CHECK(w[static_cast<std::size_t>((h * 18 + i) * 18 + j)] == 0.0f);
+        }
+    }
+    CHECK(causal.metadata().at("causal") == "on");
+    check_bad_input(run_cli({"dump", "--model", model, "--text", "a cat", "--out", dir.file("t.safetensors")}),
+                    "takes images, not text");
+    check_bad_input(dump(model, dir.file("d.safetensors"), {"--disable-heads", "2.0"}), "2.0 does not exist");
+}
+
+TEST_CASE("checkpoints: broken folders are one line, exit 2, no output") {
+    TempDir dir;
+    const std::string out = dir.file("o.safetensors");
+    const auto bad = [&](const std::string& folder, const std::string& needle) {
+        CAPTURE(folder);
+        check_bad_input(dump(folder, out), needle);
+    };
+    const std::string b = checkpoints + "/bad/";
+    bad(b + "missing_tensor", "has no tensor 'vit.encoder.layer.1.attention.attention.key.bias'");
+    bad(b + "wrong_shape",
+        "'vit.encoder.layer.0.intermediate.dense.weight' has shape [16, 32], expected [32, 16] (config.json: "
+        "hidden_size = 16, intermediate_size = 32)");
+    bad(b + "config_mismatch", "'vit.embeddings.cls_token' has shape [1, 1, 16], expected [1, 1, 24] (config.json: hidden_size = 24)");
+    bad(b + "labels_mismatch", "'classifier.weight' has shape [5, 16], expected [6, 16] (config.json: hidden_size = 16, 6 labels");
+    bad(b + "unknown_tensor", "unexpected tensor 'vit.encoder.layer.0.attention.attention.query.weights'");
+    bad(b + "truncated_shard", "model-00002-of-00002.safetensors");
+    bad(b + "pickle_only", "only pytorch_model.bin (a pickle, which headscope does not load); convert it once");
+    bad(b + "unsupported_type", "config.json: model_type 'swin' is not supported (supported: vit, deit");
+    bad(b + "heads_not_dividing", "config.json: hidden_size = 16 is not divisible by num_attention_heads = 3");
+    bad(b + "crop_disagrees", "preprocessor_config.json: images come out 24x24 px (size), but config.json's image_size is 32");
+
+    std::filesystem::create_directory(dir.path() / "empty");
+    bad(dir.file("empty"), "no config.json");
+    bad(rgb_png, "not a checkpoint folder (a file");
+    bad(dir.file("nowhere"), "not a built-in model");
+    CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("checkpoints: hostile config, processor and index files are refused with the file and field") {
+    TempDir dir;
+    const std::string out = dir.file("o.safetensors");
+    const auto broken = [&](const std::string& name, const std::string& checkpoint, const std::string& file,
+                            const std::string& content, const std::string& needle) {
+        CAPTURE(name);
+        const std::string folder = copy_checkpoint(dir, checkpoint);
+        const std::filesystem::path renamed = dir.path() / name;
+        std::filesystem::rename(folder, renamed);
+        write_bytes((renamed / file).string(), content);
+        check_bad_input(dump(renamed.string(), out), needle);
+    };
+    const auto edited = [&](const std::string& checkpoint, const std::string& file,
+                            const std::function<void(nlohmann::json&)>& edit) {
+        nlohmann::json j = nlohmann::json::parse(read_bytes(checkpoints + "/" + checkpoint + "/" + file));
+        edit(j);
+        return j.dump();
+    };
+    using J = nlohmann::json;
+    broken("not_json", "vit_tiny", "config.json", "{\"model_type\": ", "config.json: not valid JSON");
+    broken("deep", "vit_tiny", "config.json", std::string(200, '[') + std::string(200, ']'), "nests deeper than 16 levels");
+    broken("string_size", "vit_tiny", "config.json", edited("vit_tiny", "config.json", [](J& j) { j["hidden_size"] = "16"; }),
+           "config.json: field 'hidden_size': expected an integer in 1..65536, got \"16\"");
+    broken("huge_size", "vit_tiny", "config.json",
+           edited("vit_tiny", "config.json", [](J& j) { j["image_size"] = 1u << 31; }),
+           "field 'image_size': expected an integer in 1..16384, got 2147483648");
+    broken("activation", "vit_tiny", "config.json",
+           edited("vit_tiny", "config.json", [](J& j) { j["hidden_act"] = "gelu_accurate"; }),
+           "field 'hidden_act': 'gelu_accurate' is not supported");
+    broken("labels_gap", "vit_tiny", "config.json",
+           edited("vit_tiny", "config.json", [](J& j) { j["id2label"].erase("2"); j["id2label"]["7"] = "x"; }),
+           "field 'id2label': key '7' is not a label id in 0..4");
+    broken("architecture", "vit_tiny", "config.json",
+           edited("vit_tiny", "config.json", [](J& j) { j["architectures"] = {"ViTForMaskedImageModeling"}; }),
+           "'ViTForMaskedImageModeling' is not supported for model_type vit");
+    broken("resample_box", "vit_tiny", "preprocessor_config.json",
+           edited("vit_tiny", "preprocessor_config.json", [](J& j) { j["resample"] = 4; }),
+           "field 'resample': PIL filter 4 (box) is not supported");
+    broken("shortest_edge", "vit_tiny", "preprocessor_config.json",
+           edited("vit_tiny", "preprocessor_config.json", [](J& j) { j["size"] = {{"shortest_edge", 32}}; }),
+           "field 'size': needs height and width");
+    broken("zero_std", "vit_tiny", "preprocessor_config.json",
+           edited("vit_tiny", "preprocessor_config.json", [](J& j) { j["image_std"] = {0.5, 0.0, 0.5}; }),
+           "field 'image_std': channel 1 is 0");
+    broken("escaping_shard", "deit_tiny_distilled_bf16", "model.safetensors.index.json",
+           edited("deit_tiny_distilled_bf16", "model.safetensors.index.json",
+                  [](J& j) { j["weight_map"]["deit.layernorm.bias"] = "../model-00002-of-00002.safetensors"; }),
+           "is not a file name in this folder");
+    broken("moved_tensor", "deit_tiny_distilled_bf16", "model.safetensors.index.json",
+           edited("deit_tiny_distilled_bf16", "model.safetensors.index.json",
+                  [](J& j) { j["weight_map"]["deit.layernorm.bias"] = "model-00001-of-00002.safetensors"; }),
+           "model.safetensors.index.json puts it in model-00001-of-00002.safetensors");
+
+    // No preprocessor_config.json: refused (it decides the pixels), naming the file.
+    const std::string folder = copy_checkpoint(dir, "vit_tiny");
+    std::filesystem::remove(std::filesystem::path(folder) / "preprocessor_config.json");
+    check_bad_input(dump(folder, out), "preprocessor_config.json: missing");
+    CHECK_FALSE(std::filesystem::exists(out));
+}

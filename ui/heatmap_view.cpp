@@ -39,7 +39,9 @@ HeatmapGeometry heatmap_geometry(const HeadTrace& head, const HeatmapLabels& lab
     const float top = std::min(widest(labels.keys), 160.0f) * 0.75f + line + 4.0f;
     const auto Tq = static_cast<float>(head.weights.rows());
     const auto Tk = static_cast<float>(head.weights.cols());
-    const float cell = std::max(2.0f, std::floor(std::min((max_side - left) / Tk, (max_side - top) / Tq)));
+    // Whole pixels per cell while cells are big; below that, fractions, so long inputs fit.
+    const float fit = std::min((max_side - left) / Tk, (max_side - top) / Tq);
+    const float cell = fit >= 4.0f ? std::floor(fit) : std::max(fit, 0.5f);
     return {ImVec2(origin.x + left, origin.y + top), cell};
 }
 

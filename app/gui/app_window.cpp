@@ -155,12 +155,12 @@ const ui::HeatmapTexture& AppWindow::signed_texture(const std::string& key, cons
 void AppWindow::handle_keys() {
     if (!shown_ || ImGui::GetIO().WantTextInput) return;
     // Dear ImGui 1.86 indexes keys by the backend's codes: translate through GetKeyIndex.
-    const auto pressed = [](ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key)); };
+    const auto pressed = [](ImGuiKey key, bool repeat = true) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat); };
     if (pressed(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
     if (pressed(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
     if (pressed(ImGuiKey_LeftArrow)) step_head(state_, -1, shown_->info.n_heads);
     if (pressed(ImGuiKey_RightArrow)) step_head(state_, 1, shown_->info.n_heads);
-    if (pressed(ImGuiKey_C)) state_.causal = !state_.causal;
+    if (pressed(ImGuiKey_C, false)) state_.causal = !state_.causal;   // a toggle: no auto-repeat
 }
 
 void AppWindow::draw() {
@@ -421,6 +421,7 @@ void AppWindow::draw_image_view() {
     ImGui::Checkbox("what attends to it (column)", &state_.show_column);
     ImGui::Text("%s %s  (click a patch to choose it)", state_.show_column ? "attention to" : "attention from",
                 input.labels[static_cast<std::size_t>(query)].c_str());
+    colour_legend(state_.colormap, "0", "the map's max", false);
 
     // The patch map: the query's row (or column) over the patches, one cell per patch.
     Matrix map = Matrix::Zero(grid_h, grid_w);

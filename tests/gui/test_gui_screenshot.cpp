@@ -122,6 +122,12 @@ TEST_CASE("gui: bad inputs are reported, not shown as data") {
     const Screenshot bad = take_screenshot("--model builtin:toy-vit --image '" + dir.file("notes.png") + "'");
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("notes.png") != std::string::npos);
+    // A 2,000+ character paste: 330 words, all shown.
+    std::string long_text;
+    for (int i = 0; i < 330; ++i) long_text += "word" + std::to_string(i % 50) + " ";
+    const Screenshot long_shot = take_screenshot("--text '" + long_text + "'");
+    CHECK(long_shot.exit_code == 0);
+    CHECK(long_shot.err.empty());
     const Screenshot missing = take_screenshot("--model builtin:toy-vit --image /no/such/file.png");
     CHECK(missing.exit_code == 2);
     CHECK(missing.err.find("/no/such/file.png") != std::string::npos);
@@ -134,12 +140,15 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     const std::string err = dir.file("err");
     // Both windows run interactively for 8 s; the second gets real key presses (XTEST,
     // through the X server, as a keyboard would) from xdotool 3 s after it appears, once
-    // its first result is on screen (keys need a model to act on).
+    // its first result is on screen (keys need a model to act on). Each key is held for
+    // 0.15 s (under ImGui's 0.275 s repeat delay): Dear ImGui 1.86 reads key state per
+    // frame, so a press and release within one slow frame would go unseen.
     const std::string run = std::string("'" HEADSCOPE_GUI "' --size 1280x800 --screenshot-after 8 --screenshot ");
     const std::string script =
         run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; " +
         "w=\\$(xdotool search --sync --name '^Headscope\\$' | head -n 1); sleep 3; xdotool windowfocus --sync \\$w; "
-        "xdotool mousemove --window \\$w 700 400; xdotool key Right c; wait \\$pid";
+        "xdotool mousemove --window \\$w 700 400; xdotool keydown Right; sleep 0.15; xdotool keyup Right; "
+        "xdotool keydown c; sleep 0.15; xdotool keyup c; wait \\$pid";
     const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' bash -c \"" + script + "\" </dev/null";
     REQUIRE(exit_code_of(std::system(command.c_str())) == 0);
     const Screenshot a = load(before, 0, err);
@@ -148,4 +157,5 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     REQUIRE(a.width == 1280);
     REQUIRE(b.width == 1280);
     CHECK(b.count(headscope::masked_colour) > a.count(headscope::masked_colour) + 66 * 30 * 30);
+    CHECK(b.differing(a) > 20000);   // and head 0.1 (same token) replaced head 0.0 (previous token)
 }

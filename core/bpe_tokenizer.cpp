@@ -613,24 +613,12 @@ void BpeTokenizer::encode_chunk(std::string_view chunk, std::size_t offset, std:
 std::vector<BpeToken> BpeTokenizer::encode(std::string_view text, const std::string& label) const {
     validate_utf8(text, label);
     std::vector<BpeToken> tokens;
-    std::size_t at = 0;
-    while (at < text.size()) {
-        // The next special token: earliest, then longest.
-        std::size_t found = std::string_view::npos;
-        const std::pair<std::string, std::int32_t>* which = nullptr;
-        for (const auto& special : specials_) {
-            const std::size_t p = text.find(special.first, at);
-            if (p < found) {
-                found = p;
-                which = &special;
-            }
-        }
-        const std::size_t chunk_end = which ? found : text.size();
-        encode_chunk(text.substr(at, chunk_end - at), at, tokens);
-        if (!which) break;
-        tokens.push_back({which->second, found, found + which->first.size(), bpe_label(which->first)});
-        at = found + which->first.size();
-    }
+    split_on_specials(
+        text, specials_,
+        [&](std::size_t begin, std::size_t end) { encode_chunk(text.substr(begin, end - begin), begin, tokens); },
+        [&](const SpecialToken& special, std::size_t at) {
+            tokens.push_back({special.second, at, at + special.first.size(), bpe_label(special.first)});
+        });
     return tokens;
 }
 

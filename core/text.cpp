@@ -104,4 +104,25 @@ std::vector<TextToken> tokenize_words(std::string_view text, const std::string& 
     return tokens;
 }
 
+void split_on_specials(std::string_view text, const std::vector<SpecialToken>& specials,
+                       const std::function<void(std::size_t, std::size_t)>& on_text,
+                       const std::function<void(const SpecialToken&, std::size_t)>& on_special) {
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t found = std::string_view::npos;
+        const SpecialToken* which = nullptr;
+        for (const SpecialToken& special : specials) {
+            const std::size_t p = text.find(special.first, at);
+            if (p < found) {
+                found = p;
+                which = &special;
+            }
+        }
+        on_text(at, which ? found : text.size());
+        if (!which) return;
+        on_special(*which, found);
+        at = found + which->first.size();
+    }
+}
+
 } // namespace headscope

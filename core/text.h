@@ -3,7 +3,10 @@
 // punctuation; each keeps the byte span it came from, so views can highlight it.
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -27,5 +30,14 @@ void validate_utf8(std::string_view text, const std::string& label);
 //  - whitespace separates tokens and is dropped; every other byte lands in a token.
 // Throws headscope::Error on invalid UTF-8 (`label` names the input in the message).
 std::vector<TextToken> tokenize_words(std::string_view text, const std::string& label = "text");
+
+// Splits `text` around its special tokens (e.g. "<|endoftext|>", "[SEP]") as Hugging
+// Face's added tokens do: repeatedly the earliest occurrence, ties going to the one
+// listed first (so list longer ones first). Calls on_text(begin, end) for each stretch
+// of ordinary text (possibly empty) and on_special(special, begin) for each special.
+using SpecialToken = std::pair<std::string, std::int32_t>;   // text, id
+void split_on_specials(std::string_view text, const std::vector<SpecialToken>& specials,
+                       const std::function<void(std::size_t, std::size_t)>& on_text,
+                       const std::function<void(const SpecialToken&, std::size_t)>& on_special);
 
 } // namespace headscope

@@ -360,24 +360,12 @@ void WordPieceTokenizer::tokenize_chunk(std::string_view text, std::size_t offse
 std::vector<WordPieceToken> WordPieceTokenizer::tokenize(std::string_view text, const std::string& label) const {
     validate_utf8(text, label);
     std::vector<WordPieceToken> out;
-    std::size_t at = 0;
-    while (at < text.size()) {
-        // The next special token: earliest, then longest.
-        std::size_t found = std::string_view::npos;
-        const std::pair<std::string, std::int32_t>* which = nullptr;
-        for (const auto& special : specials_) {
-            const std::size_t p = text.find(special.first, at);
-            if (p < found) {
-                found = p;
-                which = &special;
-            }
-        }
-        const std::size_t chunk_end = which ? found : text.size();
-        tokenize_chunk(text.substr(at, chunk_end - at), at, out);
-        if (!which) break;
-        out.push_back({which->second, 0, found, found + which->first.size(), which->first});
-        at = found + which->first.size();
-    }
+    split_on_specials(
+        text, specials_,
+        [&](std::size_t begin, std::size_t end) { tokenize_chunk(text.substr(begin, end - begin), begin, out); },
+        [&](const SpecialToken& special, std::size_t at) {
+            out.push_back({special.second, 0, at, at + special.first.size(), special.first});
+        });
     return out;
 }
 

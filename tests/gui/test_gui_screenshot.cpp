@@ -112,7 +112,7 @@ TEST_CASE("gui: every view renders; the image view shows the picture under the m
     CHECK(text_model.count_if([](int r, int g, int b) { return r > 100 && g < 70 && b < 100 && r > b + 30; }) < 500);
 }
 
-TEST_CASE("gui: bad inputs are reported, not shown as data") {
+TEST_CASE("gui: bad and hard inputs: reported, not shown as data; no crash, no hang") {
     const Screenshot empty = take_screenshot("--text ''");
     CHECK(empty.exit_code == 2);
     CHECK(empty.err.find("empty") != std::string::npos);
@@ -128,6 +128,30 @@ TEST_CASE("gui: bad inputs are reported, not shown as data") {
     const Screenshot long_shot = take_screenshot("--text '" + long_text + "'");
     CHECK(long_shot.exit_code == 0);
     CHECK(long_shot.err.empty());
+    // A 10000 x 10000 image (an RLE TGA: 3 MB on disk, 300 MB of pixels): decoded and
+    // resized on the worker, shown without a crash or a hang.
+    {
+        const std::string huge = dir.file("huge.tga");
+        std::string bytes(18, '\0');
+        bytes[2] = 10;                                           // run-length encoded true-colour
+        const auto put16 = [&](std::size_t at, int v) {
+            bytes[at] = static_cast<char>(v & 0xff);
+            bytes[at + 1] = static_cast<char>(v >> 8);
+        };
+        put16(12, 10000);
+        put16(14, 10000);
+        bytes[16] = 24;                                          // bits per pixel
+        bytes[17] = 0x20;                                        // top-left origin
+        const std::string packet = {static_cast<char>(0x80 | 127), static_cast<char>(200), static_cast<char>(120),
+                                    static_cast<char>(60)};   // 128 pixels of one colour
+        bytes.reserve(bytes.size() + 10000ull * 10000ull / 128 * 4);
+        for (long i = 0; i < 10000L * 10000L / 128; ++i) bytes += packet;
+        headscope::test::write_bytes(huge, bytes);
+        const Screenshot big = take_screenshot("--model builtin:toy-vit --view image --image '" + huge + "'");
+        INFO("stderr: " << big.err);
+        CHECK(big.exit_code == 0);
+        CHECK(big.width == 1280);
+    }
     const Screenshot missing = take_screenshot("--model builtin:toy-vit --image /no/such/file.png");
     CHECK(missing.exit_code == 2);
     CHECK(missing.err.find("/no/such/file.png") != std::string::npos);

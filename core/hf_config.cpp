@@ -140,13 +140,13 @@ private:
     std::string file_;
 };
 
-HfActivation activation_from_name(const Fields& f, const std::string& name) {
+HfActivation activation_from_name(const Fields& f, const std::string& name, const std::string& field = "hidden_act") {
     if (name == "gelu" || name == "gelu_python") return HfActivation::gelu;
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return HfActivation::gelu_tanh;
     if (name == "quick_gelu") return HfActivation::quick_gelu;
     if (name == "relu") return HfActivation::relu;
     if (name == "silu" || name == "swish") return HfActivation::silu;
-    f.fail("hidden_act", in_quotes(name) + " is not supported (supported: gelu, gelu_python, gelu_new, "
+    f.fail(field, in_quotes(name) + " is not supported (supported: gelu, gelu_python, gelu_new, "
                                         "gelu_pytorch_tanh, gelu_fast, quick_gelu, relu, silu, swish)");
 }
 
@@ -241,7 +241,7 @@ void read_channels(const Fields& f, const std::string& name, float (&out)[3]) {
 
 } // namespace
 
-std::vector<std::string> hf_supported_model_types() { return {"vit", "deit"}; }
+std::vector<std::string> hf_supported_model_types() { return {"vit", "deit", "gpt2"}; }
 
 std::string read_hf_model_type(const std::string& folder) {
     const std::string path = (fs::path(folder) / "config.json").string();
@@ -310,6 +310,46 @@ HfVitConfig read_hf_vit_config(const std::string& config_path) {
     }
     if (c.num_channels != 3) {
         f.fail("num_channels", "expected 3 (RGB images), got " + std::to_string(c.num_channels));
+    }
+    return c;
+}
+
+HfGpt2Config read_hf_gpt2_config(const std::string& config_path) {
+    const json config = read_json_file(config_path);
+    const Fields f(config, config_path);
+    HfGpt2Config c;
+    const std::string model_type = f.string("model_type", "");
+    if (model_type != "gpt2") f.fail("model_type", "expected 'gpt2', got " + in_quotes(model_type));
+    if (const json* archs = f.find("architectures")) {
+        if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
+            f.fail("architectures", "an array of class names", *archs);
+        }
+        c.architecture = (*archs)[0].get<std::string>();
+        if (c.architecture != "GPT2Model" && c.architecture != "GPT2LMHeadModel") {
+            f.fail("architectures", in_quotes(c.architecture) +
+                                        " is not supported for model_type gpt2 (supported: GPT2Model, GPT2LMHeadModel)");
+        }
+    }
+    c.vocab_size = f.integer("vocab_size", c.vocab_size, 1, 1 << 24);
+    c.n_positions = f.integer("n_positions", c.n_positions, 1, 1 << 20);
+    c.n_embd = f.integer("n_embd", c.n_embd, 1, 65536);
+    c.n_layer = f.integer("n_layer", c.n_layer, 1, 1024);
+    c.n_head = f.integer("n_head", c.n_head, 1, 65536);
+    c.n_inner = f.integer("n_inner", 0, 1, 1 << 20);
+    c.activation_function = f.string("activation_function", c.activation_function);
+    c.activation = activation_from_name(f, c.activation_function, "activation_function");
+    const double eps = f.number("layer_norm_epsilon", c.layer_norm_epsilon);
+    if (!(eps > 0.0) || static_cast<float>(eps) <= 0.0f) f.fail("layer_norm_epsilon", "a positive number", eps);
+    c.layer_norm_epsilon = static_cast<float>(eps);
+    if (!f.boolean("scale_attn_weights", true)) {
+        f.fail("scale_attn_weights", "false is not supported (scores are always divided by sqrt(head width))");
+    }
+    if (f.boolean("scale_attn_by_inverse_layer_idx", false)) {
+        f.fail("scale_attn_by_inverse_layer_idx", "true is not supported");
+    }
+    if (c.n_embd % c.n_head != 0) {
+        throw Error(config_path + ": n_embd = " + std::to_string(c.n_embd) + " is not divisible by n_head = " +
+                    std::to_string(c.n_head));
     }
     return c;
 }

@@ -25,7 +25,7 @@ std::vector<std::string> hf_supported_model_types();
 // supported ones) when this build cannot load that type.
 std::string read_hf_model_type(const std::string& folder);
 
-// The MLP activations of Hugging Face's ACT2FN that ViT-family configs name.
+// The MLP activations of Hugging Face's ACT2FN that ViT-family and GPT-2 configs name.
 enum class HfActivation {
     gelu,         // "gelu", "gelu_python": x * Phi(x), the exact erf form
     gelu_tanh,    // "gelu_new", "gelu_pytorch_tanh", "gelu_fast": the tanh approximation
@@ -63,6 +63,27 @@ struct HfVitConfig {
 
 // Reads and validates a ViT or DeiT config.json.
 HfVitConfig read_hf_vit_config(const std::string& config_path);
+
+// GPT2Config (model_type "gpt2"): transformers' field names and defaults (gpt2, the
+// 124M model). n_inner absent or null means 4 * n_embd.
+struct HfGpt2Config {
+    std::string architecture;                      // architectures[0], or "" when absent
+    Eigen::Index vocab_size = 50257;               // V
+    Eigen::Index n_positions = 1024;               // the longest sequence
+    Eigen::Index n_embd = 768;                     // E
+    Eigen::Index n_layer = 12;                     // L
+    Eigen::Index n_head = 12;                      // H; E % H == 0
+    Eigen::Index n_inner = 0;                      // MLP width; 0 = 4 * n_embd
+    std::string activation_function = "gelu_new";
+    HfActivation activation = HfActivation::gelu_tanh;
+    float layer_norm_epsilon = 1e-5f;
+
+    Eigen::Index mlp_width() const { return n_inner > 0 ? n_inner : 4 * n_embd; }
+};
+
+// Reads and validates a GPT-2 config.json. Settings this build does not compute
+// (scale_attn_weights false, scale_attn_by_inverse_layer_idx true) are refused.
+HfGpt2Config read_hf_gpt2_config(const std::string& config_path);
 
 // ViTImageProcessor / DeiTImageProcessor settings from preprocessor_config.json:
 // resize (Pillow), DeiT's centre crop, rescale, normalise. Defaults are those of the

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/hf_config.h"
+#include "core/hf_gpt2.h"
 #include "core/hf_vit.h"
 
 #include <filesystem>
@@ -36,6 +37,7 @@ std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& conf
     if (std::filesystem::is_directory(path, ec)) {
         const std::string model_type = read_hf_model_type(path);
         if (model_type == "vit" || model_type == "deit") return load_hf_vit(path);
+        if (model_type == "gpt2") return load_hf_gpt2(path);
         throw Error(path + "/config.json: model_type '" + model_type + "' has no loader in this build");
     }
     throw Error("--model " + path + ": not a built-in model, and not a checkpoint folder (" +

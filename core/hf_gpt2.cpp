@@ -1,0 +1,277 @@
+#include "core/hf_gpt2.h"
+
+#include "core/hf_tensors.h"
+
+#include "core/error.h"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace headscope {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string in_quotes(const std::string& s) {
+    std::string text = "'";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "'" + std::string
+    text += s;
+    text += "'";
+    return text;
+}
+
+std::string number_text(double value) {
+    std::ostringstream s;
+    s << value;
+    return s.str();
+}
+
+
+void activate_inplace(MatrixRef x, HfActivation activation) {
+    switch (activation) {
+    case HfActivation::gelu: gelu_inplace(x); break;
+    case HfActivation::gelu_tanh: {
+        // transformers' NewGELUActivation: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+        constexpr float sqrt_2_over_pi = 0.79788456080286535588f;
+        x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::tanh(sqrt_2_over_pi * (v + 0.044715f * v * v * v))); });
+        break;
+    }
+    case HfActivation::quick_gelu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-1.702f * v)); }); break;
+    case HfActivation::relu: x = x.cwiseMax(0.0f); break;
+    case HfActivation::silu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-v)); }); break;
+    }
+}
+
+Linear rows_of(const Linear& l, Eigen::Index first, Eigen::Index n) {
+    Linear part;
+    part.weight = l.weight.middleRows(first, n);
+    part.bias = l.bias.segment(first, n);
+    return part;
+}
+
+} // namespace
+
+HfGpt2Model::HfGpt2Model(const std::string& folder) {
+    const fs::path dir(folder);
+    config_ = read_hf_gpt2_config((dir / "config.json").string());
+    const HfGpt2Config& c = config_;
+
+    const HfWeights stored = HfWeights::open(folder);
+    HfTensorTable table(stored, "transformer.", folder);
+
+    const Eigen::Index E = c.n_embd;
+    const Eigen::Index I = c.mlp_width();
+    const Eigen::Index V = c.vocab_size;
+    const std::string e_why = "config.json: n_embd = " + std::to_string(E);
+    const std::string i_why = e_why + (c.n_inner > 0 ? ", n_inner = " : ", 4 * n_embd = ") + std::to_string(I);
+    const std::string v_why = "config.json: vocab_size = " + std::to_string(V) + ", n_embd = " + std::to_string(E);
+
+    HfGpt2Weights& w = weights_;
+    w.wte = table.matrix("wte.weight", V, E, v_why);
+    w.wpe = table.matrix("wpe.weight", c.n_positions, E,
+                         "config.json: n_positions = " + std::to_string(c.n_positions) + ", n_embd = " + std::to_string(E));
+    std::set<std::string> ignorable;
+    for (Eigen::Index l = 0; l < c.n_layer; ++l) {
+        const std::string prefix = "h." + std::to_string(l) + ".";
+        HfGpt2LayerWeights layer;
+        layer.ln_1 = table.layer_norm(prefix + "ln_1", E, c.layer_norm_epsilon, e_why);
+        const Linear qkv = table.conv1d(prefix + "attn.c_attn", E, 3 * E, e_why);   // [3E, E]
+        layer.attention.n_heads = c.n_head;
+        layer.attention.q = rows_of(qkv, 0, E);
+        layer.attention.k = rows_of(qkv, E, E);
+        layer.attention.v = rows_of(qkv, 2 * E, E);
+        layer.attention.out = table.conv1d(prefix + "attn.c_proj", E, E, e_why);
+        layer.attention.validate();
+        layer.ln_2 = table.layer_norm(prefix + "ln_2", E, c.layer_norm_epsilon, e_why);
+        layer.c_fc = table.conv1d(prefix + "mlp.c_fc", E, I, i_why);
+        layer.c_proj = table.conv1d(prefix + "mlp.c_proj", I, E, i_why);
+        w.layers.push_back(std::move(layer));
+        // The causal-mask buffers older transformers saved with the weights.
+        ignorable.insert(prefix + "attn.bias");
+        ignorable.insert(prefix + "attn.masked_bias");
+    }
+    w.ln_f = table.layer_norm("ln_f", E, c.layer_norm_epsilon, e_why);
+    const bool separate_head = table.has("lm_head.weight");
+    if (separate_head) w.lm_head = table.matrix("lm_head.weight", V, E, v_why + " (the LM head, tied to wte)");
+    // A stored copy of wte (GPT2LMHeadModel's tied head) is one parameter set, not two.
+    const bool head_is_wte = separate_head && w.lm_head == w.wte;
+    if (head_is_wte) w.lm_head = Matrix();
+
+    const std::string architecture =
+        !c.architecture.empty() ? c.architecture : (separate_head ? "GPT2LMHeadModel" : "GPT2Model");
+    table.check_all_taken(ignorable, architecture);
+
+    // The tokenizer, when the folder has one (--tokens needs none).
+    const auto exists = [&](const char* name) {
+        std::error_code ec;
+        return fs::exists(dir / name, ec);
+    };
+    if (exists("vocab.json") && exists("merges.txt")) {
+        tokenizer_ = BpeTokenizer::from_files((dir / "vocab.json").string(), (dir / "merges.txt").string());
+        tokenizer_files_ = "vocab.json + merges.txt";
+    } else if (exists("tokenizer.json")) {
+        tokenizer_ = BpeTokenizer::from_tokenizer_json((dir / "tokenizer.json").string());
+        tokenizer_files_ = "tokenizer.json";
+    } else {
+        tokenizer_files_ = "none";
+    }
+
+    info_.name = folder;
+    info_.description = "Hugging Face " + architecture + " (gpt2: E=" + std::to_string(E) + " H=" +
+                        std::to_string(c.n_head) + " L=" + std::to_string(c.n_layer) + ", V=" + std::to_string(V) +
+                        ", " + std::to_string(c.n_positions) + " positions)";
+    info_.n_layers = c.n_layer;
+    info_.n_heads = c.n_head;
+    info_.width = E;
+    info_.head_width = E / c.n_head;
+    info_.mlp_width = I;
+    info_.max_tokens = c.n_positions;
+    info_.takes_text = true;
+    info_.causal = true;
+    info_.n_parameters = table.n_parameters() - (head_is_wte ? V * E : 0);
+    info_.settings = {
+        {"model_type", "gpt2"},
+        {"architecture", architecture},
+        {"activation_function", c.activation_function},
+        {"layer_norm_epsilon", number_text(c.layer_norm_epsilon)},
+        {"vocab_size", std::to_string(V)},
+        {"n_positions", std::to_string(c.n_positions)},
+        {"lm_head", !separate_head ? "tied to wte" : head_is_wte ? "tied to wte (lm_head.weight equals it)" : "lm_head.weight"},
+        {"tokenizer", tokenizer_files_},
+        {"weights", stored.description()},
+    };
+}
+
+void HfGpt2Model::check_length(std::size_t n, const std::string& what) const {
+    if (static_cast<Eigen::Index>(n) > config_.n_positions) {
+        throw Error(what + ": " + std::to_string(n) + " tokens, more than " + info_.name + "'s limit of " +
+                    std::to_string(config_.n_positions) + " (config.json: n_positions)");
+    }
+}
+
+ModelInput HfGpt2Model::embed(std::vector<std::int64_t> ids) const {
+    const auto T = static_cast<Eigen::Index>(ids.size());
+    ModelInput input;
+    input.embeddings = weights_.wpe.topRows(T);
+    for (Eigen::Index t = 0; t < T; ++t) input.embeddings.row(t) += weights_.wte.row(ids[static_cast<std::size_t>(t)]);
+    input.ids = std::move(ids);
+    return input;
+}
+
+ModelInput HfGpt2Model::encode_text(std::string_view text) const {
+    if (!tokenizer_) {
+        throw Error(info_.name + ": no tokenizer files (vocab.json + merges.txt, or tokenizer.json), so it takes "
+                                 "--tokens, not --text");
+    }
+    const std::vector<BpeToken> tokens = tokenizer_->encode(text, "text");
+    if (tokens.empty()) throw Error("text: the sentence is empty");
+    check_length(tokens.size(), "text");
+    std::vector<std::int64_t> ids;
+    for (const BpeToken& t : tokens) {
+        if (t.id < 0 || t.id >= config_.vocab_size) {
+            throw Error("text: token " + in_quotes(t.label) + " has id " + std::to_string(t.id) + ", but " + info_.name +
+                        " has vocab_size = " + std::to_string(config_.vocab_size) + " (tokenizer and weights disagree)");
+        }
+        ids.push_back(t.id);
+    }
+    ModelInput input = embed(std::move(ids));
+    for (const BpeToken& t : tokens) {
+        input.labels.push_back(t.label);
+        input.spans.emplace_back(t.begin, t.end);
+    }
+    return input;
+}
+
+ModelInput HfGpt2Model::encode_ids(std::span<const std::int64_t> ids) const {
+    if (ids.empty()) throw Error("--tokens: no token ids given");
+    check_length(ids.size(), "--tokens");
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] < 0 || ids[i] >= config_.vocab_size) {
+            throw Error("--tokens: id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                        " is outside 0.." + std::to_string(config_.vocab_size - 1) + " (config.json: vocab_size)");
+        }
+    }
+    ModelInput input = embed(std::vector<std::int64_t>(ids.begin(), ids.end()));
+    for (const std::int64_t id : ids) {
+        const auto id32 = static_cast<std::int32_t>(id);
+        input.labels.push_back(tokenizer_ && tokenizer_->has_id(id32) ? tokenizer_->label(id32) : std::to_string(id));
+    }
+    return input;
+}
+
+ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& options) const {
+    check_disabled_heads(info_, options.disabled_heads);
+    const Eigen::Index T = input.embeddings.rows();
+    if (T < 1 || T > config_.n_positions || input.embeddings.cols() != info_.width) {
+        throw Error(info_.name + ": input embeddings are [" + std::to_string(T) + ", " +
+                    std::to_string(input.embeddings.cols()) + "], expected [1.." + std::to_string(config_.n_positions) +
+                    ", " + std::to_string(info_.width) + "]");
+    }
+    ModelTrace trace;
+    OptionalMask causal;
+    if (options.causal.value_or(info_.causal)) causal = mask_causal(T, T);
+    trace.mask = mask_and(causal, options.keep);
+    AttentionOptions attention_options;
+    attention_options.keep = trace.mask;
+    attention_options.detail = options.detail;
+    Matrix x = input.embeddings;   // [T, E]
+    for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
+        const HfGpt2LayerWeights& layer = weights_.layers[l];
+        attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
+        trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.ln_1, x), attention_options));
+        x += trace.layers.back().output;
+        Matrix hidden = linear_forward(layer.c_fc, layer_norm_forward(layer.ln_2, x));   // [T, I]
+        activate_inplace(hidden, config_.activation);
+        x += linear_forward(layer.c_proj, hidden);
+    }
+    trace.hidden = layer_norm_forward(weights_.ln_f, x);
+    const Matrix& head = weights_.lm_head.size() != 0 ? weights_.lm_head : weights_.wte;   // [V, E]
+    trace.logits = trace.hidden * head.transpose();                                        // [T, V]
+    return trace;
+}
+
+std::vector<OwnedTensor> HfGpt2Model::export_weights() const {
+    const HfGpt2Weights& w = weights_;
+    std::vector<OwnedTensor> out;
+    const auto add_matrix = [&](const std::string& name, const Matrix& m) {
+        out.push_back({name, {m.rows(), m.cols()}, std::vector<float>(m.data(), m.data() + m.size())});
+    };
+    const auto add_vector = [&](const std::string& name, const Vector& v) {
+        out.push_back({name, {v.size()}, std::vector<float>(v.data(), v.data() + v.size())});
+    };
+    const auto add_conv1d = [&](const std::string& name, const Matrix& weight, const Vector& bias) {
+        add_matrix(name + ".weight", weight.transpose());
+        add_vector(name + ".bias", bias);
+    };
+    const auto add_norm = [&](const std::string& name, const LayerNorm& n) {
+        add_vector(name + ".weight", n.weight);
+        add_vector(name + ".bias", n.bias);
+    };
+    add_matrix("wte.weight", w.wte);
+    add_matrix("wpe.weight", w.wpe);
+    for (std::size_t l = 0; l < w.layers.size(); ++l) {
+        const HfGpt2LayerWeights& layer = w.layers[l];
+        const std::string prefix = "h." + std::to_string(l) + ".";
+        add_norm(prefix + "ln_1", layer.ln_1);
+        const AttentionWeights& a = layer.attention;
+        Matrix qkv(3 * a.q.weight.rows(), a.q.weight.cols());
+        qkv << a.q.weight, a.k.weight, a.v.weight;
+        Vector qkv_bias(3 * a.q.bias.size());
+        qkv_bias << a.q.bias, a.k.bias, a.v.bias;
+        add_conv1d(prefix + "attn.c_attn", qkv, qkv_bias);
+        add_conv1d(prefix + "attn.c_proj", a.out.weight, a.out.bias);
+        add_norm(prefix + "ln_2", layer.ln_2);
+        add_conv1d(prefix + "mlp.c_fc", layer.c_fc.weight, layer.c_fc.bias);
+        add_conv1d(prefix + "mlp.c_proj", layer.c_proj.weight, layer.c_proj.bias);
+    }
+    add_norm("ln_f", w.ln_f);
+    if (w.lm_head.size() != 0) add_matrix("lm_head.weight", w.lm_head);
+    return out;
+}
+
+std::unique_ptr<Model> load_hf_gpt2(const std::string& folder) { return std::make_unique<HfGpt2Model>(folder); }
+
+} // namespace headscope

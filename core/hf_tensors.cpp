@@ -1,0 +1,104 @@
+#include "core/hf_tensors.h"
+
+#include "core/error.h"
+
+namespace headscope {
+
+namespace {
+
+std::string in_quotes(const std::string& s) {
+    std::string text = "'";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "'" + std::string
+    text += s;
+    text += "'";
+    return text;
+}
+
+} // namespace
+
+HfTensorTable::HfTensorTable(const HfWeights& weights, std::string prefix, std::string folder)
+    : prefix_(std::move(prefix)), folder_(std::move(folder)), description_(weights.description()) {
+    for (const auto& [stored, entry] : weights.tensors()) {
+        std::string name = stored;
+        if (name.rfind(prefix_, 0) == 0) name.erase(0, prefix_.size());
+        for (const auto& [from, to] : {std::pair<std::string, std::string>{".gamma", ".weight"}, {".beta", ".bias"}}) {
+            if (name.size() > from.size() && name.compare(name.size() - from.size(), from.size(), from) == 0) {
+                name.replace(name.size() - from.size(), from.size(), to);
+            }
+        }
+        const auto [it, inserted] = by_name_.emplace(name, Stored{stored, entry});
+        if (!inserted) {
+            throw Error(entry.file + ": tensors " + in_quotes(it->second.stored_name) + " and " + in_quotes(stored) +
+                        " are the same weight " + in_quotes(name));
+        }
+    }
+}
+
+std::vector<float> HfTensorTable::take(const std::string& name, const Shape& expected, const std::string& why) {
+    const auto it = by_name_.find(name);
+    if (it == by_name_.end()) {
+        throw Error(folder_ + ": " + description_ + " has no tensor " + in_quotes(prefix_ + name) + " (nor " +
+                    in_quotes(name) + "); expected shape " + shape_to_string(expected) + " (" + why + ")");
+    }
+    const TensorView& t = *it->second.entry.tensor;
+    const std::string where = it->second.entry.file + ": tensor " + in_quotes(it->second.stored_name);
+    if (!dtype_is_float(t.dtype)) {
+        throw Error(where + " has dtype " + std::string(dtype_name(t.dtype)) + ", expected F32, F16, BF16 or F64");
+    }
+    if (t.shape != expected) {
+        throw Error(where + " has shape " + shape_to_string(t.shape) + ", expected " + shape_to_string(expected) +
+                    " (" + why + ")");
+    }
+    taken_.insert(name);
+    n_parameters_ += t.numel();
+    return t.to_floats();
+}
+
+Matrix HfTensorTable::matrix(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,
+                             Shape shape) {
+    if (shape.empty()) shape = {rows, cols};
+    const std::vector<float> v = take(name, shape, why);
+    return Eigen::Map<const Matrix>(v.data(), rows, cols);
+}
+
+Vector HfTensorTable::vector(const std::string& name, Eigen::Index n, const std::string& why) {
+    const std::vector<float> v = take(name, {n}, why);
+    return Eigen::Map<const Vector>(v.data(), n);
+}
+
+RowVector HfTensorTable::token(const std::string& name, Eigen::Index n, const std::string& why) {
+    const std::vector<float> v = take(name, {1, 1, n}, why);
+    return Eigen::Map<const RowVector>(v.data(), n);
+}
+
+Linear HfTensorTable::linear(const std::string& prefix, Eigen::Index out, Eigen::Index in, const std::string& why,
+                             bool bias) {
+    Linear l;
+    l.weight = matrix(prefix + ".weight", out, in, why);
+    if (bias) l.bias = vector(prefix + ".bias", out, why);
+    return l;
+}
+
+Linear HfTensorTable::conv1d(const std::string& prefix, Eigen::Index in, Eigen::Index out, const std::string& why) {
+    Linear l;
+    l.weight = matrix(prefix + ".weight", in, out, why).transpose();
+    l.bias = vector(prefix + ".bias", out, why);
+    return l;
+}
+
+LayerNorm HfTensorTable::layer_norm(const std::string& prefix, Eigen::Index n, float eps, const std::string& why) {
+    LayerNorm norm;
+    norm.weight = vector(prefix + ".weight", n, why);
+    norm.bias = vector(prefix + ".bias", n, why);
+    norm.eps = eps;
+    return norm;
+}
+
+void HfTensorTable::check_all_taken(const std::set<std::string>& ignorable, const std::string& architecture) const {
+    for (const auto& [name, stored] : by_name_) {
+        if (taken_.count(name) != 0 || ignorable.count(name) != 0) continue;
+        throw Error(stored.entry.file + ": unexpected tensor " + in_quotes(stored.stored_name) + " (not part of " +
+                    architecture + "; a typo, or another model's weights?)");
+    }
+}
+
+} // namespace headscope

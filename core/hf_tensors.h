@@ -1,0 +1,58 @@
+#pragma once
+// A checkpoint's tensors by transformers' module names, for the Hugging Face loaders:
+// the prefix a task model stores its backbone under ("vit.", "deit.", "transformer.")
+// is dropped and TensorFlow-era LayerNorm "gamma" / "beta" read as "weight" / "bias".
+// Every tensor taken is checked (floating dtype, exact shape, with both shapes and the
+// config fields behind the expected one in the message), and whatever is left untaken
+// can be reported as unknown.
+
+#include "core/attention.h"
+#include "core/hf_config.h"
+#include "core/layers.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace headscope {
+
+class HfTensorTable {
+public:
+    HfTensorTable(const HfWeights& weights, std::string prefix, std::string folder);
+
+    bool has(const std::string& name) const { return by_name_.count(name) != 0; }
+
+    // The tensor's values as float, after checking its dtype and shape. `why` says
+    // where the expected shape comes from (config.json fields), for the message.
+    std::vector<float> take(const std::string& name, const Shape& expected, const std::string& why);
+
+    Matrix matrix(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,
+                  Shape shape = {});
+    Vector vector(const std::string& name, Eigen::Index n, const std::string& why);
+    RowVector token(const std::string& name, Eigen::Index n, const std::string& why);   // stored [1, 1, n]
+    Linear linear(const std::string& prefix, Eigen::Index out, Eigen::Index in, const std::string& why, bool bias = true);
+    // GPT-2's Conv1D (weight stored [in, out], bias [out]) as a Linear [out, in].
+    Linear conv1d(const std::string& prefix, Eigen::Index in, Eigen::Index out, const std::string& why);
+    LayerNorm layer_norm(const std::string& prefix, Eigen::Index n, float eps, const std::string& why);
+
+    // Throws for the first tensor nobody took, unless `ignorable` names it.
+    void check_all_taken(const std::set<std::string>& ignorable, const std::string& architecture) const;
+
+    std::int64_t n_parameters() const { return n_parameters_; }
+
+private:
+    struct Stored {
+        std::string stored_name;
+        HfWeights::Entry entry;
+    };
+    std::string prefix_;
+    std::string folder_;
+    std::string description_;
+    std::map<std::string, Stored> by_name_;
+    std::set<std::string> taken_;
+    std::int64_t n_parameters_ = 0;
+};
+
+} // namespace headscope

@@ -1,0 +1,209 @@
+// Hugging Face GPT-2 checkpoint folders through headscope-cli: dump against PyTorch
+// (tools/make_gpt2_checkpoints.py: a reference GPT-2 written from the published
+// architecture), causal masking and its override, info, and broken checkpoints, each
+// refused with one line.
+
+#include "cli/cli_runner.h"
+#include "core/safetensors.h"
+#include "test_support.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+using namespace headscope;
+using namespace headscope::test;
+
+namespace {
+
+const std::string source_dir = HEADSCOPE_SOURCE_DIR;
+const std::string checkpoints = source_dir + "/tests/checkpoints";
+
+std::vector<float> floats(const SafetensorsFile& f, const std::string& name) { return f.get(name).to_floats(); }
+
+std::vector<std::int64_t> int64s(const SafetensorsFile& f, const std::string& name) {
+    const TensorView& t = f.get(name);
+    REQUIRE(t.dtype == DType::I64);
+    std::vector<std::int64_t> v(static_cast<std::size_t>(t.numel()));
+    REQUIRE(t.bytes.size() == v.size() * sizeof(std::int64_t));
+    std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
+    return v;
+}
+
+std::vector<std::string> tokens_of(const SafetensorsFile& f) {
+    return nlohmann::json::parse(f.metadata().at("tokens")).get<std::vector<std::string>>();
+}
+
+std::string joined(const std::vector<std::int64_t>& ids) {
+    std::string text;
+    for (const std::int64_t id : ids) text.append(text.empty() ? "" : ",").append(std::to_string(id));
+    return text;
+}
+
+RunResult dump(const std::string& model, const std::vector<std::string>& input, const std::string& out,
+               std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"dump", "--model", model};
+    args.insert(args.end(), input.begin(), input.end());
+    args.push_back("--out");
+    args.push_back(out);
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+}
+
+std::string copy_checkpoint(const TempDir& dir, const std::string& name) {
+    const std::filesystem::path to = dir.path() / name;
+    std::filesystem::copy(checkpoints + "/" + name, to, std::filesystem::copy_options::recursive);
+    return to.string();
+}
+
+// Every query row's weights on later keys are exactly 0.
+void check_causal(const std::vector<float>& w, std::int64_t H, std::int64_t T) {
+    for (std::int64_t h = 0; h < H; ++h) {
+        for (std::int64_t i = 0; i < T; ++i) {
+            for (std::int64_t j = i + 1; j < T; ++j) REQUIRE(w[static_cast<std::size_t>((h * T + i) * T + j)] == 0.0f);
+        }
+    }
+}
+
+} // namespace
+
+TEST_CASE("gpt2: every layer's attention and the logits equal PyTorch's within 1e-4") {
+    std::ifstream in(golden_dir() + "/gpt2/cases.json");
+    REQUIRE_MESSAGE(in.good(), "missing tests/golden/gpt2/cases.json (run tools/make_gpt2_checkpoints.py)");
+    const auto manifest = nlohmann::json::parse(in);
+    const double tolerance = manifest.at("tolerance").get<double>();
+    CHECK(tolerance <= 1e-4);
+    TempDir dir;
+    int n_cases = 0;
+    for (const auto& c : manifest.at("cases")) {
+        const std::string name = c.at("name");
+        CAPTURE(name);
+        const std::string out = dir.file(name + ".safetensors");
+        const auto ids = c.at("ids").get<std::vector<std::int64_t>>();
+        const std::vector<std::string> input = c.contains("text")
+                                                   ? std::vector<std::string>{"--text", c.at("text").get<std::string>()}
+                                                   : std::vector<std::string>{"--tokens", joined(ids)};
+        const RunResult r = dump(checkpoints + "/" + c.at("checkpoint").get<std::string>(), input, out);
+        INFO("stderr: " << r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(r.err.empty());
+        const auto ours = SafetensorsFile::open(out);
+        const auto expected = SafetensorsFile::open(golden_dir() + "/gpt2/" + name + ".safetensors");
+
+        const auto L = c.at("layers").get<std::int64_t>();
+        const auto H = c.at("heads").get<std::int64_t>();
+        const auto T = c.at("tokens").get<std::int64_t>();
+        const auto V = c.at("vocab").get<std::int64_t>();
+        for (std::int64_t l = 0; l < L; ++l) {
+            const std::string key = "attn." + std::to_string(l);
+            CAPTURE(key);
+            REQUIRE(ours.contains(key));
+            CHECK(ours.get(key).shape == Shape{H, T, T});
+            const auto a = floats(ours, key);
+            const auto b = floats(expected, key);
+            REQUIRE(a.size() == b.size());
+            const double diff = max_abs_diff(a.data(), b.data(), a.size());
+            CHECK_MESSAGE(diff <= tolerance, name << " " << key << ": max |diff| = " << diff);
+            check_causal(a, H, T);
+        }
+        CHECK_FALSE(ours.contains("attn." + std::to_string(L)));
+
+        REQUIRE(ours.contains("logits"));
+        CHECK(ours.get("logits").shape == Shape{T, V});
+        const auto a = floats(ours, "logits");
+        const auto b = floats(expected, "logits");
+        REQUIRE(a.size() == b.size());
+        const double diff = max_abs_diff(a.data(), b.data(), a.size());
+        CHECK_MESSAGE(diff <= tolerance, name << " logits: max |diff| = " << diff);
+
+        REQUIRE(ours.contains("input_ids"));
+        CHECK(int64s(ours, "input_ids") == ids);
+        CHECK(int64s(expected, "input_ids") == ids);
+
+        // Labels as a person reads them ("Ġthe" as " the"); null where the reference
+        // does not spell the token out (bytes that are not printable ASCII).
+        const auto tokens = tokens_of(ours);
+        REQUIRE(static_cast<std::int64_t>(tokens.size()) == T);
+        const auto& labels = c.at("labels");
+        for (std::size_t t = 0; t < tokens.size(); ++t) {
+            if (!labels[t].is_null()) CHECK(tokens[t] == labels[t].get<std::string>());
+        }
+        ++n_cases;
+    }
+    CHECK(n_cases == 3);
+}
+
+TEST_CASE("gpt2: --causal off and --disable-heads change the maps") {
+    TempDir dir;
+    const std::string model = checkpoints + "/gpt2_tiny";
+    const std::vector<std::string> text = {"--text", "the cat sat on the mat"};
+    REQUIRE(dump(model, text, dir.file("p.safetensors")).exit_code == 0);
+    REQUIRE(dump(model, text, dir.file("o.safetensors"), {"--causal", "off"}).exit_code == 0);
+    REQUIRE(dump(model, text, dir.file("a.safetensors"), {"--disable-heads", "0.1"}).exit_code == 0);
+    const auto plain = SafetensorsFile::open(dir.file("p.safetensors"));
+    const auto open = SafetensorsFile::open(dir.file("o.safetensors"));
+    const auto ablated = SafetensorsFile::open(dir.file("a.safetensors"));
+    CHECK(plain.metadata().at("causal") == "on");
+    CHECK(open.metadata().at("causal") == "off");
+    for (const char* key : {"attn.0", "attn.1", "logits"}) CHECK(floats(open, key) != floats(plain, key));
+    const auto w = floats(open, "attn.0");
+    const std::int64_t T = plain.get("attn.0").shape[1];
+    double above = 0.0;
+    for (std::int64_t i = 0; i < T; ++i) {
+        for (std::int64_t j = i + 1; j < T; ++j) above += w[static_cast<std::size_t>(i * T + j)];
+    }
+    CHECK(above > 0.1);
+    CHECK(floats(ablated, "attn.0") == floats(plain, "attn.0"));
+    CHECK(floats(ablated, "attn.1") != floats(plain, "attn.1"));
+}
+
+TEST_CASE("gpt2: info describes the architecture") {
+    const RunResult r = run_cli({"info", "--model", checkpoints + "/gpt2_tiny"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("Hugging Face GPT2LMHeadModel") != std::string::npos);
+    CHECK(r.out.find("layers L = 2, heads H = 2, width E = 16, head width Dh = 8, MLP width = 64") != std::string::npos);
+    CHECK(r.out.find("\"activation_function\":\"gelu_new\"") != std::string::npos);
+    // wte 277 x 16 + wpe 32 x 16 + 2 layers x 3472 + ln_f 32; lm_head.weight equals wte, counted once
+    CHECK(r.out.find("parameters: 11536") != std::string::npos);
+    CHECK(r.out.find("tied to wte (lm_head.weight equals it)") != std::string::npos);
+    const RunResult bare = run_cli({"info", "--model", checkpoints + "/gpt2_tiny_f16"});
+    REQUIRE(bare.exit_code == 0);
+    CHECK(bare.out.find("Hugging Face GPT2Model") != std::string::npos);
+    CHECK(bare.out.find("tied to wte") != std::string::npos);
+}
+
+TEST_CASE("gpt2: broken folders and bad input are one line, exit 2, no output") {
+    TempDir dir;
+    const std::string out = dir.file("o.safetensors");
+    const std::vector<std::string> tokens = {"--tokens", "1,2,3"};
+    const std::string b = checkpoints + "/bad/";
+    check_bad_input(dump(b + "gpt2_missing_tensor", tokens, out), "has no tensor 'transformer.h.1.mlp.c_fc.bias'");
+    check_bad_input(dump(b + "gpt2_wrong_shape", tokens, out),
+                    "'transformer.h.0.attn.c_attn.weight' has shape [48, 16], expected [16, 48] (config.json: n_embd = 16)");
+    check_bad_input(dump(b + "gpt2_vocab_mismatch", tokens, out),
+                    "'transformer.wte.weight' has shape [277, 16], expected [300, 16] (config.json: vocab_size = 300");
+    check_bad_input(dump(b + "gpt2_lm_head_shape", tokens, out),
+                    "'lm_head.weight' has shape [276, 16], expected [277, 16]");
+
+    const std::string model = checkpoints + "/gpt2_tiny";
+    check_bad_input(dump(model, {"--tokens", "1,277"}, out), "--tokens: id 277 at position 1 is outside 0..276");
+    std::string long_text;
+    for (int i = 0; i < 40; ++i) long_text += " x";   // 80 tokens: no merge joins "Ġ" and "x"
+    check_bad_input(dump(model, {"--text", long_text}, out), "text: 80 tokens, more than");
+    check_bad_input(dump(model, {"--text", long_text}, out), "limit of 32 (config.json: n_positions)");
+    check_bad_input(dump(model, {"--image", source_dir + "/tests/images/rgb.png"}, out), "takes text, not images");
+
+    // Without tokenizer files --tokens still works, --text is refused.
+    const std::string bare = copy_checkpoint(dir, "gpt2_tiny");
+    std::filesystem::remove(std::filesystem::path(bare) / "vocab.json");
+    std::filesystem::remove(std::filesystem::path(bare) / "merges.txt");
+    check_bad_input(dump(bare, {"--text", "the cat"}, out), "no tokenizer files");
+    const RunResult r = dump(bare, tokens, dir.file("t.safetensors"));
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_FALSE(std::filesystem::exists(out));
+}

@@ -83,12 +83,8 @@ AppWindow::AppWindow(AppState initial) : state_(std::move(initial)) {}
 const Mask* AppWindow::mask() const { return shown_ && shown_->trace.mask ? &*shown_->trace.mask : nullptr; }
 
 void AppWindow::update() {
-    const Request request = make_request(state_);
-    if (!has_request_ || !(request == last_request_)) {
-        submitted_ = worker_.submit(request);
-        last_request_ = request;
-        has_request_ = true;
-    }
+    // Swap in a finished result first: a new model resizes the per-head flags, and the
+    // request below then already carries them (no frame shows a stale result as settled).
     const auto latest = worker_.latest();
     if (latest && latest != shown_) {
         const bool new_model = !shown_ || shown_->info.name != latest->info.name ||
@@ -96,6 +92,12 @@ void AppWindow::update() {
         shown_ = latest;
         if (new_model) fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
         textures_.invalidate();
+    }
+    const Request request = make_request(state_);
+    if (!has_request_ || !(request == last_request_)) {
+        submitted_ = worker_.submit(request);
+        last_request_ = request;
+        has_request_ = true;
     }
     const auto [generation, message] = worker_.latest_error();
     if (generation != error_generation_) {

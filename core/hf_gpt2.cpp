@@ -23,27 +23,7 @@ std::string in_quotes(const std::string& s) {
     return text;
 }
 
-std::string number_text(double value) {
-    std::ostringstream s;
-    s << value;
-    return s.str();
-}
 
-
-void activate_inplace(MatrixRef x, HfActivation activation) {
-    switch (activation) {
-    case HfActivation::gelu: gelu_inplace(x); break;
-    case HfActivation::gelu_tanh: {
-        // transformers' NewGELUActivation: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
-        constexpr float sqrt_2_over_pi = 0.79788456080286535588f;
-        x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::tanh(sqrt_2_over_pi * (v + 0.044715f * v * v * v))); });
-        break;
-    }
-    case HfActivation::quick_gelu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-1.702f * v)); }); break;
-    case HfActivation::relu: x = x.cwiseMax(0.0f); break;
-    case HfActivation::silu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-v)); }); break;
-    }
-}
 
 Linear rows_of(const Linear& l, Eigen::Index first, Eigen::Index n) {
     Linear part;
@@ -136,7 +116,7 @@ HfGpt2Model::HfGpt2Model(const std::string& folder) {
         {"model_type", "gpt2"},
         {"architecture", architecture},
         {"activation_function", c.activation_function},
-        {"layer_norm_epsilon", number_text(c.layer_norm_epsilon)},
+        {"layer_norm_epsilon", hf_number_text(c.layer_norm_epsilon)},
         {"vocab_size", std::to_string(V)},
         {"n_positions", std::to_string(c.n_positions)},
         {"lm_head", !separate_head ? "tied to wte" : head_is_wte ? "tied to wte (lm_head.weight equals it)" : "lm_head.weight"},
@@ -224,7 +204,7 @@ ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& optio
         trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.ln_1, x), attention_options));
         x += trace.layers.back().output;
         Matrix hidden = linear_forward(layer.c_fc, layer_norm_forward(layer.ln_2, x));   // [T, I]
-        activate_inplace(hidden, config_.activation);
+        hf_activate_inplace(hidden, config_.activation);
         x += linear_forward(layer.c_proj, hidden);
     }
     trace.hidden = layer_norm_forward(weights_.ln_f, x);

@@ -2,6 +2,9 @@
 
 #include "core/error.h"
 
+#include <cmath>
+#include <sstream>
+
 namespace headscope {
 
 namespace {
@@ -99,6 +102,27 @@ void HfTensorTable::check_all_taken(const std::set<std::string>& ignorable, cons
         throw Error(stored.entry.file + ": unexpected tensor " + in_quotes(stored.stored_name) + " (not part of " +
                     architecture + "; a typo, or another model's weights?)");
     }
+}
+
+void hf_activate_inplace(MatrixRef x, HfActivation activation) {
+    switch (activation) {
+    case HfActivation::gelu: gelu_inplace(x); break;
+    case HfActivation::gelu_tanh: {
+        // PyTorch's gelu(approximate="tanh") = transformers' NewGELUActivation: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+        constexpr float sqrt_2_over_pi = 0.79788456080286535588f;
+        x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::tanh(sqrt_2_over_pi * (v + 0.044715f * v * v * v))); });
+        break;
+    }
+    case HfActivation::quick_gelu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-1.702f * v)); }); break;
+    case HfActivation::relu: x = x.cwiseMax(0.0f); break;
+    case HfActivation::silu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-v)); }); break;
+    }
+}
+
+std::string hf_number_text(double value) {
+    std::ostringstream s;
+    s << value;
+    return s.str();
 }
 
 } // namespace headscope

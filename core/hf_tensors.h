@@ -55,4 +55,11 @@ private:
     std::int64_t n_parameters_ = 0;
 };
 
+// The activation a config's hidden_act names, in place (gelu_tanh is transformers'
+// "gelu_new" / NewGELUActivation, which GPT-2 uses).
+void hf_activate_inplace(MatrixRef x, HfActivation activation);
+
+// A config number as messages and `info` print it (shortest round form, e.g. 1e-12).
+std::string hf_number_text(double value);
+
 } // namespace headscope

@@ -16,26 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 
 
-std::string number_text(double value) {
-    std::ostringstream s;
-    s << value;
-    return s.str();
-}
-
-void activate_inplace(MatrixRef x, HfActivation activation) {
-    switch (activation) {
-    case HfActivation::gelu: gelu_inplace(x); break;
-    case HfActivation::gelu_tanh: {
-        // PyTorch's gelu(approximate="tanh"): 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
-        constexpr float sqrt_2_over_pi = 0.79788456080286535588f;
-        x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::tanh(sqrt_2_over_pi * (v + 0.044715f * v * v * v))); });
-        break;
-    }
-    case HfActivation::quick_gelu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-1.702f * v)); }); break;
-    case HfActivation::relu: x = x.cwiseMax(0.0f); break;
-    case HfActivation::silu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-v)); }); break;
-    }
-}
 
 std::string architecture_name(const HfVitConfig& c, HfVitHead head) {
     if (!c.architecture.empty()) return c.architecture;
@@ -167,14 +147,14 @@ HfVitModel::HfVitModel(const std::string& folder) {
     const auto size_text = [](int width, int height) { return std::to_string(width) + "x" + std::to_string(height); };
     const auto channels_text = [](const float (&v)[3]) {
         std::string text = "[";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "[" + std::string
-        text += number_text(v[0]) + ", " + number_text(v[1]) + ", " + number_text(v[2]) + "]";
+        text += hf_number_text(v[0]) + ", " + hf_number_text(v[1]) + ", " + hf_number_text(v[2]) + "]";
         return text;
     };
     info_.settings = {
         {"model_type", c.model_type},
         {"architecture", architecture},
         {"hidden_act", c.hidden_act},
-        {"layer_norm_eps", number_text(c.layer_norm_eps)},
+        {"layer_norm_eps", hf_number_text(c.layer_norm_eps)},
         {"qkv_bias", c.qkv_bias ? "true" : "false"},
         {"labels", std::to_string(w.head == HfVitHead::none ? 0 : n_labels)},
         {"weights", stored.description()},
@@ -182,7 +162,7 @@ HfVitModel::HfVitModel(const std::string& folder) {
         {"resize", p.do_resize ? size_text(p.resize_width, p.resize_height) + " " + std::string(resample_name(p.resample))
                                : "off"},
         {"center_crop", p.do_center_crop ? size_text(p.crop_width, p.crop_height) : "off"},
-        {"rescale", p.do_rescale ? number_text(p.rescale_factor) : "off"},
+        {"rescale", p.do_rescale ? hf_number_text(p.rescale_factor) : "off"},
         {"normalize", p.do_normalize ? "mean " + channels_text(p.image_mean) + " std " + channels_text(p.image_std) : "off"},
     };
 }
@@ -245,7 +225,7 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
                                                  attention_options));
         x += trace.layers.back().output;
         Matrix hidden = linear_forward(layer.intermediate, layer_norm_forward(layer.layernorm_after, x));   // [T, I]
-        activate_inplace(hidden, config_.activation);
+        hf_activate_inplace(hidden, config_.activation);
         x += linear_forward(layer.output, hidden);
     }
     trace.hidden = layer_norm_forward(weights_.layernorm, x);

@@ -2,6 +2,7 @@
 // Running headscope-cli from tests: its exit code, stdout and stderr, and the
 // contract's check for bad input (exit 2, exactly one line on stderr).
 
+#include "core/safetensors.h"
 #include "test_support.h"
 
 #include <cstdlib>
@@ -47,5 +48,8 @@ inline void check_bad_input(const RunResult& r, const std::string& needle) {
     CHECK(count_lines(r.err) == 1);
     CHECK_MESSAGE(r.err.find(needle) != std::string::npos, "stderr lacks: " << needle);
 }
+
+// Every element of a tensor in an output file, as float.
+inline std::vector<float> floats(const SafetensorsFile& f, const std::string& name) { return f.get(name).to_floats(); }
 
 } // namespace headscope::test

@@ -23,8 +23,6 @@ const std::string source_dir = HEADSCOPE_SOURCE_DIR;
 const std::string checkpoints = source_dir + "/tests/checkpoints";
 const std::string rgb_png = source_dir + "/tests/images/rgb.png";
 
-std::vector<float> floats(const SafetensorsFile& f, const std::string& name) { return f.get(name).to_floats(); }
-
 std::vector<std::string> tokens_of(const SafetensorsFile& f) {
     return nlohmann::json::parse(f.metadata().at("tokens")).get<std::vector<std::string>>();
 }

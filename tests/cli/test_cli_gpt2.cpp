@@ -22,8 +22,6 @@ namespace {
 const std::string source_dir = HEADSCOPE_SOURCE_DIR;
 const std::string checkpoints = source_dir + "/tests/checkpoints";
 
-std::vector<float> floats(const SafetensorsFile& f, const std::string& name) { return f.get(name).to_floats(); }
-
 std::vector<std::int64_t> int64s(const SafetensorsFile& f, const std::string& name) {
     const TensorView& t = f.get(name);
     REQUIRE(t.dtype == DType::I64);

@@ -21,8 +21,6 @@ namespace {
 const std::string assets = HEADSCOPE_ASSETS_DIR;
 const std::string shapes = assets + "/shapes.png";
 
-std::vector<float> floats(const SafetensorsFile& f, const std::string& name) { return f.get(name).to_floats(); }
-
 struct Png {
     int width = 0;
     int height = 0;

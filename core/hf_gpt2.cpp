@@ -34,13 +34,13 @@ Linear rows_of(const Linear& l, Eigen::Index first, Eigen::Index n) {
 
 } // namespace
 
-HfGpt2Model::HfGpt2Model(const std::string& folder) {
+HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) {
     const fs::path dir(folder);
     config_ = read_hf_gpt2_config((dir / "config.json").string());
     const HfGpt2Config& c = config_;
 
     const HfWeights stored = HfWeights::open(folder);
-    HfTensorTable table(stored, "transformer.", folder);
+    HfTensorTable table(stored, "transformer.", folder, control);
 
     const Eigen::Index E = c.n_embd;
     const Eigen::Index I = c.mlp_width();
@@ -213,6 +213,11 @@ ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& optio
     return trace;
 }
 
+std::string HfGpt2Model::output_label(Eigen::Index index) const {
+    const auto id = static_cast<std::int32_t>(index);
+    return tokenizer_ && tokenizer_->has_id(id) ? tokenizer_->label(id) : std::to_string(index);
+}
+
 std::vector<OwnedTensor> HfGpt2Model::export_weights() const {
     const HfGpt2Weights& w = weights_;
     std::vector<OwnedTensor> out;
@@ -252,6 +257,8 @@ std::vector<OwnedTensor> HfGpt2Model::export_weights() const {
     return out;
 }
 
-std::unique_ptr<Model> load_hf_gpt2(const std::string& folder) { return std::make_unique<HfGpt2Model>(folder); }
+std::unique_ptr<Model> load_hf_gpt2(const std::string& folder, const LoadControl& control) {
+    return std::make_unique<HfGpt2Model>(folder, control);
+}
 
 } // namespace headscope

@@ -16,6 +16,7 @@
 
 #include "core/bpe_tokenizer.h"
 #include "core/hf_config.h"
+#include "core/load_control.h"
 #include "core/layers.h"
 #include "core/model.h"
 
@@ -48,7 +49,7 @@ struct HfGpt2Weights {
 class HfGpt2Model final : public Model {
 public:
     // Reads `folder`: config.json, the weights, and the tokenizer files when present.
-    explicit HfGpt2Model(const std::string& folder);
+    HfGpt2Model(const std::string& folder, const LoadControl& control);
 
     const ModelInfo& info() const override { return info_; }
     ModelInput encode_text(std::string_view text) const override;
@@ -57,6 +58,7 @@ public:
     // Every weight as float, under transformers' names without the prefix (Conv1D
     // weights back in their stored [in, out] layout).
     std::vector<OwnedTensor> export_weights() const override;
+    std::string output_label(Eigen::Index index) const override;   // the token's text
 
     const HfGpt2Config& config() const { return config_; }
     const std::optional<BpeTokenizer>& tokenizer() const { return tokenizer_; }
@@ -73,6 +75,6 @@ private:
 };
 
 // Opens a GPT-2 checkpoint folder (model_type "gpt2").
-std::unique_ptr<Model> load_hf_gpt2(const std::string& folder);
+std::unique_ptr<Model> load_hf_gpt2(const std::string& folder, const LoadControl& control = {});
 
 } // namespace headscope

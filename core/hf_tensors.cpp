@@ -18,8 +18,8 @@ std::string in_quotes(const std::string& s) {
 
 } // namespace
 
-HfTensorTable::HfTensorTable(const HfWeights& weights, std::string prefix, std::string folder)
-    : prefix_(std::move(prefix)), folder_(std::move(folder)), description_(weights.description()) {
+HfTensorTable::HfTensorTable(const HfWeights& weights, std::string prefix, std::string folder, const LoadControl& control)
+    : prefix_(std::move(prefix)), folder_(std::move(folder)), description_(weights.description()), control_(control) {
     for (const auto& [stored, entry] : weights.tensors()) {
         std::string name = stored;
         if (name.rfind(prefix_, 0) == 0) name.erase(0, prefix_.size());
@@ -28,12 +28,14 @@ HfTensorTable::HfTensorTable(const HfWeights& weights, std::string prefix, std::
                 name.replace(name.size() - from.size(), from.size(), to);
             }
         }
+        total_bytes_ += entry.tensor->bytes.size();
         const auto [it, inserted] = by_name_.emplace(name, Stored{stored, entry});
         if (!inserted) {
             throw Error(entry.file + ": tensors " + in_quotes(it->second.stored_name) + " and " + in_quotes(stored) +
                         " are the same weight " + in_quotes(name));
         }
     }
+    control_.report(0.0);
 }
 
 std::vector<float> HfTensorTable::take(const std::string& name, const Shape& expected, const std::string& why) {
@@ -53,7 +55,10 @@ std::vector<float> HfTensorTable::take(const std::string& name, const Shape& exp
     }
     taken_.insert(name);
     n_parameters_ += t.numel();
-    return t.to_floats();
+    std::vector<float> values = t.to_floats();
+    taken_bytes_ += t.bytes.size();
+    control_.report(total_bytes_ > 0 ? static_cast<double>(taken_bytes_) / static_cast<double>(total_bytes_) : 1.0);
+    return values;
 }
 
 Matrix HfTensorTable::matrix(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,

@@ -9,6 +9,7 @@
 #include "core/attention.h"
 #include "core/hf_config.h"
 #include "core/layers.h"
+#include "core/load_control.h"
 
 #include <cstdint>
 #include <map>
@@ -20,7 +21,8 @@ namespace headscope {
 
 class HfTensorTable {
 public:
-    HfTensorTable(const HfWeights& weights, std::string prefix, std::string folder);
+    // Reports to `control` the fraction of the stored bytes taken so far (and stops when it says so).
+    HfTensorTable(const HfWeights& weights, std::string prefix, std::string folder, const LoadControl& control = {});
 
     bool has(const std::string& name) const { return by_name_.count(name) != 0; }
 
@@ -53,6 +55,9 @@ private:
     std::map<std::string, Stored> by_name_;
     std::set<std::string> taken_;
     std::int64_t n_parameters_ = 0;
+    LoadControl control_;
+    std::size_t total_bytes_ = 0;
+    std::size_t taken_bytes_ = 0;
 };
 
 // The activation a config's hidden_act names, in place (gelu_tanh is transformers'

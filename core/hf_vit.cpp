@@ -40,7 +40,7 @@ RgbImage hf_preprocess_pixels(const RgbImage& image, const HfImageProcessorConfi
     return pixels;
 }
 
-HfVitModel::HfVitModel(const std::string& folder) {
+HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
     const fs::path dir(folder);
     const std::string config_path = (dir / "config.json").string();
     config_ = read_hf_vit_config(config_path);
@@ -58,7 +58,7 @@ HfVitModel::HfVitModel(const std::string& folder) {
     }
 
     const HfWeights stored = HfWeights::open(folder);
-    HfTensorTable table(stored, c.model_type + ".", folder);
+    HfTensorTable table(stored, c.model_type + ".", folder, control);
 
     const Eigen::Index E = c.hidden_size;
     const Eigen::Index I = c.intermediate_size;
@@ -241,6 +241,11 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
     return trace;
 }
 
+std::string HfVitModel::output_label(Eigen::Index index) const {
+    const auto i = static_cast<std::size_t>(index);
+    return index >= 0 && i < id2label_.size() ? id2label_[i] : std::to_string(index);
+}
+
 std::vector<OwnedTensor> HfVitModel::export_weights() const {
     const HfVitWeights& w = weights_;
     std::vector<OwnedTensor> out;
@@ -285,6 +290,8 @@ std::vector<OwnedTensor> HfVitModel::export_weights() const {
     return out;
 }
 
-std::unique_ptr<Model> load_hf_vit(const std::string& folder) { return std::make_unique<HfVitModel>(folder); }
+std::unique_ptr<Model> load_hf_vit(const std::string& folder, const LoadControl& control) {
+    return std::make_unique<HfVitModel>(folder, control);
+}
 
 } // namespace headscope

@@ -16,6 +16,7 @@
 // shapes.
 
 #include "core/hf_config.h"
+#include "core/load_control.h"
 #include "core/layers.h"
 #include "core/model.h"
 
@@ -60,13 +61,14 @@ struct HfVitWeights {
 class HfVitModel final : public Model {
 public:
     // Reads `folder`: config.json, preprocessor_config.json and the weights.
-    explicit HfVitModel(const std::string& folder);
+    HfVitModel(const std::string& folder, const LoadControl& control);
 
     const ModelInfo& info() const override { return info_; }
     ModelInput encode_image(const RgbImage& image) const override;
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override;
     // Every weight as float, under transformers' names without the model prefix.
     std::vector<OwnedTensor> export_weights() const override;
+    std::string output_label(Eigen::Index index) const override;   // id2label's name
 
     const HfVitConfig& config() const { return config_; }
     const HfImageProcessorConfig& preprocessing() const { return preprocessing_; }
@@ -82,7 +84,7 @@ private:
 };
 
 // Opens a ViT or DeiT checkpoint folder (model_type "vit" or "deit").
-std::unique_ptr<Model> load_hf_vit(const std::string& folder);
+std::unique_ptr<Model> load_hf_vit(const std::string& folder, const LoadControl& control = {});
 
 // The image a ViT-family processor hands the model, before rescale and normalise:
 // resized (Pillow) and, for DeiT's processor, centre-cropped.

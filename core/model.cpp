@@ -16,4 +16,6 @@ ModelInput Model::encode_ids(std::span<const std::int64_t>) const {
     throw Error(info().name + " takes images, not token ids (use --image)");
 }
 
+std::string Model::output_label(Eigen::Index index) const { return std::to_string(index); }
+
 } // namespace headscope

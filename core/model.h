@@ -86,6 +86,11 @@ public:
 
     virtual ModelTrace forward(const ModelInput& input, const RunOptions& options) const = 0;
 
+    // What column `index` of the logits means, as a person reads it: a token's text
+    // (language-model heads) or a class name (classifiers); the number itself where
+    // the model knows no name.
+    virtual std::string output_label(Eigen::Index index) const;
+
     // Every weight, named as tools/demo_reference.py reads them.
     virtual std::vector<OwnedTensor> export_weights() const = 0;
 };

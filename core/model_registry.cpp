@@ -24,7 +24,7 @@ std::vector<BuiltinModel> builtin_models() {
     };
 }
 
-std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& config) {
+std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& config, const LoadControl& control) {
     if (path.rfind(builtin_prefix, 0) == 0) {
         if (path == "builtin:toy-text") return make_toy_text(config);
         if (path == "builtin:toy-vit") return make_toy_vit(config);
@@ -36,8 +36,8 @@ std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& conf
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
         const std::string model_type = read_hf_model_type(path);
-        if (model_type == "vit" || model_type == "deit") return load_hf_vit(path);
-        if (model_type == "gpt2") return load_hf_gpt2(path);
+        if (model_type == "vit" || model_type == "deit") return load_hf_vit(path, control);
+        if (model_type == "gpt2") return load_hf_gpt2(path, control);
         throw Error(path + "/config.json: model_type '" + model_type + "' has no loader in this build");
     }
     throw Error("--model " + path + ": not a built-in model, and not a checkpoint folder (" +

@@ -2,6 +2,7 @@
 // Opening a model by the name a user gives (--model PATH): built-in demo models as
 // "builtin:NAME", with their size and seed from ToyConfig.
 
+#include "core/load_control.h"
 #include "core/model.h"
 #include "core/toy_models.h"
 
@@ -20,6 +21,7 @@ std::vector<BuiltinModel> builtin_models();
 
 // Throws headscope::Error for an unknown built-in name (listing the known ones), for
 // a config that cannot form the model, and for paths that are not built-in models.
-std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& config);
+// Checkpoint folders report their progress to `control` and stop (LoadCancelled) when it says so.
+std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& config, const LoadControl& control = {});
 
 } // namespace headscope

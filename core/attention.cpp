@@ -46,7 +46,7 @@ void AttentionWeights::validate() const {
 
 Matrix linear_forward(const Linear& layer, const ConstMatrixRef& x) {
     Matrix y(x.rows(), layer.weight.rows());
-    y.noalias() = x * layer.weight.transpose();
+    layer.weight.multiply(x, y);
     if (layer.bias.size() != 0) y.rowwise() += layer.bias.transpose();
     return y;
 }

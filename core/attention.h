@@ -11,6 +11,7 @@
 
 #include "core/mask.h"
 #include "core/matrix.h"
+#include "core/weight_matrix.h"
 
 #include <vector>
 
@@ -18,8 +19,8 @@ namespace headscope {
 
 // A linear layer as PyTorch stores it: y = x W^T + b.
 struct Linear {
-    Matrix weight;   // [out, in]
-    Vector bias;     // [out], or empty for a layer without bias
+    WeightMatrix weight;   // [out, in] (owned, or read in place from a mapped checkpoint)
+    Vector bias;           // [out], or empty for a layer without bias
 };
 
 // Where each member comes from (core/attention_io.h): nn.MultiheadAttention's packed

@@ -49,7 +49,7 @@ OwnedTensor owned_tensor(std::string name, const Vector& v) {
 namespace {
 
 void export_linear(const std::string& prefix, const Linear& layer, std::vector<OwnedTensor>& out) {
-    out.push_back(owned_tensor(prefix + ".weight", layer.weight));
+    out.push_back(owned_tensor(prefix + ".weight", layer.weight.to_matrix()));
     if (layer.bias.size() != 0) out.push_back(owned_tensor(prefix + ".bias", layer.bias));
 }
 

@@ -445,7 +445,7 @@ HfWeights HfWeights::open(const std::string& folder) {
     // Which shard the index says holds each tensor (empty for a single file).
     std::map<std::string, std::string> weight_map;
     if (fs::exists(single, ec)) {
-        w.files_.push_back(SafetensorsFile::open(single));
+        w.files_.push_back(std::make_shared<const SafetensorsFile>(SafetensorsFile::open(single)));
         w.description_ = "model.safetensors";
     } else if (fs::exists(index, ec)) {
         const json index_json = read_json_file(index);
@@ -465,7 +465,9 @@ HfWeights HfWeights::open(const std::string& folder) {
             weight_map[name] = shard;
             shards.insert(shard);
         }
-        for (const std::string& shard : shards) w.files_.push_back(SafetensorsFile::open((dir / shard).string()));
+        for (const std::string& shard : shards) {
+            w.files_.push_back(std::make_shared<const SafetensorsFile>(SafetensorsFile::open((dir / shard).string())));
+        }
         w.description_ = std::to_string(shards.size()) + " shards (" + join({shards.begin(), shards.end()}) + ")";
     } else {
         const bool pickle = fs::exists(dir / "pytorch_model.bin", ec);
@@ -485,10 +487,11 @@ HfWeights HfWeights::open(const std::string& folder) {
     }
 
     // Every file is in place: index the tensors (views into files_, which no longer moves).
-    for (const SafetensorsFile& file : w.files_) {
+    for (const std::shared_ptr<const SafetensorsFile>& shared : w.files_) {
+        const SafetensorsFile& file = *shared;
         const std::string shard = fs::path(file.path()).filename().string();
         for (const TensorView& t : file.tensors()) {
-            const auto [it, inserted] = w.tensors_.emplace(t.name, Entry{&t, file.path()});
+            const auto [it, inserted] = w.tensors_.emplace(t.name, Entry{&t, file.path(), shared});
             if (!inserted) {
                 throw Error(file.path() + ": tensor " + in_quotes(t.name) + " is also in " + it->second.file);
             }

@@ -12,6 +12,7 @@
 #include "core/safetensors.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -123,8 +124,9 @@ public:
     static HfWeights open(const std::string& folder);
 
     struct Entry {
-        const TensorView* tensor = nullptr;   // valid while this object lives
-        std::string file;                     // path of the file that holds it
+        const TensorView* tensor = nullptr;              // valid while `owner` lives
+        std::string file;                                // path of the file that holds it
+        std::shared_ptr<const SafetensorsFile> owner;    // the mapped file: views of its bytes keep it
     };
     // Every tensor by its stored name.
     const std::map<std::string, Entry>& tensors() const { return tensors_; }
@@ -132,7 +134,7 @@ public:
     const std::string& description() const { return description_; }
 
 private:
-    std::vector<SafetensorsFile> files_;
+    std::vector<std::shared_ptr<const SafetensorsFile>> files_;
     std::map<std::string, Entry> tensors_;
     std::string description_;
 };

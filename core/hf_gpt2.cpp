@@ -27,7 +27,7 @@ std::string in_quotes(const std::string& s) {
 
 Linear rows_of(const Linear& l, Eigen::Index first, Eigen::Index n) {
     Linear part;
-    part.weight = l.weight.middleRows(first, n);
+    part.weight = l.weight.middle_rows(first, n);
     part.bias = l.bias.segment(first, n);
     return part;
 }
@@ -50,8 +50,8 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     const std::string v_why = "config.json: vocab_size = " + std::to_string(V) + ", n_embd = " + std::to_string(E);
 
     HfGpt2Weights& w = weights_;
-    w.wte = table.matrix("wte.weight", V, E, v_why);
-    w.wpe = table.matrix("wpe.weight", c.n_positions, E,
+    w.wte = table.weight("wte.weight", V, E, v_why);
+    w.wpe = table.weight("wpe.weight", c.n_positions, E,
                          "config.json: n_positions = " + std::to_string(c.n_positions) + ", n_embd = " + std::to_string(E));
     std::set<std::string> ignorable;
     for (Eigen::Index l = 0; l < c.n_layer; ++l) {
@@ -75,10 +75,10 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     }
     w.ln_f = table.layer_norm("ln_f", E, c.layer_norm_epsilon, e_why);
     const bool separate_head = table.has("lm_head.weight");
-    if (separate_head) w.lm_head = table.matrix("lm_head.weight", V, E, v_why + " (the LM head, tied to wte)");
+    if (separate_head) w.lm_head = table.weight("lm_head.weight", V, E, v_why + " (the LM head, tied to wte)");
     // A stored copy of wte (GPT2LMHeadModel's tied head) is one parameter set, not two.
     const bool head_is_wte = separate_head && w.lm_head == w.wte;
-    if (head_is_wte) w.lm_head = Matrix();
+    if (head_is_wte) w.lm_head = WeightMatrix();
 
     const std::string architecture =
         !c.architecture.empty() ? c.architecture : (separate_head ? "GPT2LMHeadModel" : "GPT2Model");
@@ -135,8 +135,9 @@ void HfGpt2Model::check_length(std::size_t n, const std::string& what) const {
 ModelInput HfGpt2Model::embed(std::vector<std::int64_t> ids) const {
     const auto T = static_cast<Eigen::Index>(ids.size());
     ModelInput input;
-    input.embeddings = weights_.wpe.topRows(T);
-    for (Eigen::Index t = 0; t < T; ++t) input.embeddings.row(t) += weights_.wte.row(ids[static_cast<std::size_t>(t)]);
+    const WeightMatrix::Stored wte = weights_.wte.stored();
+    input.embeddings = weights_.wpe.stored().topRows(T);
+    for (Eigen::Index t = 0; t < T; ++t) input.embeddings.row(t) += wte.row(ids[static_cast<std::size_t>(t)]);
     input.ids = std::move(ids);
     return input;
 }
@@ -208,8 +209,9 @@ ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& optio
         x += linear_forward(layer.c_proj, hidden);
     }
     trace.hidden = layer_norm_forward(weights_.ln_f, x);
-    const Matrix& head = weights_.lm_head.size() != 0 ? weights_.lm_head : weights_.wte;   // [V, E]
-    trace.logits = trace.hidden * head.transpose();                                        // [T, V]
+    const WeightMatrix& head = weights_.lm_head.size() != 0 ? weights_.lm_head : weights_.wte;   // [V, E]
+    trace.logits.resize(T, head.rows());                                                         // [T, V]
+    head.multiply(trace.hidden, trace.logits);
     return trace;
 }
 
@@ -235,25 +237,25 @@ std::vector<OwnedTensor> HfGpt2Model::export_weights() const {
         add_vector(name + ".weight", n.weight);
         add_vector(name + ".bias", n.bias);
     };
-    add_matrix("wte.weight", w.wte);
-    add_matrix("wpe.weight", w.wpe);
+    add_matrix("wte.weight", w.wte.to_matrix());
+    add_matrix("wpe.weight", w.wpe.to_matrix());
     for (std::size_t l = 0; l < w.layers.size(); ++l) {
         const HfGpt2LayerWeights& layer = w.layers[l];
         const std::string prefix = "h." + std::to_string(l) + ".";
         add_norm(prefix + "ln_1", layer.ln_1);
         const AttentionWeights& a = layer.attention;
         Matrix qkv(3 * a.q.weight.rows(), a.q.weight.cols());
-        qkv << a.q.weight, a.k.weight, a.v.weight;
+        qkv << a.q.weight.to_matrix(), a.k.weight.to_matrix(), a.v.weight.to_matrix();
         Vector qkv_bias(3 * a.q.bias.size());
         qkv_bias << a.q.bias, a.k.bias, a.v.bias;
         add_conv1d(prefix + "attn.c_attn", qkv, qkv_bias);
-        add_conv1d(prefix + "attn.c_proj", a.out.weight, a.out.bias);
+        add_conv1d(prefix + "attn.c_proj", a.out.weight.to_matrix(), a.out.bias);
         add_norm(prefix + "ln_2", layer.ln_2);
-        add_conv1d(prefix + "mlp.c_fc", layer.c_fc.weight, layer.c_fc.bias);
-        add_conv1d(prefix + "mlp.c_proj", layer.c_proj.weight, layer.c_proj.bias);
+        add_conv1d(prefix + "mlp.c_fc", layer.c_fc.weight.to_matrix(), layer.c_fc.bias);
+        add_conv1d(prefix + "mlp.c_proj", layer.c_proj.weight.to_matrix(), layer.c_proj.bias);
     }
     add_norm("ln_f", w.ln_f);
-    if (w.lm_head.size() != 0) add_matrix("lm_head.weight", w.lm_head);
+    if (w.lm_head.size() != 0) add_matrix("lm_head.weight", w.lm_head.to_matrix());
     return out;
 }
 

@@ -8,7 +8,9 @@
 //     mlp.c_fc: Conv1D [E, I], activation_function (gelu_new), mlp.c_proj: Conv1D [I, E]
 //   hidden = ln_f(x); logits = hidden wte^T (the LM head, tied to wte)        [T, V]
 //
-// Conv1D stores its weight [in, out]; it is transposed to a Linear [out, in] at load.
+// Conv1D stores its weight [in, out]; it is used as stored (x W), never transposed or
+// copied. F32 weights are read in place from the mapped file; F16 / BF16 / F64 ones are
+// converted to float once, at load.
 // Weights load as stored (F32, F16, BF16 or F64) with or without the "transformer."
 // prefix; the causal-mask buffers attn.bias / attn.masked_bias are ignored; lm_head.weight,
 // when stored, must be [V, E] and is the head. Text is encoded by the folder's GPT-2
@@ -39,11 +41,11 @@ struct HfGpt2LayerWeights {
 
 // Names are transformers' own, without the "transformer." prefix.
 struct HfGpt2Weights {
-    Matrix wte;                              // wte.weight [V, E]
-    Matrix wpe;                              // wpe.weight [n_positions, E]
+    WeightMatrix wte;                        // wte.weight [V, E]
+    WeightMatrix wpe;                        // wpe.weight [n_positions, E]
     std::vector<HfGpt2LayerWeights> layers;  // h.{l}.*   [L]
     LayerNorm ln_f;                          // ln_f.weight / .bias [E]
-    Matrix lm_head;                          // lm_head.weight [V, E] when stored apart; empty = wte
+    WeightMatrix lm_head;                    // lm_head.weight [V, E] when stored apart; empty = wte
 };
 
 class HfGpt2Model final : public Model {

@@ -2,7 +2,9 @@
 
 #include "core/error.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 namespace headscope {
@@ -38,7 +40,8 @@ HfTensorTable::HfTensorTable(const HfWeights& weights, std::string prefix, std::
     control_.report(0.0);
 }
 
-std::vector<float> HfTensorTable::take(const std::string& name, const Shape& expected, const std::string& why) {
+const HfTensorTable::Stored& HfTensorTable::checked(const std::string& name, const Shape& expected,
+                                                    const std::string& why) {
     const auto it = by_name_.find(name);
     if (it == by_name_.end()) {
         throw Error(folder_ + ": " + description_ + " has no tensor " + in_quotes(prefix_ + name) + " (nor " +
@@ -55,10 +58,51 @@ std::vector<float> HfTensorTable::take(const std::string& name, const Shape& exp
     }
     taken_.insert(name);
     n_parameters_ += t.numel();
-    std::vector<float> values = t.to_floats();
+    return it->second;
+}
+
+void HfTensorTable::report_read(const TensorView& t) {
     taken_bytes_ += t.bytes.size();
     control_.report(total_bytes_ > 0 ? static_cast<double>(taken_bytes_) / static_cast<double>(total_bytes_) : 1.0);
+}
+
+std::vector<float> HfTensorTable::take(const std::string& name, const Shape& expected, const std::string& why) {
+    const TensorView& t = *checked(name, expected, why).entry.tensor;
+    std::vector<float> values = t.to_floats();
+    report_read(t);
     return values;
+}
+
+WeightMatrix HfTensorTable::weight_as_stored(const std::string& name, const Shape& shape, Eigen::Index stored_rows,
+                                             Eigen::Index stored_cols, bool transposed, const std::string& why) {
+    const Stored& s = checked(name, shape, why);
+    const TensorView& t = *s.entry.tensor;
+    std::shared_ptr<const void> owner;
+    const float* data = nullptr;
+    const bool aligned = reinterpret_cast<std::uintptr_t>(t.bytes.data()) % alignof(float) == 0;
+    if (t.dtype == DType::F32 && aligned) {
+        // Read in place (safetensors is little-endian, as is every machine this builds for).
+        static_assert(std::endian::native == std::endian::little);
+        data = reinterpret_cast<const float*>(t.bytes.data());
+        owner = s.entry.owner;
+        // Fault the pages in now: the disk is read while the progress bar moves.
+        constexpr std::size_t page = 4096;
+        volatile std::byte sink{};
+        for (std::size_t i = 0; i < t.bytes.size(); i += page) sink = t.bytes[i];
+        (void)sink;
+    } else {
+        auto values = std::make_shared<const std::vector<float>>(t.to_floats());
+        data = values->data();
+        owner = std::move(values);
+    }
+    report_read(t);
+    return WeightMatrix::view(std::move(owner), data, stored_rows, stored_cols, stored_cols, transposed);
+}
+
+WeightMatrix HfTensorTable::weight(const std::string& name, Eigen::Index rows, Eigen::Index cols,
+                                   const std::string& why, Shape shape) {
+    if (shape.empty()) shape = {rows, cols};
+    return weight_as_stored(name, shape, rows, cols, false, why);
 }
 
 Matrix HfTensorTable::matrix(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,
@@ -81,14 +125,14 @@ RowVector HfTensorTable::token(const std::string& name, Eigen::Index n, const st
 Linear HfTensorTable::linear(const std::string& prefix, Eigen::Index out, Eigen::Index in, const std::string& why,
                              bool bias) {
     Linear l;
-    l.weight = matrix(prefix + ".weight", out, in, why);
+    l.weight = weight(prefix + ".weight", out, in, why);
     if (bias) l.bias = vector(prefix + ".bias", out, why);
     return l;
 }
 
 Linear HfTensorTable::conv1d(const std::string& prefix, Eigen::Index in, Eigen::Index out, const std::string& why) {
     Linear l;
-    l.weight = matrix(prefix + ".weight", in, out, why).transpose();
+    l.weight = weight_as_stored(prefix + ".weight", {in, out}, in, out, true, why);
     l.bias = vector(prefix + ".bias", out, why);
     return l;
 }

@@ -32,10 +32,16 @@ public:
 
     Matrix matrix(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,
                   Shape shape = {});
+    // A weight [rows, cols] (stored with `shape`, default [rows, cols]): F32 tensors are
+    // read in place from the mapped file (their pages touched now, so the disk is read
+    // while the progress shows, not at the first forward); other dtypes are converted once.
+    WeightMatrix weight(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,
+                        Shape shape = {});
     Vector vector(const std::string& name, Eigen::Index n, const std::string& why);
     RowVector token(const std::string& name, Eigen::Index n, const std::string& why);   // stored [1, 1, n]
     Linear linear(const std::string& prefix, Eigen::Index out, Eigen::Index in, const std::string& why, bool bias = true);
-    // GPT-2's Conv1D (weight stored [in, out], bias [out]) as a Linear [out, in].
+    // GPT-2's Conv1D (weight stored [in, out], bias [out]) as a Linear [out, in], read in
+    // place: its WeightMatrix knows the memory holds the transpose.
     Linear conv1d(const std::string& prefix, Eigen::Index in, Eigen::Index out, const std::string& why);
     LayerNorm layer_norm(const std::string& prefix, Eigen::Index n, float eps, const std::string& why);
 
@@ -49,6 +55,12 @@ private:
         std::string stored_name;
         HfWeights::Entry entry;
     };
+    // Checks the tensor's dtype and shape and counts it as taken.
+    const Stored& checked(const std::string& name, const Shape& expected, const std::string& why);
+    // Counts the tensor's bytes as read and reports the progress.
+    void report_read(const TensorView& t);
+    WeightMatrix weight_as_stored(const std::string& name, const Shape& shape, Eigen::Index stored_rows,
+                                  Eigen::Index stored_cols, bool transposed, const std::string& why);
     std::string prefix_;
     std::string folder_;
     std::string description_;

@@ -253,7 +253,8 @@ std::vector<OwnedTensor> HfVitModel::export_weights() const {
         out.push_back({name, std::move(shape), std::vector<float>(data, data + n)});
     };
     const auto add_linear = [&](const std::string& name, const Linear& l) {
-        add(name + ".weight", {l.weight.rows(), l.weight.cols()}, l.weight.data(), l.weight.size());
+        const Matrix weight = l.weight.to_matrix();
+        add(name + ".weight", {weight.rows(), weight.cols()}, weight.data(), weight.size());
         if (l.bias.size() != 0) add(name + ".bias", {l.bias.size()}, l.bias.data(), l.bias.size());
     };
     const auto add_norm = [&](const std::string& name, const LayerNorm& n) {

@@ -71,12 +71,12 @@ void set_position_head(AttentionWeights& w, HeadRows rows, const std::vector<Sin
         const Eigen::Index r = rows.first + 2 * m;
         // q = R(angle) (sin a, cos a) = (sin(a + angle), cos(a + angle)): the encoding
         // `shift` positions on, so q . k_j = sum cos((i + shift - j) rate) peaks at j = i + shift.
-        w.q.weight(r, wave.sin_channel) = gain * c;
-        w.q.weight(r, wave.cos_channel) = gain * s;
-        w.q.weight(r + 1, wave.sin_channel) = -gain * s;
-        w.q.weight(r + 1, wave.cos_channel) = gain * c;
-        w.k.weight(r, wave.sin_channel) = 1.0f;
-        w.k.weight(r + 1, wave.cos_channel) = 1.0f;
+        w.q.weight.values()(r, wave.sin_channel) = gain * c;
+        w.q.weight.values()(r, wave.cos_channel) = gain * s;
+        w.q.weight.values()(r + 1, wave.sin_channel) = -gain * s;
+        w.q.weight.values()(r + 1, wave.cos_channel) = gain * c;
+        w.k.weight.values()(r, wave.sin_channel) = 1.0f;
+        w.k.weight.values()(r + 1, wave.cos_channel) = 1.0f;
     }
 }
 
@@ -84,23 +84,23 @@ void set_tied_head(AttentionWeights& w, HeadRows rows, const std::vector<Eigen::
     const float g = std::sqrt(gain);
     for (Eigen::Index r = 0; r < rows.count && r < static_cast<Eigen::Index>(channels.size()); ++r) {
         const Eigen::Index channel = channels[static_cast<std::size_t>(r)];
-        w.q.weight(rows.first + r, channel) = g;
-        w.k.weight(rows.first + r, channel) = g;
+        w.q.weight.values()(rows.first + r, channel) = g;
+        w.k.weight.values()(rows.first + r, channel) = g;
     }
 }
 
 void set_query_key_head(AttentionWeights& w, HeadRows rows, Eigen::Index query_channel,
                         const std::vector<Eigen::Index>& key_channels, const std::vector<float>& key_signs,
                         float gain) {
-    w.q.weight(rows.first, query_channel) = gain;
-    for (std::size_t i = 0; i < key_channels.size(); ++i) w.k.weight(rows.first, key_channels[i]) = key_signs[i];
+    w.q.weight.values()(rows.first, query_channel) = gain;
+    for (std::size_t i = 0; i < key_channels.size(); ++i) w.k.weight.values()(rows.first, key_channels[i]) = key_signs[i];
 }
 
 void set_random_head(AttentionWeights& w, HeadRows rows, std::uint64_t seed, std::string_view name) {
     const Eigen::Index E = w.q.weight.cols();
     const float scale = 1.0f / std::sqrt(static_cast<float>(E));
-    w.q.weight.middleRows(rows.first, rows.count) = normal_matrix(seed, std::string(name) + ".q", rows.count, E, scale);
-    w.k.weight.middleRows(rows.first, rows.count) = normal_matrix(seed, std::string(name) + ".k", rows.count, E, scale);
+    w.q.weight.values().middleRows(rows.first, rows.count) = normal_matrix(seed, std::string(name) + ".q", rows.count, E, scale);
+    w.k.weight.values().middleRows(rows.first, rows.count) = normal_matrix(seed, std::string(name) + ".k", rows.count, E, scale);
 }
 
 } // namespace headscope::toy

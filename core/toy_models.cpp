@@ -433,7 +433,7 @@ public:
             // As PyTorch initialises a ViT: Conv2d's uniform patch embedding, and small
             // normal [CLS] and positions (std 0.02, as timm and Hugging Face do).
             const Linear conv = toy::torch_default_linear(config.seed, "embeddings.patch", E, 3 * P * P, true);
-            patch_weight_ = conv.weight;
+            patch_weight_ = conv.weight.to_matrix();
             patch_bias_ = conv.bias;
             cls_ = toy::normal_matrix(config.seed, "embeddings.cls", E, 1, 0.02f);
             positions_ = toy::normal_matrix(config.seed, "embeddings.position", N + 1, E, 0.02f);

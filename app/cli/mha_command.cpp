@@ -65,7 +65,7 @@ void warn_non_finite(const std::string& what, const ConstMatrixRef& m) {
 void warn_non_finite_weights(const std::string& path, const AttentionWeights& w) {
     const std::pair<const char*, const Linear*> layers[] = {{"q", &w.q}, {"k", &w.k}, {"v", &w.v}, {"out", &w.out}};
     for (const auto& [name, layer] : layers) {
-        warn_non_finite(path + ": " + name + " projection weight", layer->weight);
+        warn_non_finite(path + ": " + name + " projection weight", layer->weight.to_matrix());
         if (layer->bias.size()) warn_non_finite(path + ": " + name + " projection bias", layer->bias.transpose());
     }
 }

@@ -1,0 +1,63 @@
+#pragma once
+// A layer's weight matrix [out, in] (PyTorch's layout, so y = x W^T + b), wherever its
+// values live:
+//   - owned: the demo models, tests, and checkpoints whose F16 / BF16 / F64 tensors
+//     are converted to float once at load;
+//   - a view into a memory-mapped checkpoint: F32 tensors are read in place, never
+//     copied, so a 500 MB GPT-2 costs no second 500 MB of memory. A view may hold the
+//     transpose ([in, out], as GPT-2's Conv1D stores it) and may be a slice of a
+//     larger tensor (q, k and v cut from GPT-2's packed c_attn), its rows `stride`
+//     floats apart. A shared owner (the mapped file, or a converted buffer) keeps the
+//     memory alive for as long as any view of it exists.
+
+#include "core/matrix.h"
+
+#include <memory>
+
+namespace headscope {
+
+class WeightMatrix {
+public:
+    // The values as they lie in memory: [rows, cols], or [cols, rows] when transposed().
+    using Stored = Eigen::Map<const Matrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+    WeightMatrix() = default;
+    WeightMatrix(Matrix values);   // NOLINT(google-explicit-constructor): a Matrix is a weight
+    template <typename Derived>
+    WeightMatrix(const Eigen::MatrixBase<Derived>& values) : WeightMatrix(Matrix(values)) {}   // NOLINT
+
+    // `stored_rows` x `stored_cols` floats at `data`, rows `row_stride` floats apart,
+    // valid while `owner` lives. `transposed`: the memory holds [in, out].
+    static WeightMatrix view(std::shared_ptr<const void> owner, const float* data, Eigen::Index stored_rows,
+                             Eigen::Index stored_cols, Eigen::Index row_stride, bool transposed);
+
+    Eigen::Index rows() const { return rows_; }   // out
+    Eigen::Index cols() const { return cols_; }   // in
+    Eigen::Index size() const { return rows_ * cols_; }
+    bool transposed() const { return transposed_; }
+    bool is_view() const { return data_ != nullptr; }
+
+    Stored stored() const;
+    // The [out, in] values, copied (exports, tests).
+    Matrix to_matrix() const;
+    // Rows [first, first + n) of [out, in], sharing this one's memory when it is a view.
+    WeightMatrix middle_rows(Eigen::Index first, Eigen::Index n) const;
+    // The values to edit in place; only for owned weights (the demo models' init).
+    Matrix& values();
+
+    // y = x W^T  ([T, in] -> [T, out]), whichever way the memory holds W.
+    void multiply(const ConstMatrixRef& x, MatrixRef y) const;
+
+    bool operator==(const WeightMatrix& other) const;
+
+private:
+    Matrix owned_;                           // [out, in] when owned
+    std::shared_ptr<const void> owner_;      // views: what keeps `data_` valid
+    const float* data_ = nullptr;            // views: the first stored value
+    Eigen::Index rows_ = 0;                  // out
+    Eigen::Index cols_ = 0;                  // in
+    Eigen::Index stride_ = 0;                // views: floats between stored rows
+    bool transposed_ = false;
+};
+
+} // namespace headscope

@@ -1,0 +1,152 @@
+// Weights read in place: WeightMatrix's layouts (owned, mapped, transposed, sliced) all
+// compute x W^T, and a checkpoint's F32 tensors are views into the mapped file while
+// other dtypes are converted once; loads report progress and stop when cancelled.
+
+#include "core/hf_config.h"
+#include "core/hf_tensors.h"
+#include "core/load_control.h"
+#include "core/model_registry.h"
+#include "core/safetensors.h"
+#include "core/weight_matrix.h"
+#include "test_support.h"
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+using namespace headscope;
+
+namespace {
+
+Matrix numbered(Eigen::Index rows, Eigen::Index cols) {
+    Matrix m(rows, cols);
+    for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = 0.25f * static_cast<float>(i % 13) - 1.0f;
+    return m;
+}
+
+Matrix product(const WeightMatrix& w, const Matrix& x) {
+    Matrix y(x.rows(), w.rows());
+    w.multiply(x, y);
+    return y;
+}
+
+const std::string checkpoints = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints";
+
+} // namespace
+
+TEST_CASE("WeightMatrix: owned, viewed, transposed and sliced weights all compute x W^T") {
+    const Matrix W = numbered(6, 4);   // [out, in]
+    const Matrix x = numbered(3, 4).array() + 0.5f;
+    const Matrix expected = x * W.transpose();
+
+    const WeightMatrix owned = W;
+    CHECK_FALSE(owned.is_view());
+    CHECK(product(owned, x).isApprox(expected, 1e-6f));
+
+    // The same values in memory as [out, in] rows 7 floats apart, and as [in, out].
+    auto padded = std::make_shared<std::vector<float>>(6 * 7, -99.0f);
+    for (Eigen::Index r = 0; r < 6; ++r)
+        for (Eigen::Index c = 0; c < 4; ++c) (*padded)[static_cast<std::size_t>(r * 7 + c)] = W(r, c);
+    const WeightMatrix strided = WeightMatrix::view(padded, padded->data(), 6, 4, 7, false);
+    auto transposed_values = std::make_shared<Matrix>(W.transpose());
+    const WeightMatrix transposed = WeightMatrix::view(transposed_values, transposed_values->data(), 4, 6, 6, true);
+    for (const WeightMatrix* w : {&strided, &transposed}) {
+        CHECK(w->is_view());
+        CHECK(w->rows() == 6);
+        CHECK(w->cols() == 4);
+        CHECK(w->to_matrix() == W);
+        CHECK(*w == owned);
+        CHECK(product(*w, x).isApprox(expected, 1e-6f));
+        // Rows 2..4 of [out, in], as GPT-2's q / k / v are cut from c_attn.
+        const WeightMatrix slice = w->middle_rows(2, 3);
+        CHECK(slice.is_view());
+        CHECK(slice.to_matrix() == W.middleRows(2, 3));
+        CHECK(product(slice, x).isApprox(x * W.middleRows(2, 3).transpose(), 1e-6f));
+        CHECK_THROWS_AS(w->middle_rows(4, 3), Error);
+    }
+    CHECK(owned.middle_rows(1, 2).to_matrix() == W.middleRows(1, 2));
+
+    WeightMatrix editable = W;
+    editable.values()(0, 0) = 7.0f;
+    CHECK(editable.to_matrix()(0, 0) == 7.0f);
+    WeightMatrix view_copy = strided;
+    CHECK_THROWS_AS(view_copy.values(), Error);
+    CHECK_FALSE(strided == WeightMatrix(editable));
+}
+
+TEST_CASE("HfTensorTable: F32 weights are read in place from the mapped file, F16 ones converted once") {
+    test::TempDir dir;
+    const Matrix a = numbered(3, 5);   // F32, a Linear [out 3, in 5]
+    const Matrix b = numbered(5, 2);   // F32, a Conv1D stored [in 5, out 2]
+    const Matrix c = numbered(2, 2);   // F16 (values exact in half precision)
+    std::vector<std::uint16_t> c_half;
+    for (Eigen::Index i = 0; i < c.size(); ++i) c_half.push_back(float_to_half(c.data()[i]));
+    const Vector bias = Vector::LinSpaced(2, 0.5f, 1.5f);
+    write_safetensors(dir.file("model.safetensors"),
+                      {tensor_f32("a.weight", {3, 5}, {a.data(), static_cast<std::size_t>(a.size())}),
+                       tensor_f32("b.weight", {5, 2}, {b.data(), static_cast<std::size_t>(b.size())}),
+                       tensor_f32("b.bias", {2}, {bias.data(), 2}),
+                       {"c.weight", DType::F16, {2, 2}, std::as_bytes(std::span(c_half))}});
+
+    const HfWeights weights = HfWeights::open(dir.path().string());
+    std::vector<double> progress;
+    LoadControl control;
+    control.on_progress = [&](double f) { progress.push_back(f); };
+    HfTensorTable table(weights, "", dir.path().string(), control);
+
+    const WeightMatrix wa = table.weight("a.weight", 3, 5, "test");
+    const auto* a_bytes = weights.tensors().at("a.weight").tensor->bytes.data();
+    CHECK(static_cast<const void*>(wa.stored().data()) == static_cast<const void*>(a_bytes));
+    CHECK(wa.to_matrix() == a);
+
+    const Linear conv = table.conv1d("b", 5, 2, "test");
+    CHECK(conv.weight.transposed());
+    CHECK(static_cast<const void*>(conv.weight.stored().data()) ==
+          static_cast<const void*>(weights.tensors().at("b.weight").tensor->bytes.data()));
+    CHECK(conv.weight.to_matrix() == b.transpose());
+
+    const WeightMatrix wc = table.weight("c.weight", 2, 2, "test");
+    CHECK(static_cast<const void*>(wc.stored().data()) !=
+          static_cast<const void*>(weights.tensors().at("c.weight").tensor->bytes.data()));
+    CHECK(wc.to_matrix() == c);
+
+    // Progress: from 0, rising, to 1 once every byte is taken.
+    REQUIRE(progress.size() >= 2);
+    CHECK(progress.front() == 0.0);
+    for (std::size_t i = 1; i < progress.size(); ++i) CHECK(progress[i] >= progress[i - 1]);
+    CHECK(progress.back() == doctest::Approx(1.0));
+}
+
+TEST_CASE("Mapped weights outlive the table and the HfWeights they came from") {
+    std::unique_ptr<Model> model = open_model(checkpoints + "/gpt2_tiny", {});
+    const ModelInput input = model->encode_ids(std::vector<std::int64_t>{1, 2, 3});
+    const ModelTrace first = model->forward(input, {});
+    const ModelTrace again = model->forward(input, {});
+    CHECK(first.logits == again.logits);
+    CHECK(first.logits.allFinite());
+}
+
+TEST_CASE("A load stops with LoadCancelled when asked, at the start or midway") {
+    std::atomic<bool> cancel{true};
+    LoadControl control;
+    control.cancel = &cancel;
+    CHECK_THROWS_AS(open_model(checkpoints + "/gpt2_tiny", {}, control), LoadCancelled);
+
+    // Cancelled once a third of the bytes are in: the next tensor stops it.
+    cancel = false;
+    double last = 0.0;
+    control.on_progress = [&](double f) {
+        last = f;
+        if (f > 0.33) cancel = true;
+    };
+    CHECK_THROWS_AS(open_model(checkpoints + "/vit_tiny", {}, control), LoadCancelled);
+    CHECK(last > 0.33);
+    CHECK(last < 1.0);
+
+    // Untouched, the same load completes and reports 1.
+    cancel = false;
+    control.on_progress = [&](double f) { last = f; };
+    CHECK(open_model(checkpoints + "/vit_tiny", {}, control) != nullptr);
+    CHECK(last == doctest::Approx(1.0));
+}

@@ -1,9 +1,11 @@
 #include "core/hf_vit.h"
 
+#include "core/grid_resize.h"
 #include "core/hf_tensors.h"
 
 #include "core/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -167,11 +169,45 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
     };
 }
 
-ModelInput HfVitModel::encode_image(const RgbImage& image) const {
+RgbImage HfVitModel::own_resolution_pixels(const RgbImage& image, int max_patches) const {
+    const int P = config_.patch_size;
+    if (max_patches < 1) throw Error("image: max_patches must be at least 1, got " + std::to_string(max_patches));
+    if (image.width < P || image.height < P) {
+        throw Error("image: " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                    " px is smaller than one " + std::to_string(P) + " px patch, so it has no own-resolution grid");
+    }
+    RgbImage pixels = image;
+    const double patches = std::floor(image.width / static_cast<double>(P)) * std::floor(image.height / static_cast<double>(P));
+    if (patches > max_patches) {
+        // Shrink, keeping the aspect, until whole patches number at most max_patches.
+        double scale = std::sqrt(max_patches / patches);
+        int w = 0;
+        int h = 0;
+        for (;; scale *= 0.995) {
+            w = std::max(P, static_cast<int>(std::floor(image.width * scale)));
+            h = std::max(P, static_cast<int>(std::floor(image.height * scale)));
+            if (static_cast<long long>(w / P) * (h / P) <= max_patches) break;
+        }
+        pixels = resize_image(image, w, h, preprocessing_.resample);
+    }
+    // Whole patches only: cut the right and bottom remainders, as DINO's script does.
+    const int w = pixels.width - pixels.width % P;
+    const int h = pixels.height - pixels.height % P;
+    if (w == pixels.width && h == pixels.height) return pixels;
+    RgbImage cut{w, h, std::vector<std::uint8_t>(static_cast<std::size_t>(w) * h * 3)};
+    for (int y = 0; y < h; ++y) {
+        const auto from = pixels.pixels.begin() + static_cast<std::ptrdiff_t>(y) * pixels.width * 3;
+        std::copy(from, from + w * 3, cut.pixels.begin() + static_cast<std::ptrdiff_t>(y) * w * 3);
+    }
+    return cut;
+}
+
+ModelInput HfVitModel::encode_image(const RgbImage& image, const ImageOptions& options) const {
     const HfImageProcessorConfig& p = preprocessing_;
-    const RgbImage pixels = hf_preprocess_pixels(image, p);
+    const RgbImage pixels = options.own_resolution ? own_resolution_pixels(image, options.max_patches)
+                                                   : hf_preprocess_pixels(image, p);
     const int S = config_.image_size;
-    if (pixels.width != S || pixels.height != S) {
+    if (!options.own_resolution && (pixels.width != S || pixels.height != S)) {
         throw Error("image: " + std::to_string(pixels.width) + "x" + std::to_string(pixels.height) +
                     " px after preprocessing, but " + info_.name + " takes " + std::to_string(S) + "x" +
                     std::to_string(S) + " (preprocessor_config.json resizes nothing: do_resize is false)");
@@ -192,25 +228,36 @@ ModelInput HfVitModel::encode_image(const RgbImage& image) const {
         input.labels.push_back("[DIST]");
     }
     input.embeddings.bottomRows(patches.rows()) = patches;
-    input.embeddings += weights_.position_embeddings;
+    const int grid_w = pixels.width / config_.patch_size;
+    const int grid_h = pixels.height / config_.patch_size;
+    const int side = config_.grid_side();
+    input.embeddings.topRows(prefix) += weights_.position_embeddings.topRows(prefix);
+    if (grid_w == side && grid_h == side) {
+        input.embeddings.bottomRows(patches.rows()) += weights_.position_embeddings.bottomRows(patches.rows());
+    } else {
+        input.embeddings.bottomRows(patches.rows()) +=
+            resize_grid_bicubic(weights_.position_embeddings.bottomRows(config_.n_patches()), side, side, grid_h, grid_w);
+    }
     for (Eigen::Index n = 0; n < patches.rows(); ++n) {
         std::string label = "p";
         label += std::to_string(n);
         input.labels.push_back(std::move(label));
     }
-    input.grid_width = config_.grid_side();
-    input.grid_height = config_.grid_side();
+    input.grid_width = grid_w;
+    input.grid_height = grid_h;
     input.n_prefix_tokens = prefix;
+    input.pixels = pixels;
     return input;
 }
 
 ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& options) const {
     check_disabled_heads(info_, options.disabled_heads);
     const Eigen::Index T = input.embeddings.rows();
-    if (T != info_.max_tokens || input.embeddings.cols() != info_.width) {
+    // Any patch grid (own resolution) after the prefix tokens.
+    if (T <= config_.n_prefix_tokens() || input.embeddings.cols() != info_.width) {
         throw Error(info_.name + ": input embeddings are [" + std::to_string(T) + ", " +
-                    std::to_string(input.embeddings.cols()) + "], expected [" + std::to_string(info_.max_tokens) + ", " +
-                    std::to_string(info_.width) + "]");
+                    std::to_string(input.embeddings.cols()) + "], expected [" + std::to_string(config_.n_prefix_tokens()) +
+                    " + patches, " + std::to_string(info_.width) + "]");
     }
     ModelTrace trace;
     if (options.causal.value_or(info_.causal)) trace.mask = mask_causal(T, T);

@@ -64,7 +64,11 @@ public:
     HfVitModel(const std::string& folder, const LoadControl& control);
 
     const ModelInfo& info() const override { return info_; }
-    ModelInput encode_image(const RgbImage& image) const override;
+    using Model::encode_image;
+    ModelInput encode_image(const RgbImage& image, const ImageOptions& options) const override;
+    // The picture for ImageOptions::own_resolution: shrunk to at most `max_patches`
+    // patches when larger, then cut to whole patches at the right and bottom.
+    RgbImage own_resolution_pixels(const RgbImage& image, int max_patches) const;
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override;
     // Every weight as float, under transformers' names without the model prefix.
     std::vector<OwnedTensor> export_weights() const override;

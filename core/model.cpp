@@ -8,7 +8,7 @@ ModelInput Model::encode_text(std::string_view) const {
     throw Error(info().name + " takes images, not text (use --image)");
 }
 
-ModelInput Model::encode_image(const RgbImage&) const {
+ModelInput Model::encode_image(const RgbImage&, const ImageOptions&) const {
     throw Error(info().name + " takes text, not images (use --text or --tokens)");
 }
 

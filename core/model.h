@@ -50,6 +50,19 @@ struct ModelInput {
     int grid_width = 0;
     int grid_height = 0;
     int n_prefix_tokens = 0;
+    RgbImage pixels;   // images: the picture as the model saw it (resized / cut), under the patch grid
+};
+
+// How an image model takes a picture.
+struct ImageOptions {
+    // false: resized to the model's input size, as its processor does (the default).
+    // true: at the picture's own size, as DINO draws its high-resolution maps: shrunk
+    // (keeping its aspect, with the processor's resample) only when it would give more
+    // than `max_patches` patches, then cut at the bottom and right to whole patches;
+    // the position embeddings are interpolated bicubically to that patch grid
+    // (transformers' interpolate_pos_encoding).
+    bool own_resolution = false;
+    int max_patches = 1024;
 };
 
 struct RunOptions {
@@ -81,7 +94,8 @@ public:
     // Each throws headscope::Error when the model takes no such input, or it is bad
     // (empty, too long, invalid UTF-8, ids out of range, ...).
     virtual ModelInput encode_text(std::string_view text) const;
-    virtual ModelInput encode_image(const RgbImage& image) const;
+    ModelInput encode_image(const RgbImage& image) const { return encode_image(image, ImageOptions{}); }
+    virtual ModelInput encode_image(const RgbImage& image, const ImageOptions& options) const;
     virtual ModelInput encode_ids(std::span<const std::int64_t> ids) const;
 
     virtual ModelTrace forward(const ModelInput& input, const RunOptions& options) const = 0;

@@ -455,7 +455,12 @@ public:
 
     // Resize (Pillow bilinear, as ViTImageProcessor) unless already at size, rescale by
     // 1/255, normalise with mean = std = 0.5, embed patches, prepend [CLS], add positions.
-    ModelInput encode_image(const RgbImage& image) const override {
+    using Model::encode_image;
+    ModelInput encode_image(const RgbImage& image, const ImageOptions& options) const override {
+        if (options.own_resolution) {
+            throw Error(info_.name + " runs at its own " + std::to_string(config_.image_size) +
+                        " px only (its positions are built for that grid); own resolution needs a checkpoint");
+        }
         const int S = config_.image_size;
         const RgbImage sized =
             (image.width == S && image.height == S) ? image : resize_image(image, S, S, Resample::bilinear);
@@ -470,6 +475,7 @@ public:
         input.grid_width = S / config_.patch_size;
         input.grid_height = S / config_.patch_size;
         input.n_prefix_tokens = 1;
+        input.pixels = sized;
         input.labels.push_back("[CLS]");
         for (Eigen::Index n = 0; n < patches.rows(); ++n) {
             std::string label = "p";

@@ -188,12 +188,26 @@ class Reference(nn.Module):
             names[hf + ".bias"] = getattr(self, attr).bias
         return names
 
+    def positions(self, pixels):
+        """The position embeddings for the patch grid of `pixels`: as stored when it is the
+        configured grid, otherwise interpolated as transformers' interpolate_pos_encoding
+        does (bicubic, align_corners=False, to the new grid's size)."""
+        p, side = self.c["patch_size"], self.c["image_size"] // self.c["patch_size"]
+        grid_h, grid_w = pixels.shape[2] // p, pixels.shape[3] // p
+        if grid_h == side and grid_w == side:
+            return self.position_embeddings
+        e = self.position_embeddings.shape[-1]
+        prefix = self.position_embeddings[:, :self.n_prefix]
+        grid = self.position_embeddings[:, self.n_prefix:].reshape(1, side, side, e).permute(0, 3, 1, 2)
+        grid = F.interpolate(grid, size=(grid_h, grid_w), mode="bicubic", align_corners=False)
+        return torch.cat([prefix, grid.permute(0, 2, 3, 1).reshape(1, grid_h * grid_w, e)], dim=1)
+
     def forward(self, pixels):
         c = self.c
         h = c["num_attention_heads"]
         x = self.projection(pixels).flatten(2).transpose(1, 2)                    # [1, N, E]
         prefix = [self.cls_token] + ([self.distillation_token] if self.n_prefix == 2 else [])
-        x = torch.cat(prefix + [x], dim=1) + self.position_embeddings             # [1, T, E]
+        x = torch.cat(prefix + [x], dim=1) + self.positions(pixels)               # [1, T, E]
         attentions = []
         for layer in self.layers:
             y = layer.layernorm_before(x)
@@ -326,15 +340,34 @@ def load_reference(reference, prefix, stored):
             p.copy_(state[k].reshape(p.shape))
 
 
+def preprocess_own_resolution(path, config, patch):
+    """pixel_values at the image's own size, as DINO's visualize_attention.py takes them:
+    RGB, cut at the right and bottom to whole patches, rescaled and normalised (no
+    resize: the position embeddings are interpolated instead)."""
+    image = Image.open(os.path.join(ROOT, path)).convert("RGB")
+    array = np.asarray(image)
+    h, w = array.shape[0] - array.shape[0] % patch, array.shape[1] - array.shape[1] % patch
+    array = (array[:h, :w].astype(np.float64) * config.get("rescale_factor", 1 / 255)).astype(np.float32)
+    mean = np.array(config.get("image_mean", [0.5, 0.5, 0.5]), dtype=np.float32)
+    std = np.array(config.get("image_std", [0.5, 0.5, 0.5]), dtype=np.float32)
+    array = (array - mean) / std
+    return torch.from_numpy(np.ascontiguousarray(array.transpose(2, 0, 1))).unsqueeze(0)
+
+
 # --------------------------------------------------------------------------------------
 # goldens
 
 CASES = []
 
 
-def record(checkpoint, processor, run, labels, stored_dtype, note):
+def record(checkpoint, processor, run, labels, stored_dtype, note, own_resolution_patch=None):
+    """With `own_resolution_patch` (P), the images run at their own size (headscope's
+    --own-resolution) and the case names get ".own"."""
     for image in IMAGES:
-        pixels = preprocess(image, processor)
+        if own_resolution_patch is None:
+            pixels = preprocess(image, processor)
+        else:
+            pixels = preprocess_own_resolution(image, processor, own_resolution_patch)
         with torch.no_grad():
             attentions, logits = run(pixels)
         tensors = {f"attn.{l}": a[0].contiguous() for l, a in enumerate(attentions)}
@@ -343,11 +376,13 @@ def record(checkpoint, processor, run, labels, stored_dtype, note):
         if logits is not None:
             tensors["logits"] = logits[0].contiguous()
         t = attentions[0].shape[-1]
-        name = f"{checkpoint}.{os.path.splitext(os.path.basename(image))[0]}"
+        name = f"{checkpoint}{'' if own_resolution_patch is None else '.own'}.{os.path.splitext(os.path.basename(image))[0]}"
         save_safetensors(os.path.join(GOLDEN_DIR, name + ".safetensors"), tensors)
         CASES.append({"name": name, "checkpoint": checkpoint, "image": image, "layers": len(attentions),
                       "heads": attentions[0].shape[1], "tokens": t, "labels": labels, "weights": stored_dtype,
-                      "note": note})
+                      "note": note, "own_resolution": own_resolution_patch is not None,
+                      "grid": [pixels.shape[3] // (own_resolution_patch or 1), pixels.shape[2] // (own_resolution_patch or 1)]
+                      if own_resolution_patch else None})
         peak = max(float(a.max()) for a in attentions)
         print(f"  {name}: T = {t}, largest attention weight {peak:.3f}"
               + ("" if logits is None else f", logits {[round(float(v), 4) for v in logits[0]]}"))
@@ -432,6 +467,8 @@ def main():
     check = max(max_diff(a_tv, a_ref), max_diff([l_tv], [l_ref]))
     print(f"  Reference vs torchvision on vit_tiny: max |diff| = {check:.2e}")
     assert check < 1e-5
+    print("vit_tiny at the images' own resolution (position embeddings interpolated)")
+    record("vit_tiny", vit_proc, ref, vit_labels, "F32", "reference, own resolution", own_resolution_patch=8)
 
     # ViTModel in F16: no head (a pooler instead), no prefix, gelu_new, size as a dict.
     f16_cfg = vit_config(16, 2, 2, 32, 32, 8, "gelu_new", 1e-6, None, "ViTModel", dtype="float16")
@@ -462,6 +499,9 @@ def main():
     write_folder("deit_tiny_distilled", deit_cfg, deit_proc, deit_tensors)
     print("deit_tiny_distilled (DeiTForImageClassificationWithTeacher, F32)")
     record("deit_tiny_distilled", deit_proc, deit, deit_labels, "F32", "reference")
+    print("deit_tiny_distilled at the images' own resolution")
+    record("deit_tiny_distilled", deit_proc, deit, deit_labels, "F32", "reference, own resolution",
+           own_resolution_patch=8)
 
     # The same weights in BF16, in two shards; only a centre crop (small images are padded).
     bf16_cfg = dict(deit_cfg, torch_dtype="bfloat16")
@@ -498,7 +538,7 @@ def main():
 
 def write_bad_checkpoints(cfg, proc, tensors):
     bad = lambda name: "bad/" + name
-    shutil.rmtree(os.path.join(CHECKPOINT_DIR, "bad"), ignore_errors=True)
+    # Each folder is replaced by write_folder; bad/ also holds the other scripts' folders.
 
     missing = dict(tensors)
     del missing["vit.encoder.layer.1.attention.attention.key.bias"]

@@ -6,8 +6,10 @@
 
 namespace headscope::cli {
 
-void add_model_options(CLI::App* cmd, ModelArgs& args) {
-    cmd->add_option("--model", args.path, "builtin:NAME (headscope-cli models lists them)")->required();
+void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional) {
+    cmd->add_option("--model", args.path,
+                    "builtin:NAME (headscope-cli models lists them), or a Hugging Face checkpoint folder")
+        ->required(!model_optional);
     auto* demo = cmd->add_option_group("demo model settings", "Size and seed of builtin: models");
     demo->add_option("--width", args.config.width, "Model width E")->capture_default_str();
     demo->add_option("--heads", args.config.n_heads, "Heads H per layer")->capture_default_str();
@@ -38,11 +40,20 @@ void add_input_options(CLI::App* cmd, InputArgs& args) {
     args.tokens_option = cmd->add_option("--tokens", args.tokens, "Token ids, comma-separated (bypasses the tokenizer)");
     args.text_option->excludes(args.image_option)->excludes(args.tokens_option);
     args.image_option->excludes(args.tokens_option);
+    auto* own = cmd->add_flag("--own-resolution", args.image_options.own_resolution,
+                              "Checkpoints: run the image at its own size (whole patches), position embeddings "
+                              "interpolated bicubically, as DINO does");
+    cmd->add_option("--max-patches", args.image_options.max_patches,
+                    "With --own-resolution: shrink larger images to at most this many patches")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1 << 16))
+        ->needs(own);
+    own->needs(args.image_option);
 }
 
 ModelInput encode_input(const Model& model, const InputArgs& args) {
     if (args.text_option->count() > 0) return model.encode_text(args.text);
-    if (args.image_option->count() > 0) return model.encode_image(decode_image_file(args.image));
+    if (args.image_option->count() > 0) return model.encode_image(decode_image_file(args.image), args.image_options);
     if (args.tokens_option->count() > 0) {
         return model.encode_ids(app::parse_index_list("--tokens", args.tokens, "464,3797,3332"));
     }

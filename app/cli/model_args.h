@@ -19,7 +19,8 @@ struct ModelArgs {
     std::string init = "structured";
     std::string bias = "on";
 };
-void add_model_options(CLI::App* cmd, ModelArgs& args);
+// --model is required unless `model_optional` (bench also runs one synthetic layer).
+void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional = false);
 std::unique_ptr<Model> open_model_from(const ModelArgs& args);
 
 struct InputArgs {
@@ -29,6 +30,7 @@ struct InputArgs {
     CLI::Option* text_option = nullptr;
     CLI::Option* image_option = nullptr;
     CLI::Option* tokens_option = nullptr;
+    ImageOptions image_options;   // --own-resolution, --max-patches
 };
 void add_input_options(CLI::App* cmd, InputArgs& args);
 // Exactly one of the three must have been given (an empty --text is an empty sentence).

@@ -81,11 +81,7 @@ Command add_render_command(CLI::App& app) {
                         throw Error("--query " + std::to_string(args->query) + ": positions are 0.." +
                                     std::to_string(head.weights.rows() - 1) + " (0 = [CLS])");
                     }
-                    const RgbImage image = decode_image_file(args->input.image);
-                    const RgbImage sized = (image.width == info.image_size && image.height == info.image_size)
-                                               ? image
-                                               : resize_image(image, info.image_size, info.image_size, Resample::bilinear);
-                    picture = render_overlay(sized, head.weights, args->query, input.grid_width, input.grid_height,
+                    picture = render_overlay(input.pixels, head.weights, args->query, input.grid_width, input.grid_height,
                                              input.n_prefix_tokens,
                                              title + "  (query " + input.labels[static_cast<std::size_t>(args->query)] + ")",
                                              style);

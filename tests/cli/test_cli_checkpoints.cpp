@@ -54,8 +54,11 @@ TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's w
         const std::string name = c.at("name");
         CAPTURE(name);
         const std::string out = dir.file(name + ".safetensors");
-        const RunResult r = run_cli({"dump", "--model", checkpoints + "/" + c.at("checkpoint").get<std::string>(),
-                                     "--image", source_dir + "/" + c.at("image").get<std::string>(), "--out", out});
+        std::vector<std::string> args = {"dump", "--model", checkpoints + "/" + c.at("checkpoint").get<std::string>(),
+                                         "--image", source_dir + "/" + c.at("image").get<std::string>(), "--out", out};
+        // Own resolution: the image's own patch grid, position embeddings interpolated.
+        if (c.value("own_resolution", false)) args.push_back("--own-resolution");
+        const RunResult r = run_cli(args);
         INFO("stderr: " << r.err);
         REQUIRE(r.exit_code == 0);
         CHECK(r.err.empty());
@@ -112,7 +115,7 @@ TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's w
         CHECK(tokens.back() == last);
         ++n_cases;
     }
-    CHECK(n_cases == 8);
+    CHECK(n_cases == 12);
 }
 
 TEST_CASE("checkpoints: info describes the architecture") {

@@ -4,6 +4,7 @@
 // embedding equal PyTorch's within 1e-5; broken files fail with one line naming them.
 
 #include "core/error.h"
+#include "core/grid_resize.h"
 #include "core/image.h"
 #include "core/safetensors.h"
 #include "test_support.h"
@@ -390,4 +391,35 @@ TEST_CASE("image patchify and patch_embed equal PyTorch's unfold and Conv2d with
         ++n_checked;
     }
     CHECK(n_checked == 2);
+}
+
+TEST_CASE("resize_grid_bicubic: PyTorch's bicubic on hand-computed cells, and identity at the same size") {
+    // A 2 x 3 grid of 2 features; feature 1 is feature 0 doubled, so both must scale alike.
+    Matrix grid(6, 2);
+    const float values[6] = {1.0f, 2.0f, 4.0f, -1.0f, 0.5f, 3.0f};
+    for (int i = 0; i < 6; ++i) grid.row(i) << values[i], 2.0f * values[i];
+    CHECK(resize_grid_bicubic(grid, 2, 3, 2, 3) == grid);
+
+    // 1 x 3 -> 1 x 2: source x = 1.5 * (o + 0.5) - 0.5 = 0.25 and 1.75. For s = 0.25 the
+    // taps are columns -1, 0, 1, 2 (clamped: 0, 0, 1, 2) with Keys' weights at t = 0.25
+    // (A = -0.75): far(1.25) = -0.10546875, near(0.25) = 0.87890625, near(0.75) = 0.26171875,
+    // far(1.75) = -0.03515625. PyTorch 1.13 gives [1.15625, 3.58203125] for this row.
+    Matrix row(3, 1);
+    row << 1.0f, 2.0f, 4.0f;
+    const Matrix out = resize_grid_bicubic(row, 1, 3, 1, 2);
+    const float first = (-0.10546875f + 0.87890625f) * 1.0f + 0.26171875f * 2.0f + -0.03515625f * 4.0f;
+    // s = 1.75: taps 0, 1, 2, 3 -> 0, 1, 2, 2 with t = 0.75: far(1.75), near(0.75), near(0.25), far(1.25).
+    const float second = -0.03515625f * 1.0f + 0.26171875f * 2.0f + (0.87890625f - 0.10546875f) * 4.0f;
+    CHECK(first == 1.15625f);
+    CHECK(second == 3.58203125f);
+    CHECK(out(0, 0) == doctest::Approx(first).epsilon(1e-6));
+    CHECK(out(1, 0) == doctest::Approx(second).epsilon(1e-6));
+
+    // Weights sum to 1: a constant grid stays constant at any size.
+    const Matrix constant = Matrix::Constant(12, 3, 0.7f);
+    const Matrix big = resize_grid_bicubic(constant, 3, 4, 7, 5);
+    CHECK(big.rows() == 35);
+    CHECK((big.array() - 0.7f).abs().maxCoeff() < 1e-6f);
+    CHECK_THROWS_AS(resize_grid_bicubic(constant, 3, 3, 2, 2), Error);
+    CHECK_THROWS_AS(resize_grid_bicubic(constant, 3, 4, 0, 2), Error);
 }

@@ -1,11 +1,16 @@
 #pragma once
 // Running headscope-cli from tests: its exit code, stdout and stderr, and the
-// contract's check for bad input (exit 2, exactly one line on stderr).
+// contract's check for bad input (exit 2, exactly one line on stderr); reading what
+// `dump` wrote.
 
 #include "core/safetensors.h"
 #include "test_support.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <sys/wait.h>
 #include <vector>
@@ -51,5 +56,45 @@ inline void check_bad_input(const RunResult& r, const std::string& needle) {
 
 // Every element of a tensor in an output file, as float.
 inline std::vector<float> floats(const SafetensorsFile& f, const std::string& name) { return f.get(name).to_floats(); }
+
+// An I64 tensor (input_ids) of an output file.
+inline std::vector<std::int64_t> int64s(const SafetensorsFile& f, const std::string& name) {
+    const TensorView& t = f.get(name);
+    REQUIRE(t.dtype == DType::I64);
+    std::vector<std::int64_t> v(static_cast<std::size_t>(t.numel()));
+    REQUIRE(t.bytes.size() == v.size() * sizeof(std::int64_t));
+    std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
+    return v;
+}
+
+// dump's `tokens` metadata: the labels of the T positions.
+inline std::vector<std::string> tokens_of(const SafetensorsFile& f) {
+    return nlohmann::json::parse(f.metadata().at("tokens")).get<std::vector<std::string>>();
+}
+
+// Ids as --tokens takes them: "1,2,3".
+inline std::string joined_ids(const std::vector<std::int64_t>& ids) {
+    std::string text;
+    for (const std::int64_t id : ids) text.append(text.empty() ? "" : ",").append(std::to_string(id));
+    return text;
+}
+
+// headscope-cli dump --model MODEL INPUT... --out OUT EXTRA...
+inline RunResult run_dump(const std::string& model, const std::vector<std::string>& input, const std::string& out,
+                          const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"dump", "--model", model};
+    args.insert(args.end(), input.begin(), input.end());
+    args.push_back("--out");
+    args.push_back(out);
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+}
+
+// A copy of the folder `from` (a committed checkpoint) in `dir`, for tests that break one file.
+inline std::string copy_folder(const TempDir& dir, const std::string& from) {
+    const std::filesystem::path to = dir.path() / std::filesystem::path(from).filename();
+    std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+    return to.string();
+}
 
 } // namespace headscope::test

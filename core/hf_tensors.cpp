@@ -124,6 +124,25 @@ void hf_activate_inplace(MatrixRef x, HfActivation activation) {
     }
 }
 
+void hf_export_matrix(std::vector<OwnedTensor>& out, const std::string& name, const Matrix& m) {
+    out.push_back({name, {m.rows(), m.cols()}, std::vector<float>(m.data(), m.data() + m.size())});
+}
+
+void hf_export_vector(std::vector<OwnedTensor>& out, const std::string& name, const Vector& v) {
+    out.push_back({name, {v.size()}, std::vector<float>(v.data(), v.data() + v.size())});
+}
+
+void hf_export_linear(std::vector<OwnedTensor>& out, const std::string& name, const Linear& l) {
+    const auto& w = l.weight;
+    out.push_back({name + ".weight", {w.rows(), w.cols()}, std::vector<float>(w.data(), w.data() + w.size())});
+    if (l.bias.size() != 0) hf_export_vector(out, name + ".bias", l.bias);
+}
+
+void hf_export_norm(std::vector<OwnedTensor>& out, const std::string& name, const LayerNorm& n) {
+    hf_export_vector(out, name + ".weight", n.weight);
+    hf_export_vector(out, name + ".bias", n.bias);
+}
+
 std::string hf_number_text(double value) {
     std::ostringstream s;
     s << value;

@@ -10,6 +10,7 @@
 #include "core/hf_config.h"
 #include "core/layers.h"
 #include "core/load_control.h"
+#include "core/model.h"
 
 #include <cstdint>
 #include <map>
@@ -63,6 +64,14 @@ private:
 // The activation a config's hidden_act names, in place (gelu_tanh is transformers'
 // "gelu_new" / NewGELUActivation, which GPT-2 uses).
 void hf_activate_inplace(MatrixRef x, HfActivation activation);
+
+// For Model::export_weights: each appends float32 tensors under the given name (a
+// Linear as NAME.weight [out, in] and, when it has one, NAME.bias [out]; a LayerNorm as
+// NAME.weight and NAME.bias [C]).
+void hf_export_matrix(std::vector<OwnedTensor>& out, const std::string& name, const Matrix& m);
+void hf_export_vector(std::vector<OwnedTensor>& out, const std::string& name, const Vector& v);
+void hf_export_linear(std::vector<OwnedTensor>& out, const std::string& name, const Linear& l);
+void hf_export_norm(std::vector<OwnedTensor>& out, const std::string& name, const LayerNorm& n);
 
 // A config number as messages and `info` print it (shortest round form, e.g. 1e-12).
 std::string hf_number_text(double value);

@@ -16,13 +16,6 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view sep_text = "[SEP]";
 
-std::string in_quotes(const std::string& s) {
-    std::string text = "'";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "'" + std::string
-    text += s;
-    text += "'";
-    return text;
-}
-
 std::string architecture_name(const HfBertConfig& c, HfBertHead head, bool next_sentence) {
     if (!c.architecture.empty()) return c.architecture;
     switch (head) {
@@ -200,13 +193,6 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
     };
 }
 
-void HfBertModel::check_length(std::size_t n, const std::string& what) const {
-    if (static_cast<Eigen::Index>(n) > config_.max_position_embeddings) {
-        throw Error(what + ": " + std::to_string(n) + " tokens, more than " + info_.name + "'s limit of " +
-                    std::to_string(config_.max_position_embeddings) + " (config.json: max_position_embeddings)");
-    }
-}
-
 ModelInput HfBertModel::embed(std::vector<std::int64_t> ids, const std::vector<std::int32_t>& type_ids) const {
     const auto T = static_cast<Eigen::Index>(ids.size());
     Matrix x = weights_.position_embeddings.topRows(T);   // [T, E]
@@ -238,14 +224,11 @@ ModelInput HfBertModel::encode_text(std::string_view text) const {
         tokens = tokenizer_->encode(text, "text");
     }
     if (tokens.size() == (pair ? 3u : 2u)) throw Error("text: the sentence is empty");
-    check_length(tokens.size(), "text");
+    hf_check_length(tokens.size(), config_.max_position_embeddings, "text", info_.name, "max_position_embeddings");
     std::vector<std::int64_t> ids;
     std::vector<std::int32_t> type_ids;
     for (const WordPieceToken& t : tokens) {
-        if (t.id < 0 || t.id >= config_.vocab_size) {
-            throw Error("text: token " + in_quotes(t.label) + " has id " + std::to_string(t.id) + ", but " + info_.name +
-                        " has vocab_size = " + std::to_string(config_.vocab_size) + " (vocab.txt and weights disagree)");
-        }
+        hf_check_text_token(t.label, t.id, config_.vocab_size, info_.name, "vocab.txt");
         ids.push_back(t.id);
         type_ids.push_back(t.type_id);
     }
@@ -266,14 +249,7 @@ ModelInput HfBertModel::encode_text(std::string_view text) const {
 }
 
 ModelInput HfBertModel::encode_ids(std::span<const std::int64_t> ids) const {
-    if (ids.empty()) throw Error("--tokens: no token ids given");
-    check_length(ids.size(), "--tokens");
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (ids[i] < 0 || ids[i] >= config_.vocab_size) {
-            throw Error("--tokens: id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
-                        " is outside 0.." + std::to_string(config_.vocab_size - 1) + " (config.json: vocab_size)");
-        }
-    }
+    hf_check_token_ids(ids, config_.vocab_size, config_.max_position_embeddings, info_.name, "max_position_embeddings");
     // Ids carry no segment: every position is token type 0.
     ModelInput input = embed(std::vector<std::int64_t>(ids.begin(), ids.end()), std::vector<std::int32_t>(ids.size(), 0));
     for (const std::int64_t id : ids) input.labels.push_back(output_label(id));
@@ -281,20 +257,8 @@ ModelInput HfBertModel::encode_ids(std::span<const std::int64_t> ids) const {
 }
 
 ModelTrace HfBertModel::forward(const ModelInput& input, const RunOptions& options) const {
-    check_disabled_heads(info_, options.disabled_heads);
-    const Eigen::Index T = input.embeddings.rows();
-    if (T < 1 || T > config_.max_position_embeddings || input.embeddings.cols() != info_.width) {
-        throw Error(info_.name + ": input embeddings are [" + std::to_string(T) + ", " +
-                    std::to_string(input.embeddings.cols()) + "], expected [1.." +
-                    std::to_string(config_.max_position_embeddings) + ", " + std::to_string(info_.width) + "]");
-    }
     ModelTrace trace;
-    OptionalMask causal;
-    if (options.causal.value_or(info_.causal)) causal = mask_causal(T, T);
-    trace.mask = mask_and(causal, options.keep);
-    AttentionOptions attention_options;
-    attention_options.keep = trace.mask;
-    attention_options.detail = options.detail;
+    AttentionOptions attention_options = hf_begin_forward(info_, input, options, trace);
     Matrix x = input.embeddings;   // [T, E], the embedding LayerNorm already applied
     for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
         const HfBertLayerWeights& layer = weights_.layers[l];

@@ -92,7 +92,6 @@ public:
 private:
     // word + position + token type embeddings, then the embedding LayerNorm.
     ModelInput embed(std::vector<std::int64_t> ids, const std::vector<std::int32_t>& type_ids) const;
-    void check_length(std::size_t n, const std::string& what) const;
 
     HfBertConfig config_;
     HfBertWeights weights_;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,23 @@ private:
 // The activation a config's hidden_act names, in place (gelu_tanh is transformers'
 // "gelu_new" / NewGELUActivation, which GPT-2 uses).
 void hf_activate_inplace(MatrixRef x, HfActivation activation);
+
+// The checks the Hugging Face text models share. `model` names the model in messages,
+// `limit_field` the config.json field behind `max_tokens` (n_positions, ...).
+// Throws when `n` tokens are more than `max_tokens` ("text: 40 tokens, more than ...").
+void hf_check_length(std::size_t n, Eigen::Index max_tokens, const std::string& what, const std::string& model,
+                     const std::string& limit_field);
+// --tokens: not empty, not too long, every id in 0..vocab_size-1.
+void hf_check_token_ids(std::span<const std::int64_t> ids, Eigen::Index vocab_size, Eigen::Index max_tokens,
+                        const std::string& model, const std::string& limit_field);
+// A token the folder's tokenizer produced has an id the weights have (`files` names the tokenizer's files).
+void hf_check_text_token(const std::string& label, std::int64_t id, Eigen::Index vocab_size, const std::string& model,
+                         const std::string& files);
+// The start of a text model's forward: checks the disabled heads and the input's
+// [1..max_tokens, E] shape against `info`, sets trace.mask (causal unless overridden,
+// AND keep) and returns the attention options that apply it.
+AttentionOptions hf_begin_forward(const ModelInfo& info, const ModelInput& input, const RunOptions& options,
+                                  ModelTrace& trace);
 
 // For Model::export_weights: each appends float32 tensors under the given name (a
 // Linear as NAME.weight [out, in] and, when it has one, NAME.bias [out]; a LayerNorm as

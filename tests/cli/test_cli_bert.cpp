@@ -26,19 +26,6 @@ const std::string source_dir = HEADSCOPE_SOURCE_DIR;
 const std::string checkpoints = source_dir + "/tests/checkpoints";
 const std::string pair_text = "The dog ran to the park. [SEP] It was playing with a red ball!";
 
-// Each query row of each head sums to 1, with no NaN or inf.
-void check_rows(const std::vector<float>& w, std::int64_t H, std::int64_t T) {
-    for (std::int64_t r = 0; r < H * T; ++r) {
-        double sum = 0.0;
-        for (std::int64_t j = 0; j < T; ++j) {
-            const float v = w[static_cast<std::size_t>(r * T + j)];
-            REQUIRE(std::isfinite(v));
-            sum += v;
-        }
-        REQUIRE(std::abs(sum - 1.0) < 1e-5);
-    }
-}
-
 double above_diagonal(const std::vector<float>& w, std::int64_t T) {   // head 0
     double above = 0.0;
     for (std::int64_t i = 0; i < T; ++i) {
@@ -50,30 +37,19 @@ double above_diagonal(const std::vector<float>& w, std::int64_t T) {   // head 0
 } // namespace
 
 TEST_CASE("bert: every layer's attention and the logits equal PyTorch's within 1e-4") {
-    std::ifstream in(golden_dir() + "/bert/cases.json");
-    REQUIRE_MESSAGE(in.good(), "missing tests/golden/bert/cases.json (run tools/make_bert_checkpoints.py)");
-    const auto manifest = nlohmann::json::parse(in);
     // One tolerance for F32 and BF16 weights alike: both sides compute in float32 from
     // the same stored values (the reference upcasts the BF16 weights, as from_pretrained does).
+    const auto manifest = read_manifest("bert", "make_bert_checkpoints.py");
     const double tolerance = manifest.at("tolerance").get<double>();
-    CHECK(tolerance <= 1e-4);
     TempDir dir;
     int n_cases = 0;
     int n_pairs = 0;
     for (const auto& c : manifest.at("cases")) {
         const std::string name = c.at("name");
         CAPTURE(name);
-        const std::string out = dir.file(name + ".safetensors");
         const auto ids = c.at("ids").get<std::vector<std::int64_t>>();
         const auto type_ids = c.at("type_ids").get<std::vector<std::int64_t>>();
-        const std::vector<std::string> input = c.contains("text")
-                                                   ? std::vector<std::string>{"--text", c.at("text").get<std::string>()}
-                                                   : std::vector<std::string>{"--tokens", joined_ids(ids)};
-        const RunResult r = run_dump(checkpoints + "/" + c.at("checkpoint").get<std::string>(), input, out);
-        INFO("stderr: " << r.err);
-        REQUIRE(r.exit_code == 0);
-        CHECK(r.err.empty());
-        const auto ours = SafetensorsFile::open(out);
+        const auto ours = dump_case(c, checkpoints, dir.file(name + ".safetensors"));
         const auto expected = SafetensorsFile::open(golden_dir() + "/bert/" + name + ".safetensors");
         CHECK(ours.metadata().at("causal") == "off");
 
@@ -81,31 +57,16 @@ TEST_CASE("bert: every layer's attention and the logits equal PyTorch's within 1
         const auto H = c.at("heads").get<std::int64_t>();
         const auto T = c.at("tokens").get<std::int64_t>();
         for (std::int64_t l = 0; l < L; ++l) {
-            const std::string key = "attn." + std::to_string(l);
-            CAPTURE(key);
-            REQUIRE(ours.contains(key));
-            CHECK(ours.get(key).shape == Shape{H, T, T});
-            const auto a = floats(ours, key);
-            const auto b = floats(expected, key);
-            REQUIRE(a.size() == b.size());
-            const double diff = max_abs_diff(a.data(), b.data(), a.size());
-            CHECK_MESSAGE(diff <= tolerance, name << " " << key << ": max |diff| = " << diff);
-            check_rows(a, H, T);
+            const auto a = check_close(ours, expected, "attn." + std::to_string(l), {H, T, T}, tolerance);
+            check_rows_sum_to_one(a, T);
             CHECK(above_diagonal(a, T) > 0.1);   // not causal
         }
         CHECK_FALSE(ours.contains("attn." + std::to_string(L)));
-
         // [T, V] for the masked-LM head, [labels] for the classifier, none for BertModel.
         if (c.at("logits").is_null()) {
             CHECK_FALSE(ours.contains("logits"));
         } else {
-            REQUIRE(ours.contains("logits"));
-            CHECK(ours.get("logits").shape == c.at("logits").get<Shape>());
-            const auto a = floats(ours, "logits");
-            const auto b = floats(expected, "logits");
-            REQUIRE(a.size() == b.size());
-            const double diff = max_abs_diff(a.data(), b.data(), a.size());
-            CHECK_MESSAGE(diff <= tolerance, name << " logits: max |diff| = " << diff);
+            check_close(ours, expected, "logits", c.at("logits").get<Shape>(), tolerance);
         }
 
         REQUIRE(ours.contains("input_ids"));
@@ -167,32 +128,19 @@ TEST_CASE("bert: info describes the architecture") {
     // Embeddings 60 x 16 + 32 x 16 + 2 x 16 + LayerNorm 32 = 1536; per layer q, k, v, out
     // 4 x 272 + LayerNorm 32 + intermediate 48 x 16 + 48 + output 16 x 48 + 16 + LayerNorm 32
     // = 2752, twice: 7040 for the encoder.
-    const RunResult r = run_cli({"info", "--model", checkpoints + "/bert_tiny"});
-    INFO("stderr: " << r.err);
-    REQUIRE(r.exit_code == 0);
-    CHECK(r.out.find("Hugging Face BertForMaskedLM") != std::string::npos);
-    CHECK(r.out.find("max tokens: 32") != std::string::npos);
-    CHECK(r.out.find("layers L = 2, heads H = 2, width E = 16, head width Dh = 8, MLP width = 48") != std::string::npos);
-    CHECK(r.out.find("causal: no") != std::string::npos);
-    CHECK(r.out.find("\"hidden_act\":\"gelu\"") != std::string::npos);
-    CHECK(r.out.find("\"layer_norm_eps\":\"1e-12\"") != std::string::npos);
-    // + transform 272 + LayerNorm 32 + bias 60; the stored decoder equals the word embeddings: counted once
-    CHECK(r.out.find("parameters: 7404") != std::string::npos);
-    CHECK(r.out.find("tied to word_embeddings (cls.predictions.decoder.weight equals it)") != std::string::npos);
-    CHECK(r.out.find("vocab.txt + tokenizer_config.json (WordPiece, lower-cased)") != std::string::npos);
-
-    const RunResult bare = run_cli({"info", "--model", checkpoints + "/bert_tiny_bf16"});
-    REQUIRE(bare.exit_code == 0);
-    CHECK(bare.out.find("Hugging Face BertModel") != std::string::npos);
-    CHECK(bare.out.find("parameters: 7312") != std::string::npos);   // + pooler 272
-    CHECK(bare.out.find("\"head\":\"none\"") != std::string::npos);
-
-    const RunResult cls = run_cli({"info", "--model", checkpoints + "/bert_tiny_cls"});
-    REQUIRE(cls.exit_code == 0);
-    CHECK(cls.out.find("Hugging Face BertForSequenceClassification") != std::string::npos);
-    CHECK(cls.out.find("parameters: 7363") != std::string::npos);   // + pooler 272 + classifier 51
-    CHECK(cls.out.find("3 labels") != std::string::npos);
-    CHECK(cls.out.find("(WordPiece, cased)") != std::string::npos);
+    check_output_has(run_cli({"info", "--model", checkpoints + "/bert_tiny"}),
+                     {"Hugging Face BertForMaskedLM", "max tokens: 32",
+                      "layers L = 2, heads H = 2, width E = 16, head width Dh = 8, MLP width = 48", "causal: no",
+                      "\"hidden_act\":\"gelu\"", "\"layer_norm_eps\":\"1e-12\"",
+                      // + transform 272 + LayerNorm 32 + bias 60; the stored decoder equals the
+                      // word embeddings: counted once
+                      "parameters: 7404", "tied to word_embeddings (cls.predictions.decoder.weight equals it)",
+                      "vocab.txt + tokenizer_config.json (WordPiece, lower-cased)"});
+    check_output_has(run_cli({"info", "--model", checkpoints + "/bert_tiny_bf16"}),
+                     {"Hugging Face BertModel", "parameters: 7312" /* + pooler 272 */, "\"head\":\"none\""});
+    check_output_has(run_cli({"info", "--model", checkpoints + "/bert_tiny_cls"}),
+                     {"Hugging Face BertForSequenceClassification", "3 labels", "(WordPiece, cased)",
+                      "parameters: 7363" /* + pooler 272 + classifier 51 */});
 }
 
 TEST_CASE("bert: broken folders and bad input are one line, exit 2, no output") {

@@ -55,22 +55,8 @@ TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's w
         const auto H = c.at("heads").get<std::int64_t>();
         const auto T = c.at("tokens").get<std::int64_t>();
         for (std::int64_t l = 0; l < L; ++l) {
-            const std::string key = "attn." + std::to_string(l);
-            CAPTURE(key);
-            REQUIRE(ours.contains(key));
-            CHECK(ours.get(key).shape == Shape{H, T, T});
-            const auto a = floats(ours, key);
-            const auto b = floats(expected, key);
-            REQUIRE(a.size() == b.size());
-            const double diff = max_abs_diff(a.data(), b.data(), a.size());
-            CHECK_MESSAGE(diff <= tolerance, name << " " << key << ": max |diff| = " << diff);
             // Invariants: finite, every row sums to 1 (no mask here).
-            for (std::size_t row = 0; row < a.size() / static_cast<std::size_t>(T); ++row) {
-                double sum = 0.0;
-                for (std::int64_t j = 0; j < T; ++j) sum += a[row * static_cast<std::size_t>(T) + static_cast<std::size_t>(j)];
-                REQUIRE(std::isfinite(sum));
-                CHECK(std::abs(sum - 1.0) <= 1e-5);
-            }
+            check_rows_sum_to_one(check_close(ours, expected, "attn." + std::to_string(l), {H, T, T}, tolerance), T);
         }
         CHECK_FALSE(ours.contains("attn." + std::to_string(L)));
         CHECK_FALSE(ours.contains("input_ids"));

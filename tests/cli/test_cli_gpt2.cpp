@@ -33,26 +33,15 @@ void check_causal(const std::vector<float>& w, std::int64_t H, std::int64_t T) {
 } // namespace
 
 TEST_CASE("gpt2: every layer's attention and the logits equal PyTorch's within 1e-4") {
-    std::ifstream in(golden_dir() + "/gpt2/cases.json");
-    REQUIRE_MESSAGE(in.good(), "missing tests/golden/gpt2/cases.json (run tools/make_gpt2_checkpoints.py)");
-    const auto manifest = nlohmann::json::parse(in);
+    const auto manifest = read_manifest("gpt2", "make_gpt2_checkpoints.py");
     const double tolerance = manifest.at("tolerance").get<double>();
-    CHECK(tolerance <= 1e-4);
     TempDir dir;
     int n_cases = 0;
     for (const auto& c : manifest.at("cases")) {
         const std::string name = c.at("name");
         CAPTURE(name);
-        const std::string out = dir.file(name + ".safetensors");
         const auto ids = c.at("ids").get<std::vector<std::int64_t>>();
-        const std::vector<std::string> input = c.contains("text")
-                                                   ? std::vector<std::string>{"--text", c.at("text").get<std::string>()}
-                                                   : std::vector<std::string>{"--tokens", joined_ids(ids)};
-        const RunResult r = run_dump(checkpoints + "/" + c.at("checkpoint").get<std::string>(), input, out);
-        INFO("stderr: " << r.err);
-        REQUIRE(r.exit_code == 0);
-        CHECK(r.err.empty());
-        const auto ours = SafetensorsFile::open(out);
+        const auto ours = dump_case(c, checkpoints, dir.file(name + ".safetensors"));
         const auto expected = SafetensorsFile::open(golden_dir() + "/gpt2/" + name + ".safetensors");
 
         const auto L = c.at("layers").get<std::int64_t>();
@@ -60,26 +49,10 @@ TEST_CASE("gpt2: every layer's attention and the logits equal PyTorch's within 1
         const auto T = c.at("tokens").get<std::int64_t>();
         const auto V = c.at("vocab").get<std::int64_t>();
         for (std::int64_t l = 0; l < L; ++l) {
-            const std::string key = "attn." + std::to_string(l);
-            CAPTURE(key);
-            REQUIRE(ours.contains(key));
-            CHECK(ours.get(key).shape == Shape{H, T, T});
-            const auto a = floats(ours, key);
-            const auto b = floats(expected, key);
-            REQUIRE(a.size() == b.size());
-            const double diff = max_abs_diff(a.data(), b.data(), a.size());
-            CHECK_MESSAGE(diff <= tolerance, name << " " << key << ": max |diff| = " << diff);
-            check_causal(a, H, T);
+            check_causal(check_close(ours, expected, "attn." + std::to_string(l), {H, T, T}, tolerance), H, T);
         }
         CHECK_FALSE(ours.contains("attn." + std::to_string(L)));
-
-        REQUIRE(ours.contains("logits"));
-        CHECK(ours.get("logits").shape == Shape{T, V});
-        const auto a = floats(ours, "logits");
-        const auto b = floats(expected, "logits");
-        REQUIRE(a.size() == b.size());
-        const double diff = max_abs_diff(a.data(), b.data(), a.size());
-        CHECK_MESSAGE(diff <= tolerance, name << " logits: max |diff| = " << diff);
+        check_close(ours, expected, "logits", {T, V}, tolerance);
 
         REQUIRE(ours.contains("input_ids"));
         CHECK(int64s(ours, "input_ids") == ids);

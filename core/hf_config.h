@@ -26,7 +26,7 @@ std::vector<std::string> hf_supported_model_types();
 // supported ones) when this build cannot load that type.
 std::string read_hf_model_type(const std::string& folder);
 
-// The MLP activations of Hugging Face's ACT2FN that ViT-family and GPT-2 configs name.
+// The MLP activations of Hugging Face's ACT2FN that ViT-family, GPT-2 and BERT configs name.
 enum class HfActivation {
     gelu,         // "gelu", "gelu_python": x * Phi(x), the exact erf form
     gelu_tanh,    // "gelu_new", "gelu_pytorch_tanh", "gelu_fast": the tanh approximation

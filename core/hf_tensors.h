@@ -1,6 +1,6 @@
 #pragma once
 // A checkpoint's tensors by transformers' module names, for the Hugging Face loaders:
-// the prefix a task model stores its backbone under ("vit.", "deit.", "transformer.")
+// the prefix a task model stores its backbone under ("vit.", "deit.", "transformer.", "bert.")
 // is dropped and TensorFlow-era LayerNorm "gamma" / "beta" read as "weight" / "bias".
 // Every tensor taken is checked (floating dtype, exact shape, with both shapes and the
 // config fields behind the expected one in the message), and whatever is left untaken

@@ -238,3 +238,49 @@ TEST_CASE("bert: output labels, spans of a pair, and weights under transformers'
     CHECK(names.count("pooler.dense.weight") == 1);
     CHECK_FALSE(bare->info().classifier);
 }
+
+TEST_CASE("bert: exported weights load back; a separate decoder and decoder.bias are read") {
+    TempDir dir;
+    const std::string original = checkpoints + "/bert_tiny";
+    const std::string folder = copy_folder(dir, original);
+    std::filesystem::remove(std::filesystem::path(folder) / "model.safetensors");
+    // export-weights writes transformers' names without the prefix: a folder it loads from.
+    const RunResult exported = run_cli({"export-weights", "--model", original, "--out", folder + "/model.safetensors"});
+    INFO("stderr: " << exported.err);
+    REQUIRE(exported.exit_code == 0);
+    const std::vector<std::string> text = {"--text", pair_text};
+    REQUIRE(run_dump(original, text, dir.file("a.safetensors")).exit_code == 0);
+    REQUIRE(run_dump(folder, text, dir.file("b.safetensors")).exit_code == 0);
+    const auto a = SafetensorsFile::open(dir.file("a.safetensors"));
+    const auto b = SafetensorsFile::open(dir.file("b.safetensors"));
+    for (const char* key : {"attn.0", "attn.1", "logits"}) CHECK(floats(a, key) == floats(b, key));
+    check_output_has(run_cli({"info", "--model", folder}), {"parameters: 7404", "decoder tied to word_embeddings\""});
+
+    // The bias under its other tied name, and a decoder of its own (untied): counted, used.
+    std::vector<OwnedTensor> weights = load_hf_bert(original)->export_weights();
+    for (OwnedTensor& t : weights) {
+        if (t.name == "cls.predictions.bias") t.name = "cls.predictions.decoder.bias";
+    }
+    OwnedTensor decoder = weights.front();   // embeddings.word_embeddings.weight [V, E]
+    REQUIRE(decoder.name == "embeddings.word_embeddings.weight");
+    decoder.name = "cls.predictions.decoder.weight";
+    for (float& v : decoder.values) v *= 0.5f;
+    weights.push_back(decoder);
+    const auto write = [&] {
+        std::vector<TensorToWrite> tensors;
+        for (const OwnedTensor& t : weights) tensors.push_back(tensor_f32(t.name, t.shape, t.values));
+        write_safetensors(folder + "/model.safetensors", tensors, {});
+    };
+    write();
+    check_output_has(run_cli({"info", "--model", folder}),
+                     {"parameters: 8364" /* + the decoder's 60 x 16 */, "decoder cls.predictions.decoder.weight"});
+    REQUIRE(run_dump(folder, text, dir.file("c.safetensors")).exit_code == 0);
+    const auto c = SafetensorsFile::open(dir.file("c.safetensors"));
+    CHECK(floats(c, "attn.1") == floats(a, "attn.1"));
+    CHECK(floats(c, "logits") != floats(a, "logits"));
+    // Both bias names, disagreeing: transformers would tie them, so which one is meant?
+    weights.push_back({"cls.predictions.bias", {60}, std::vector<float>(60, 0.0f)});
+    write();
+    check_bad_input(run_dump(folder, text, dir.file("d.safetensors")),
+                    "'cls.predictions.bias' and 'cls.predictions.decoder.bias' differ");
+}

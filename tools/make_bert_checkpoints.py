@@ -412,8 +412,8 @@ def write_bad(v, f32, cfg):
     decoder["cls.predictions.decoder.weight"] = f32["cls.predictions.decoder.weight"][: v - 1].clone()
     write_folder("bad/bert_decoder_shape", cfg, decoder, vocab=False)
     write_folder("bad/bert_vocab_mismatch", dict(cfg, vocab_size=v + 4), f32, vocab=False)
-    write_folder("bad/bert_position_embedding_type", dict(cfg, position_embedding_type="relative_key"), None)
-    write_folder("bad/bert_is_decoder", dict(cfg, is_decoder=True), None)
+    write_folder("bad/bert_position_embedding_type", dict(cfg, position_embedding_type="relative_key"), None, vocab=False)
+    write_folder("bad/bert_is_decoder", dict(cfg, is_decoder=True), None, vocab=False)
     # Loads (one token type), but cannot take a sentence pair.
     single = dict(f32)
     single["bert.embeddings.token_type_embeddings.weight"] = f32["bert.embeddings.token_type_embeddings.weight"][:1].clone()

@@ -239,7 +239,7 @@ TEST_CASE("bert: output labels, spans of a pair, and weights under transformers'
     CHECK_FALSE(bare->info().classifier);
 }
 
-TEST_CASE("bert: exported weights load back; a separate decoder and decoder.bias are read") {
+TEST_CASE("bert: exported weights load back, and a separate decoder and decoder.bias are read") {
     TempDir dir;
     const std::string original = checkpoints + "/bert_tiny";
     const std::string folder = copy_folder(dir, original);

@@ -150,6 +150,28 @@ HfActivation activation_from_name(const Fields& f, const std::string& name, cons
                                         "gelu_pytorch_tanh, gelu_fast, quick_gelu, relu, silu, swish)");
 }
 
+// architectures[0] ("" when absent), which must be one of `known`.
+std::string read_architecture(const Fields& f, const std::string& model_type, const std::vector<std::string>& known) {
+    const json* archs = f.find("architectures");
+    if (archs == nullptr) return "";
+    if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
+        f.fail("architectures", "an array of class names", *archs);
+    }
+    const std::string architecture = (*archs)[0].get<std::string>();
+    for (const std::string& k : known) {
+        if (k == architecture) return architecture;
+    }
+    f.fail("architectures", in_quotes(architecture) + " is not supported for model_type " + model_type +
+                                " (supported: " + join(known) + ")");
+}
+
+// A LayerNorm epsilon: positive, and still positive as a float.
+float read_epsilon(const Fields& f, const std::string& name, float fallback) {
+    const double eps = f.number(name, fallback);
+    if (!(eps > 0.0) || static_cast<float>(eps) <= 0.0f) f.fail(name, "a positive number", eps);
+    return static_cast<float>(eps);
+}
+
 std::vector<std::string> supported_architectures(const std::string& model_type) {
     if (model_type == "deit") return {"DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher"};
     return {"ViTModel", "ViTForImageClassification"};
@@ -241,7 +263,7 @@ void read_channels(const Fields& f, const std::string& name, float (&out)[3]) {
 
 } // namespace
 
-std::vector<std::string> hf_supported_model_types() { return {"vit", "deit", "gpt2"}; }
+std::vector<std::string> hf_supported_model_types() { return {"vit", "deit", "gpt2", "bert"}; }
 
 std::string read_hf_model_type(const std::string& folder) {
     const std::string path = (fs::path(folder) / "config.json").string();
@@ -271,28 +293,14 @@ HfVitConfig read_hf_vit_config(const std::string& config_path) {
     if (c.model_type != "vit" && c.model_type != "deit") {
         f.fail("model_type", "expected 'vit' or 'deit', got " + in_quotes(c.model_type));
     }
-    if (const json* archs = f.find("architectures")) {
-        if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
-            f.fail("architectures", "an array of class names", *archs);
-        }
-        c.architecture = (*archs)[0].get<std::string>();
-        const std::vector<std::string> known = supported_architectures(c.model_type);
-        bool found = false;
-        for (const std::string& k : known) found = found || k == c.architecture;
-        if (!found) {
-            f.fail("architectures", in_quotes(c.architecture) + " is not supported for model_type " + c.model_type +
-                                        " (supported: " + join(known) + ")");
-        }
-    }
+    c.architecture = read_architecture(f, c.model_type, supported_architectures(c.model_type));
     c.hidden_size = f.integer("hidden_size", c.hidden_size, 1, 65536);
     c.num_hidden_layers = f.integer("num_hidden_layers", c.num_hidden_layers, 1, 1024);
     c.num_attention_heads = f.integer("num_attention_heads", c.num_attention_heads, 1, 65536);
     c.intermediate_size = f.integer("intermediate_size", c.intermediate_size, 1, 1 << 20);
     c.hidden_act = f.string("hidden_act", c.hidden_act);
     c.activation = activation_from_name(f, c.hidden_act);
-    const double eps = f.number("layer_norm_eps", c.layer_norm_eps);
-    if (!(eps > 0.0) || static_cast<float>(eps) <= 0.0f) f.fail("layer_norm_eps", "a positive number", eps);
-    c.layer_norm_eps = static_cast<float>(eps);
+    c.layer_norm_eps = read_epsilon(f, "layer_norm_eps", c.layer_norm_eps);
     c.image_size = static_cast<int>(f.integer("image_size", c.image_size, 1, max_image_side));
     c.patch_size = static_cast<int>(f.integer("patch_size", c.patch_size, 1, max_image_side));
     c.num_channels = static_cast<int>(f.integer("num_channels", c.num_channels, 1, 4096));
@@ -320,16 +328,7 @@ HfGpt2Config read_hf_gpt2_config(const std::string& config_path) {
     HfGpt2Config c;
     const std::string model_type = f.string("model_type", "");
     if (model_type != "gpt2") f.fail("model_type", "expected 'gpt2', got " + in_quotes(model_type));
-    if (const json* archs = f.find("architectures")) {
-        if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
-            f.fail("architectures", "an array of class names", *archs);
-        }
-        c.architecture = (*archs)[0].get<std::string>();
-        if (c.architecture != "GPT2Model" && c.architecture != "GPT2LMHeadModel") {
-            f.fail("architectures", in_quotes(c.architecture) +
-                                        " is not supported for model_type gpt2 (supported: GPT2Model, GPT2LMHeadModel)");
-        }
-    }
+    c.architecture = read_architecture(f, "gpt2", {"GPT2Model", "GPT2LMHeadModel"});
     c.vocab_size = f.integer("vocab_size", c.vocab_size, 1, 1 << 24);
     c.n_positions = f.integer("n_positions", c.n_positions, 1, 1 << 20);
     c.n_embd = f.integer("n_embd", c.n_embd, 1, 65536);
@@ -338,9 +337,7 @@ HfGpt2Config read_hf_gpt2_config(const std::string& config_path) {
     c.n_inner = f.integer("n_inner", 0, 1, 1 << 20);
     c.activation_function = f.string("activation_function", c.activation_function);
     c.activation = activation_from_name(f, c.activation_function, "activation_function");
-    const double eps = f.number("layer_norm_epsilon", c.layer_norm_epsilon);
-    if (!(eps > 0.0) || static_cast<float>(eps) <= 0.0f) f.fail("layer_norm_epsilon", "a positive number", eps);
-    c.layer_norm_epsilon = static_cast<float>(eps);
+    c.layer_norm_epsilon = read_epsilon(f, "layer_norm_epsilon", c.layer_norm_epsilon);
     if (!f.boolean("scale_attn_weights", true)) {
         f.fail("scale_attn_weights", "false is not supported (scores are always divided by sqrt(head width))");
     }
@@ -352,6 +349,66 @@ HfGpt2Config read_hf_gpt2_config(const std::string& config_path) {
                     std::to_string(c.n_head));
     }
     return c;
+}
+
+HfBertConfig read_hf_bert_config(const std::string& config_path) {
+    const json config = read_json_file(config_path);
+    const Fields f(config, config_path);
+    HfBertConfig c;
+    const std::string model_type = f.string("model_type", "");
+    if (model_type != "bert") f.fail("model_type", "expected 'bert', got " + in_quotes(model_type));
+    c.architecture = read_architecture(
+        f, "bert", {"BertModel", "BertForMaskedLM", "BertForPreTraining", "BertForSequenceClassification"});
+    c.vocab_size = f.integer("vocab_size", c.vocab_size, 1, 1 << 24);
+    c.hidden_size = f.integer("hidden_size", c.hidden_size, 1, 65536);
+    c.num_hidden_layers = f.integer("num_hidden_layers", c.num_hidden_layers, 1, 1024);
+    c.num_attention_heads = f.integer("num_attention_heads", c.num_attention_heads, 1, 65536);
+    c.intermediate_size = f.integer("intermediate_size", c.intermediate_size, 1, 1 << 20);
+    c.hidden_act = f.string("hidden_act", c.hidden_act);
+    c.activation = activation_from_name(f, c.hidden_act);
+    c.max_position_embeddings = f.integer("max_position_embeddings", c.max_position_embeddings, 1, 1 << 20);
+    c.type_vocab_size = f.integer("type_vocab_size", c.type_vocab_size, 1, 1 << 20);
+    c.layer_norm_eps = read_epsilon(f, "layer_norm_eps", c.layer_norm_eps);
+    const std::string positions = f.string("position_embedding_type", "absolute");
+    if (positions != "absolute") {
+        f.fail("position_embedding_type", in_quotes(positions) + " is not supported (only 'absolute': learned "
+                                                                 "position embeddings added to the input)");
+    }
+    if (f.boolean("is_decoder", false)) {
+        f.fail("is_decoder", "true is not supported (BERT is read as an encoder: no causal decoder, no cache)");
+    }
+    if (f.boolean("add_cross_attention", false)) {
+        f.fail("add_cross_attention", "true is not supported (no encoder-decoder cross-attention)");
+    }
+    c.id2label = read_labels(f);
+    if (c.hidden_size % c.num_attention_heads != 0) {
+        throw Error(config_path + ": hidden_size = " + std::to_string(c.hidden_size) +
+                    " is not divisible by num_attention_heads = " + std::to_string(c.num_attention_heads));
+    }
+    return c;
+}
+
+WordPieceOptions read_hf_bert_tokenizer_config(const std::string& path) {
+    WordPieceOptions options;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return options;
+    const json config = read_json_file(path);
+    const Fields f(config, path);
+    const std::string tokenizer_class = f.string("tokenizer_class", "BertTokenizer");
+    if (tokenizer_class != "BertTokenizer" && tokenizer_class != "BertTokenizerFast") {
+        f.fail("tokenizer_class", in_quotes(tokenizer_class) + " is not supported (supported: BertTokenizer, "
+                                                               "BertTokenizerFast)");
+    }
+    if (!f.boolean("do_basic_tokenize", true)) {
+        f.fail("do_basic_tokenize", "false is not supported (text is always split on spaces and punctuation first)");
+    }
+    options.do_lower_case = f.boolean("do_lower_case", options.do_lower_case);
+    if (const json* strip = f.find("strip_accents")) {
+        if (!strip->is_boolean()) f.fail("strip_accents", "true, false or null", *strip);
+        options.strip_accents = strip->get<bool>();
+    }
+    options.tokenize_chinese_chars = f.boolean("tokenize_chinese_chars", options.tokenize_chinese_chars);
+    return options;
 }
 
 HfImageProcessorConfig read_hf_image_processor_config(const std::string& path, const std::string& model_type) {

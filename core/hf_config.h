@@ -10,6 +10,7 @@
 #include "core/image.h"
 #include "core/matrix.h"
 #include "core/safetensors.h"
+#include "core/wordpiece_tokenizer.h"
 
 #include <map>
 #include <memory>
@@ -26,7 +27,7 @@ std::vector<std::string> hf_supported_model_types();
 // supported ones) when this build cannot load that type.
 std::string read_hf_model_type(const std::string& folder);
 
-// The MLP activations of Hugging Face's ACT2FN that ViT-family and GPT-2 configs name.
+// The MLP activations of Hugging Face's ACT2FN that ViT-family, GPT-2 and BERT configs name.
 enum class HfActivation {
     gelu,         // "gelu", "gelu_python": x * Phi(x), the exact erf form
     gelu_tanh,    // "gelu_new", "gelu_pytorch_tanh", "gelu_fast": the tanh approximation
@@ -85,6 +86,34 @@ struct HfGpt2Config {
 // Reads and validates a GPT-2 config.json. Settings this build does not compute
 // (scale_attn_weights false, scale_attn_by_inverse_layer_idx true) are refused.
 HfGpt2Config read_hf_gpt2_config(const std::string& config_path);
+
+// BertConfig (model_type "bert"): transformers' field names and defaults
+// (bert-base-uncased). Settings this build does not compute are refused, naming the
+// field: position_embedding_type other than "absolute", is_decoder, add_cross_attention.
+struct HfBertConfig {
+    std::string architecture;                     // architectures[0], or "" when absent
+    Eigen::Index vocab_size = 30522;              // V
+    Eigen::Index hidden_size = 768;               // E
+    Eigen::Index num_hidden_layers = 12;          // L
+    Eigen::Index num_attention_heads = 12;        // H; E % H == 0
+    Eigen::Index intermediate_size = 3072;        // MLP width
+    std::string hidden_act = "gelu";              // "gelu" is the exact erf form
+    HfActivation activation = HfActivation::gelu;
+    Eigen::Index max_position_embeddings = 512;   // the longest sequence
+    Eigen::Index type_vocab_size = 2;             // token types (segments A and B)
+    float layer_norm_eps = 1e-12f;
+    std::vector<std::string> id2label;            // [num_labels]; "LABEL_i" where the file names none
+};
+
+// Reads and validates a BERT config.json.
+HfBertConfig read_hf_bert_config(const std::string& config_path);
+
+// BertTokenizer's settings from tokenizer_config.json (do_lower_case, strip_accents,
+// tokenize_chinese_chars; absent fields keep BertTokenizer's defaults, as does an
+// absent file). Throws naming the file and field when a value has the wrong type, or
+// when the file asks for what WordPieceTokenizer does not do (a tokenizer_class other
+// than BertTokenizer / BertTokenizerFast, do_basic_tokenize false).
+WordPieceOptions read_hf_bert_tokenizer_config(const std::string& path);
 
 // ViTImageProcessor / DeiTImageProcessor settings from preprocessor_config.json:
 // resize (Pillow), DeiT's centre crop, rescale, normalise. Defaults are those of the

@@ -16,15 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string in_quotes(const std::string& s) {
-    std::string text = "'";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "'" + std::string
-    text += s;
-    text += "'";
-    return text;
-}
-
-
-
 Linear rows_of(const Linear& l, Eigen::Index first, Eigen::Index n) {
     Linear part;
     part.weight = l.weight.middle_rows(first, n);
@@ -125,13 +116,6 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     };
 }
 
-void HfGpt2Model::check_length(std::size_t n, const std::string& what) const {
-    if (static_cast<Eigen::Index>(n) > config_.n_positions) {
-        throw Error(what + ": " + std::to_string(n) + " tokens, more than " + info_.name + "'s limit of " +
-                    std::to_string(config_.n_positions) + " (config.json: n_positions)");
-    }
-}
-
 ModelInput HfGpt2Model::embed(std::vector<std::int64_t> ids) const {
     const auto T = static_cast<Eigen::Index>(ids.size());
     ModelInput input;
@@ -149,13 +133,10 @@ ModelInput HfGpt2Model::encode_text(std::string_view text) const {
     }
     const std::vector<BpeToken> tokens = tokenizer_->encode(text, "text");
     if (tokens.empty()) throw Error("text: the sentence is empty");
-    check_length(tokens.size(), "text");
+    hf_check_length(tokens.size(), config_.n_positions, "text", info_.name, "n_positions");
     std::vector<std::int64_t> ids;
     for (const BpeToken& t : tokens) {
-        if (t.id < 0 || t.id >= config_.vocab_size) {
-            throw Error("text: token " + in_quotes(t.label) + " has id " + std::to_string(t.id) + ", but " + info_.name +
-                        " has vocab_size = " + std::to_string(config_.vocab_size) + " (tokenizer and weights disagree)");
-        }
+        hf_check_text_token(t.label, t.id, config_.vocab_size, info_.name, "tokenizer");
         ids.push_back(t.id);
     }
     ModelInput input = embed(std::move(ids));
@@ -167,14 +148,7 @@ ModelInput HfGpt2Model::encode_text(std::string_view text) const {
 }
 
 ModelInput HfGpt2Model::encode_ids(std::span<const std::int64_t> ids) const {
-    if (ids.empty()) throw Error("--tokens: no token ids given");
-    check_length(ids.size(), "--tokens");
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (ids[i] < 0 || ids[i] >= config_.vocab_size) {
-            throw Error("--tokens: id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
-                        " is outside 0.." + std::to_string(config_.vocab_size - 1) + " (config.json: vocab_size)");
-        }
-    }
+    hf_check_token_ids(ids, config_.vocab_size, config_.n_positions, info_.name, "n_positions");
     ModelInput input = embed(std::vector<std::int64_t>(ids.begin(), ids.end()));
     for (const std::int64_t id : ids) {
         const auto id32 = static_cast<std::int32_t>(id);
@@ -184,20 +158,8 @@ ModelInput HfGpt2Model::encode_ids(std::span<const std::int64_t> ids) const {
 }
 
 ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& options) const {
-    check_disabled_heads(info_, options.disabled_heads);
-    const Eigen::Index T = input.embeddings.rows();
-    if (T < 1 || T > config_.n_positions || input.embeddings.cols() != info_.width) {
-        throw Error(info_.name + ": input embeddings are [" + std::to_string(T) + ", " +
-                    std::to_string(input.embeddings.cols()) + "], expected [1.." + std::to_string(config_.n_positions) +
-                    ", " + std::to_string(info_.width) + "]");
-    }
     ModelTrace trace;
-    OptionalMask causal;
-    if (options.causal.value_or(info_.causal)) causal = mask_causal(T, T);
-    trace.mask = mask_and(causal, options.keep);
-    AttentionOptions attention_options;
-    attention_options.keep = trace.mask;
-    attention_options.detail = options.detail;
+    AttentionOptions attention_options = hf_begin_forward(info_, input, options, trace);
     Matrix x = input.embeddings;   // [T, E]
     for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
         const HfGpt2LayerWeights& layer = weights_.layers[l];
@@ -210,7 +172,7 @@ ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& optio
     }
     trace.hidden = layer_norm_forward(weights_.ln_f, x);
     const WeightMatrix& head = weights_.lm_head.size() != 0 ? weights_.lm_head : weights_.wte;   // [V, E]
-    trace.logits.resize(T, head.rows());                                                         // [T, V]
+    trace.logits.resize(trace.hidden.rows(), head.rows());                                       // [T, V]
     head.multiply(trace.hidden, trace.logits);
     return trace;
 }

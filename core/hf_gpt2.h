@@ -67,7 +67,6 @@ public:
 
 private:
     ModelInput embed(std::vector<std::int64_t> ids) const;
-    void check_length(std::size_t n, const std::string& what) const;
 
     HfGpt2Config config_;
     HfGpt2Weights weights_;

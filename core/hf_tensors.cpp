@@ -168,6 +168,70 @@ void hf_activate_inplace(MatrixRef x, HfActivation activation) {
     }
 }
 
+void hf_check_length(std::size_t n, Eigen::Index max_tokens, const std::string& what, const std::string& model,
+                     const std::string& limit_field) {
+    if (static_cast<Eigen::Index>(n) > max_tokens) {
+        throw Error(what + ": " + std::to_string(n) + " tokens, more than " + model + "'s limit of " +
+                    std::to_string(max_tokens) + " (config.json: " + limit_field + ")");
+    }
+}
+
+void hf_check_token_ids(std::span<const std::int64_t> ids, Eigen::Index vocab_size, Eigen::Index max_tokens,
+                        const std::string& model, const std::string& limit_field) {
+    if (ids.empty()) throw Error("--tokens: no token ids given");
+    hf_check_length(ids.size(), max_tokens, "--tokens", model, limit_field);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] < 0 || ids[i] >= vocab_size) {
+            throw Error("--tokens: id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                        " is outside 0.." + std::to_string(vocab_size - 1) + " (config.json: vocab_size)");
+        }
+    }
+}
+
+void hf_check_text_token(const std::string& label, std::int64_t id, Eigen::Index vocab_size, const std::string& model,
+                         const std::string& files) {
+    if (id < 0 || id >= vocab_size) {
+        throw Error("text: token " + in_quotes(label) + " has id " + std::to_string(id) + ", but " + model +
+                    " has vocab_size = " + std::to_string(vocab_size) + " (" + files + " and weights disagree)");
+    }
+}
+
+AttentionOptions hf_begin_forward(const ModelInfo& info, const ModelInput& input, const RunOptions& options,
+                                  ModelTrace& trace) {
+    check_disabled_heads(info, options.disabled_heads);
+    const Eigen::Index T = input.embeddings.rows();
+    if (T < 1 || T > info.max_tokens || input.embeddings.cols() != info.width) {
+        throw Error(info.name + ": input embeddings are [" + std::to_string(T) + ", " +
+                    std::to_string(input.embeddings.cols()) + "], expected [1.." + std::to_string(info.max_tokens) +
+                    ", " + std::to_string(info.width) + "]");
+    }
+    OptionalMask causal;
+    if (options.causal.value_or(info.causal)) causal = mask_causal(T, T);
+    trace.mask = mask_and(causal, options.keep);
+    AttentionOptions attention_options;
+    attention_options.keep = trace.mask;
+    attention_options.detail = options.detail;
+    return attention_options;
+}
+
+void hf_export_matrix(std::vector<OwnedTensor>& out, const std::string& name, const Matrix& m) {
+    out.push_back({name, {m.rows(), m.cols()}, std::vector<float>(m.data(), m.data() + m.size())});
+}
+
+void hf_export_vector(std::vector<OwnedTensor>& out, const std::string& name, const Vector& v) {
+    out.push_back({name, {v.size()}, std::vector<float>(v.data(), v.data() + v.size())});
+}
+
+void hf_export_linear(std::vector<OwnedTensor>& out, const std::string& name, const Linear& l) {
+    hf_export_matrix(out, name + ".weight", l.weight.to_matrix());
+    if (l.bias.size() != 0) hf_export_vector(out, name + ".bias", l.bias);
+}
+
+void hf_export_norm(std::vector<OwnedTensor>& out, const std::string& name, const LayerNorm& n) {
+    hf_export_vector(out, name + ".weight", n.weight);
+    hf_export_vector(out, name + ".bias", n.bias);
+}
+
 std::string hf_number_text(double value) {
     std::ostringstream s;
     s << value;

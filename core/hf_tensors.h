@@ -1,6 +1,6 @@
 #pragma once
 // A checkpoint's tensors by transformers' module names, for the Hugging Face loaders:
-// the prefix a task model stores its backbone under ("vit.", "deit.", "transformer.")
+// the prefix a task model stores its backbone under ("vit.", "deit.", "transformer.", "bert.")
 // is dropped and TensorFlow-era LayerNorm "gamma" / "beta" read as "weight" / "bias".
 // Every tensor taken is checked (floating dtype, exact shape, with both shapes and the
 // config fields behind the expected one in the message), and whatever is left untaken
@@ -10,10 +10,12 @@
 #include "core/hf_config.h"
 #include "core/layers.h"
 #include "core/load_control.h"
+#include "core/model.h"
 
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,31 @@ private:
 // The activation a config's hidden_act names, in place (gelu_tanh is transformers'
 // "gelu_new" / NewGELUActivation, which GPT-2 uses).
 void hf_activate_inplace(MatrixRef x, HfActivation activation);
+
+// The checks the Hugging Face text models share. `model` names the model in messages,
+// `limit_field` the config.json field behind `max_tokens` (n_positions, ...).
+// Throws when `n` tokens are more than `max_tokens` ("text: 40 tokens, more than ...").
+void hf_check_length(std::size_t n, Eigen::Index max_tokens, const std::string& what, const std::string& model,
+                     const std::string& limit_field);
+// --tokens: not empty, not too long, every id in 0..vocab_size-1.
+void hf_check_token_ids(std::span<const std::int64_t> ids, Eigen::Index vocab_size, Eigen::Index max_tokens,
+                        const std::string& model, const std::string& limit_field);
+// A token the folder's tokenizer produced has an id the weights have (`files` names the tokenizer's files).
+void hf_check_text_token(const std::string& label, std::int64_t id, Eigen::Index vocab_size, const std::string& model,
+                         const std::string& files);
+// The start of a text model's forward: checks the disabled heads and the input's
+// [1..max_tokens, E] shape against `info`, sets trace.mask (causal unless overridden,
+// AND keep) and returns the attention options that apply it.
+AttentionOptions hf_begin_forward(const ModelInfo& info, const ModelInput& input, const RunOptions& options,
+                                  ModelTrace& trace);
+
+// For Model::export_weights: each appends float32 tensors under the given name (a
+// Linear as NAME.weight [out, in] and, when it has one, NAME.bias [out]; a LayerNorm as
+// NAME.weight and NAME.bias [C]).
+void hf_export_matrix(std::vector<OwnedTensor>& out, const std::string& name, const Matrix& m);
+void hf_export_vector(std::vector<OwnedTensor>& out, const std::string& name, const Vector& v);
+void hf_export_linear(std::vector<OwnedTensor>& out, const std::string& name, const Linear& l);
+void hf_export_norm(std::vector<OwnedTensor>& out, const std::string& name, const LayerNorm& n);
 
 // A config number as messages and `info` print it (shortest round form, e.g. 1e-12).
 std::string hf_number_text(double value);

@@ -143,6 +143,7 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
     info_.mlp_width = I;
     info_.max_tokens = T;
     info_.takes_image = true;
+    info_.classifier = w.head != HfVitHead::none;
     info_.image_size = c.image_size;
     info_.patch_size = c.patch_size;
     info_.n_parameters = table.n_parameters();

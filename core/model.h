@@ -31,6 +31,7 @@ struct ModelInfo {
     bool takes_text = false;
     bool takes_image = false;
     bool causal = false;             // masks the future unless told otherwise
+    bool classifier = false;         // logits are one row for the whole input ([1, labels]), not [T, V]
     int image_size = 0;              // square input side in pixels (image models)
     int patch_size = 0;              // P (image models)
     std::int64_t n_parameters = 0;

@@ -1,6 +1,7 @@
 #include "core/model_registry.h"
 
 #include "core/error.h"
+#include "core/hf_bert.h"
 #include "core/hf_config.h"
 #include "core/hf_gpt2.h"
 #include "core/hf_vit.h"
@@ -38,6 +39,7 @@ std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& conf
         const std::string model_type = read_hf_model_type(path);
         if (model_type == "vit" || model_type == "deit") return load_hf_vit(path, control);
         if (model_type == "gpt2") return load_hf_gpt2(path, control);
+        if (model_type == "bert") return load_hf_bert(path, control);
         throw Error(path + "/config.json: model_type '" + model_type + "' has no loader in this build");
     }
     throw Error("--model " + path + ": not a built-in model, and not a checkpoint folder (" +

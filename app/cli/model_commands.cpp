@@ -99,7 +99,7 @@ Command add_dump_command(CLI::App& app) {
                 if (!input.ids.empty()) tensors.push_back(tensor_i64("input_ids", {T}, input.ids));
                 if (trace.logits.size() != 0) {
                     // CLI.md: [T, V] for a language-model head, [num_labels] for a classifier.
-                    const bool classifier = model->info().takes_image && trace.logits.rows() == 1;
+                    const bool classifier = model->info().classifier;
                     const Shape shape = classifier ? Shape{trace.logits.cols()} : Shape{trace.logits.rows(), trace.logits.cols()};
                     tensors.push_back(tensor_f32("logits", shape,
                                                  std::span<const float>(trace.logits.data(), static_cast<std::size_t>(trace.logits.size()))));

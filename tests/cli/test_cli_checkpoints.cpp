@@ -23,21 +23,10 @@ const std::string source_dir = HEADSCOPE_SOURCE_DIR;
 const std::string checkpoints = source_dir + "/tests/checkpoints";
 const std::string rgb_png = source_dir + "/tests/images/rgb.png";
 
-std::vector<std::string> tokens_of(const SafetensorsFile& f) {
-    return nlohmann::json::parse(f.metadata().at("tokens")).get<std::vector<std::string>>();
-}
-
 RunResult dump(const std::string& model, const std::string& out, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"dump", "--model", model, "--image", rgb_png, "--out", out};
     args.insert(args.end(), extra.begin(), extra.end());
     return run_cli(args);
-}
-
-// A copy of a committed checkpoint folder in `dir`, for tests that break one file.
-std::string copy_checkpoint(const TempDir& dir, const std::string& name) {
-    const std::filesystem::path to = dir.path() / name;
-    std::filesystem::copy(checkpoints + "/" + name, to, std::filesystem::copy_options::recursive);
-    return to.string();
 }
 
 } // namespace
@@ -69,22 +58,8 @@ TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's w
         const auto H = c.at("heads").get<std::int64_t>();
         const auto T = c.at("tokens").get<std::int64_t>();
         for (std::int64_t l = 0; l < L; ++l) {
-            const std::string key = "attn." + std::to_string(l);
-            CAPTURE(key);
-            REQUIRE(ours.contains(key));
-            CHECK(ours.get(key).shape == Shape{H, T, T});
-            const auto a = floats(ours, key);
-            const auto b = floats(expected, key);
-            REQUIRE(a.size() == b.size());
-            const double diff = max_abs_diff(a.data(), b.data(), a.size());
-            CHECK_MESSAGE(diff <= tolerance, name << " " << key << ": max |diff| = " << diff);
             // Invariants: finite, every row sums to 1 (no mask here).
-            for (std::size_t row = 0; row < a.size() / static_cast<std::size_t>(T); ++row) {
-                double sum = 0.0;
-                for (std::int64_t j = 0; j < T; ++j) sum += a[row * static_cast<std::size_t>(T) + static_cast<std::size_t>(j)];
-                REQUIRE(std::isfinite(sum));
-                CHECK(std::abs(sum - 1.0) <= 1e-5);
-            }
+            check_rows_sum_to_one(check_close(ours, expected, "attn." + std::to_string(l), {H, T, T}, tolerance), T);
         }
         CHECK_FALSE(ours.contains("attn." + std::to_string(L)));
         CHECK_FALSE(ours.contains("input_ids"));
@@ -201,7 +176,7 @@ TEST_CASE("checkpoints: hostile config, processor and index files are refused wi
     const auto broken = [&](const std::string& name, const std::string& checkpoint, const std::string& file,
                             const std::string& content, const std::string& needle) {
         CAPTURE(name);
-        const std::string folder = copy_checkpoint(dir, checkpoint);
+        const std::string folder = copy_folder(dir, checkpoints + "/" + checkpoint);
         const std::filesystem::path renamed = dir.path() / name;
         std::filesystem::rename(folder, renamed);
         write_bytes((renamed / file).string(), content);
@@ -249,7 +224,7 @@ TEST_CASE("checkpoints: hostile config, processor and index files are refused wi
            "model.safetensors.index.json puts it in model-00001-of-00002.safetensors");
 
     // No preprocessor_config.json: refused (it decides the pixels), naming the file.
-    const std::string folder = copy_checkpoint(dir, "vit_tiny");
+    const std::string folder = copy_folder(dir, checkpoints + "/vit_tiny");
     std::filesystem::remove(std::filesystem::path(folder) / "preprocessor_config.json");
     check_bad_input(dump(folder, out), "preprocessor_config.json: missing");
     CHECK_FALSE(std::filesystem::exists(out));

@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -21,41 +20,6 @@ namespace {
 
 const std::string source_dir = HEADSCOPE_SOURCE_DIR;
 const std::string checkpoints = source_dir + "/tests/checkpoints";
-
-std::vector<std::int64_t> int64s(const SafetensorsFile& f, const std::string& name) {
-    const TensorView& t = f.get(name);
-    REQUIRE(t.dtype == DType::I64);
-    std::vector<std::int64_t> v(static_cast<std::size_t>(t.numel()));
-    REQUIRE(t.bytes.size() == v.size() * sizeof(std::int64_t));
-    std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
-    return v;
-}
-
-std::vector<std::string> tokens_of(const SafetensorsFile& f) {
-    return nlohmann::json::parse(f.metadata().at("tokens")).get<std::vector<std::string>>();
-}
-
-std::string joined(const std::vector<std::int64_t>& ids) {
-    std::string text;
-    for (const std::int64_t id : ids) text.append(text.empty() ? "" : ",").append(std::to_string(id));
-    return text;
-}
-
-RunResult dump(const std::string& model, const std::vector<std::string>& input, const std::string& out,
-               std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"dump", "--model", model};
-    args.insert(args.end(), input.begin(), input.end());
-    args.push_back("--out");
-    args.push_back(out);
-    args.insert(args.end(), extra.begin(), extra.end());
-    return run_cli(args);
-}
-
-std::string copy_checkpoint(const TempDir& dir, const std::string& name) {
-    const std::filesystem::path to = dir.path() / name;
-    std::filesystem::copy(checkpoints + "/" + name, to, std::filesystem::copy_options::recursive);
-    return to.string();
-}
 
 // Every query row's weights on later keys are exactly 0.
 void check_causal(const std::vector<float>& w, std::int64_t H, std::int64_t T) {
@@ -69,26 +33,15 @@ void check_causal(const std::vector<float>& w, std::int64_t H, std::int64_t T) {
 } // namespace
 
 TEST_CASE("gpt2: every layer's attention and the logits equal PyTorch's within 1e-4") {
-    std::ifstream in(golden_dir() + "/gpt2/cases.json");
-    REQUIRE_MESSAGE(in.good(), "missing tests/golden/gpt2/cases.json (run tools/make_gpt2_checkpoints.py)");
-    const auto manifest = nlohmann::json::parse(in);
+    const auto manifest = read_manifest("gpt2", "make_gpt2_checkpoints.py");
     const double tolerance = manifest.at("tolerance").get<double>();
-    CHECK(tolerance <= 1e-4);
     TempDir dir;
     int n_cases = 0;
     for (const auto& c : manifest.at("cases")) {
         const std::string name = c.at("name");
         CAPTURE(name);
-        const std::string out = dir.file(name + ".safetensors");
         const auto ids = c.at("ids").get<std::vector<std::int64_t>>();
-        const std::vector<std::string> input = c.contains("text")
-                                                   ? std::vector<std::string>{"--text", c.at("text").get<std::string>()}
-                                                   : std::vector<std::string>{"--tokens", joined(ids)};
-        const RunResult r = dump(checkpoints + "/" + c.at("checkpoint").get<std::string>(), input, out);
-        INFO("stderr: " << r.err);
-        REQUIRE(r.exit_code == 0);
-        CHECK(r.err.empty());
-        const auto ours = SafetensorsFile::open(out);
+        const auto ours = dump_case(c, checkpoints, dir.file(name + ".safetensors"));
         const auto expected = SafetensorsFile::open(golden_dir() + "/gpt2/" + name + ".safetensors");
 
         const auto L = c.at("layers").get<std::int64_t>();
@@ -96,26 +49,10 @@ TEST_CASE("gpt2: every layer's attention and the logits equal PyTorch's within 1
         const auto T = c.at("tokens").get<std::int64_t>();
         const auto V = c.at("vocab").get<std::int64_t>();
         for (std::int64_t l = 0; l < L; ++l) {
-            const std::string key = "attn." + std::to_string(l);
-            CAPTURE(key);
-            REQUIRE(ours.contains(key));
-            CHECK(ours.get(key).shape == Shape{H, T, T});
-            const auto a = floats(ours, key);
-            const auto b = floats(expected, key);
-            REQUIRE(a.size() == b.size());
-            const double diff = max_abs_diff(a.data(), b.data(), a.size());
-            CHECK_MESSAGE(diff <= tolerance, name << " " << key << ": max |diff| = " << diff);
-            check_causal(a, H, T);
+            check_causal(check_close(ours, expected, "attn." + std::to_string(l), {H, T, T}, tolerance), H, T);
         }
         CHECK_FALSE(ours.contains("attn." + std::to_string(L)));
-
-        REQUIRE(ours.contains("logits"));
-        CHECK(ours.get("logits").shape == Shape{T, V});
-        const auto a = floats(ours, "logits");
-        const auto b = floats(expected, "logits");
-        REQUIRE(a.size() == b.size());
-        const double diff = max_abs_diff(a.data(), b.data(), a.size());
-        CHECK_MESSAGE(diff <= tolerance, name << " logits: max |diff| = " << diff);
+        check_close(ours, expected, "logits", {T, V}, tolerance);
 
         REQUIRE(ours.contains("input_ids"));
         CHECK(int64s(ours, "input_ids") == ids);
@@ -138,9 +75,9 @@ TEST_CASE("gpt2: --causal off and --disable-heads change the maps") {
     TempDir dir;
     const std::string model = checkpoints + "/gpt2_tiny";
     const std::vector<std::string> text = {"--text", "the cat sat on the mat"};
-    REQUIRE(dump(model, text, dir.file("p.safetensors")).exit_code == 0);
-    REQUIRE(dump(model, text, dir.file("o.safetensors"), {"--causal", "off"}).exit_code == 0);
-    REQUIRE(dump(model, text, dir.file("a.safetensors"), {"--disable-heads", "0.1"}).exit_code == 0);
+    REQUIRE(run_dump(model, text, dir.file("p.safetensors")).exit_code == 0);
+    REQUIRE(run_dump(model, text, dir.file("o.safetensors"), {"--causal", "off"}).exit_code == 0);
+    REQUIRE(run_dump(model, text, dir.file("a.safetensors"), {"--disable-heads", "0.1"}).exit_code == 0);
     const auto plain = SafetensorsFile::open(dir.file("p.safetensors"));
     const auto open = SafetensorsFile::open(dir.file("o.safetensors"));
     const auto ablated = SafetensorsFile::open(dir.file("a.safetensors"));
@@ -179,28 +116,28 @@ TEST_CASE("gpt2: broken folders and bad input are one line, exit 2, no output") 
     const std::string out = dir.file("o.safetensors");
     const std::vector<std::string> tokens = {"--tokens", "1,2,3"};
     const std::string b = checkpoints + "/bad/";
-    check_bad_input(dump(b + "gpt2_missing_tensor", tokens, out), "has no tensor 'transformer.h.1.mlp.c_fc.bias'");
-    check_bad_input(dump(b + "gpt2_wrong_shape", tokens, out),
+    check_bad_input(run_dump(b + "gpt2_missing_tensor", tokens, out), "has no tensor 'transformer.h.1.mlp.c_fc.bias'");
+    check_bad_input(run_dump(b + "gpt2_wrong_shape", tokens, out),
                     "'transformer.h.0.attn.c_attn.weight' has shape [48, 16], expected [16, 48] (config.json: n_embd = 16)");
-    check_bad_input(dump(b + "gpt2_vocab_mismatch", tokens, out),
+    check_bad_input(run_dump(b + "gpt2_vocab_mismatch", tokens, out),
                     "'transformer.wte.weight' has shape [277, 16], expected [300, 16] (config.json: vocab_size = 300");
-    check_bad_input(dump(b + "gpt2_lm_head_shape", tokens, out),
+    check_bad_input(run_dump(b + "gpt2_lm_head_shape", tokens, out),
                     "'lm_head.weight' has shape [276, 16], expected [277, 16]");
 
     const std::string model = checkpoints + "/gpt2_tiny";
-    check_bad_input(dump(model, {"--tokens", "1,277"}, out), "--tokens: id 277 at position 1 is outside 0..276");
+    check_bad_input(run_dump(model, {"--tokens", "1,277"}, out), "--tokens: id 277 at position 1 is outside 0..276");
     std::string long_text;
     for (int i = 0; i < 40; ++i) long_text += " x";   // 80 tokens: no merge joins "Ġ" and "x"
-    check_bad_input(dump(model, {"--text", long_text}, out), "text: 80 tokens, more than");
-    check_bad_input(dump(model, {"--text", long_text}, out), "limit of 32 (config.json: n_positions)");
-    check_bad_input(dump(model, {"--image", source_dir + "/tests/images/rgb.png"}, out), "takes text, not images");
+    check_bad_input(run_dump(model, {"--text", long_text}, out), "text: 80 tokens, more than");
+    check_bad_input(run_dump(model, {"--text", long_text}, out), "limit of 32 (config.json: n_positions)");
+    check_bad_input(run_dump(model, {"--image", source_dir + "/tests/images/rgb.png"}, out), "takes text, not images");
 
     // Without tokenizer files --tokens still works, --text is refused.
-    const std::string bare = copy_checkpoint(dir, "gpt2_tiny");
+    const std::string bare = copy_folder(dir, checkpoints + "/gpt2_tiny");
     std::filesystem::remove(std::filesystem::path(bare) / "vocab.json");
     std::filesystem::remove(std::filesystem::path(bare) / "merges.txt");
-    check_bad_input(dump(bare, {"--text", "the cat"}, out), "no tokenizer files");
-    const RunResult r = dump(bare, tokens, dir.file("t.safetensors"));
+    check_bad_input(run_dump(bare, {"--text", "the cat"}, out), "no tokenizer files");
+    const RunResult r = run_dump(bare, tokens, dir.file("t.safetensors"));
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 0);
     CHECK_FALSE(std::filesystem::exists(out));

@@ -95,7 +95,7 @@ TEST_CASE("gui: disabling a head changes the next layer's map, not its own layer
     CHECK(same_layer_ablated.differing(same_layer) < 2000);
 }
 
-TEST_CASE("gui: every view renders; the image view shows the picture under the map") {
+TEST_CASE("gui: every view renders, and the image view shows the picture under the map") {
     const Screenshot matrix = take_screenshot("--view matrix");
     for (const char* view : {"tokens", "model", "compare", "stages"}) {
         CAPTURE(view);
@@ -108,14 +108,15 @@ TEST_CASE("gui: every view renders; the image view shows the picture under the m
                                              "/shapes.png'");
     INFO("stderr: " << image.err);
     REQUIRE(image.exit_code == 0);
-    // The red house and ball of assets/shapes.png, seen through the heat layer.
-    const long red = image.count_if([](int r, int g, int b) { return r > 100 && g < 70 && b < 100 && r > b + 30; });
-    CHECK(red > 5000);
+    // The red house and ball of assets/shapes.png, seen through the heat layer: orange
+    // there (about (170, 135, 40)), a colour neither viridis nor the window's grey has.
+    const auto reddish = [](int r, int g, int b) { return r > g + 30 && r > b + 60; };
+    CHECK(image.count_if(reddish) > 5000);
     const Screenshot text_model = take_screenshot("--view image");
-    CHECK(text_model.count_if([](int r, int g, int b) { return r > 100 && g < 70 && b < 100 && r > b + 30; }) < 500);
+    CHECK(text_model.count_if(reddish) < 500);
 }
 
-TEST_CASE("gui: bad and hard inputs: reported, not shown as data; no crash, no hang") {
+TEST_CASE("gui: bad and hard inputs: reported, not shown as data, no crash, no hang") {
     const Screenshot empty = take_screenshot("--text ''");
     CHECK(empty.exit_code == 2);
     CHECK(empty.err.find("empty") != std::string::npos);

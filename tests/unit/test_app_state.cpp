@@ -59,7 +59,7 @@ TEST_CASE("app state: views by name, fitting to a model, stepping and toggling")
     CHECK(make_request(s).also_flip_causal);
 }
 
-TEST_CASE("app state: a dropped image switches a text model to the image model; other files are refused") {
+TEST_CASE("app state: a dropped image switches a text model to the image model, other files are refused") {
     AppState s;
     CHECK(open_dropped_file(s, "/pics/Cat.JPG"));
     CHECK(s.image_path == "/pics/Cat.JPG");

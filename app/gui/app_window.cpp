@@ -443,7 +443,12 @@ void AppWindow::draw_predictions() {
         ImGui::Text("Next token after \"%s\" (position %d of %zu)", printable_label(labels[static_cast<std::size_t>(t)]).c_str(),
                     t, labels.size());
         ImGui::SameLine();
-        ImGui::TextDisabled("%s", hint);
+        if (shown_->causal) {
+            ImGui::TextDisabled("%s", hint);
+        } else {
+            // A language model without its mask sees the very tokens it is asked to predict.
+            ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1.0f), "  (causal mask off: each position sees the next token)");
+        }
         break;
     }
     case PredictionKind::fill_in:

@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 app="${1:-build/release}/bin/headscope"
 out=docs/screenshots
 mkdir -p "$out"
+# The recent-models list of these runs goes to a scratch folder, not the user's own.
+XDG_CONFIG_HOME=$(mktemp -d)
+export XDG_CONFIG_HOME
+trap 'rm -rf "$XDG_CONFIG_HOME"' EXIT
 shot() {
     local name=$1
     shift
@@ -22,3 +26,5 @@ shot image --model builtin:toy-vit --view image --query 95
 shot model --view model
 shot compare --view compare --head 0
 shot stages --view stages --head 0
+# A tiny random GPT-2 (tests/checkpoints): its predictions are noise, but the panel is real.
+shot predictions --model tests/checkpoints/gpt2_tiny --text "The cat sat on the mat" --disable 0.0,1.1 --view matrix

@@ -47,6 +47,33 @@ Request make_request(const AppState& state) {
     return r;
 }
 
+bool causal_on(const AppState& state, const ModelInfo& info) { return state.causal.value_or(info.causal); }
+
+bool is_builtin_model(const std::string& name) { return name.rfind("builtin:", 0) == 0; }
+
+std::string model_display_name(const std::string& name) {
+    if (is_builtin_model(name)) return name;
+    std::string trimmed = name;
+    while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+    const auto slash = trimmed.find_last_of('/');
+    return slash == std::string::npos || slash + 1 == trimmed.size() ? trimmed : trimmed.substr(slash + 1);
+}
+
+void choose_model(AppState& state, const std::string& name) {
+    if (state.model.name == name) return;
+    state.model.name = name;
+    state.query = -1;
+    state.causal.reset();
+}
+
+void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use) {
+    const ModelChoice back = in_use.value_or(ModelChoice{});
+    if (state.model == back) return;
+    state.model = back;
+    state.query = -1;
+    state.causal.reset();
+}
+
 void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) {
     resize_flags(state.disabled_heads, n_layers, n_heads);
     resize_flags(state.hidden_heads, n_layers, n_heads);
@@ -106,7 +133,7 @@ bool open_dropped_file(AppState& state, const std::string& path) {
     static constexpr std::array<std::string_view, 7> image_extensions = {"png", "jpg", "jpeg", "bmp", "gif", "tga", "tpic"};
     if (std::find(image_extensions.begin(), image_extensions.end(), extension) == image_extensions.end()) return false;
     state.image_path = path;
-    if (state.model.name == "builtin:toy-text") state.model.name = "builtin:toy-vit";
+    if (state.model.name == "builtin:toy-text") choose_model(state, "builtin:toy-vit");
     state.query = -1;
     return true;
 }

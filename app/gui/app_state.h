@@ -26,7 +26,7 @@ struct AppState {
     ModelChoice model;
     std::string text;
     std::string image_path;
-    bool causal = false;
+    std::optional<bool> causal;                      // the causal mask; unset: the model's default (GPT-2: on)
     std::vector<std::vector<bool>> disabled_heads;   // [L][H]: ablated (zero context), recomputes
     std::vector<std::vector<bool>> hidden_heads;     // [L][H]: left out of the views only
     int layer = 0;
@@ -46,6 +46,21 @@ struct AppState {
 
 // The computation the state asks for.
 Request make_request(const AppState& state);
+
+// Whether the causal mask is on: the user's choice, else the model's default.
+bool causal_on(const AppState& state, const ModelInfo& info);
+
+// Model names: "builtin:..." names a demo model, anything else a checkpoint folder.
+bool is_builtin_model(const std::string& name);
+// How a model is named in the window: built-in names as they are, folders by their last part.
+std::string model_display_name(const std::string& name);
+
+// Opening another model (the Model control, --model, a dropped folder): the pinned
+// query and the causal choice belong to the old model's input, so they reset.
+void choose_model(AppState& state, const std::string& name);
+// After a load was cancelled or failed: back to the model the worker still holds (the
+// default built-in model when none loaded yet).
+void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use);
 
 // After a model (re)loads: per-head flags sized [L][H] (kept where they still fit,
 // unset elsewhere), and layer / head / compare choices clamped into range.

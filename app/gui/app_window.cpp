@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace headscope::gui {
@@ -19,6 +20,15 @@ namespace {
 
 constexpr float controls_width = 340.0f;
 constexpr float status_height = 26.0f;
+constexpr int n_predictions = 5;
+
+// The predictions panel's bars: the run on screen (with its disabled heads) and the
+// intact model beside it, each on a track of its own colour (also what the GUI tests count).
+constexpr ImU32 prediction_bar = IM_COL32(255, 166, 48, 255);
+constexpr ImU32 prediction_track = IM_COL32(70, 52, 30, 255);
+constexpr ImU32 intact_bar = IM_COL32(86, 180, 233, 255);
+constexpr ImU32 intact_track = IM_COL32(28, 58, 76, 255);
+constexpr float bar_width = 120.0f;
 
 // One colour per head in the tokens view (matplotlib's tab10, colour-blind friendlier
 // than a rainbow).
@@ -62,6 +72,32 @@ void colour_legend(Colormap map, const char* low, const char* high, bool show_ma
     ImGui::TextUnformatted("masked");
 }
 
+// A path as the recent lists keep it: absolute, normalised, no trailing slash.
+std::string absolute_path(const std::string& path) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::absolute(path, ec);
+    if (ec) return path;
+    p = p.lexically_normal();
+    std::string text = p.string();
+    while (text.size() > 1 && text.back() == '/') text.pop_back();
+    return text;
+}
+
+// A probability as a bar on its track, at the cursor, one text line high.
+void probability_bar(float probability, ImU32 bar, ImU32 track) {
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float height = ImGui::GetTextLineHeight();
+    const float p = std::isfinite(probability) ? std::clamp(probability, 0.0f, 1.0f) : 0.0f;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    // Whole pixels: flat colours without blended edges.
+    const float x0 = std::floor(origin.x);
+    const float y0 = std::floor(origin.y + 2.0f);
+    const float y1 = std::floor(origin.y + height - 1.0f);
+    draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + bar_width, y1), track);
+    draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + std::round(bar_width * p), y1), bar);
+    ImGui::Dummy(ImVec2(bar_width, height));
+}
+
 RgbaImage rgba_of(const RgbImage& image) {
     RgbaImage out;
     out.width = image.width;
@@ -78,7 +114,15 @@ RgbaImage rgba_of(const RgbImage& image) {
 
 } // namespace
 
-AppWindow::AppWindow(AppState initial) : state_(std::move(initial)) {}
+AppWindow::AppWindow(AppState initial, std::string recent_path)
+    : state_(std::move(initial)), recent_path_(std::move(recent_path)) {
+    RecentRead read = read_recent(recent_path_);
+    recent_ = std::move(read.lists);
+    if (!read.warning.empty()) {
+        std::fprintf(stderr, "headscope: %s\n", read.warning.c_str());
+        status_note_ = read.warning;
+    }
+}
 
 const Mask* AppWindow::mask() const { return shown_ && shown_->trace.mask ? &*shown_->trace.mask : nullptr; }
 
@@ -89,9 +133,36 @@ void AppWindow::update() {
     if (latest && latest != shown_) {
         const bool new_model = !shown_ || shown_->info.name != latest->info.name ||
                                shown_->info.n_layers != latest->info.n_layers || shown_->info.n_heads != latest->info.n_heads;
+        const bool other_folder = !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
         shown_ = latest;
         if (new_model) fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
+        if (other_folder) remember_model(shown_->model.name);
         textures_.invalidate();
+    }
+    // How the newest answered request ended: a model that did not load leaves the worker
+    // on the previous one, and the controls go back to it.
+    const Answer answer = worker_.latest_answer();
+    if (answer.generation != answer_generation_) {
+        answer_generation_ = answer.generation;
+        error_.clear();
+        switch (answer.failure) {
+        case Failure::none: break;
+        case Failure::compute: error_ = answer.error; break;
+        case Failure::load:
+            if (answer.model == state_.model) {
+                model_error_ = answer.error;
+                return_to_model(state_, worker_.model_in_use());
+            }
+            break;
+        case Failure::load_cancelled:
+            // Stopped by a newer request for another model (nothing to do), or from
+            // outside while this one is still wanted: go back as Cancel does.
+            if (answer.generation == submitted_ && answer.model == state_.model) {
+                return_to_model(state_, worker_.model_in_use());
+                status_note_ = "loading cancelled";
+            }
+            break;
+        }
     }
     const Request request = make_request(state_);
     if (!has_request_ || !(request == last_request_)) {
@@ -99,15 +170,48 @@ void AppWindow::update() {
         last_request_ = request;
         has_request_ = true;
     }
-    const auto [generation, message] = worker_.latest_error();
-    if (generation != error_generation_) {
-        error_generation_ = generation;
-        error_ = message;   // empty when the newest request succeeded
-    }
+    loading_ = worker_.loading();
     if (textures_colormap_ != state_.colormap || textures_scale_ != state_.scale) {
         textures_colormap_ = state_.colormap;
         textures_scale_ = state_.scale;
         textures_.invalidate();
+    }
+}
+
+void AppWindow::open_model(const std::string& name) {
+    model_error_.clear();
+    status_note_.clear();
+    choose_model(state_, name);
+}
+
+void AppWindow::cancel_loading() {
+    worker_.cancel_load();
+    const std::optional<ModelChoice> in_use = worker_.model_in_use();
+    if (in_use && *in_use == state_.model) return;   // it finished loading first: nothing to cancel
+    return_to_model(state_, in_use);
+    status_note_ = "loading cancelled";
+}
+
+bool AppWindow::showing_other_model() const { return !shown_ || shown_->model.name != state_.model.name; }
+
+void AppWindow::remember_model(const std::string& name) {
+    push_recent(recent_.models, absolute_path(name));
+    save_recent();
+}
+
+void AppWindow::remember_file(const std::string& path) {
+    push_recent(recent_.files, absolute_path(path));
+    save_recent();
+}
+
+void AppWindow::save_recent() {
+    if (recent_path_.empty()) return;
+    try {
+        write_recent(recent_path_, recent_);
+    } catch (const Error& e) {
+        // Not worth more than a line: the window works without the list.
+        std::fprintf(stderr, "headscope: %s\n", e.what());
+        status_note_ = e.what();
     }
 }
 
@@ -117,10 +221,12 @@ bool AppWindow::settled() const {
 }
 
 void AppWindow::on_drop(const std::string& path) {
-    if (open_dropped_file(state_, path)) {
-        file_picker_.remember(path);
+    if (ui::is_model_folder(path)) {
+        open_model(path);
+    } else if (open_dropped_file(state_, path)) {
+        remember_file(path);
     } else {
-        error_ = path + ": not an image file (expected PNG, JPEG, BMP, GIF or TGA)";
+        error_ = path + ": not an image file (expected PNG, JPEG, BMP, GIF or TGA) nor a model folder (config.json)";
     }
 }
 
@@ -155,14 +261,16 @@ const ui::HeatmapTexture& AppWindow::signed_texture(const std::string& key, cons
 }
 
 void AppWindow::handle_keys() {
-    if (!shown_ || ImGui::GetIO().WantTextInput) return;
+    if (ImGui::GetIO().WantTextInput) return;
     // Dear ImGui 1.86 indexes keys by the backend's codes: translate through GetKeyIndex.
     const auto pressed = [](ImGuiKey key, bool repeat = true) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat); };
+    if (loading_ && pressed(ImGuiKey_Escape, false)) cancel_loading();
+    if (!shown_ || showing_other_model()) return;
     if (pressed(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
     if (pressed(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
     if (pressed(ImGuiKey_LeftArrow)) step_head(state_, -1, shown_->info.n_heads);
     if (pressed(ImGuiKey_RightArrow)) step_head(state_, 1, shown_->info.n_heads);
-    if (pressed(ImGuiKey_C, false)) state_.causal = !state_.causal;   // a toggle: no auto-repeat
+    if (pressed(ImGuiKey_C, false)) state_.causal = !causal_on(state_, shown_->info);   // a toggle: no auto-repeat
 }
 
 void AppWindow::draw() {
@@ -179,34 +287,56 @@ void AppWindow::draw() {
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("views", ImVec2(0.0f, body), true);
-    if (!error_.empty()) {
+    if (!model_error_.empty() || !error_.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
-        ImGui::TextWrapped("%s", error_.c_str());
+        if (!model_error_.empty()) ImGui::TextWrapped("%s", model_error_.c_str());
+        if (!error_.empty()) ImGui::TextWrapped("%s", error_.c_str());
         ImGui::PopStyleColor();
-        if (shown_) ImGui::TextDisabled("(showing the last result that worked)");
+        if (!model_error_.empty() && shown_ && !showing_other_model()) {
+            ImGui::TextDisabled("(not loaded: %s stays open)", model_display_name(shown_->model.name).c_str());
+        } else if (shown_) {
+            ImGui::TextDisabled("(showing the last result that worked)");
+        }
         ImGui::Separator();
     }
-    if (shown_ && ImGui::BeginTabBar("views")) {
-        constexpr View views[] = {View::matrix, View::tokens, View::image, View::model, View::compare, View::stages};
-        constexpr const char* titles[] = {"Matrix", "Tokens", "Image", "Model", "Compare", "Stages"};
-        static_assert(std::size(views) == std::size(titles));
-        for (std::size_t i = 0; i < std::size(views); ++i) {
-            // The tab follows state_.view (set by --view or a click).
-            const ImGuiTabItemFlags flags = state_.view == views[i] ? ImGuiTabItemFlags_SetSelected : 0;
-            bool open = ImGui::BeginTabItem(titles[i], nullptr, flags);
-            if (ImGui::IsItemClicked()) state_.view = views[i];
-            if (!open) continue;
-            switch (views[i]) {
-            case View::matrix: draw_matrix_view(); break;
-            case View::tokens: draw_tokens_view(); break;
-            case View::image: draw_image_view(); break;
-            case View::model: draw_model_view(); break;
-            case View::compare: draw_compare_view(); break;
-            case View::stages: draw_stages_view(); break;
+    if (showing_other_model()) {
+        // Loading another model, or its first result not in yet: the previous model's
+        // views would carry its tokens and heads under the new model's name.
+        draw_loading();
+    } else {
+        const PredictionTarget target = prediction_target(*shown_, state_.query);
+        const float line = ImGui::GetTextLineHeightWithSpacing();
+        const float predictions_height =
+            target.kind == PredictionKind::none ? 0.0f : line * (n_predictions + 2.5f) + ImGui::GetStyle().WindowPadding.y * 2;
+        ImGui::BeginChild("view", ImVec2(0.0f, -predictions_height), false);
+        if (ImGui::BeginTabBar("views")) {
+            constexpr View views[] = {View::matrix, View::tokens, View::image, View::model, View::compare, View::stages};
+            constexpr const char* titles[] = {"Matrix", "Tokens", "Image", "Model", "Compare", "Stages"};
+            static_assert(std::size(views) == std::size(titles));
+            for (std::size_t i = 0; i < std::size(views); ++i) {
+                // The tab follows state_.view (set by --view or a click).
+                const ImGuiTabItemFlags flags = state_.view == views[i] ? ImGuiTabItemFlags_SetSelected : 0;
+                bool open = ImGui::BeginTabItem(titles[i], nullptr, flags);
+                if (ImGui::IsItemClicked()) state_.view = views[i];
+                if (!open) continue;
+                switch (views[i]) {
+                case View::matrix: draw_matrix_view(); break;
+                case View::tokens: draw_tokens_view(); break;
+                case View::image: draw_image_view(); break;
+                case View::model: draw_model_view(); break;
+                case View::compare: draw_compare_view(); break;
+                case View::stages: draw_stages_view(); break;
+                }
+                ImGui::EndTabItem();
             }
-            ImGui::EndTabItem();
+            ImGui::EndTabBar();
         }
-        ImGui::EndTabBar();
+        ImGui::EndChild();
+        if (target.kind != PredictionKind::none) {
+            ImGui::BeginChild("predictions", ImVec2(0.0f, 0.0f), true);
+            draw_predictions();
+            ImGui::EndChild();
+        }
     }
     ImGui::EndChild();
     draw_status_bar();
@@ -215,39 +345,235 @@ void AppWindow::draw() {
 
 void AppWindow::draw_status_bar() {
     const ImGuiIO& io = ImGui::GetIO();
+    std::string activity;
+    if (loading_) {
+        char text[64];
+        std::snprintf(text, sizeof text, "   loading %.0f%%: ", 100.0 * loading_->fraction);
+        activity.append(text).append(model_display_name(loading_->name));
+    } else if (worker_.busy()) {
+        activity = "   computing...";
+    }
+    if (!status_note_.empty()) activity.append("   ").append(status_note_);
     if (!shown_) {
-        ImGui::Text("%s", worker_.busy() ? "computing..." : "no result");
+        ImGui::Text("%s%s", worker_.busy() ? "" : "no result", activity.c_str());
         return;
     }
     ImGui::Text("%s   T = %zu   layer %d head %d   compute %.1f ms   frame %.1f ms%s", shown_->info.name.c_str(),
                 shown_->input.labels.size(), state_.layer, state_.head, shown_->compute_ms,
-                1000.0 / std::max(1.0f, io.Framerate), worker_.busy() ? "   computing..." : "");
+                1000.0 / std::max(1.0f, io.Framerate), activity.c_str());
+}
+
+void AppWindow::draw_model_control() {
+    ImGui::TextUnformatted("Model");
+    bool browse = false;
+    ImGui::SetNextItemWidth(-80.0f);
+    if (ImGui::BeginCombo("##model", model_display_name(state_.model.name).c_str())) {
+        ImGui::TextDisabled("built-in");
+        for (const BuiltinModel& m : builtin_models()) {
+            if (ImGui::Selectable(m.name.c_str(), m.name == state_.model.name)) open_model(m.name);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", m.description.c_str());
+        }
+        if (!recent_.models.empty()) {
+            ImGui::Separator();
+            ImGui::TextDisabled("recent");
+            for (const std::string& path : recent_.models) {
+                const std::string label = model_display_name(path) + "##" + path;   // the path keeps ids apart
+                if (ImGui::Selectable(label.c_str(), absolute_path(state_.model.name) == path)) open_model(path);
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", path.c_str());
+            }
+        }
+        ImGui::Separator();
+        if (ImGui::Selectable("Open a model folder...")) browse = true;
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered() && !is_builtin_model(state_.model.name)) ImGui::SetTooltip("%s", state_.model.name.c_str());
+    ImGui::SameLine();
+    if (ImGui::Button("Open...")) browse = true;
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("A Hugging Face checkpoint folder: config.json + model.safetensors (ViT, DeiT, GPT-2)");
+    }
+    if (browse) model_picker_.open(is_builtin_model(state_.model.name) ? std::string() : absolute_path(state_.model.name));
+    if (const auto picked = model_picker_.draw_popup("models", recent_.models)) open_model(*picked);
+}
+
+void AppWindow::draw_loading() {
+    if (!loading_) {
+        if (worker_.busy() || error_.empty()) {
+            ImGui::Text("Computing %s ...", model_display_name(state_.model.name).c_str());
+        } else {
+            // Loaded, but its first result failed (an input too long for it, ...).
+            ImGui::TextWrapped("%s has no result yet: its views appear once the input above works for it.",
+                               model_display_name(state_.model.name).c_str());
+        }
+        return;
+    }
+    ImGui::Text("Loading %s", model_display_name(loading_->name).c_str());
+    if (!is_builtin_model(loading_->name)) ImGui::TextDisabled("%s", loading_->name.c_str());
+    char overlay[32];
+    std::snprintf(overlay, sizeof overlay, "%.0f%%", 100.0 * loading_->fraction);
+    ImGui::ProgressBar(static_cast<float>(loading_->fraction), ImVec2(360.0f, 0.0f), overlay);
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel (Esc)")) cancel_loading();
+    if (shown_) {
+        ImGui::TextDisabled("%s stays loaded until this one is in; Cancel keeps it.",
+                            model_display_name(shown_->model.name).c_str());
+    }
+}
+
+const std::vector<PredictionTable>& AppWindow::prediction_tables(const PredictionTarget& target) {
+    if (predictions_generation_ != shown_->generation || predictions_rows_ != target.rows) {
+        predictions_.clear();
+        for (const int row : target.rows) predictions_.push_back(prediction_table(*shown_, row, n_predictions));
+        predictions_generation_ = shown_->generation;
+        predictions_rows_ = target.rows;
+    }
+    return predictions_;
+}
+
+void AppWindow::draw_predictions() {
+    const PredictionTarget target = prediction_target(*shown_, state_.query);
+    const auto& labels = shown_->input.labels;
+    int n_disabled = 0;
+    for (const auto& layer : state_.disabled_heads) n_disabled += static_cast<int>(std::count(layer.begin(), layer.end(), true));
+    const char* hint = "  (click a token in the Matrix or Tokens view to choose the position)";
+    switch (target.kind) {
+    case PredictionKind::none: return;
+    case PredictionKind::next_token: {
+        const int t = target.rows.front();
+        ImGui::Text("Next token after \"%s\" (position %d of %zu)", printable_label(labels[static_cast<std::size_t>(t)]).c_str(),
+                    t, labels.size());
+        ImGui::SameLine();
+        if (shown_->causal) {
+            ImGui::TextDisabled("%s", hint);
+        } else {
+            // A language model without its mask sees the very tokens it is asked to predict.
+            ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1.0f), "  (causal mask off: each position sees the next token)");
+        }
+        break;
+    }
+    case PredictionKind::fill_in:
+        if (target.rows.empty()) {
+            ImGui::TextUnformatted("What the model would put at a position: click a token in the Matrix or Tokens view "
+                                   "(or write [MASK] in the sentence).");
+            return;
+        }
+        ImGui::TextUnformatted("Fill-ins");
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", hint);
+        break;
+    case PredictionKind::classes: ImGui::TextUnformatted("Top classes"); break;
+    }
+    const std::vector<PredictionTable>& tables = prediction_tables(target);
+    const bool compare = shown_->ablated && !tables.empty() && !tables.front().intact.empty();
+    const float width = ImGui::GetContentRegionAvail().x / static_cast<float>(std::max<std::size_t>(1, tables.size()));
+    for (std::size_t n = 0; n < tables.size(); ++n) {
+        const PredictionTable& table = tables[n];
+        if (n > 0) ImGui::SameLine();
+        ImGui::BeginGroup();
+        ImGui::PushID(static_cast<int>(n));
+        const int columns = compare ? 7 : 3;
+        if (ImGui::BeginTable("top", columns, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX,
+                              ImVec2(width - 8.0f, 0.0f))) {
+            const float label_width = std::clamp(
+                (width - (compare ? 2.0f : 1.0f) * (bar_width + 70.0f) - 80.0f) / (compare ? 2.0f : 1.0f), 60.0f, 220.0f);
+            if (compare) {
+                ImGui::TableSetupColumn("intact", ImGuiTableColumnFlags_WidthFixed, label_width);
+                ImGui::TableSetupColumn("p0", ImGuiTableColumnFlags_WidthFixed, bar_width);
+                ImGui::TableSetupColumn("%0", ImGuiTableColumnFlags_WidthFixed, 50.0f);
+            }
+            ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, label_width);
+            ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthFixed, bar_width);
+            ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_WidthFixed, 50.0f);
+            if (compare) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, 80.0f);
+            if (compare || tables.size() > 1) {
+                ImGui::TableNextRow();
+                if (compare) {
+                    ImGui::TableNextColumn();
+                    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(intact_bar), "intact model");
+                    ImGui::TableNextColumn();
+                    ImGui::TableNextColumn();
+                }
+                ImGui::TableNextColumn();
+                if (compare) {
+                    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(prediction_bar), "%d head%s disabled", n_disabled,
+                                       n_disabled == 1 ? "" : "s");
+                } else {
+                    ImGui::Text("at %d: \"%s\"", table.row, printable_label(labels[static_cast<std::size_t>(table.row)]).c_str());
+                }
+                if (compare) {
+                    ImGui::TableNextColumn();
+                    ImGui::TableNextColumn();
+                    ImGui::TableNextColumn();
+                    ImGui::TextDisabled("vs intact");
+                }
+            }
+            const auto quoted = [&](const std::string& label) {
+                const std::string text = target.kind == PredictionKind::classes ? label : "\"" + label + "\"";
+                ImGui::TextUnformatted(text.c_str());
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
+            };
+            for (std::size_t i = 0; i < table.shown.size(); ++i) {
+                ImGui::TableNextRow();
+                if (compare) {
+                    ImGui::TableNextColumn();
+                    if (i < table.intact.size()) {
+                        const PredictionLine& line = table.intact[i];
+                        quoted(line.label);
+                        ImGui::TableNextColumn();
+                        probability_bar(line.probability, intact_bar, intact_track);
+                        ImGui::TableNextColumn();
+                        ImGui::Text("%5.1f%%", 100.0f * line.probability);
+                    } else {
+                        ImGui::TableNextColumn();
+                        ImGui::TableNextColumn();
+                    }
+                }
+                const PredictionLine& line = table.shown[i];
+                ImGui::TableNextColumn();
+                quoted(line.label);
+                ImGui::TableNextColumn();
+                probability_bar(line.probability, prediction_bar, prediction_track);
+                ImGui::TableNextColumn();
+                ImGui::Text("%5.1f%%", 100.0f * line.probability);
+                if (compare && std::isfinite(line.other)) {
+                    // Percentage points against the intact model's probability of the same output.
+                    ImGui::TableNextColumn();
+                    const float change = 100.0f * (line.probability - line.other);
+                    const ImVec4 colour = change >= 0.05f    ? ImVec4(0.45f, 0.85f, 0.45f, 1.0f)
+                                          : change <= -0.05f ? ImVec4(1.0f, 0.5f, 0.45f, 1.0f)
+                                                             : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+                    ImGui::TextColored(colour, "%+.1f pts", change);
+                    if (ImGui::IsItemHovered()) ImGui::SetTooltip("intact model: %.2f%%", 100.0f * line.other);
+                }
+            }
+            ImGui::EndTable();
+        }
+        if (table.shown.empty()) ImGui::TextDisabled("(no probabilities: the logits are not finite)");
+        ImGui::PopID();
+        ImGui::EndGroup();
+    }
 }
 
 void AppWindow::draw_controls() {
-    ImGui::TextUnformatted("Model");
-    if (ImGui::BeginCombo("##model", state_.model.name.c_str())) {
-        for (const BuiltinModel& m : builtin_models()) {
-            if (ImGui::Selectable(m.name.c_str(), m.name == state_.model.name)) state_.model.name = m.name;
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", m.description.c_str());
+    draw_model_control();
+    if (is_builtin_model(state_.model.name)) {
+        // The demo models' settings; a checkpoint's come from its config.json.
+        bool structured = state_.model.config.init == ToyInit::structured;
+        if (ImGui::Checkbox("Structured heads", &structured)) {
+            state_.model.config.init = structured ? ToyInit::structured : ToyInit::random;
         }
-        ImGui::EndCombo();
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Off: random weights, as the tutorials initialise them");
+        int seed = static_cast<int>(state_.model.config.seed);
+        if (ImGui::InputInt("Seed", &seed)) state_.model.config.seed = static_cast<std::uint64_t>(std::max(seed, 0));
+        int size[3] = {static_cast<int>(state_.model.config.width), static_cast<int>(state_.model.config.n_heads),
+                       static_cast<int>(state_.model.config.n_layers)};
+        if (ImGui::InputInt3("E, H, L", size, ImGuiInputTextFlags_EnterReturnsTrue)) {
+            state_.model.config.width = size[0];
+            state_.model.config.n_heads = size[1];
+            state_.model.config.n_layers = size[2];
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Model width, heads per layer and layers; Enter applies");
     }
-    bool structured = state_.model.config.init == ToyInit::structured;
-    if (ImGui::Checkbox("Structured heads", &structured)) {
-        state_.model.config.init = structured ? ToyInit::structured : ToyInit::random;
-    }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Off: random weights, as the tutorials initialise them");
-    int seed = static_cast<int>(state_.model.config.seed);
-    if (ImGui::InputInt("Seed", &seed)) state_.model.config.seed = static_cast<std::uint64_t>(std::max(seed, 0));
-    int size[3] = {static_cast<int>(state_.model.config.width), static_cast<int>(state_.model.config.n_heads),
-                   static_cast<int>(state_.model.config.n_layers)};
-    if (ImGui::InputInt3("E, H, L", size, ImGuiInputTextFlags_EnterReturnsTrue)) {
-        state_.model.config.width = size[0];
-        state_.model.config.n_heads = size[1];
-        state_.model.config.n_layers = size[2];
-    }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Model width, heads per layer and layers; Enter applies");
 
     ImGui::Separator();
     const bool image_model = shown_ && shown_->info.takes_image;
@@ -261,15 +587,22 @@ void AppWindow::draw_controls() {
         }
         if (ImGui::InputText("##image", &image_edit_, ImGuiInputTextFlags_EnterReturnsTrue)) {
             state_.image_path = image_edit_;
-            file_picker_.remember(image_edit_);
+            remember_file(image_edit_);
         }
         ImGui::SameLine();
-        if (const auto picked = file_picker_.draw("images", state_.image_path)) state_.image_path = *picked;
+        if (const auto picked = file_picker_.draw("images", state_.image_path, recent_.files)) {
+            state_.image_path = *picked;
+            remember_file(*picked);
+        }
     } else {
         ImGui::TextUnformatted("Sentence");
         ImGui::InputTextMultiline("##sentence", &state_.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 5));
     }
-    ImGui::Checkbox("Causal mask (C)", &state_.causal);
+    bool causal = shown_ ? causal_on(state_, shown_->info) : state_.causal.value_or(false);
+    if (ImGui::Checkbox("Causal mask (C)", &causal)) state_.causal = causal;
+    if (ImGui::IsItemHovered() && shown_) {
+        ImGui::SetTooltip("%s is %s by default", shown_->info.name.c_str(), shown_->info.causal ? "causal" : "not causal");
+    }
 
     constexpr Colormap maps[] = {Colormap::viridis, Colormap::magma, Colormap::cividis, Colormap::greys};
     if (ImGui::BeginCombo("Colours", std::string(colormap_name(state_.colormap)).c_str())) {
@@ -286,7 +619,7 @@ void AppWindow::draw_controls() {
     ImGui::RadioButton("log", &scale, 2);
     state_.scale = static_cast<HeatScale>(scale);
 
-    if (!shown_) return;
+    if (showing_other_model()) return;   // the layers and heads below are the shown model's
     const ModelInfo& info = shown_->info;
     if (state_.disabled_heads.size() != static_cast<std::size_t>(info.n_layers)) return;
     ImGui::Separator();
@@ -536,8 +869,8 @@ void AppWindow::draw_compare_view() {
         b_title = numbered("head ", state_.compare_layer, state_.compare_head);
     } else if (shown_->flipped) {
         b = &shown_->flipped->layers[static_cast<std::size_t>(state_.layer)].heads[static_cast<std::size_t>(state_.head)].weights;
-        a_title += state_.causal ? " (causal)" : " (no mask)";
-        b_title = numbered("head ", state_.layer, state_.head) + (state_.causal ? " (no mask)" : " (causal)");
+        a_title += shown_->causal ? " (causal)" : " (no mask)";
+        b_title = numbered("head ", state_.layer, state_.head) + (shown_->causal ? " (no mask)" : " (causal)");
     }
     if (!b) {
         ImGui::TextUnformatted("computing the flipped mask...");

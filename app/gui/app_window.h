@@ -3,33 +3,42 @@
 // snapshot on screen, and the ImGui code that draws the controls and the six views.
 
 #include "app/gui/app_state.h"
+#include "app/gui/predictions.h"
+#include "app/gui/recent.h"
 #include "app/gui/worker.h"
 #include "ui/file_picker.h"
 #include "ui/texture_pool.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace headscope::gui {
 
 class AppWindow {
 public:
-    explicit AppWindow(AppState initial);
+    // `recent_path`: the recent models / files list (recent.h); empty keeps none.
+    AppWindow(AppState initial, std::string recent_path);
 
     // Once per frame: submits what changed, swaps in a finished result.
     void update();
     void draw();
 
-    // A file dropped on the window.
+    // A file dropped on the window: an image, or a model folder (config.json inside).
     void on_drop(const std::string& path);
 
     // True once the newest request has been answered and its result (or error) is shown.
     bool settled() const;
-    const std::string& error() const { return error_; }
+    // An error on screen: a model that failed to load, else the newest request's.
+    const std::string& error() const { return model_error_.empty() ? error_ : model_error_; }
 
 private:
     void draw_controls();
+    void draw_model_control();
+    void draw_loading();
+    void draw_predictions();
     void draw_status_bar();
     void draw_matrix_view();
     void draw_tokens_view();
@@ -38,6 +47,19 @@ private:
     void draw_compare_view();
     void draw_stages_view();
     void handle_keys();
+
+    // Opens another model (built-in name or folder); the worker loads it.
+    void open_model(const std::string& name);
+    // Stops the load in progress and returns to the model the worker still holds.
+    void cancel_loading();
+    // The snapshot on screen belongs to another model than the one chosen (loading, or
+    // its first result not in yet): its views are not drawn as if they were the new one's.
+    bool showing_other_model() const;
+    void remember_model(const std::string& name);
+    void remember_file(const std::string& path);
+    void save_recent();
+    // Predictions rows for the snapshot on screen, recomputed when it or the query changes.
+    const std::vector<PredictionTable>& prediction_tables(const PredictionTarget& target);
 
     // The texture of weights (any [R, C] map) drawn with the current colour map and scale.
     const ui::HeatmapTexture& weights_texture(const std::string& key, const Matrix& weights);
@@ -53,11 +75,21 @@ private:
     Colormap textures_colormap_ = Colormap::viridis;
     HeatScale textures_scale_ = HeatScale::shared;
     ui::TexturePool textures_;
-    ui::FilePicker file_picker_;
+    ui::FilePicker file_picker_{ui::PickKind::image_file};
+    ui::FilePicker model_picker_{ui::PickKind::model_folder};
     std::string image_edit_;          // the image path field while typing
     std::string image_edit_source_;   // the applied path image_edit_ was last reset from
-    std::string error_;
-    std::uint64_t error_generation_ = 0;
+    std::string error_;               // the newest request's compute error
+    std::string model_error_;         // the last model that failed to load; kept until another is opened
+    std::string status_note_;         // one line for the status bar ("loading cancelled", ...)
+    std::uint64_t answer_generation_ = 0;
+    std::optional<LoadProgress> loading_;   // the worker's model load, as of this frame
+    std::string recent_path_;
+    RecentLists recent_;
+    // prediction_tables' cache: for which snapshot (generation) and rows.
+    std::uint64_t predictions_generation_ = 0;
+    std::vector<int> predictions_rows_;
+    std::vector<PredictionTable> predictions_;
 };
 
 } // namespace headscope::gui

@@ -67,10 +67,13 @@ int main(int argc, char** argv) {
     std::string disable;
 
     CLI::App cli("Headscope: see what every attention head attends to", "headscope");
-    cli.add_option("--model", state.model.name, "builtin:toy-text or builtin:toy-vit")->capture_default_str();
+    cli.add_option("--model", state.model.name,
+                   "builtin:toy-text, builtin:toy-vit, or a Hugging Face checkpoint folder (config.json + model.safetensors)")
+        ->capture_default_str();
     cli.add_option("--text", state.text, "The sentence to show (text models)");
     cli.add_option("--image", state.image_path, "The image to show (image models)");
-    cli.add_flag("--causal", state.causal, "Start with the causal mask on");
+    bool causal = false;
+    cli.add_flag("--causal", causal, "Start with the causal mask on (GPT-2 has it on anyway)");
     cli.add_option("--layer", state.layer, "Selected layer")->check(CLI::Range(0, 63));
     cli.add_option("--head", state.head, "Selected head")->check(CLI::Range(0, 255));
     cli.add_option("--query", state.query, "Pinned query position (image view: the patch, 0 = [CLS])");
@@ -114,6 +117,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "headscope: %s\n", e.what());
         return 2;
     }
+    if (causal) state.causal = true;
     state.colormap = colormap_from_name(colormap_name).value_or(Colormap::viridis);
     state.view = gui::view_from_name(view).value_or(gui::View::matrix);
     const bool screenshot_mode = !screenshot_path.empty();
@@ -151,7 +155,7 @@ int main(int argc, char** argv) {
 
     int exit_code = 0;
     {
-        gui::AppWindow app(state);
+        gui::AppWindow app(state, gui::recent_file_path());
         glfwSetWindowUserPointer(window, &app);
         glfwSetDropCallback(window, on_drop);
         // Capture a few frames after the result is ready: ImGui settles its layout.

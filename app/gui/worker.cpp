@@ -8,6 +8,28 @@
 
 namespace headscope::gui {
 
+namespace {
+
+// What the intact logits depend on besides the model (a new model empties the cache).
+struct IntactKey {
+    std::string text;
+    std::string image_path;
+    bool causal = false;
+    std::vector<std::pair<int, int>> forbidden;
+    bool operator==(const IntactKey& other) const = default;
+};
+
+bool any_disabled(const std::vector<std::vector<bool>>& disabled) {
+    for (const auto& layer : disabled) {
+        for (const bool off : layer) {
+            if (off) return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
 bool ModelChoice::operator==(const ModelChoice& o) const {
     const ToyConfig& a = config;
     const ToyConfig& b = o.config;
@@ -16,13 +38,19 @@ bool ModelChoice::operator==(const ModelChoice& o) const {
            a.patch_size == b.patch_size && a.bias == b.bias && a.seed == b.seed && a.init == b.init;
 }
 
-Worker::Worker() : thread_([this] { run(); }) {}
+std::unique_ptr<Model> open_model_choice(const ModelChoice& choice, const LoadControl& control) {
+    return open_model(choice.name, choice.config, control);
+}
+
+Worker::Worker(ModelLoader loader) : loader_(std::move(loader)), thread_([this] { run(); }) {}
 
 Worker::~Worker() {
     {
         std::lock_guard lock(mutex_);
         stop_ = true;
+        if (loading_choice_) cancel_.store(true);   // a long load would hold up closing the window
     }
+    cancel_.notify_all();
     wake_.notify_all();
     thread_.join();
 }
@@ -32,8 +60,11 @@ std::uint64_t Worker::submit(Request request) {
     {
         std::lock_guard lock(mutex_);
         generation = next_generation_++;
+        // The newest request wins: a load for another model is no longer wanted.
+        if (loading_choice_ && !(*loading_choice_ == request.model)) cancel_.store(true);
         pending_.emplace(generation, std::move(request));
     }
+    cancel_.notify_all();
     wake_.notify_all();
     return generation;
 }
@@ -45,7 +76,12 @@ std::shared_ptr<const Snapshot> Worker::latest() const {
 
 std::pair<std::uint64_t, std::string> Worker::latest_error() const {
     std::lock_guard lock(mutex_);
-    return error_;
+    return {answer_.generation, answer_.error};
+}
+
+Answer Worker::latest_answer() const {
+    std::lock_guard lock(mutex_);
+    return answer_;
 }
 
 bool Worker::busy() const {
@@ -58,10 +94,33 @@ std::uint64_t Worker::answered() const {
     return answered_;
 }
 
+std::optional<LoadProgress> Worker::loading() const {
+    std::lock_guard lock(mutex_);
+    if (!loading_choice_) return std::nullopt;
+    return progress_;
+}
+
+void Worker::cancel_load() {
+    {
+        std::lock_guard lock(mutex_);
+        if (loading_choice_) cancel_.store(true);
+    }
+    cancel_.notify_all();   // for a loader that waits on the flag (std::atomic::wait)
+}
+
+std::optional<ModelChoice> Worker::model_in_use() const {
+    std::lock_guard lock(mutex_);
+    return model_in_use_;
+}
+
 void Worker::run() {
-    // The model is kept between requests while its choice does not change.
+    // The model is kept between requests while its choice does not change; so are the
+    // labels of its logit columns and the intact logits of the last ablated input.
     std::unique_ptr<Model> model;
-    std::optional<ModelChoice> model_choice;
+    std::optional<ModelChoice> held;   // what `model` was opened as
+    std::shared_ptr<const std::vector<std::string>> output_labels;
+    std::optional<IntactKey> intact_key;
+    std::shared_ptr<const Matrix> intact_logits;
     for (;;) {
         std::pair<std::uint64_t, Request> job;
         {
@@ -73,17 +132,49 @@ void Worker::run() {
             running_ = true;
         }
         const auto& [generation, request] = job;
-        const auto start = std::chrono::steady_clock::now();
+        auto start = std::chrono::steady_clock::now();
         std::shared_ptr<Snapshot> snapshot;
-        std::string error;
+        Answer answer{generation, Failure::none, {}, request.model};
+        bool in_load = false;
         try {
-            if (!model || model_choice != request.model) {
-                model_choice.reset();
-                model = open_model(request.model.name, request.model.config);
-                model_choice = request.model;
+            if (!model || !held || !(*held == request.model)) {
+                in_load = true;
+                {
+                    std::lock_guard lock(mutex_);
+                    loading_choice_ = request.model;
+                    progress_ = {request.model.name, 0.0};
+                    // A request for another model may already be waiting: then stop at once.
+                    cancel_.store(pending_.has_value() && !(pending_->second.model == request.model));
+                }
+                LoadControl control;
+                control.cancel = &cancel_;
+                control.on_progress = [this](double fraction) {
+                    std::lock_guard lock(mutex_);
+                    progress_.fraction = fraction;
+                };
+                std::unique_ptr<Model> loaded;
+                try {
+                    loaded = loader_(request.model, control);
+                } catch (...) {
+                    std::lock_guard lock(mutex_);
+                    loading_choice_.reset();
+                    throw;
+                }
+                // Only now is the previous model let go: a failed or stopped load keeps it.
+                model = std::move(loaded);
+                held = request.model;
+                output_labels.reset();
+                intact_key.reset();
+                intact_logits.reset();
+                std::lock_guard lock(mutex_);
+                loading_choice_.reset();
+                model_in_use_ = request.model;
+                in_load = false;
+                start = std::chrono::steady_clock::now();   // compute_ms leaves the load out
             }
             snapshot = std::make_shared<Snapshot>();
             snapshot->generation = generation;
+            snapshot->model = request.model;
             snapshot->info = model->info();
             if (snapshot->info.takes_image) {
                 const RgbImage image = decode_image_file(request.image_path);
@@ -96,7 +187,8 @@ void Worker::run() {
                 snapshot->input = model->encode_text(request.text);
             }
             RunOptions options;
-            options.causal = request.causal;
+            snapshot->causal = request.causal.value_or(snapshot->info.causal);
+            options.causal = snapshot->causal;
             if (!request.forbidden.empty()) {
                 const Eigen::Index T = snapshot->input.embeddings.rows();
                 Mask keep = Mask::Constant(T, T, true);
@@ -111,30 +203,59 @@ void Worker::run() {
                  static_cast<Eigen::Index>(request.disabled_heads[0].size()) == snapshot->info.n_heads)) {
                 options.disabled_heads = request.disabled_heads;
             }
+            snapshot->ablated = any_disabled(options.disabled_heads);
             options.detail = TraceDetail::all_stages;
             snapshot->trace = model->forward(snapshot->input, options);
+            const Matrix& logits = snapshot->trace.logits;
+            if (logits.size() != 0) {
+                if (!output_labels || static_cast<Eigen::Index>(output_labels->size()) != logits.cols()) {
+                    auto labels = std::make_shared<std::vector<std::string>>();
+                    labels->reserve(static_cast<std::size_t>(logits.cols()));
+                    for (Eigen::Index i = 0; i < logits.cols(); ++i) labels->push_back(model->output_label(i));
+                    output_labels = std::move(labels);
+                }
+                snapshot->output_labels = output_labels;
+            }
+            if (logits.size() != 0 && snapshot->ablated) {
+                // What the disabled heads change: the same input and mask with every head
+                // on, run once and kept while only the choice of disabled heads changes.
+                IntactKey key{snapshot->info.takes_image ? std::string() : request.text,
+                              snapshot->info.takes_image ? request.image_path : std::string(), snapshot->causal,
+                              request.forbidden};
+                if (!intact_logits || !intact_key || !(*intact_key == key)) {
+                    RunOptions intact = options;
+                    intact.disabled_heads.clear();
+                    intact.detail = TraceDetail::weights;
+                    intact_logits = std::make_shared<const Matrix>(model->forward(snapshot->input, intact).logits);
+                    intact_key = std::move(key);
+                }
+                snapshot->intact_logits = intact_logits;
+            }
             if (request.also_flip_causal) {
-                options.causal = !request.causal;
+                options.causal = !snapshot->causal;
                 snapshot->flipped = model->forward(snapshot->input, options);
             }
             snapshot->compute_ms =
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        } catch (const LoadCancelled& e) {
+            answer.failure = Failure::load_cancelled;
+            answer.error = e.what();
+            snapshot.reset();
         } catch (const Error& e) {
-            error = e.what();
+            answer.failure = in_load ? Failure::load : Failure::compute;
+            answer.error = e.what();
             snapshot.reset();
         } catch (const std::bad_alloc&) {
-            error = "out of memory: the input is too large for this machine";
+            answer.failure = in_load ? Failure::load : Failure::compute;
+            answer.error = in_load ? request.model.name + ": out of memory while loading the model"
+                                   : "out of memory: the input is too large for this machine";
             snapshot.reset();
         }
         std::lock_guard lock(mutex_);
         running_ = false;
         answered_ = generation;
-        if (snapshot) {
-            latest_ = std::move(snapshot);
-            error_ = {generation, {}};
-        } else {
-            error_ = {generation, error};
-        }
+        answer_ = std::move(answer);
+        if (snapshot) latest_ = std::move(snapshot);
     }
 }
 

@@ -1,11 +1,24 @@
-// The window's state transitions and its worker thread, without a window.
+// The window's state transitions and its worker thread, without a window; opening
+// models (progress, cancel, failure) through a loader the tests drive; the predictions
+// panel's rows; the recent models / files list; the model folder browser's listing.
 
 #include "app/gui/app_state.h"
+#include "app/gui/predictions.h"
+#include "app/gui/recent.h"
 #include "app/gui/worker.h"
+#include "core/error.h"
+#include "test_support.h"
+#include "ui/file_picker.h"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <future>
+#include <map>
 #include <thread>
 
 using namespace headscope;
@@ -59,7 +72,7 @@ TEST_CASE("app state: views by name, fitting to a model, stepping and toggling")
     CHECK(make_request(s).also_flip_causal);
 }
 
-TEST_CASE("app state: a dropped image switches a text model to the image model; other files are refused") {
+TEST_CASE("app state: a dropped image switches a text model to the image model, other files are refused") {
     AppState s;
     CHECK(open_dropped_file(s, "/pics/Cat.JPG"));
     CHECK(s.image_path == "/pics/Cat.JPG");
@@ -139,4 +152,422 @@ TEST_CASE("worker: the custom mask reaches the model, ANDed with the causal mask
     CHECK_FALSE((*worker.latest()->trace.mask)(0, 2));   // causal
     CHECK_FALSE((*worker.latest()->trace.mask)(2, 0));   // custom
     CHECK((*worker.latest()->trace.mask)(2, 1));
+}
+
+// ---------------------------------------------------------------------------------
+// Opening models: loads with progress, cancel and failure, through a loader the tests
+// drive, and a fake model that counts its forward passes.
+
+namespace {
+
+// Text in, one position per character; logits [T, 3]: column 0 counts the enabled heads
+// of layer 0, column 1 is 0, column 2 the position.
+class FakeModel final : public Model {
+public:
+    FakeModel(std::string name, bool causal, std::shared_ptr<std::atomic<int>> forwards)
+        : forwards_(std::move(forwards)) {
+        info_.name = std::move(name);
+        info_.n_layers = 1;
+        info_.n_heads = 2;
+        info_.width = 2;
+        info_.takes_text = true;
+        info_.causal = causal;
+    }
+    const ModelInfo& info() const override { return info_; }
+    ModelInput encode_text(std::string_view text) const override {
+        if (text.empty()) throw Error("the sentence is empty");
+        ModelInput input;
+        input.embeddings = Matrix::Zero(static_cast<Eigen::Index>(text.size()), 2);
+        for (const char c : text) input.labels.emplace_back(1, c);
+        return input;
+    }
+    ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
+        ++*forwards_;
+        const Eigen::Index T = input.embeddings.rows();
+        ModelTrace trace;
+        AttentionTrace layer;
+        for (int h = 0; h < 2; ++h) {
+            HeadTrace head;
+            head.weights = Matrix::Identity(T, T);
+            layer.heads.push_back(std::move(head));
+        }
+        trace.layers.push_back(layer);
+        if (options.causal.value_or(info_.causal)) trace.mask = mask_causal(T, T);
+        int enabled = 2;
+        if (!options.disabled_heads.empty()) {
+            for (const bool off : options.disabled_heads[0]) enabled -= off ? 1 : 0;
+        }
+        trace.logits = Matrix::Zero(T, 3);
+        for (Eigen::Index t = 0; t < T; ++t) {
+            trace.logits(t, 0) = static_cast<float>(enabled);
+            trace.logits(t, 2) = static_cast<float>(t);
+        }
+        return trace;
+    }
+    std::string output_label(Eigen::Index index) const override { return "out" + std::to_string(index); }
+    std::vector<OwnedTensor> export_weights() const override { return {}; }
+
+private:
+    ModelInfo info_;
+    std::shared_ptr<std::atomic<int>> forwards_;
+};
+
+// A loader for "fake:NAME" models, driven by the test without timers: "fake:slow"
+// reports 25%, says it started, and waits until the worker tells it to stop (it never
+// finishes otherwise); "fake:gated" reports 25%, says it started, and finishes when the
+// test says so; "fake:bad" fails. Every load is counted by name.
+struct FakeLoader {
+    std::shared_ptr<std::atomic<int>> forwards = std::make_shared<std::atomic<int>>(0);
+    std::shared_ptr<std::map<std::string, int>> loads = std::make_shared<std::map<std::string, int>>();
+    std::shared_ptr<std::promise<void>> started = std::make_shared<std::promise<void>>();
+    std::shared_ptr<std::promise<void>> go_on = std::make_shared<std::promise<void>>();
+    std::shared_ptr<std::atomic<bool>> saw_cancel = std::make_shared<std::atomic<bool>>(false);
+
+    ModelLoader loader() const {
+        return [*this](const ModelChoice& choice, const LoadControl& control) -> std::unique_ptr<Model> {
+            ++(*loads)[choice.name];   // the worker's thread only
+            if (choice.name == "fake:bad") throw Error(choice.name + "/config.json: no such file");
+            if (choice.name == "fake:slow" || choice.name == "fake:gated") {
+                control.report(0.25);
+                started->set_value();
+                if (choice.name == "fake:slow") {
+                    control.cancel->wait(false);   // woken by the worker's notify when it asks to stop
+                } else {
+                    // Bounded only so a failing test cannot hang the run.
+                    (void)go_on->get_future().wait_for(std::chrono::seconds(30));
+                }
+                try {
+                    control.report(1.0);
+                } catch (const LoadCancelled&) {
+                    saw_cancel->store(true);
+                    throw;
+                }
+            }
+            return std::make_unique<FakeModel>(choice.name, choice.name == "fake:causal", forwards);
+        };
+    }
+    bool wait_started() const { return started->get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready; }
+};
+
+Request fake_request(const std::string& model, const std::string& text) {
+    Request r;
+    r.model.name = model;
+    r.text = text;
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("worker: a load shows its progress, and Cancel stops it keeping the previous model and its result") {
+    FakeLoader fake;
+    Worker worker(fake.loader());
+    const auto first = worker.submit(fake_request("fake:a", "abc"));
+    REQUIRE(wait_for(worker, first));
+    const auto before = worker.latest();
+    REQUIRE(before);
+    CHECK(before->model.name == "fake:a");
+    CHECK_FALSE(worker.loading().has_value());
+
+    const auto slow = worker.submit(fake_request("fake:slow", "abc"));
+    REQUIRE(fake.wait_started());
+    const auto progress = worker.loading();
+    REQUIRE(progress.has_value());
+    CHECK(progress->name == "fake:slow");
+    CHECK(progress->fraction == 0.25);
+    CHECK(worker.busy());
+    CHECK(worker.model_in_use()->name == "fake:a");   // not let go while the new one loads
+
+    worker.cancel_load();
+    REQUIRE(wait_for(worker, slow));
+    CHECK(fake.saw_cancel->load());
+    const Answer answer = worker.latest_answer();
+    CHECK(answer.generation == slow);
+    CHECK(answer.failure == Failure::load_cancelled);
+    CHECK(answer.model.name == "fake:slow");
+    CHECK_FALSE(worker.loading().has_value());
+    CHECK(worker.latest() == before);                  // the views keep the previous result
+    CHECK(worker.model_in_use()->name == "fake:a");
+
+    // Back on the previous model: no second load of it.
+    const auto again = worker.submit(fake_request("fake:a", "abcd"));
+    REQUIRE(wait_for(worker, again));
+    CHECK(worker.latest()->input.labels.size() == 4);
+    CHECK((*fake.loads)["fake:a"] == 1);
+    worker.cancel_load();   // nothing loading: no effect on what follows
+    const auto after = worker.submit(fake_request("fake:a", "ab"));
+    REQUIRE(wait_for(worker, after));
+    CHECK(worker.latest_answer().failure == Failure::none);
+}
+
+TEST_CASE("worker: a request for another model stops a load in progress (the newest request wins)") {
+    FakeLoader fake;
+    Worker worker(fake.loader());
+    worker.submit(fake_request("fake:slow", "abc"));
+    REQUIRE(fake.wait_started());
+    // The same model with other text does not stop it...
+    const auto gen_text = worker.submit(fake_request("fake:slow", "abcd"));
+    CHECK(worker.loading().has_value());
+    // ...another model does.
+    const auto other = worker.submit(fake_request("fake:b", "xy"));
+    CHECK(other > gen_text);
+    REQUIRE(wait_for(worker, other));
+    CHECK(fake.saw_cancel->load());
+    REQUIRE(worker.latest());
+    CHECK(worker.latest()->model.name == "fake:b");
+    CHECK(worker.latest()->generation == other);
+    CHECK(worker.model_in_use()->name == "fake:b");
+}
+
+TEST_CASE("worker: a load that finishes replaces the model, one that fails keeps the previous one") {
+    FakeLoader fake;
+    Worker worker(fake.loader());
+    const auto first = worker.submit(fake_request("fake:a", "abc"));
+    REQUIRE(wait_for(worker, first));
+
+    const auto gated = worker.submit(fake_request("fake:gated", "abc"));
+    REQUIRE(fake.wait_started());
+    CHECK(worker.loading()->fraction == 0.25);
+    fake.go_on->set_value();
+    REQUIRE(wait_for(worker, gated));
+    CHECK_FALSE(fake.saw_cancel->load());
+    CHECK(worker.latest()->model.name == "fake:gated");
+    CHECK(worker.latest()->info.name == "fake:gated");
+    CHECK(worker.model_in_use()->name == "fake:gated");
+
+    const auto shown = worker.latest();
+    const auto bad = worker.submit(fake_request("fake:bad", "abc"));
+    REQUIRE(wait_for(worker, bad));
+    const Answer answer = worker.latest_answer();
+    CHECK(answer.failure == Failure::load);
+    CHECK(answer.error == "fake:bad/config.json: no such file");
+    CHECK(answer.model.name == "fake:bad");
+    CHECK(worker.latest() == shown);
+    CHECK(worker.model_in_use()->name == "fake:gated");
+    // A compute error is told apart from a load error.
+    const auto empty = worker.submit(fake_request("fake:gated", ""));
+    REQUIRE(wait_for(worker, empty));
+    CHECK(worker.latest_answer().failure == Failure::compute);
+    CHECK((*fake.loads)["fake:gated"] == 1);
+}
+
+TEST_CASE("app state: choosing a model, and going back after a cancelled or failed load") {
+    AppState s;
+    s.query = 3;
+    s.causal = true;
+    choose_model(s, "/models/gpt2");
+    CHECK(s.model.name == "/models/gpt2");
+    CHECK(s.query == -1);                 // positions of the old input
+    CHECK_FALSE(s.causal.has_value());    // the new model's default
+    ModelChoice previous;
+    previous.name = "builtin:toy-vit";
+    previous.config.seed = 7;
+    return_to_model(s, previous);
+    CHECK(s.model == previous);
+    return_to_model(s, std::nullopt);     // nothing loaded yet: the default built-in model
+    CHECK(s.model == ModelChoice{});
+
+    CHECK(is_builtin_model("builtin:toy-text"));
+    CHECK_FALSE(is_builtin_model("/x/builtin:y"));
+    CHECK(model_display_name("builtin:toy-vit") == "builtin:toy-vit");
+    CHECK(model_display_name("/data/models/gpt2-medium/") == "gpt2-medium");
+    CHECK(model_display_name("gpt2") == "gpt2");
+
+    ModelInfo info;
+    info.causal = true;
+    CHECK(causal_on(s, info));            // unset: the model's default
+    s.causal = false;
+    CHECK_FALSE(causal_on(s, info));
+    CHECK(make_request(s).causal == std::optional<bool>(false));
+}
+
+TEST_CASE("worker: the causal mask defaults to the model's, and labels of the logit columns come along") {
+    FakeLoader fake;
+    Worker worker(fake.loader());
+    Request r = fake_request("fake:causal", "abc");
+    const auto g = worker.submit(r);
+    REQUIRE(wait_for(worker, g));
+    const auto s1 = worker.latest();
+    CHECK(s1->causal);
+    CHECK(s1->trace.mask.has_value());
+    REQUIRE(s1->output_labels);
+    CHECK(*s1->output_labels == std::vector<std::string>{"out0", "out1", "out2"});
+    r.causal = false;
+    const auto g2 = worker.submit(r);
+    REQUIRE(wait_for(worker, g2));
+    CHECK_FALSE(worker.latest()->causal);
+    CHECK_FALSE(worker.latest()->trace.mask.has_value());
+    CHECK(worker.latest()->output_labels == s1->output_labels);   // one table per model
+}
+
+TEST_CASE("worker: the intact logits are computed once per model, input and mask, not per ablation") {
+    FakeLoader fake;
+    Worker worker(fake.loader());
+    Request r = fake_request("fake:a", "abc");
+    auto run = [&] {
+        const auto g = worker.submit(r);
+        REQUIRE(wait_for(worker, g));
+        return worker.latest();
+    };
+    const auto plain = run();
+    CHECK(fake.forwards->load() == 1);
+    CHECK_FALSE(plain->ablated);
+    CHECK_FALSE(plain->intact_logits);
+
+    r.disabled_heads = {{true, false}};
+    const auto ablated = run();
+    CHECK(fake.forwards->load() == 3);   // the ablated run and, once, the intact one
+    CHECK(ablated->ablated);
+    REQUIRE(ablated->intact_logits);
+    CHECK(ablated->trace.logits(0, 0) == 1.0f);        // one head left
+    CHECK((*ablated->intact_logits)(0, 0) == 2.0f);    // both heads
+    CHECK(ablated->intact_logits->rows() == 3);
+
+    r.disabled_heads = {{false, true}};
+    const auto other_head = run();
+    CHECK(fake.forwards->load() == 4);   // cached: only the ablated run
+    CHECK(other_head->intact_logits == ablated->intact_logits);
+
+    r.text = "abcd";                     // another input: the intact run again
+    const auto longer = run();
+    CHECK(fake.forwards->load() == 6);
+    CHECK(longer->intact_logits->rows() == 4);
+    r.causal = true;                     // another mask: again
+    run();
+    CHECK(fake.forwards->load() == 8);
+    r.forbidden = {{1, 0}};
+    run();
+    CHECK(fake.forwards->load() == 10);
+
+    r.disabled_heads = {{false, false}};   // nothing disabled: nothing to compare with
+    const auto none = run();
+    CHECK(fake.forwards->load() == 11);
+    CHECK_FALSE(none->ablated);
+    CHECK_FALSE(none->intact_logits);
+}
+
+TEST_CASE("predictions: which rows, and the ablated top-k beside the intact one") {
+    Snapshot s;
+    s.input.labels = {"a", "[MASK]", "c", "<mask>"};
+    s.trace.logits = Matrix::Zero(4, 3);
+    s.info.causal = true;
+    CHECK(prediction_target(s, -1).kind == PredictionKind::next_token);
+    CHECK(prediction_target(s, -1).rows == std::vector<int>{3});   // after the last token
+    CHECK(prediction_target(s, 1).rows == std::vector<int>{1});
+    CHECK(prediction_target(s, 9).rows == std::vector<int>{3});    // past the input: the default
+    s.info.causal = false;                                          // BERT-like: fill-ins
+    CHECK(prediction_target(s, -1).kind == PredictionKind::fill_in);
+    CHECK(prediction_target(s, -1).rows == std::vector<int>{1, 3});
+    CHECK(prediction_target(s, 2).rows == std::vector<int>{2});
+    s.input.labels = {"a", "b", "c", "d"};
+    CHECK(prediction_target(s, -1).rows.empty());
+    s.trace.logits = Matrix::Zero(1, 5);                            // a classifier
+    CHECK(prediction_target(s, 2).kind == PredictionKind::classes);
+    CHECK(prediction_target(s, 2).rows == std::vector<int>{0});
+    s.trace.logits.resize(0, 0);
+    CHECK(prediction_target(s, 0).kind == PredictionKind::none);
+
+    // Softmax of (ln 1, ln 3, ln 6) = (0.1, 0.3, 0.6); intact (ln 6, ln 3, ln 1).
+    s.trace.logits = Matrix(1, 3);
+    s.trace.logits << std::log(1.0f), std::log(3.0f), std::log(6.0f);
+    auto labels = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"cat", "dog\n", "emu"});
+    s.output_labels = labels;
+    PredictionTable alone = prediction_table(s, 0, 2);
+    REQUIRE(alone.shown.size() == 2);
+    CHECK(alone.shown[0].label == "emu");
+    CHECK(std::abs(alone.shown[0].probability - 0.6f) < 1e-6f);
+    CHECK(alone.shown[1].label == "dog\\n");
+    CHECK(std::isnan(alone.shown[0].other));
+    CHECK(alone.intact.empty());
+
+    auto intact = std::make_shared<Matrix>(1, 3);
+    *intact << std::log(6.0f), std::log(3.0f), std::log(1.0f);
+    s.intact_logits = intact;
+    s.ablated = true;
+    const PredictionTable both = prediction_table(s, 0, 2);
+    REQUIRE(both.intact.size() == 2);
+    CHECK(both.intact[0].label == "cat");
+    CHECK(std::abs(both.intact[0].probability - 0.6f) < 1e-6f);
+    CHECK(std::abs(both.intact[0].other - 0.1f) < 1e-6f);   // "cat" with the heads disabled
+    CHECK(std::abs(both.shown[0].other - 0.1f) < 1e-6f);    // "emu" in the intact model
+    CHECK(prediction_table(s, 5, 2).shown.empty());          // no such row
+    CHECK(printable_label(std::string("a\tb\x01", 4)) == "a\\tb\\x01");
+}
+
+TEST_CASE("recent models and files: where, round trip, bounded, missing entries dropped, corrupt file ignored") {
+    CHECK(recent_file_path("/cfg", "/home/u") == "/cfg/headscope/recent.txt");
+    CHECK(recent_file_path(nullptr, "/home/u") == "/home/u/.config/headscope/recent.txt");
+    CHECK(recent_file_path("relative", "/home/u") == "/home/u/.config/headscope/recent.txt");   // XDG: absolute only
+    CHECK(recent_file_path(nullptr, nullptr).empty());
+
+    test::TempDir dir;
+    const std::string path = dir.file("config/headscope/recent.txt");
+    RecentRead nothing = read_recent(path);   // the first session: no file, no warning
+    CHECK(nothing.lists.models.empty());
+    CHECK(nothing.warning.empty());
+
+    RecentLists lists;
+    for (int i = 0; i < 12; ++i) {
+        const std::string folder = dir.file("model " + std::to_string(i));   // a space in the name
+        std::filesystem::create_directories(folder);
+        push_recent(lists.models, folder);
+    }
+    push_recent(lists.models, dir.file("model 3"));   // again: moves to the front, once
+    CHECK(lists.models.size() == recent_limit);
+    CHECK(lists.models.front() == dir.file("model 3"));
+    CHECK(std::count(lists.models.begin(), lists.models.end(), dir.file("model 3")) == 1);
+    test::write_bytes(dir.file("cat.png"), "x");
+    lists.files = {dir.file("cat.png"), dir.file("gone.png")};
+    write_recent(path, lists);   // creates config/headscope/
+
+    RecentRead read = read_recent(path);
+    CHECK(read.warning.empty());
+    CHECK(read.lists.models == lists.models);
+    CHECK(read.lists.files == std::vector<std::string>{dir.file("cat.png")});   // gone.png dropped
+
+    std::filesystem::remove(dir.file("model 3"));   // a folder deleted between sessions
+    read = read_recent(path);
+    CHECK(read.lists.models.size() == recent_limit - 1);
+    CHECK(read.lists.models.front() == dir.file("model 11"));
+
+    // A longer list than the bound (edited by hand) is cut; a corrupt file is ignored.
+    std::string text = "# headscope recent models and files, newest first (safe to delete)\n";
+    for (int i = 0; i < 12; ++i) text += "model " + dir.file("model " + std::to_string(i == 3 ? 4 : i)) + "\n";
+    test::write_bytes(path, text);
+    CHECK(read_recent(path).lists.models.size() == recent_limit);
+    test::write_bytes(path, std::string("\x89PNG\r\n\x1a\n\0\0", 10));
+    read = read_recent(path);
+    CHECK(read.lists.models.empty());
+    CHECK(read.warning.find(path) != std::string::npos);
+    CHECK(read.warning.find("ignored") != std::string::npos);
+    test::write_bytes(path, "# headscope recent models and files, newest first (safe to delete)\nmodel\nplugin /x\n");
+    CHECK(read_recent(path).warning.find("line 2") != std::string::npos);
+    // The next write replaces it whole.
+    write_recent(path, lists);
+    CHECK(read_recent(path).warning.empty());
+}
+
+TEST_CASE("file picker: model folders (config.json inside) are marked, image files listed only for images") {
+    test::TempDir dir;
+    std::filesystem::create_directories(dir.file("gpt2"));
+    test::write_bytes(dir.file("gpt2/config.json"), "{}");
+    std::filesystem::create_directories(dir.file("photos"));
+    std::filesystem::create_directories(dir.file(".hidden"));
+    test::write_bytes(dir.file("cat.png"), "x");
+    test::write_bytes(dir.file("notes.txt"), "x");
+    std::string error;
+    const auto models = ui::list_folder(dir.path(), ui::PickKind::model_folder, error);
+    CHECK(error.empty());
+    REQUIRE(models.size() == 2);
+    CHECK(models[0].name == "gpt2");
+    CHECK(models[0].is_model);
+    CHECK(models[1].name == "photos");
+    CHECK_FALSE(models[1].is_model);
+    const auto images = ui::list_folder(dir.path(), ui::PickKind::image_file, error);
+    REQUIRE(images.size() == 3);
+    CHECK(images[2].name == "cat.png");
+    CHECK_FALSE(images[0].is_model);   // not looked at for images
+    CHECK(ui::is_model_folder(dir.file("gpt2")));
+    CHECK_FALSE(ui::is_model_folder(dir.file("photos")));
+    ui::list_folder(dir.file("no-such-folder"), ui::PickKind::model_folder, error);
+    CHECK(error.find("no-such-folder") != std::string::npos);
 }

@@ -254,7 +254,7 @@ TEST_CASE("head comparison: max difference and Jensen-Shannon divergence by hand
     CHECK_THROWS_AS(compare_heads(p, Matrix(2, 2)), Error);
 }
 
-TEST_CASE("the full trace keeps the layer's input X; the fast path does not") {
+TEST_CASE("the full trace keeps the layer's input X, the fast path does not") {
     std::mt19937 rng(3);
     const AttentionWeights w = random_attention(8, 8, 2, 8, rng);
     const Matrix x = random_matrix(5, 8, rng);

@@ -58,7 +58,7 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
         }
     }
 
-    w.word_embeddings = table.matrix("embeddings.word_embeddings.weight", V, E, v_why);
+    w.word_embeddings = table.weight("embeddings.word_embeddings.weight", V, E, v_why);
     w.position_embeddings =
         table.matrix("embeddings.position_embeddings.weight", c.max_position_embeddings, E,
                      "config.json: max_position_embeddings = " + std::to_string(c.max_position_embeddings) +
@@ -97,10 +97,10 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
         w.transform_norm = table.layer_norm("cls.predictions.transform.LayerNorm", E, c.layer_norm_eps, e_why);
         const std::string tied_why = v_why + "; the masked-LM decoder is tied to word_embeddings";
         if (table.has("cls.predictions.decoder.weight")) {
-            w.decoder = table.matrix("cls.predictions.decoder.weight", V, E, tied_why);
+            w.decoder = table.weight("cls.predictions.decoder.weight", V, E, tied_why);
             // A stored copy of the word embeddings (the tied decoder) is one parameter set, not two.
             decoder_is_embeddings = w.decoder == w.word_embeddings;
-            if (decoder_is_embeddings) w.decoder = Matrix();
+            if (decoder_is_embeddings) w.decoder = WeightMatrix();
         }
         // transformers ties cls.predictions.decoder.bias to cls.predictions.bias; either may be stored.
         const std::string bias_why = "config.json: vocab_size = " + std::to_string(V);
@@ -196,9 +196,10 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
 ModelInput HfBertModel::embed(std::vector<std::int64_t> ids, const std::vector<std::int32_t>& type_ids) const {
     const auto T = static_cast<Eigen::Index>(ids.size());
     Matrix x = weights_.position_embeddings.topRows(T);   // [T, E]
+    const WeightMatrix::Stored words = weights_.word_embeddings.stored();
     for (Eigen::Index t = 0; t < T; ++t) {
         const auto i = static_cast<std::size_t>(t);
-        x.row(t) += weights_.word_embeddings.row(ids[i]) + weights_.token_type_embeddings.row(type_ids[i]);
+        x.row(t) += words.row(ids[i]) + weights_.token_type_embeddings.row(type_ids[i]);
     }
     ModelInput input;
     input.embeddings = layer_norm_forward(weights_.embeddings_norm, x);
@@ -277,8 +278,9 @@ ModelTrace HfBertModel::forward(const ModelInput& input, const RunOptions& optio
         Matrix h = linear_forward(weights_.transform, trace.hidden);   // [T, E]
         hf_activate_inplace(h, config_.activation);
         h = layer_norm_forward(weights_.transform_norm, h);
-        const Matrix& decoder = weights_.decoder.size() != 0 ? weights_.decoder : weights_.word_embeddings;   // [V, E]
-        trace.logits = h * decoder.transpose();                                                              // [T, V]
+        const WeightMatrix& decoder = weights_.decoder.size() != 0 ? weights_.decoder : weights_.word_embeddings;   // [V, E]
+        trace.logits.resize(h.rows(), decoder.rows());                                                             // [T, V]
+        decoder.multiply(h, trace.logits);
         trace.logits.rowwise() += weights_.decoder_bias.transpose();
         break;
     }
@@ -307,7 +309,7 @@ std::string HfBertModel::output_label(Eigen::Index index) const {
 std::vector<OwnedTensor> HfBertModel::export_weights() const {
     const HfBertWeights& w = weights_;
     std::vector<OwnedTensor> out;
-    hf_export_matrix(out, "embeddings.word_embeddings.weight", w.word_embeddings);
+    hf_export_matrix(out, "embeddings.word_embeddings.weight", w.word_embeddings.to_matrix());
     hf_export_matrix(out, "embeddings.position_embeddings.weight", w.position_embeddings);
     hf_export_matrix(out, "embeddings.token_type_embeddings.weight", w.token_type_embeddings);
     hf_export_norm(out, "embeddings.LayerNorm", w.embeddings_norm);
@@ -328,7 +330,7 @@ std::vector<OwnedTensor> HfBertModel::export_weights() const {
         hf_export_linear(out, "cls.predictions.transform.dense", w.transform);
         hf_export_norm(out, "cls.predictions.transform.LayerNorm", w.transform_norm);
         hf_export_vector(out, "cls.predictions.bias", w.decoder_bias);
-        if (w.decoder.size() != 0) hf_export_matrix(out, "cls.predictions.decoder.weight", w.decoder);
+        if (w.decoder.size() != 0) hf_export_matrix(out, "cls.predictions.decoder.weight", w.decoder.to_matrix());
         if (w.seq_relationship.weight.size() != 0) hf_export_linear(out, "cls.seq_relationship", w.seq_relationship);
     }
     if (w.head == HfBertHead::classifier) hf_export_linear(out, "classifier", w.classifier);

@@ -56,7 +56,7 @@ enum class HfBertHead {
 
 // Names are transformers' own, without the "bert." prefix.
 struct HfBertWeights {
-    Matrix word_embeddings;                 // embeddings.word_embeddings.weight       [V, E]
+    WeightMatrix word_embeddings;           // embeddings.word_embeddings.weight       [V, E]
     Matrix position_embeddings;             // embeddings.position_embeddings.weight   [max_position_embeddings, E]
     Matrix token_type_embeddings;           // embeddings.token_type_embeddings.weight [type_vocab_size, E]
     LayerNorm embeddings_norm;              // embeddings.LayerNorm.weight / .bias     [E]
@@ -65,7 +65,7 @@ struct HfBertWeights {
     HfBertHead head = HfBertHead::none;
     Linear transform;                       // cls.predictions.transform.dense [E, E] / [E]
     LayerNorm transform_norm;               // cls.predictions.transform.LayerNorm     [E]
-    Matrix decoder;                         // cls.predictions.decoder.weight [V, E] when stored apart;
+    WeightMatrix decoder;                   // cls.predictions.decoder.weight [V, E] when stored apart;
                                             // empty = word_embeddings (tied)
     Vector decoder_bias;                    // cls.predictions.bias (= cls.predictions.decoder.bias) [V]
     Linear seq_relationship;                // cls.seq_relationship [2, E] / [2] (next sentence; not run)

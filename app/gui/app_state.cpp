@@ -40,6 +40,7 @@ Request make_request(const AppState& state) {
     r.model = state.model;
     r.text = state.text;
     r.image_path = state.image_path;
+    r.own_resolution = state.own_resolution;
     r.causal = state.causal;
     r.disabled_heads = state.disabled_heads;
     r.also_flip_causal = state.view == View::compare && state.compare_mode == CompareMode::mask_on_off;

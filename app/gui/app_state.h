@@ -27,6 +27,7 @@ struct AppState {
     std::string text;
     std::string image_path;
     std::optional<bool> causal;                      // the causal mask; unset: the model's default (GPT-2: on)
+    bool own_resolution = false;                     // image checkpoints: run at the picture's own size
     std::vector<std::vector<bool>> disabled_heads;   // [L][H]: ablated (zero context), recomputes
     std::vector<std::vector<bool>> hidden_heads;     // [L][H]: left out of the views only
     int layer = 0;

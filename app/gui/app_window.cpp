@@ -754,6 +754,15 @@ void AppWindow::draw_image_view() {
     if (ImGui::Combo("##mode", &mode, modes, 2)) state_.image_average = mode == 1;
     ImGui::SameLine();
     ImGui::Checkbox("what attends to it (column)", &state_.show_column);
+    if (!is_builtin_model(shown_->model.name)) {
+        ImGui::SameLine();
+        ImGui::Checkbox("own resolution", &state_.own_resolution);
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("Run the picture at its own size (whole patches, at most 1024) with the position "
+                              "embeddings interpolated, as DINO draws its maps; off: the model's %d px",
+                              shown_->info.image_size);
+        }
+    }
     ImGui::Text("%s %s  (click a patch to choose it)", state_.show_column ? "attention to" : "attention from",
                 input.labels[static_cast<std::size_t>(query)].c_str());
     colour_legend(state_.colormap, "0", "the map's max", false);
@@ -777,27 +786,34 @@ void AppWindow::draw_image_view() {
         textures_.get(key, [&] { return heatmap_image(map, nullptr, state_.colormap, max); });
     const ui::HeatmapTexture& picture = textures_.get("picture", [&] { return rgba_of(shown_->image); });
 
-    const float side = std::min(ImGui::GetContentRegionAvail().x - 220.0f, ImGui::GetContentRegionAvail().y - 110.0f);
-    const float size = std::max(128.0f, side);
+    // The picture keeps its aspect (own resolution may be any grid of whole patches).
+    const float room_w = std::max(128.0f, ImGui::GetContentRegionAvail().x - 220.0f);
+    const float room_h = std::max(128.0f, ImGui::GetContentRegionAvail().y - 110.0f);
+    const float aspect = static_cast<float>(grid_w) / static_cast<float>(grid_h);
+    const float width = std::min(room_w, room_h * aspect);
+    const float height = width / aspect;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    draw->AddImage(picture.id(), origin, ImVec2(origin.x + size, origin.y + size));
-    draw->AddImage(heat.id(), origin, ImVec2(origin.x + size, origin.y + size), ImVec2(0, 0), ImVec2(1, 1),
+    draw->AddImage(picture.id(), origin, ImVec2(origin.x + width, origin.y + height));
+    draw->AddImage(heat.id(), origin, ImVec2(origin.x + width, origin.y + height), ImVec2(0, 0), ImVec2(1, 1),
                    IM_COL32(255, 255, 255, 150));
-    const float cw = size / static_cast<float>(grid_w);
-    const float ch = size / static_cast<float>(grid_h);
-    for (int i = 1; i < grid_w; ++i) {
-        draw->AddLine(ImVec2(origin.x + cw * i, origin.y), ImVec2(origin.x + cw * i, origin.y + size), IM_COL32(0, 0, 0, 50));
-    }
-    for (int i = 1; i < grid_h; ++i) {
-        draw->AddLine(ImVec2(origin.x, origin.y + ch * i), ImVec2(origin.x + size, origin.y + ch * i), IM_COL32(0, 0, 0, 50));
+    const float cw = width / static_cast<float>(grid_w);
+    const float ch = height / static_cast<float>(grid_h);
+    // Patch lines only while patches are big enough to tell apart.
+    if (cw >= 6.0f && ch >= 6.0f) {
+        for (int i = 1; i < grid_w; ++i) {
+            draw->AddLine(ImVec2(origin.x + cw * i, origin.y), ImVec2(origin.x + cw * i, origin.y + height), IM_COL32(0, 0, 0, 50));
+        }
+        for (int i = 1; i < grid_h; ++i) {
+            draw->AddLine(ImVec2(origin.x, origin.y + ch * i), ImVec2(origin.x + width, origin.y + ch * i), IM_COL32(0, 0, 0, 50));
+        }
     }
     if (query >= prefix) {
         const int n = query - prefix;
         const ImVec2 a(origin.x + cw * static_cast<float>(n % grid_w), origin.y + ch * static_cast<float>(n / grid_w));
         draw->AddRect(a, ImVec2(a.x + cw, a.y + ch), IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
     }
-    if (ImGui::InvisibleButton("patches", ImVec2(size, size))) {
+    if (ImGui::InvisibleButton("patches", ImVec2(width, height))) {
         const ImVec2 m = ImGui::GetIO().MousePos;
         const int gx = std::clamp(static_cast<int>((m.x - origin.x) / cw), 0, grid_w - 1);
         const int gy = std::clamp(static_cast<int>((m.y - origin.y) / ch), 0, grid_h - 1);

@@ -74,6 +74,9 @@ int main(int argc, char** argv) {
     cli.add_option("--image", state.image_path, "The image to show (image models)");
     bool causal = false;
     cli.add_flag("--causal", causal, "Start with the causal mask on (GPT-2 has it on anyway)");
+    bool own_resolution = false;
+    cli.add_flag("--own-resolution", own_resolution,
+                 "Image checkpoints: run the picture at its own size, position embeddings interpolated (DINO-style)");
     cli.add_option("--layer", state.layer, "Selected layer")->check(CLI::Range(0, 63));
     cli.add_option("--head", state.head, "Selected head")->check(CLI::Range(0, 255));
     cli.add_option("--query", state.query, "Pinned query position (image view: the patch, 0 = [CLS])");
@@ -118,6 +121,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (causal) state.causal = true;
+    state.own_resolution = own_resolution;
     state.colormap = colormap_from_name(colormap_name).value_or(Colormap::viridis);
     state.view = gui::view_from_name(view).value_or(gui::View::matrix);
     const bool screenshot_mode = !screenshot_path.empty();

@@ -177,12 +177,10 @@ void Worker::run() {
             snapshot->model = request.model;
             snapshot->info = model->info();
             if (snapshot->info.takes_image) {
-                const RgbImage image = decode_image_file(request.image_path);
-                const int side = snapshot->info.image_size;
-                snapshot->image = (image.width == side && image.height == side)
-                                      ? image
-                                      : resize_image(image, side, side, Resample::bilinear);
-                snapshot->input = model->encode_image(image);
+                ImageOptions image_options;
+                image_options.own_resolution = request.own_resolution;
+                snapshot->input = model->encode_image(decode_image_file(request.image_path), image_options);
+                snapshot->image = snapshot->input.pixels;
             } else {
                 snapshot->input = model->encode_text(request.text);
             }

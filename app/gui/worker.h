@@ -42,6 +42,7 @@ struct Request {
     ModelChoice model;
     std::string text;
     std::string image_path;
+    bool own_resolution = false;                     // image checkpoints: at the picture's own size (ImageOptions)
     std::optional<bool> causal;                      // the causal mask; unset: the model's own default
     std::vector<std::vector<bool>> disabled_heads;   // [L][H] or empty
     bool also_flip_causal = false;                   // also run with the causal mask flipped (compare view)
@@ -60,7 +61,7 @@ struct Snapshot {
     bool causal = false;                 // whether trace ran with the causal mask
     bool ablated = false;                // whether some head was disabled in trace
     std::optional<ModelTrace> flipped;   // the same input with the causal mask flipped, when asked
-    RgbImage image;                 // image models: the picture at the model's input size
+    RgbImage image;                 // image models: the picture as the model saw it (input.pixels)
     double compute_ms = 0.0;        // the computation, without loading the model
     // When heads are disabled and the model has a head: its logits [T, V] (or [1, labels])
     // for the same input and mask with every head enabled, computed once per model, input

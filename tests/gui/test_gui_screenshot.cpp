@@ -188,7 +188,9 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     const std::string run = std::string("'" HEADSCOPE_GUI "' --size 1280x800 --screenshot-after 8 --screenshot ");
     const std::string script =
         run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; " +
-        "w=\\$(xdotool search --sync --name '^Headscope\\$' | head -n 1); sleep 3; xdotool windowfocus --sync \\$w; "
+        // Bounded waits: a window that never appears (the app failed) fails the test, never hangs it.
+        "w=\\$(timeout 60 xdotool search --sync --name '^Headscope\\$' | head -n 1); [ -n \\\"\\$w\\\" ] || exit 3; "
+        "sleep 3; timeout 30 xdotool windowfocus --sync \\$w; "
         "xdotool mousemove --window \\$w 700 400; xdotool keydown Right; sleep 0.15; xdotool keyup Right; "
         "xdotool keydown c; sleep 0.15; xdotool keyup c; wait \\$pid";
     const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' xvfb-run -a -s '-screen 0 1280x800x24' bash -c \"" +

@@ -119,6 +119,32 @@ TEST_CASE("worker: computes off the caller's thread, reports errors, and the new
     CHECK(worker.latest()->trace.mask.has_value() != worker.latest()->flipped->mask.has_value());
 }
 
+TEST_CASE("worker: an image checkpoint at its own resolution shows the picture it saw, on its own grid") {
+    const std::string root = std::string(HEADSCOPE_GOLDEN_DIR) + "/..";
+    AppState s;
+    s.model.name = root + "/checkpoints/vit_tiny";   // 32 px, 8 px patches
+    s.image_path = root + "/images/rgb.png";         // 64 x 48 px
+    Worker worker;
+    const auto sized = worker.submit(make_request(s));
+    REQUIRE(wait_for(worker, sized));
+    REQUIRE(worker.latest());
+    CHECK(worker.latest()->image.width == 32);
+    CHECK(worker.latest()->input.grid_width == 4);
+
+    s.own_resolution = true;
+    CHECK(make_request(s).own_resolution);
+    const auto own = worker.submit(make_request(s));
+    REQUIRE(wait_for(worker, own));
+    INFO(worker.latest_error().second);
+    REQUIRE(worker.latest()->generation == own);
+    const Snapshot& snapshot = *worker.latest();
+    CHECK(snapshot.image.width == 64);
+    CHECK(snapshot.image.height == 48);
+    CHECK(snapshot.input.grid_width == 8);
+    CHECK(snapshot.input.grid_height == 6);
+    CHECK(snapshot.trace.layers[0].heads[0].weights.rows() == 1 + 8 * 6);
+}
+
 TEST_CASE("app state: the custom mask editor forbids, allows, clears and inverts pairs") {
     AppState s;
     set_forbidden(s, 2, 1, true);

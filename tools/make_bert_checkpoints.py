@@ -17,6 +17,7 @@ tests/checkpoints/
   bert_tiny_cls/      BertForSequenceClassification (F32, "bert." prefix, pooler, classifier
                       [3, E], id2label negative / neutral / positive, the token_type_ids
                       buffer); tokenizer_config.json: cased (do_lower_case false)
+  bert_tiny_cls_f16/  the same classifier with its floating weights in F16
   bad/bert_*/         each must fail with one line (see tests/cli/test_cli_bert.cpp);
                       bad/bert_single_type loads, but has type_vocab_size 1, so a sentence
                       pair ([SEP] in the text) is refused
@@ -381,6 +382,14 @@ def main():
     load_reference(ref_cls, f32_cls, "bert.")
     print(f"bert_tiny_cls (F32 BertForSequenceClassification, {n_parameters(ref_cls)} parameters)")
     record("bert_tiny_cls.pair", "bert_tiny_cls", ref_cls, CLS_PAIR, False, "F32")
+
+    # The same classifier in F16 (the reference runs on the F16 values upcast to float32).
+    f16_cls = {k: t.half() if t.is_floating_point() else t for k, t in f32_cls.items()}
+    write_folder("bert_tiny_cls_f16", dict(cls_cfg, torch_dtype="float16"), f16_cls, tokenizer_config(False))
+    ref_cls16 = Bert(v, "classifier")
+    load_reference(ref_cls16, f16_cls, "bert.")
+    print("bert_tiny_cls_f16 (F16 BertForSequenceClassification)")
+    record("bert_tiny_cls_f16.pair", "bert_tiny_cls_f16", ref_cls16, CLS_PAIR, False, "F16")
 
     write_bad(v, f32, mlm_cfg)
     write_json(os.path.join(GOLDEN_DIR, "cases.json"), {"tolerance": 1e-4, "cases": CASES})

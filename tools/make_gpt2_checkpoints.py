@@ -13,6 +13,7 @@ tests/checkpoints/
                       here from a small corpus, and <|endoftext|> (V = 277)
   gpt2_tiny_f16/      the same weights in F16, GPT2Model names (no prefix, no lm_head), with
                       the attn.bias / attn.masked_bias buffers older transformers saved
+  gpt2_tiny_bf16/     the same weights in BF16, "transformer." prefix, LM head tied (not stored)
   bad/gpt2_*/         each must fail with one line (see tests/cli/test_cli_gpt2.cpp)
 tests/golden/gpt2/
   <case>.safetensors  attn.L [H, T, T] for every layer, logits [T, V], input_ids [T]
@@ -300,6 +301,10 @@ def main():
     cfg16 = config(v)
     cfg16["architectures"] = ["GPT2Model"]
     write_folder("gpt2_tiny_f16", cfg16, f16, vocab, merges)
+    # BF16: GPT2LMHeadModel names without lm_head (tied), as bfloat16 checkpoints are saved.
+    bf16 = {"transformer." + k: t.bfloat16() for k, t in state.items()}
+    cfg_bf16 = dict(config(v), torch_dtype="bfloat16")
+    write_folder("gpt2_tiny_bf16", cfg_bf16, bf16, vocab, merges)
 
     text_ids = encode(TEXT, vocab, ranks)
     assert len(text_ids) < len(TEXT.encode()), "the merges should apply to the text"
@@ -308,6 +313,9 @@ def main():
     model16 = Gpt2(v, E, H, L, N_POSITIONS)
     model16.load_state_dict({k: t.half().float() for k, t in state.items()})
     record("gpt2_tiny_f16.text", "gpt2_tiny_f16", model16, text_ids, TEXT, [label(i) for i in text_ids], "F16")
+    model_bf16 = Gpt2(v, E, H, L, N_POSITIONS)
+    model_bf16.load_state_dict({k: t.bfloat16().float() for k, t in state.items()})
+    record("gpt2_tiny_bf16.text", "gpt2_tiny_bf16", model_bf16, text_ids, TEXT, [label(i) for i in text_ids], "BF16")
 
     write_bad(v, state, vocab, merges)
     write_json(os.path.join(GOLDEN_DIR, "cases.json"), {"tolerance": 1e-4, "cases": CASES})

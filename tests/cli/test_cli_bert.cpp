@@ -78,8 +78,8 @@ TEST_CASE("bert: every layer's attention and the logits equal PyTorch's within 1
         CHECK(tokens_of(ours) == c.at("labels").get<std::vector<std::string>>());
         ++n_cases;
     }
-    CHECK(n_cases == 5);
-    CHECK(n_pairs == 2);
+    CHECK(n_cases == 6);   // F32 text, pair, tokens; BF16 text; classifier pair in F32 and F16
+    CHECK(n_pairs == 3);   // bert_tiny.pair, bert_tiny_cls.pair and its F16 twin
 }
 
 TEST_CASE("bert: a typed [SEP] makes a sentence pair whose token types reach the model") {

@@ -93,6 +93,24 @@ TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's w
     CHECK(n_cases == 12);
 }
 
+TEST_CASE("checkpoints: --own-resolution shrinks a large picture to at most --max-patches, keeping its aspect") {
+    TempDir dir;
+    // rgb.png is 64 x 48: 8 x 6 patches of 8 px. At most 10 patches: scale sqrt(10 / 48),
+    // 29 x 21 px, cut to 24 x 16: a 3 x 2 grid, still wider than tall.
+    const std::string out = dir.file("own.safetensors");
+    const RunResult r = run_cli({"dump", "--model", checkpoints + "/vit_tiny", "--image", rgb_png, "--own-resolution",
+                                 "--max-patches", "10", "--out", out});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto file = SafetensorsFile::open(out);
+    CHECK(file.get("attn.0").shape == Shape{2, 7, 7});
+    CHECK(tokens_of(file).back() == "p5");
+    // The demo model's positions are built for its own grid: refused, one line.
+    check_bad_input(run_cli({"dump", "--model", "builtin:toy-vit", "--image", rgb_png, "--own-resolution", "--out",
+                             dir.file("toy.safetensors")}),
+                    "runs at its own 224 px only");
+}
+
 TEST_CASE("checkpoints: info describes the architecture") {
     const RunResult vit = run_cli({"info", "--model", checkpoints + "/vit_tiny"});
     INFO("stderr: " << vit.err);

@@ -34,6 +34,7 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
     const HfBertConfig& c = config_;
 
     const HfWeights stored = HfWeights::open(folder);
+    mapped_ = HfMappedFiles(stored);
     HfTensorTable table(stored, "bert.", folder, control);
 
     const Eigen::Index E = c.hidden_size;
@@ -194,6 +195,7 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
 }
 
 ModelInput HfBertModel::embed(std::vector<std::int64_t> ids, const std::vector<std::int32_t>& type_ids) const {
+    mapped_.check();
     const auto T = static_cast<Eigen::Index>(ids.size());
     Matrix x = weights_.position_embeddings.topRows(T);   // [T, E]
     const WeightMatrix::Stored words = weights_.word_embeddings.stored();
@@ -258,6 +260,7 @@ ModelInput HfBertModel::encode_ids(std::span<const std::int64_t> ids) const {
 }
 
 ModelTrace HfBertModel::forward(const ModelInput& input, const RunOptions& options) const {
+    mapped_.check();
     ModelTrace trace;
     AttentionOptions attention_options = hf_begin_forward(info_, input, options, trace);
     Matrix x = input.embeddings;   // [T, E], the embedding LayerNorm already applied

@@ -25,6 +25,7 @@
 // text contains "[SEP]", the sentence pair "[CLS] A [SEP] B [SEP]" split at the first one.
 
 #include "core/hf_config.h"
+#include "core/hf_tensors.h"
 #include "core/layers.h"
 #include "core/load_control.h"
 #include "core/model.h"
@@ -95,6 +96,7 @@ private:
 
     HfBertConfig config_;
     HfBertWeights weights_;
+    HfMappedFiles mapped_;   // the files F32 weights are read from in place
     std::optional<WordPieceTokenizer> tokenizer_;   // from vocab.txt; labels even when text_refusal_ is set
     std::string text_refusal_;                      // why --text cannot be encoded; empty when it can
     std::vector<std::string> id2label_;             // classifier only

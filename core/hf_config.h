@@ -161,6 +161,8 @@ public:
     const std::map<std::string, Entry>& tensors() const { return tensors_; }
     // "model.safetensors" or "N shards (model-00001-of-0000N.safetensors, ...)", for messages.
     const std::string& description() const { return description_; }
+    // The mapped files, for models that keep reading them (HfMappedFiles).
+    const std::vector<std::shared_ptr<const SafetensorsFile>>& files() const { return files_; }
 
 private:
     std::vector<std::shared_ptr<const SafetensorsFile>> files_;

@@ -31,6 +31,7 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     const HfGpt2Config& c = config_;
 
     const HfWeights stored = HfWeights::open(folder);
+    mapped_ = HfMappedFiles(stored);
     HfTensorTable table(stored, "transformer.", folder, control);
 
     const Eigen::Index E = c.n_embd;
@@ -117,6 +118,7 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
 }
 
 ModelInput HfGpt2Model::embed(std::vector<std::int64_t> ids) const {
+    mapped_.check();
     const auto T = static_cast<Eigen::Index>(ids.size());
     ModelInput input;
     const WeightMatrix::Stored wte = weights_.wte.stored();
@@ -158,6 +160,7 @@ ModelInput HfGpt2Model::encode_ids(std::span<const std::int64_t> ids) const {
 }
 
 ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& options) const {
+    mapped_.check();
     ModelTrace trace;
     AttentionOptions attention_options = hf_begin_forward(info_, input, options, trace);
     Matrix x = input.embeddings;   // [T, E]

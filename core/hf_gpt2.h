@@ -18,6 +18,7 @@
 
 #include "core/bpe_tokenizer.h"
 #include "core/hf_config.h"
+#include "core/hf_tensors.h"
 #include "core/load_control.h"
 #include "core/layers.h"
 #include "core/model.h"
@@ -70,6 +71,7 @@ private:
 
     HfGpt2Config config_;
     HfGpt2Weights weights_;
+    HfMappedFiles mapped_;   // the files F32 weights are read from in place
     std::optional<BpeTokenizer> tokenizer_;
     std::string tokenizer_files_;   // "vocab.json + merges.txt", "tokenizer.json" or "none"
     ModelInfo info_;

@@ -74,6 +74,22 @@ private:
     std::size_t taken_bytes_ = 0;
 };
 
+// The files a model reads its weights from in place. check() refuses (one line, "open
+// the model again") when one was rewritten on disk since loading, before a read of a
+// dropped page could end the process with SIGBUS. Loaders call it at the start of each
+// forward and embedding lookup; a rewrite during a forward is not caught.
+class HfMappedFiles {
+public:
+    HfMappedFiles() = default;
+    explicit HfMappedFiles(const HfWeights& weights) : files_(weights.files()) {}
+    void check() const {
+        for (const auto& file : files_) file->check_unchanged();
+    }
+
+private:
+    std::vector<std::shared_ptr<const SafetensorsFile>> files_;
+};
+
 // The activation a config's hidden_act names, in place (gelu_tanh is transformers'
 // "gelu_new" / NewGELUActivation, which GPT-2 uses).
 void hf_activate_inplace(MatrixRef x, HfActivation activation);

@@ -60,6 +60,7 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
     }
 
     const HfWeights stored = HfWeights::open(folder);
+    mapped_ = HfMappedFiles(stored);
     HfTensorTable table(stored, c.model_type + ".", folder, control);
 
     const Eigen::Index E = c.hidden_size;
@@ -252,6 +253,7 @@ ModelInput HfVitModel::encode_image(const RgbImage& image, const ImageOptions& o
 }
 
 ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& options) const {
+    mapped_.check();
     check_disabled_heads(info_, options.disabled_heads);
     const Eigen::Index T = input.embeddings.rows();
     // Any patch grid (own resolution) after the prefix tokens.

@@ -16,6 +16,7 @@
 // shapes.
 
 #include "core/hf_config.h"
+#include "core/hf_tensors.h"
 #include "core/load_control.h"
 #include "core/layers.h"
 #include "core/model.h"
@@ -83,6 +84,7 @@ private:
     HfVitConfig config_;
     HfImageProcessorConfig preprocessing_;
     HfVitWeights weights_;
+    HfMappedFiles mapped_;   // the files F32 weights are read from in place
     std::vector<std::string> id2label_;
     ModelInfo info_;
 };

@@ -110,6 +110,11 @@ public:
     virtual std::vector<OwnedTensor> export_weights() const = 0;
 };
 
+// Throws, before anything is allocated, when keeping every head's map for `T` positions
+// (L x H x T x T floats) would take more than 3/4 of this machine's memory: one clear
+// line instead of an out-of-memory kill halfway through a forward.
+void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T);
+
 // Checks `disabled` against the model's shape ([L][H] or empty); throws otherwise.
 void check_disabled_heads(const ModelInfo& info, const std::vector<std::vector<bool>>& disabled);
 

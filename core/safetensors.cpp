@@ -231,6 +231,31 @@ ParsedHeader parse_safetensors(std::span<const std::byte> file, const std::strin
     return parsed;
 }
 
+namespace {
+
+// The identity fields of a stat result.
+template <typename Identity>
+Identity identity_of(const struct stat& info) {
+    Identity id;
+    id.device = static_cast<std::uint64_t>(info.st_dev);
+    id.inode = static_cast<std::uint64_t>(info.st_ino);
+    id.size = static_cast<std::int64_t>(info.st_size);
+    id.modified_ns = static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
+    return id;
+}
+
+} // namespace
+
+void SafetensorsFile::check_unchanged() const {
+    struct stat info {};
+    if (::stat(path_.c_str(), &info) != 0) {
+        throw Error(path_ + ": gone from disk since it was loaded (" + std::strerror(errno) + "); open the model again");
+    }
+    if (!(identity_of<Identity>(info) == identity_)) {
+        throw Error(path_ + ": changed on disk since it was loaded; open the model again");
+    }
+}
+
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -252,6 +277,7 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
 
     SafetensorsFile file;
     file.path_ = path;
+    file.identity_ = identity_of<Identity>(info);
     file.mapping_size_ = static_cast<std::size_t>(info.st_size);
     if (file.mapping_size_ > 0) {
         void* mapping = ::mmap(nullptr, file.mapping_size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -276,7 +302,8 @@ SafetensorsFile::SafetensorsFile(SafetensorsFile&& other) noexcept
       mapping_(std::exchange(other.mapping_, nullptr)),
       mapping_size_(std::exchange(other.mapping_size_, 0)),
       metadata_(std::move(other.metadata_)),
-      tensors_(std::move(other.tensors_)) {}
+      tensors_(std::move(other.tensors_)),
+      identity_(other.identity_) {}
 
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& other) noexcept {
     if (this != &other) {
@@ -286,6 +313,7 @@ SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& other) noexcept {
         mapping_size_ = std::exchange(other.mapping_size_, 0);
         metadata_ = std::move(other.metadata_);
         tensors_ = std::move(other.tensors_);
+        identity_ = other.identity_;
     }
     return *this;
 }

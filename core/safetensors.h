@@ -59,8 +59,24 @@ public:
     // rank is neither. Every dtype is accepted and converted.
     Matrix matrix(const std::string& name) const;
 
+    // Throws when the file at path() is no longer the one mapped (other size, time or
+    // inode, or gone). A file cut short in place after mapping (save_pretrained into the
+    // same folder truncates it) would make the next read of a dropped page a SIGBUS;
+    // whoever reads the mapping long after open() asks this first.
+    void check_unchanged() const;
+
 private:
     SafetensorsFile() = default;
+
+    // What identified the file when it was mapped.
+    struct Identity {
+        std::uint64_t device = 0;
+        std::uint64_t inode = 0;
+        std::int64_t size = 0;
+        std::int64_t modified_ns = 0;
+        bool operator==(const Identity&) const = default;
+    };
+    Identity identity_;
 
     std::string path_;
     void* mapping_ = nullptr;

@@ -92,7 +92,7 @@ Command add_bench_command(CLI::App& app) {
     cmd->add_option("--threads", args->threads, "Threads to compute on")->capture_default_str()->check(CLI::Range(1, 256));
     auto* mha = cmd->add_flag("--mha", args->mha, "One self-attention layer with seeded random weights instead of a model");
     cmd->add_option("--T", args->T, "--mha: sequence length")->check(CLI::Range(1, 1 << 16));
-    cmd->add_option("--E", args->E, "--mha: model width")->check(CLI::Range(1, 1 << 16));
+    cmd->add_option("--E", args->E, "--mha: model width (at most 8192: 4 x E x E weights)")->check(CLI::Range(1, 8192));
     cmd->add_option("--H", args->H, "--mha: heads (E divisible by H)")->check(CLI::Range(1, 1 << 10));
     mha->excludes(cmd->get_option("--model"));
     return {cmd, [args] {
@@ -116,6 +116,11 @@ Command add_bench_command(CLI::App& app) {
                         l->bias = Vector::Zero(args->E);
                     }
                     w.validate();
+                    ModelInfo layer;
+                    layer.name = "--mha";
+                    layer.n_layers = 1;
+                    layer.n_heads = args->H;
+                    check_maps_fit_in_memory(layer, args->T);
                     const Matrix x = random_matrix(stream, args->T, args->E, 1.0f);
                     const double load_ms = ms_since(start);
                     const Timings t = time_runs(args->repeat, [&] { (void)attention_forward(w, x); });

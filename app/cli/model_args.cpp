@@ -51,13 +51,23 @@ void add_input_options(CLI::App* cmd, InputArgs& args) {
     own->needs(args.image_option);
 }
 
-ModelInput encode_input(const Model& model, const InputArgs& args) {
+namespace {
+
+ModelInput encode_chosen_input(const Model& model, const InputArgs& args) {
     if (args.text_option->count() > 0) return model.encode_text(args.text);
     if (args.image_option->count() > 0) return model.encode_image(decode_image_file(args.image), args.image_options);
     if (args.tokens_option->count() > 0) {
         return model.encode_ids(app::parse_index_list("--tokens", args.tokens, "464,3797,3332"));
     }
     throw Error("no input: give --text \"...\", --image FILE or --tokens 1,2,3");
+}
+
+} // namespace
+
+ModelInput encode_input(const Model& model, const InputArgs& args) {
+    ModelInput input = encode_chosen_input(model, args);
+    check_maps_fit_in_memory(model.info(), input.embeddings.rows());
+    return input;
 }
 
 void add_run_options(CLI::App* cmd, RunArgs& args) {

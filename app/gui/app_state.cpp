@@ -40,7 +40,8 @@ Request make_request(const AppState& state) {
     r.model = state.model;
     r.text = state.text;
     r.image_path = state.image_path;
-    r.own_resolution = state.own_resolution;
+    // The demo ViT has no own resolution (its positions are built for 224 px): never ask it.
+    r.own_resolution = state.own_resolution && !is_builtin_model(state.model.name);
     r.causal = state.causal;
     r.disabled_heads = state.disabled_heads;
     r.also_flip_causal = state.view == View::compare && state.compare_mode == CompareMode::mask_on_off;
@@ -84,6 +85,10 @@ void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) 
     state.head = std::clamp(state.head, 0, last_head);
     state.compare_layer = std::clamp(state.compare_layer, 0, last_layer);
     state.compare_head = std::clamp(state.compare_head, 0, last_head);
+}
+
+void fit_to_length(AppState& state, int n_tokens) {
+    if (state.query >= n_tokens) state.query = -1;
 }
 
 void step_layer(AppState& state, int delta, Eigen::Index n_layers) {

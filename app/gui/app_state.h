@@ -66,6 +66,9 @@ void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use);
 // After a model (re)loads: per-head flags sized [L][H] (kept where they still fit,
 // unset elsewhere), and layer / head / compare choices clamped into range.
 void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
+// A result of `n_tokens` positions (the same model may give another length: a new
+// sentence, own resolution on or off): a pinned query past the end is let go.
+void fit_to_length(AppState& state, int n_tokens);
 
 // Keyboard steps, clamped to the model's range.
 void step_layer(AppState& state, int delta, Eigen::Index n_layers);

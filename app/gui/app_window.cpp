@@ -136,6 +136,7 @@ void AppWindow::update() {
         const bool other_folder = !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
         shown_ = latest;
         if (new_model) fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
+        fit_to_length(state_, static_cast<int>(shown_->input.labels.size()));
         if (other_folder) remember_model(shown_->model.name);
         textures_.invalidate();
     }

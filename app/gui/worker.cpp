@@ -14,6 +14,7 @@ namespace {
 struct IntactKey {
     std::string text;
     std::string image_path;
+    bool own_resolution = false;
     bool causal = false;
     std::vector<std::pair<int, int>> forbidden;
     bool operator==(const IntactKey& other) const = default;
@@ -184,6 +185,7 @@ void Worker::run() {
             } else {
                 snapshot->input = model->encode_text(request.text);
             }
+            check_maps_fit_in_memory(snapshot->info, snapshot->input.embeddings.rows());
             RunOptions options;
             snapshot->causal = request.causal.value_or(snapshot->info.causal);
             options.causal = snapshot->causal;
@@ -218,8 +220,8 @@ void Worker::run() {
                 // What the disabled heads change: the same input and mask with every head
                 // on, run once and kept while only the choice of disabled heads changes.
                 IntactKey key{snapshot->info.takes_image ? std::string() : request.text,
-                              snapshot->info.takes_image ? request.image_path : std::string(), snapshot->causal,
-                              request.forbidden};
+                              snapshot->info.takes_image ? request.image_path : std::string(),
+                              snapshot->info.takes_image && request.own_resolution, snapshot->causal, request.forbidden};
                 if (!intact_logits || !intact_key || !(*intact_key == key)) {
                     RunOptions intact = options;
                     intact.disabled_heads.clear();

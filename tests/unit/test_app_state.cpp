@@ -145,6 +145,24 @@ TEST_CASE("worker: an image checkpoint at its own resolution shows the picture i
     CHECK(snapshot.trace.layers[0].heads[0].weights.rows() == 1 + 8 * 6);
 }
 
+TEST_CASE("app state: a shorter result lets go of a pinned query past its end; the demo ViT never gets own resolution") {
+    AppState s;
+    s.query = 1000;   // a patch of a 1025-token own-resolution run
+    fit_to_length(s, 1025);
+    CHECK(s.query == 1000);
+    fit_to_length(s, 197);
+    CHECK(s.query == -1);
+    s.query = 5;
+    fit_to_length(s, 197);
+    CHECK(s.query == 5);
+
+    s.own_resolution = true;
+    s.model.name = "builtin:toy-vit";
+    CHECK_FALSE(make_request(s).own_resolution);
+    s.model.name = "/models/dino-vits16";
+    CHECK(make_request(s).own_resolution);
+}
+
 TEST_CASE("app state: the custom mask editor forbids, allows, clears and inverts pairs") {
     AppState s;
     set_forbidden(s, 2, 1, true);

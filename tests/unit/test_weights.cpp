@@ -150,3 +150,41 @@ TEST_CASE("A load stops with LoadCancelled when asked, at the start or midway") 
     CHECK(open_model(checkpoints + "/vit_tiny", {}, control) != nullptr);
     CHECK(last == doctest::Approx(1.0));
 }
+
+TEST_CASE("A checkpoint rewritten on disk after loading is refused in one line, never read (no SIGBUS)") {
+    test::TempDir dir;
+    const std::filesystem::path folder = dir.path() / "gpt2";
+    std::filesystem::copy(checkpoints + "/gpt2_tiny", folder);
+    const std::unique_ptr<Model> model = open_model(folder.string(), {});
+    const ModelInput input = model->encode_ids(std::vector<std::int64_t>{1, 2, 3});
+    CHECK_NOTHROW(model->forward(input, {}));
+
+    // Cut short in place, as saving into the same folder does: the mapped pages are gone.
+    std::filesystem::resize_file(folder / "model.safetensors", 4096);
+    try {
+        (void)model->forward(input, {});
+        FAIL("a forward over a truncated mapping must be refused");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("changed on disk since it was loaded; open the model again") !=
+              std::string::npos);
+    }
+    CHECK_THROWS_AS(model->encode_ids(std::vector<std::int64_t>{1}), Error);
+
+    // Gone altogether: refused too.
+    std::filesystem::remove(folder / "model.safetensors");
+    CHECK_THROWS_AS(model->forward(input, {}), Error);
+}
+
+TEST_CASE("check_maps_fit_in_memory: refuses maps larger than the machine, before allocating them") {
+    ModelInfo info;
+    info.name = "m";
+    info.n_layers = 12;
+    info.n_heads = 12;
+    CHECK_NOTHROW(check_maps_fit_in_memory(info, 1024));   // 604 MB
+    try {
+        check_maps_fit_in_memory(info, 1 << 20);   // 633 TB
+        FAIL("expected a refusal");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("m: 1048576 positions are too many to keep every head's map") == 0);
+    }
+}

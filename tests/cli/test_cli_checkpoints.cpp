@@ -32,11 +32,8 @@ RunResult dump(const std::string& model, const std::string& out, std::vector<std
 } // namespace
 
 TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's within 1e-4") {
-    std::ifstream in(golden_dir() + "/checkpoints/cases.json");
-    REQUIRE_MESSAGE(in.good(), "missing tests/golden/checkpoints/cases.json (run tools/make_vit_checkpoints.py)");
-    const auto manifest = nlohmann::json::parse(in);
+    const auto manifest = read_manifest("checkpoints", "make_vit_checkpoints.py");
     const double tolerance = manifest.at("tolerance").get<double>();
-    CHECK(tolerance <= 1e-4);
     TempDir dir;
     int n_cases = 0;
     for (const auto& c : manifest.at("cases")) {
@@ -68,14 +65,8 @@ TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's w
         if (labels.empty()) {
             CHECK_FALSE(ours.contains("logits"));
         } else {
-            REQUIRE(ours.contains("logits"));
-            // CLI.md: [num_labels] for a classifier; dump writes the [1, num_labels] row.
-            CHECK(shape_numel(ours.get("logits").shape) == static_cast<std::int64_t>(labels.size()));
-            const auto a = floats(ours, "logits");
-            const auto b = floats(expected, "logits");
-            REQUIRE(a.size() == b.size());
-            const double diff = max_abs_diff(a.data(), b.data(), a.size());
-            CHECK_MESSAGE(diff <= tolerance, name << " logits: max |diff| = " << diff);
+            // CLI.md: [num_labels] for a classifier.
+            check_close(ours, expected, "logits", {static_cast<std::int64_t>(labels.size())}, tolerance);
         }
 
         // Token labels: [CLS], DeiT's [DIST], then p0 .. p(N-1).

@@ -20,15 +20,17 @@ void check_disabled_heads(const ModelInfo& info, const std::vector<std::vector<b
     }
 }
 
-ModelTrace encoder_forward(const EncoderStack& stack, Matrix x, const OptionalMask& mask, const RunOptions& options) {
+ModelTrace encoder_forward(const ModelInfo& info, const EncoderStack& stack, Matrix x, const OptionalMask& mask,
+                           const RunOptions& options) {
     ModelTrace trace;
     trace.mask = mask;
     trace.layers.reserve(stack.blocks.size());
     AttentionOptions attention_options;
     attention_options.keep = mask;
     attention_options.detail = options.detail;
-    for (std::size_t l = 0; l < stack.blocks.size(); ++l) {
+    for (auto l = static_cast<std::size_t>(resume_layers(info, options, trace, x)); l < stack.blocks.size(); ++l) {
         const EncoderBlock& block = stack.blocks[l];
+        note_layer_input(options, trace, x);
         attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
         trace.layers.push_back(attention_forward(block.attn, layer_norm_forward(block.ln1, x), attention_options));
         x += trace.layers.back().output;

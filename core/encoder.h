@@ -22,8 +22,10 @@ struct EncoderStack {
 };
 
 // Runs x [T, E] through every block with `mask` ([T, T] or absent) and the options'
-// ablations; the trace holds every layer's attention and the final hidden state.
-ModelTrace encoder_forward(const EncoderStack& stack, Matrix x, const OptionalMask& mask, const RunOptions& options);
+// ablations (and resume request: `info` names the model in its errors); the trace holds
+// every layer's attention and the final hidden state.
+ModelTrace encoder_forward(const ModelInfo& info, const EncoderStack& stack, Matrix x, const OptionalMask& mask,
+                           const RunOptions& options);
 
 // Appends the stack's tensors under the names above.
 void export_encoder(const EncoderStack& stack, std::vector<OwnedTensor>& out);

@@ -264,8 +264,9 @@ ModelTrace HfBertModel::forward(const ModelInput& input, const RunOptions& optio
     ModelTrace trace;
     AttentionOptions attention_options = hf_begin_forward(info_, input, options, trace);
     Matrix x = input.embeddings;   // [T, E], the embedding LayerNorm already applied
-    for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
+    for (auto l = static_cast<std::size_t>(resume_layers(info_, options, trace, x)); l < weights_.layers.size(); ++l) {
         const HfBertLayerWeights& layer = weights_.layers[l];
+        note_layer_input(options, trace, x);
         attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
         trace.layers.push_back(attention_forward(layer.attention, x, attention_options));
         // Post-LN: the residual sum is normalised, after attention and after the MLP.

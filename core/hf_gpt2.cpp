@@ -164,8 +164,9 @@ ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& optio
     ModelTrace trace;
     AttentionOptions attention_options = hf_begin_forward(info_, input, options, trace);
     Matrix x = input.embeddings;   // [T, E]
-    for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
+    for (auto l = static_cast<std::size_t>(resume_layers(info_, options, trace, x)); l < weights_.layers.size(); ++l) {
         const HfGpt2LayerWeights& layer = weights_.layers[l];
+        note_layer_input(options, trace, x);
         attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
         trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.ln_1, x), attention_options));
         x += trace.layers.back().output;

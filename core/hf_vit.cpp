@@ -263,13 +263,16 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
                     " + patches, " + std::to_string(info_.width) + "]");
     }
     ModelTrace trace;
-    if (options.causal.value_or(info_.causal)) trace.mask = mask_causal(T, T);
+    OptionalMask causal;
+    if (options.causal.value_or(info_.causal)) causal = mask_causal(T, T);
+    trace.mask = mask_and(causal, options.keep);
     AttentionOptions attention_options;
     attention_options.keep = trace.mask;
     attention_options.detail = options.detail;
     Matrix x = input.embeddings;   // [T, E]
-    for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
+    for (auto l = static_cast<std::size_t>(resume_layers(info_, options, trace, x)); l < weights_.layers.size(); ++l) {
         const HfVitLayerWeights& layer = weights_.layers[l];
+        note_layer_input(options, trace, x);
         attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
         trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.layernorm_before, x),
                                                  attention_options));

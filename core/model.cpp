@@ -39,4 +39,27 @@ void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T) {
     }
 }
 
+Eigen::Index resume_layers(const ModelInfo& info, const RunOptions& options, ModelTrace& trace, Matrix& x) {
+    const ModelTrace* from = options.resume_from;
+    if (from == nullptr) return 0;
+    const Eigen::Index l = options.resume_layer;
+    if (l < 0 || l >= info.n_layers) {
+        throw Error(info.name + ": cannot resume at layer " + std::to_string(l) + ", the model has layers 0.." +
+                    std::to_string(info.n_layers - 1));
+    }
+    if (static_cast<Eigen::Index>(from->layer_inputs.size()) != info.n_layers ||
+        static_cast<Eigen::Index>(from->layers.size()) != info.n_layers || from->layer_inputs[l].rows() != x.rows() ||
+        from->layer_inputs[l].cols() != x.cols()) {
+        throw Error(info.name + ": the run to resume from did not keep every layer's input for this input");
+    }
+    trace.layers.assign(from->layers.begin(), from->layers.begin() + l);
+    if (options.keep_layer_inputs) trace.layer_inputs.assign(from->layer_inputs.begin(), from->layer_inputs.begin() + l);
+    x = from->layer_inputs[l];
+    return l;
+}
+
+void note_layer_input(const RunOptions& options, ModelTrace& trace, const Matrix& x) {
+    if (options.keep_layer_inputs) trace.layer_inputs.push_back(x);
+}
+
 } // namespace headscope

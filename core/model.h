@@ -66,11 +66,21 @@ struct ImageOptions {
     int max_patches = 1024;
 };
 
+struct ModelTrace;
+
 struct RunOptions {
     std::optional<bool> causal;                    // overrides ModelInfo::causal
     OptionalMask keep;                             // [T, T] pairs allowed, ANDed with the causal mask
     std::vector<std::vector<bool>> disabled_heads;  // [L][H] or empty: ablated heads
     TraceDetail detail = TraceDetail::weights;
+    // Keep the residual stream entering each layer (ModelTrace::layer_inputs), so a later
+    // run can resume from it.
+    bool keep_layer_inputs = false;
+    // Interactive work redoes only what changed: when only heads at layers >= resume_layer
+    // are ablated differently from a previous run on the same input and mask (kept with
+    // keep_layer_inputs), the layers before resume_layer are copied from it, not computed.
+    const ModelTrace* resume_from = nullptr;
+    Eigen::Index resume_layer = 0;
 };
 
 struct ModelTrace {
@@ -78,6 +88,7 @@ struct ModelTrace {
     OptionalMask mask;                    // [T, T], the same for every layer; absent = all allowed
     Matrix hidden;                        // [T, E] after the last layer (and final norm)
     Matrix logits;                        // [T, V] or [1, labels]; empty when the model has no head
+    std::vector<Matrix> layer_inputs;     // [L] x [T, E] entering each layer (RunOptions::keep_layer_inputs), else empty
 };
 
 // A tensor owned by value, for exports.
@@ -114,6 +125,15 @@ public:
 // (L x H x T x T floats) would take more than 3/4 of this machine's memory: one clear
 // line instead of an out-of-memory kill halfway through a forward.
 void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T);
+
+// The start of every model's layer loop: checks RunOptions' resume request against the
+// model and input (throws headscope::Error when it does not fit), copies the layers
+// before RunOptions::resume_layer (and their inputs) from the trace it resumes, sets `x`
+// to what the first computed layer consumes, and returns that layer's index (0 when not
+// resuming; `x` is then left as it is).
+Eigen::Index resume_layers(const ModelInfo& info, const RunOptions& options, ModelTrace& trace, Matrix& x);
+// Called as each computed layer begins: keeps `x` when RunOptions::keep_layer_inputs asks.
+void note_layer_input(const RunOptions& options, ModelTrace& trace, const Matrix& x);
 
 // Checks `disabled` against the model's shape ([L][H] or empty); throws otherwise.
 void check_disabled_heads(const ModelInfo& info, const std::vector<std::vector<bool>>& disabled);

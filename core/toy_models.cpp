@@ -88,7 +88,7 @@ public:
         const Eigen::Index T = input.embeddings.rows();
         OptionalMask mask;
         if (options.causal.value_or(info_.causal)) mask = mask_causal(T, T);
-        return encoder_forward(stack_, input.embeddings, mask_and(mask, options.keep), options);
+        return encoder_forward(info_, stack_, input.embeddings, mask_and(mask, options.keep), options);
     }
 
 protected:

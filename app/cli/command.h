@@ -19,5 +19,6 @@ Command add_dump_command(CLI::App& app);
 Command add_export_weights_command(CLI::App& app);
 Command add_render_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
+Command add_analyze_command(CLI::App& app);
 
 } // namespace headscope::cli

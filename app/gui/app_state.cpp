@@ -9,9 +9,10 @@ namespace headscope::gui {
 
 namespace {
 
-constexpr std::array<std::pair<View, std::string_view>, 6> view_names = {{
-    {View::matrix, "matrix"}, {View::tokens, "tokens"}, {View::image, "image"},
+constexpr std::array<std::pair<View, std::string_view>, 9> view_names = {{
+    {View::matrix, "matrix"}, {View::tokens, "tokens"},   {View::image, "image"},
     {View::model, "model"},   {View::compare, "compare"}, {View::stages, "stages"},
+    {View::heads, "heads"},   {View::rollout, "rollout"}, {View::similarity, "similarity"},
 }};
 
 void resize_flags(std::vector<std::vector<bool>>& flags, Eigen::Index L, Eigen::Index H) {
@@ -46,6 +47,10 @@ Request make_request(const AppState& state) {
     r.disabled_heads = state.disabled_heads;
     r.also_flip_causal = state.view == View::compare && state.compare_mode == CompareMode::mask_on_off;
     r.forbidden = state.forbidden;
+    if (state.view == View::compare && state.compare_mode == CompareMode::two_inputs) {
+        r.compare_text = state.compare_text;
+        r.compare_image_path = state.compare_image_path;
+    }
     return r;
 }
 
@@ -85,10 +90,17 @@ void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) 
     state.head = std::clamp(state.head, 0, last_head);
     state.compare_layer = std::clamp(state.compare_layer, 0, last_layer);
     state.compare_head = std::clamp(state.compare_head, 0, last_head);
+    // Rollout layers: a range inside the model (the end -1 means "the last").
+    state.rollout.start_layer = std::clamp(state.rollout.start_layer, 0, last_layer);
+    if (state.rollout.end_layer > last_layer) state.rollout.end_layer = -1;
+    if (state.rollout.end_layer >= 0 && state.rollout.end_layer < state.rollout.start_layer) {
+        state.rollout.end_layer = state.rollout.start_layer;
+    }
 }
 
 void fit_to_length(AppState& state, int n_tokens) {
     if (state.query >= n_tokens) state.query = -1;
+    if (state.rollout_query >= n_tokens) state.rollout_query = -1;
 }
 
 void step_layer(AppState& state, int delta, Eigen::Index n_layers) {

@@ -4,6 +4,8 @@
 
 #include "app/gui/worker.h"
 #include "core/colormap.h"
+#include "core/head_metrics.h"
+#include "core/rollout.h"
 
 #include <optional>
 #include <string>
@@ -12,7 +14,7 @@
 
 namespace headscope::gui {
 
-enum class View { matrix, tokens, image, model, compare, stages };
+enum class View { matrix, tokens, image, model, compare, stages, heads, rollout, similarity };
 std::string_view view_name(View view);
 std::optional<View> view_from_name(std::string_view name);
 
@@ -20,7 +22,13 @@ std::optional<View> view_from_name(std::string_view name);
 // logarithmic (small weights visible).
 enum class HeatScale { shared, per_head, log };
 
-enum class CompareMode { two_heads, mask_on_off };
+enum class CompareMode {
+    two_heads,        // head A vs head B of one run
+    two_layers,       // layer A vs layer B: their heads averaged, and every head pair's divergence
+    mask_on_off,      // one head, causal mask on vs off
+    ablation_on_off,  // one head, with the disabled heads vs every head on
+    two_inputs,       // one head on input A vs input B (another sentence or picture)
+};
 
 struct AppState {
     ModelChoice model;
@@ -43,6 +51,18 @@ struct AppState {
     std::vector<std::pair<int, int>> forbidden;      // the custom mask: (query, key) pairs, sorted
     int compare_layer = 0;                           // head B of the compare view
     int compare_head = 1;
+    std::string compare_text;                        // compare view, input B (text models)
+    std::string compare_image_path;                  // compare view, input B (image models)
+    // Analysis (core/head_metrics.h, core/rollout.h): the metric the Heads view plots and
+    // the Model grid colours / sorts by.
+    Metric metric = Metric::prev_token;
+    bool grid_colour_by_metric = false;
+    bool grid_sort_by_metric = false;
+    bool grid_show_importance = false;               // colour the grid by the importance scan instead
+    RolloutOptions rollout;                          // fusion, discard ratio, layers (disabled heads: from above)
+    int rollout_query = -1;                          // the rollout row shown (-1: [CLS] / the last token / the mean)
+    bool keep_mass = false;                          // image view: DINO's "keep x% of the mass" contours
+    float keep_mass_share = 0.6f;                    // DINO's default threshold
 };
 
 // The computation the state asks for.

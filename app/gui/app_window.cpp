@@ -1,5 +1,6 @@
 #include "app/gui/app_window.h"
 
+#include "app/gui/draw_helpers.h"
 #include "core/head_compare.h"
 #include "core/heatmap_image.h"
 #include "core/model_registry.h"
@@ -37,41 +38,6 @@ constexpr ImU32 head_colours[] = {
     IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255), IM_COL32(227, 119, 194, 255), IM_COL32(188, 189, 34, 255),
 };
 
-std::string numbered(const char* prefix, int a, int b = -1) {
-    std::string s(prefix);
-    s += std::to_string(a);
-    if (b >= 0) {
-        s += '.';
-        s += std::to_string(b);
-    }
-    return s;
-}
-
-void colour_legend(Colormap map, const char* low, const char* high, bool show_masked = true) {
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float width = 180.0f;
-    const float height = ImGui::GetTextLineHeight();
-    constexpr int steps = 64;
-    for (int i = 0; i < steps; ++i) {
-        const Rgba8 c = colormap_lookup(map, static_cast<float>(i) / (steps - 1));
-        const float x0 = origin.x + width * static_cast<float>(i) / steps;
-        draw->AddRectFilled(ImVec2(x0, origin.y), ImVec2(x0 + width / steps + 1.0f, origin.y + height),
-                            IM_COL32(c.r, c.g, c.b, 255));
-    }
-    ImGui::Dummy(ImVec2(width, height));
-    ImGui::SameLine();
-    ImGui::Text("%s .. %s", low, high);
-    if (!show_masked) return;
-    ImGui::SameLine();
-    const ImVec2 swatch = ImGui::GetCursorScreenPos();
-    draw->AddRectFilled(swatch, ImVec2(swatch.x + height, swatch.y + height),
-                        IM_COL32(masked_colour.r, masked_colour.g, masked_colour.b, 255));
-    ImGui::Dummy(ImVec2(height, height));
-    ImGui::SameLine();
-    ImGui::TextUnformatted("masked");
-}
-
 // A path as the recent lists keep it: absolute, normalised, no trailing slash.
 std::string absolute_path(const std::string& path) {
     std::error_code ec;
@@ -98,20 +64,6 @@ void probability_bar(float probability, ImU32 bar, ImU32 track) {
     ImGui::Dummy(ImVec2(bar_width, height));
 }
 
-RgbaImage rgba_of(const RgbImage& image) {
-    RgbaImage out;
-    out.width = image.width;
-    out.height = image.height;
-    out.pixels.resize(static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.height) * 4);
-    for (std::size_t i = 0, j = 0; i < image.pixels.size(); i += 3, j += 4) {
-        out.pixels[j] = image.pixels[i];
-        out.pixels[j + 1] = image.pixels[i + 1];
-        out.pixels[j + 2] = image.pixels[i + 2];
-        out.pixels[j + 3] = 255;
-    }
-    return out;
-}
-
 } // namespace
 
 AppWindow::AppWindow(AppState initial, std::string recent_path)
@@ -135,7 +87,10 @@ void AppWindow::update() {
                                shown_->info.n_layers != latest->info.n_layers || shown_->info.n_heads != latest->info.n_heads;
         const bool other_folder = !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
         shown_ = latest;
-        if (new_model) fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
+        if (new_model) {
+            fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
+            jobs_.forget_results();
+        }
         fit_to_length(state_, static_cast<int>(shown_->input.labels.size()));
         if (other_folder) remember_model(shown_->model.name);
         textures_.invalidate();
@@ -172,6 +127,10 @@ void AppWindow::update() {
         has_request_ = true;
     }
     loading_ = worker_.loading();
+    if (scan_on_first_result_ && shown_ && !showing_other_model() && shown_->generation == submitted_) {
+        scan_on_first_result_ = false;
+        start_importance_scan();
+    }
     if (textures_colormap_ != state_.colormap || textures_scale_ != state_.scale) {
         textures_colormap_ = state_.colormap;
         textures_scale_ = state_.scale;
@@ -217,7 +176,7 @@ void AppWindow::save_recent() {
 }
 
 bool AppWindow::settled() const {
-    return has_request_ && !worker_.busy() && worker_.answered() == submitted_ &&
+    return has_request_ && !worker_.busy() && !jobs_.busy() && !scan_on_first_result_ && worker_.answered() == submitted_ &&
            (!error_.empty() || (shown_ && shown_->generation == submitted_));
 }
 
@@ -311,8 +270,10 @@ void AppWindow::draw() {
             target.kind == PredictionKind::none ? 0.0f : line * (n_predictions + 2.5f) + ImGui::GetStyle().WindowPadding.y * 2;
         ImGui::BeginChild("view", ImVec2(0.0f, -predictions_height), false);
         if (ImGui::BeginTabBar("views")) {
-            constexpr View views[] = {View::matrix, View::tokens, View::image, View::model, View::compare, View::stages};
-            constexpr const char* titles[] = {"Matrix", "Tokens", "Image", "Model", "Compare", "Stages"};
+            constexpr View views[] = {View::matrix,  View::tokens, View::image,   View::model,     View::compare,
+                                      View::stages,  View::heads,  View::rollout, View::similarity};
+            constexpr const char* titles[] = {"Matrix", "Tokens", "Image", "Model", "Compare", "Stages", "Heads", "Rollout",
+                                              "Similarity"};
             static_assert(std::size(views) == std::size(titles));
             for (std::size_t i = 0; i < std::size(views); ++i) {
                 // The tab follows state_.view (set by --view or a click).
@@ -327,6 +288,9 @@ void AppWindow::draw() {
                 case View::model: draw_model_view(); break;
                 case View::compare: draw_compare_view(); break;
                 case View::stages: draw_stages_view(); break;
+                case View::heads: draw_heads_view(); break;
+                case View::rollout: draw_rollout_view(); break;
+                case View::similarity: draw_similarity_view(); break;
                 }
                 ImGui::EndTabItem();
             }
@@ -755,6 +719,17 @@ void AppWindow::draw_image_view() {
     if (ImGui::Combo("##mode", &mode, modes, 2)) state_.image_average = mode == 1;
     ImGui::SameLine();
     ImGui::Checkbox("what attends to it (column)", &state_.show_column);
+    ImGui::SameLine();
+    ImGui::Checkbox("keep", &state_.keep_mass);
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("DINO's threshold: outline the fewest patches that hold this share of the map's attention");
+    }
+    if (state_.keep_mass) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(120.0f);
+        float percent = state_.keep_mass_share * 100.0f;
+        if (ImGui::SliderFloat("% of the mass", &percent, 1.0f, 99.0f, "%.0f")) state_.keep_mass_share = percent / 100.0f;
+    }
     if (!is_builtin_model(shown_->model.name)) {
         ImGui::SameLine();
         ImGui::Checkbox("own resolution", &state_.own_resolution);
@@ -809,6 +784,15 @@ void AppWindow::draw_image_view() {
             draw->AddLine(ImVec2(origin.x, origin.y + ch * i), ImVec2(origin.x + width, origin.y + ch * i), IM_COL32(0, 0, 0, 50));
         }
     }
+    if (state_.keep_mass) {
+        // The kept region's outline, in the patch grid's cells.
+        const Eigen::Map<const RowVector> flat(map.data(), map.size());
+        const std::vector<bool> kept = keep_mass(flat, state_.keep_mass_share);
+        for (const GridSegment& g : mask_contours(kept, grid_w, grid_h)) {
+            draw->AddLine(ImVec2(origin.x + cw * g.x0, origin.y + ch * g.y0), ImVec2(origin.x + cw * g.x1, origin.y + ch * g.y1),
+                          IM_COL32(255, 255, 255, 255), 2.5f);
+        }
+    }
     if (query >= prefix) {
         const int n = query - prefix;
         const ImVec2 a(origin.x + cw * static_cast<float>(n % grid_w), origin.y + ch * static_cast<float>(n / grid_w));
@@ -834,91 +818,6 @@ void AppWindow::draw_image_view() {
         if (ui::draw_heatmap_thumbnail(numbered("clsh", h).c_str(), t, 96.0f, h == state_.head)) state_.head = h;
     }
     ImGui::EndGroup();
-}
-
-void AppWindow::draw_model_view() {
-    const auto& layers = shown_->trace.layers;
-    ImGui::TextUnformatted("Every layer (rows) x head (columns); click one to select it");
-    colour_legend(state_.colormap, "0", "each head's max");
-    const float side = std::clamp((ImGui::GetContentRegionAvail().x - 60.0f) / static_cast<float>(shown_->info.n_heads) - 8.0f,
-                                  48.0f, 128.0f);
-    for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
-        ImGui::Text("L%d", l);
-        for (int h = 0; h < static_cast<int>(layers[static_cast<std::size_t>(l)].heads.size()); ++h) {
-            ImGui::SameLine(h == 0 ? 40.0f : 0.0f);
-            const Matrix& w = layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
-            const float max = std::max(w.maxCoeff(), 1e-12f);
-            const ui::HeatmapTexture& t =
-                textures_.get(numbered("grid", l, h), [&] { return heatmap_image(w, mask(), state_.colormap, max); });
-            if (ui::draw_heatmap_thumbnail(numbered("g", l, h).c_str(), t, side, l == state_.layer && h == state_.head)) {
-                state_.layer = l;
-                state_.head = h;
-            }
-            if (ImGui::IsItemHovered()) {
-                const auto& roles = shown_->info.head_roles;
-                const bool has_role = !roles.empty() && !roles[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)].empty();
-                ImGui::SetTooltip("head %d.%d%s%s", l, h, has_role ? ": " : "",
-                                  has_role ? roles[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)].c_str() : "");
-            }
-        }
-    }
-}
-
-void AppWindow::draw_compare_view() {
-    const ModelInfo& info = shown_->info;
-    int mode = static_cast<int>(state_.compare_mode);
-    ImGui::RadioButton("two heads", &mode, 0);
-    ImGui::SameLine();
-    ImGui::RadioButton("this head, causal mask on vs off", &mode, 1);
-    state_.compare_mode = static_cast<CompareMode>(mode);
-
-    const Matrix& a = shown_->trace.layers[static_cast<std::size_t>(state_.layer)].heads[static_cast<std::size_t>(state_.head)].weights;
-    const Matrix* b = nullptr;
-    std::string a_title = numbered("head ", state_.layer, state_.head);
-    std::string b_title;
-    if (state_.compare_mode == CompareMode::two_heads) {
-        ImGui::SetNextItemWidth(160.0f);
-        ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(160.0f);
-        ImGui::SliderInt("head B", &state_.compare_head, 0, static_cast<int>(info.n_heads) - 1);
-        b = &shown_->trace.layers[static_cast<std::size_t>(state_.compare_layer)].heads[static_cast<std::size_t>(state_.compare_head)].weights;
-        b_title = numbered("head ", state_.compare_layer, state_.compare_head);
-    } else if (shown_->flipped) {
-        b = &shown_->flipped->layers[static_cast<std::size_t>(state_.layer)].heads[static_cast<std::size_t>(state_.head)].weights;
-        a_title += shown_->causal ? " (causal)" : " (no mask)";
-        b_title = numbered("head ", state_.layer, state_.head) + (shown_->causal ? " (no mask)" : " (causal)");
-    }
-    if (!b) {
-        ImGui::TextUnformatted("computing the flipped mask...");
-        return;
-    }
-    const HeadComparison numbers = compare_heads(a, *b);
-    ImGui::Text("max |A - B| = %.4f    mean Jensen-Shannon divergence = %.4f bits (%d rows)", numbers.max_abs_difference,
-                numbers.mean_js_divergence, numbers.rows_compared);
-    // A and B on one scale (the larger max of the two); the difference diverging.
-    const float max = std::max({a.maxCoeff(), b->maxCoeff(), 1e-12f});
-    const float side = std::clamp((ImGui::GetContentRegionAvail().x - 40.0f) / 3.0f, 96.0f, 420.0f);
-    const std::string key = numbered("cmp", state_.layer, state_.head) + numbered("-", state_.compare_layer, state_.compare_head) +
-                            std::to_string(mode);
-    const ui::HeatmapTexture& ta = textures_.get(key + "a", [&] { return heatmap_image(a, nullptr, state_.colormap, max); });
-    const ui::HeatmapTexture& tb = textures_.get(key + "b", [&] { return heatmap_image(*b, nullptr, state_.colormap, max); });
-    const Matrix diff = a - *b;
-    const ui::HeatmapTexture& td = signed_texture(key + "d", diff, nullptr);
-    const auto panel = [&](const char* id, const std::string& title, const ui::HeatmapTexture& t) {
-        ImGui::BeginGroup();
-        ImGui::TextUnformatted(title.c_str());
-        ui::draw_heatmap_thumbnail(id, t, side, false);
-        ImGui::EndGroup();
-    };
-    panel("A", "A: " + a_title, ta);
-    ImGui::SameLine();
-    panel("B", "B: " + b_title, tb);
-    ImGui::SameLine();
-    panel("D", "A - B", td);
-    colour_legend(state_.colormap, "0", "max of A, B", false);
-    ImGui::SameLine();
-    colour_legend(Colormap::coolwarm, "B larger", "A larger", false);
 }
 
 void AppWindow::draw_stages_view() {

@@ -3,6 +3,7 @@
 // snapshot on screen, and the ImGui code that draws the controls and the six views.
 
 #include "app/gui/app_state.h"
+#include "app/gui/background_job.h"
 #include "app/gui/predictions.h"
 #include "app/gui/recent.h"
 #include "app/gui/worker.h"
@@ -29,7 +30,11 @@ public:
     // A file dropped on the window: an image, or a model folder (config.json inside).
     void on_drop(const std::string& path);
 
-    // True once the newest request has been answered and its result (or error) is shown.
+    // Starts the head-importance scan as soon as the first result is in (--scan-importance).
+    void scan_importance_when_ready() { scan_on_first_result_ = true; }
+
+    // True once the newest request has been answered and its result (or error) is shown,
+    // and no analysis for it is still running.
     bool settled() const;
     // An error on screen: a model that failed to load, else the newest request's.
     const std::string& error() const { return model_error_.empty() ? error_ : model_error_; }
@@ -46,7 +51,21 @@ private:
     void draw_model_view();
     void draw_compare_view();
     void draw_stages_view();
+    void draw_heads_view();
+    void draw_metric_scatter(float width, float height);
+    void draw_rollout_view();
+    void draw_similarity_view();
     void handle_keys();
+
+    // Analysis off the UI thread (BackgroundJobs), keyed by what each result depends on.
+    std::string importance_key() const;
+    std::string rollout_key() const;
+    std::string similarity_key() const;
+    void start_importance_scan();
+    // The importance scan of what is on screen (model, input, mask), once it ran.
+    std::shared_ptr<const ImportanceScan> importance() const;
+    // A progress bar and Cancel while the job under `key` runs; its error after it failed.
+    void draw_job_progress(const std::string& key, const char* what);
 
     // Opens another model (built-in name or folder); the worker loads it.
     void open_model(const std::string& name);
@@ -90,6 +109,14 @@ private:
     std::uint64_t predictions_generation_ = 0;
     std::vector<int> predictions_rows_;
     std::vector<PredictionTable> predictions_;
+    BackgroundJobs jobs_;
+    // The rollout on screen: kept while a slider's newer rollout computes (same result only).
+    std::shared_ptr<const Matrix> rollout_shown_;
+    std::uint64_t rollout_shown_generation_ = 0;
+    bool scan_on_first_result_ = false;   // --scan-importance
+    // The compare view's head-pair divergences of two layers, and for which result / layers.
+    std::string layer_pairs_key_;
+    Matrix layer_pairs_;
 };
 
 } // namespace headscope::gui

@@ -81,9 +81,19 @@ int main(int argc, char** argv) {
     cli.add_option("--head", state.head, "Selected head")->check(CLI::Range(0, 255));
     cli.add_option("--query", state.query, "Pinned query position (image view: the patch, 0 = [CLS])");
     cli.add_option("--disable", disable, "Heads to ablate, as LAYER.HEAD pairs, e.g. 0.1,1.0");
-    cli.add_option("--view", view, "matrix, tokens, image, model, compare or stages")
+    cli.add_option("--view", view, "matrix, tokens, image, model, compare, stages, heads, rollout or similarity")
         ->capture_default_str()
-        ->check(CLI::IsMember({"matrix", "tokens", "image", "model", "compare", "stages"}));
+        ->check(CLI::IsMember({"matrix", "tokens", "image", "model", "compare", "stages", "heads", "rollout", "similarity"}));
+    std::string metric;
+    std::vector<std::string> metric_names;
+    for (int k = 0; k < metric_count; ++k) metric_names.emplace_back(metric_name(static_cast<Metric>(k)));
+    cli.add_option("--metric", metric, "The metric the Heads view plots and the Model grid colours or sorts by")
+        ->check(CLI::IsMember(metric_names));
+    cli.add_flag("--colour-by-metric", state.grid_colour_by_metric, "Model view: frame each head in its --metric colour");
+    cli.add_flag("--sort-by-metric", state.grid_sort_by_metric, "Model view: order each layer's heads by --metric");
+    bool scan_importance = false;
+    cli.add_flag("--scan-importance", scan_importance,
+                 "Start the head-importance scan (each head disabled alone) once the first result is in");
     cli.add_option("--seed", state.model.config.seed, "Seed of the demo model's weights and embeddings");
     cli.add_option("--colormap", colormap_name, "viridis, magma, cividis or greys")
         ->check(CLI::IsMember({"viridis", "magma", "cividis", "greys"}));
@@ -124,6 +134,7 @@ int main(int argc, char** argv) {
     state.own_resolution = own_resolution;
     state.colormap = colormap_from_name(colormap_name).value_or(Colormap::viridis);
     state.view = gui::view_from_name(view).value_or(gui::View::matrix);
+    if (!metric.empty()) state.metric = metric_from_name(metric).value_or(Metric::prev_token);
     const bool screenshot_mode = !screenshot_path.empty();
 
     glfwSetErrorCallback(print_glfw_error);
@@ -160,6 +171,7 @@ int main(int argc, char** argv) {
     int exit_code = 0;
     {
         gui::AppWindow app(state, gui::recent_file_path());
+        if (scan_importance) app.scan_importance_when_ready();
         glfwSetWindowUserPointer(window, &app);
         glfwSetDropCallback(window, on_drop);
         // Capture a few frames after the result is ready: ImGui settles its layout.

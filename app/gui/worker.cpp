@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/model_registry.h"
 
+#include <algorithm>
 #include <chrono>
 #include <new>
 
@@ -27,6 +28,23 @@ bool any_disabled(const std::vector<std::vector<bool>>& disabled) {
         }
     }
     return false;
+}
+
+// The first layer whose disabled heads differ between two sets of flags ([L][H] or
+// empty = none disabled); n_layers when none differs.
+Eigen::Index first_changed_layer(const std::vector<std::vector<bool>>& a, const std::vector<std::vector<bool>>& b,
+                                 Eigen::Index n_layers) {
+    const auto off = [](const std::vector<std::vector<bool>>& flags, std::size_t l, std::size_t h) {
+        return l < flags.size() && h < flags[l].size() && flags[l][h];
+    };
+    for (Eigen::Index l = 0; l < n_layers; ++l) {
+        const std::size_t n = std::max(a.size() > static_cast<std::size_t>(l) ? a[static_cast<std::size_t>(l)].size() : 0,
+                                       b.size() > static_cast<std::size_t>(l) ? b[static_cast<std::size_t>(l)].size() : 0);
+        for (std::size_t h = 0; h < n; ++h) {
+            if (off(a, static_cast<std::size_t>(l), h) != off(b, static_cast<std::size_t>(l), h)) return l;
+        }
+    }
+    return n_layers;
 }
 
 } // namespace
@@ -116,12 +134,15 @@ std::optional<ModelChoice> Worker::model_in_use() const {
 
 void Worker::run() {
     // The model is kept between requests while its choice does not change; so are the
-    // labels of its logit columns and the intact logits of the last ablated input.
-    std::unique_ptr<Model> model;
+    // labels of its logit columns, the intact run of the last ablated input, and the last
+    // run (to resume when only the disabled heads of later layers changed).
+    std::shared_ptr<const Model> model;
     std::optional<ModelChoice> held;   // what `model` was opened as
     std::shared_ptr<const std::vector<std::string>> output_labels;
     std::optional<IntactKey> intact_key;
-    std::shared_ptr<const Matrix> intact_logits;
+    std::shared_ptr<const ModelTrace> intact_trace;
+    std::optional<IntactKey> last_key;
+    std::shared_ptr<const Snapshot> last_run;
     for (;;) {
         std::pair<std::uint64_t, Request> job;
         {
@@ -166,7 +187,9 @@ void Worker::run() {
                 held = request.model;
                 output_labels.reset();
                 intact_key.reset();
-                intact_logits.reset();
+                intact_trace.reset();
+                last_key.reset();
+                last_run.reset();
                 std::lock_guard lock(mutex_);
                 loading_choice_.reset();
                 model_in_use_ = request.model;
@@ -176,15 +199,16 @@ void Worker::run() {
             snapshot = std::make_shared<Snapshot>();
             snapshot->generation = generation;
             snapshot->model = request.model;
+            snapshot->model_ref = model;
             snapshot->info = model->info();
-            if (snapshot->info.takes_image) {
+            const auto encode = [&](const std::string& text, const std::string& image_path) {
+                if (!snapshot->info.takes_image) return model->encode_text(text);
                 ImageOptions image_options;
                 image_options.own_resolution = request.own_resolution;
-                snapshot->input = model->encode_image(decode_image_file(request.image_path), image_options);
-                snapshot->image = snapshot->input.pixels;
-            } else {
-                snapshot->input = model->encode_text(request.text);
-            }
+                return model->encode_image(decode_image_file(image_path), image_options);
+            };
+            snapshot->input = encode(request.text, request.image_path);
+            snapshot->image = snapshot->input.pixels;
             check_maps_fit_in_memory(snapshot->info, snapshot->input.embeddings.rows());
             RunOptions options;
             snapshot->causal = request.causal.value_or(snapshot->info.causal);
@@ -204,8 +228,25 @@ void Worker::run() {
                 options.disabled_heads = request.disabled_heads;
             }
             snapshot->ablated = any_disabled(options.disabled_heads);
+            snapshot->options = options;
             options.detail = TraceDetail::all_stages;
+            options.keep_layer_inputs = true;
+            // What the trace depends on besides the model and the disabled heads.
+            IntactKey key{snapshot->info.takes_image ? std::string() : request.text,
+                          snapshot->info.takes_image ? request.image_path : std::string(),
+                          snapshot->info.takes_image && request.own_resolution, snapshot->causal, request.forbidden};
+            // Toggling a head redoes only its layer and those after it.
+            if (last_run && last_key && *last_key == key &&
+                static_cast<Eigen::Index>(last_run->trace.layer_inputs.size()) == snapshot->info.n_layers) {
+                const Eigen::Index first = first_changed_layer(last_run->options.disabled_heads, options.disabled_heads,
+                                                               snapshot->info.n_layers);
+                options.resume_from = &last_run->trace;
+                options.resume_layer = std::min(first, snapshot->info.n_layers - 1);
+                snapshot->resumed_at = options.resume_layer;
+            }
             snapshot->trace = model->forward(snapshot->input, options);
+            options.resume_from = nullptr;
+            options.keep_layer_inputs = false;
             const Matrix& logits = snapshot->trace.logits;
             if (logits.size() != 0) {
                 if (!output_labels || static_cast<Eigen::Index>(output_labels->size()) != logits.cols()) {
@@ -216,25 +257,44 @@ void Worker::run() {
                 }
                 snapshot->output_labels = output_labels;
             }
-            if (logits.size() != 0 && snapshot->ablated) {
+            if (snapshot->ablated) {
                 // What the disabled heads change: the same input and mask with every head
                 // on, run once and kept while only the choice of disabled heads changes.
-                IntactKey key{snapshot->info.takes_image ? std::string() : request.text,
-                              snapshot->info.takes_image ? request.image_path : std::string(),
-                              snapshot->info.takes_image && request.own_resolution, snapshot->causal, request.forbidden};
-                if (!intact_logits || !intact_key || !(*intact_key == key)) {
+                if (!intact_trace || !intact_key || !(*intact_key == key)) {
                     RunOptions intact = options;
                     intact.disabled_heads.clear();
                     intact.detail = TraceDetail::weights;
-                    intact_logits = std::make_shared<const Matrix>(model->forward(snapshot->input, intact).logits);
-                    intact_key = std::move(key);
+                    intact_trace = std::make_shared<const ModelTrace>(model->forward(snapshot->input, intact));
+                    intact_key = key;
                 }
-                snapshot->intact_logits = intact_logits;
+                snapshot->intact = intact_trace;
+                snapshot->effect = output_change(*intact_trace, snapshot->trace);
+                if (logits.size() != 0) snapshot->intact_logits = std::shared_ptr<const Matrix>(intact_trace, &intact_trace->logits);
             }
             if (request.also_flip_causal) {
                 options.causal = !snapshot->causal;
+                options.detail = TraceDetail::weights;
                 snapshot->flipped = model->forward(snapshot->input, options);
             }
+            snapshot->metrics = compute_model_metrics(snapshot->trace, metric_context(snapshot->input, snapshot->info));
+            if (!request.compare_text.empty() || !request.compare_image_path.empty()) {
+                // Input B failing (a bad file, too long) is the compare view's to report,
+                // not an error of the main input.
+                try {
+                    ModelInput other = encode(request.compare_text, request.compare_image_path);
+                    check_maps_fit_in_memory(snapshot->info, other.embeddings.rows());
+                    RunOptions other_options = options;
+                    other_options.causal = snapshot->causal;
+                    other_options.keep.reset();   // the custom mask belongs to input A's positions
+                    other_options.detail = TraceDetail::weights;
+                    snapshot->other_trace = model->forward(other, other_options);
+                    snapshot->other_input = std::move(other);
+                } catch (const Error& e) {
+                    snapshot->other_error = e.what();
+                }
+            }
+            last_key = std::move(key);
+            last_run = snapshot;
             snapshot->compute_ms =
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         } catch (const LoadCancelled& e) {

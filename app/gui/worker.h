@@ -9,6 +9,8 @@
 // model). A load that fails or is stopped keeps the model the worker had, so the views
 // of the previous model stay valid.
 
+#include "core/ablation_effects.h"
+#include "core/head_metrics.h"
 #include "core/image.h"
 #include "core/load_control.h"
 #include "core/model.h"
@@ -48,6 +50,10 @@ struct Request {
     bool also_flip_causal = false;                   // also run with the causal mask flipped (compare view)
     // The mask editor's forbidden (query, key) pairs; pairs past the input's length are ignored.
     std::vector<std::pair<int, int>> forbidden;
+    // Compare view, input A vs input B: also run this second sentence (text models) or
+    // picture (image models) with the same model and options. Empty: not asked.
+    std::string compare_text;
+    std::string compare_image_path;
     bool operator==(const Request& other) const = default;
 };
 
@@ -55,17 +61,31 @@ struct Request {
 struct Snapshot {
     std::uint64_t generation = 0;   // of the request it answers
     ModelChoice model;              // the model that computed it
+    // The model itself, for analysis that runs it again off the UI thread (the
+    // importance scan); shared, so it outlives a switch to another model.
+    std::shared_ptr<const Model> model_ref;
+    RunOptions options;             // how `trace` ran (causal, mask, disabled heads)
     ModelInfo info;
     ModelInput input;
     ModelTrace trace;
     bool causal = false;                 // whether trace ran with the causal mask
     bool ablated = false;                // whether some head was disabled in trace
     std::optional<ModelTrace> flipped;   // the same input with the causal mask flipped, when asked
+    std::vector<HeadMetrics> metrics;    // [L * H] of trace, layer-major (core/head_metrics.h)
+    // When heads are disabled: the same input and mask with every head on (its maps for
+    // the compare view, its output for the effect below). Null otherwise.
+    std::shared_ptr<const ModelTrace> intact;
+    std::optional<OutputChange> effect;  // how far the disabled heads moved the output
+    // Compare view, input B (Request::compare_text / compare_image_path): its input and
+    // run, or why it failed.
+    std::optional<ModelInput> other_input;
+    std::optional<ModelTrace> other_trace;
+    std::string other_error;
+    Eigen::Index resumed_at = 0;    // the first layer computed; earlier ones were reused from the last run
     RgbImage image;                 // image models: the picture as the model saw it (input.pixels)
     double compute_ms = 0.0;        // the computation, without loading the model
-    // When heads are disabled and the model has a head: its logits [T, V] (or [1, labels])
-    // for the same input and mask with every head enabled, computed once per model, input
-    // and mask. Null otherwise.
+    // When heads are disabled and the model has a head: intact's logits [T, V] (or
+    // [1, labels]), computed once per model, input and mask. Null otherwise.
     std::shared_ptr<const Matrix> intact_logits;
     // What each logit column means (Model::output_label), [V]; one table per loaded model,
     // shared by its snapshots; null when the model has no head.

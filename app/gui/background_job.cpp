@@ -1,0 +1,113 @@
+#include "app/gui/background_job.h"
+
+#include "core/error.h"
+
+#include <new>
+
+namespace headscope::gui {
+
+namespace {
+// Results kept at most: each is small (a matrix of heads), but a session of many inputs
+// should not grow without end.
+constexpr std::size_t kept_results = 64;
+} // namespace
+
+BackgroundJobs::BackgroundJobs() : thread_([this] { run(); }) {}
+
+BackgroundJobs::~BackgroundJobs() {
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+        cancel_.store(true);
+    }
+    wake_.notify_all();
+    thread_.join();
+}
+
+void BackgroundJobs::start(const std::string& key, Work work) {
+    {
+        std::lock_guard lock(mutex_);
+        if (results_.count(key) != 0 || running_key_ == key || (pending_ && pending_->first == key)) return;
+        if (!running_key_.empty()) cancel_.store(true);   // the newest wanted job wins
+        errors_.erase(key);
+        pending_.emplace(key, std::move(work));
+    }
+    wake_.notify_all();
+}
+
+void BackgroundJobs::cancel() {
+    std::lock_guard lock(mutex_);
+    if (pending_) {
+        errors_[pending_->first] = "cancelled";
+        pending_.reset();
+    }
+    if (!running_key_.empty()) cancel_.store(true);
+}
+
+std::string BackgroundJobs::error(const std::string& key) const {
+    std::lock_guard lock(mutex_);
+    const auto found = errors_.find(key);
+    return found == errors_.end() ? std::string() : found->second;
+}
+
+std::optional<std::pair<std::string, double>> BackgroundJobs::running() const {
+    std::lock_guard lock(mutex_);
+    if (!running_key_.empty()) return std::pair{running_key_, progress_};
+    if (pending_) return std::pair{pending_->first, 0.0};
+    return std::nullopt;
+}
+
+void BackgroundJobs::forget_results() {
+    std::lock_guard lock(mutex_);
+    results_.clear();
+    errors_.clear();
+}
+
+std::shared_ptr<const void> BackgroundJobs::find(const std::string& key) const {
+    std::lock_guard lock(mutex_);
+    const auto found = results_.find(key);
+    return found == results_.end() ? nullptr : found->second;
+}
+
+void BackgroundJobs::run() {
+    for (;;) {
+        std::pair<std::string, Work> job;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+            if (stop_) return;
+            job = std::move(*pending_);
+            pending_.reset();
+            running_key_ = job.first;
+            progress_ = 0.0;
+            cancel_.store(false);
+        }
+        LoadControl control;
+        control.cancel = &cancel_;
+        control.on_progress = [this](double fraction) {
+            std::lock_guard lock(mutex_);
+            progress_ = fraction;
+        };
+        std::shared_ptr<const void> result;
+        std::string error;
+        try {
+            result = job.second(control);
+        } catch (const LoadCancelled&) {
+            error = "cancelled";
+        } catch (const Error& e) {
+            error = e.what();
+        } catch (const std::bad_alloc&) {
+            error = "out of memory: the input is too large for this analysis";
+        }
+        std::lock_guard lock(mutex_);
+        running_key_.clear();
+        if (result) {
+            if (results_.size() >= kept_results) results_.clear();
+            results_[job.first] = std::move(result);
+        } else {
+            errors_[job.first] = error;
+        }
+    }
+}
+
+} // namespace headscope::gui

@@ -1,0 +1,66 @@
+#pragma once
+// Analysis that takes longer than a frame (head similarity over every pair of heads, a
+// head-importance scan, rollout over long inputs) runs here, off the UI thread: one
+// job at a time on a thread of its own, the newest wanted job only (starting one stops
+// the one running), with its progress readable and a Cancel. Finished results are kept
+// by key, so the views ask "is there a result for what I show?" every frame for free.
+
+#include "core/load_control.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace headscope::gui {
+
+class BackgroundJobs {
+public:
+    using Work = std::function<std::shared_ptr<const void>(const LoadControl&)>;
+
+    BackgroundJobs();
+    ~BackgroundJobs();
+    BackgroundJobs(const BackgroundJobs&) = delete;
+    BackgroundJobs& operator=(const BackgroundJobs&) = delete;
+
+    // Runs `work` under `key` unless that key already has a result or is running or
+    // waiting; a job running under another key is stopped.
+    void start(const std::string& key, Work work);
+    // Stops the job running (its key gets no result, and an error "cancelled").
+    void cancel();
+
+    // The finished result under `key`, or null.
+    template <typename T>
+    std::shared_ptr<const T> result(const std::string& key) const {
+        return std::static_pointer_cast<const T>(find(key));
+    }
+    // The error of the last job run under `key` (empty when none failed).
+    std::string error(const std::string& key) const;
+    // The key running or waiting, and its progress (0..1); nullopt when idle.
+    std::optional<std::pair<std::string, double>> running() const;
+    bool busy() const { return running().has_value(); }
+    // Drops every kept result (a new model: their keys no longer mean anything).
+    void forget_results();
+
+private:
+    std::shared_ptr<const void> find(const std::string& key) const;
+    void run();
+
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    std::optional<std::pair<std::string, Work>> pending_;
+    std::string running_key_;   // empty when idle
+    double progress_ = 0.0;
+    std::map<std::string, std::shared_ptr<const void>> results_;
+    std::map<std::string, std::string> errors_;
+    bool stop_ = false;
+    std::atomic<bool> cancel_{false};
+    std::thread thread_;   // last: started once everything above exists
+};
+
+} // namespace headscope::gui

@@ -1,0 +1,207 @@
+// The Compare view: two maps side by side with their difference and how far apart they
+// are (max |A - B|, mean Jensen-Shannon divergence). A and B can be two heads, two
+// layers (heads averaged, plus every head pair's divergence), one head with the causal
+// mask on and off, with the disabled heads and with every head on, or on two inputs.
+
+#include "app/gui/app_window.h"
+
+#include "app/gui/draw_helpers.h"
+#include "core/head_compare.h"
+#include "core/heatmap_image.h"
+#include "ui/heatmap_view.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace headscope::gui {
+
+namespace {
+
+// The heads of one layer averaged: what the layer as a whole attends to.
+Matrix layer_mean(const AttentionTrace& layer) {
+    Matrix mean = Matrix::Zero(layer.heads.front().weights.rows(), layer.heads.front().weights.cols());
+    for (const HeadTrace& head : layer.heads) mean += head.weights;
+    return mean / static_cast<float>(layer.heads.size());
+}
+
+} // namespace
+
+void AppWindow::draw_compare_view() {
+    const ModelInfo& info = shown_->info;
+    int mode = static_cast<int>(state_.compare_mode);
+    ImGui::RadioButton("two heads", &mode, static_cast<int>(CompareMode::two_heads));
+    ImGui::SameLine();
+    ImGui::RadioButton("two layers", &mode, static_cast<int>(CompareMode::two_layers));
+    ImGui::SameLine();
+    ImGui::RadioButton("causal mask on vs off", &mode, static_cast<int>(CompareMode::mask_on_off));
+    ImGui::SameLine();
+    ImGui::RadioButton("disabled heads vs all on", &mode, static_cast<int>(CompareMode::ablation_on_off));
+    ImGui::SameLine();
+    ImGui::RadioButton("two inputs", &mode, static_cast<int>(CompareMode::two_inputs));
+    state_.compare_mode = static_cast<CompareMode>(mode);
+
+    const auto& layers = shown_->trace.layers;
+    const auto head_of = [](const ModelTrace& trace, int l, int h) -> const Matrix& {
+        return trace.layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
+    };
+    const Matrix* a = &head_of(shown_->trace, state_.layer, state_.head);
+    const Matrix* b = nullptr;
+    Matrix a_owned;
+    Matrix b_owned;
+    std::string a_title = numbered("head ", state_.layer, state_.head);
+    std::string b_title;
+    std::string waiting;
+    switch (state_.compare_mode) {
+    case CompareMode::two_heads:
+        ImGui::SetNextItemWidth(160.0f);
+        ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(160.0f);
+        ImGui::SliderInt("head B", &state_.compare_head, 0, static_cast<int>(info.n_heads) - 1);
+        b = &head_of(shown_->trace, state_.compare_layer, state_.compare_head);
+        b_title = numbered("head ", state_.compare_layer, state_.compare_head);
+        break;
+    case CompareMode::two_layers:
+        ImGui::SetNextItemWidth(160.0f);
+        ImGui::SliderInt("layer A", &state_.layer, 0, static_cast<int>(info.n_layers) - 1);
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(160.0f);
+        ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
+        a_owned = layer_mean(layers[static_cast<std::size_t>(state_.layer)]);
+        b_owned = layer_mean(layers[static_cast<std::size_t>(state_.compare_layer)]);
+        a = &a_owned;
+        b = &b_owned;
+        a_title = "layer " + std::to_string(state_.layer) + " (heads averaged)";
+        b_title = "layer " + std::to_string(state_.compare_layer) + " (heads averaged)";
+        break;
+    case CompareMode::mask_on_off:
+        if (shown_->flipped) {
+            b = &head_of(*shown_->flipped, state_.layer, state_.head);
+            a_title += shown_->causal ? " (causal)" : " (no mask)";
+            b_title = numbered("head ", state_.layer, state_.head) + (shown_->causal ? " (no mask)" : " (causal)");
+        } else {
+            waiting = "computing the flipped mask...";
+        }
+        break;
+    case CompareMode::ablation_on_off:
+        if (shown_->intact) {
+            b = &head_of(*shown_->intact, state_.layer, state_.head);
+            a_title += " (heads disabled)";
+            b_title = numbered("head ", state_.layer, state_.head) + " (every head on)";
+        } else {
+            waiting = "No head is disabled: untick \"on\" for some heads in Controls, and this shows what it changes "
+                      "downstream.";
+        }
+        break;
+    case CompareMode::two_inputs: {
+        const bool image = info.takes_image;
+        ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 160.0f));
+        if (image) {
+            ImGui::InputTextWithHint("input B", "another image file (path)", &state_.compare_image_path);
+        } else {
+            ImGui::InputTextWithHint("input B", "another sentence", &state_.compare_text);
+        }
+        const std::string& other = image ? state_.compare_image_path : state_.compare_text;
+        if (other.empty()) {
+            waiting = image ? "Type the path of a second picture above: this head on both, side by side."
+                            : "Type a second sentence above: this head on both, side by side.";
+        } else if (!shown_->other_error.empty()) {
+            waiting = "input B: " + shown_->other_error;
+        } else if (shown_->other_trace) {
+            b = &head_of(*shown_->other_trace, state_.layer, state_.head);
+            a_title += " on input A";
+            b_title = numbered("head ", state_.layer, state_.head) + " on input B";
+        } else {
+            waiting = "computing input B...";
+        }
+        break;
+    }
+    }
+    if (!b) {
+        ImGui::TextWrapped("%s", waiting.c_str());
+        return;
+    }
+    const bool same_shape = a->rows() == b->rows() && a->cols() == b->cols();
+    if (same_shape) {
+        const HeadComparison numbers = compare_heads(*a, *b);
+        ImGui::Text("max |A - B| = %.4f    mean Jensen-Shannon divergence = %.4f bits (%d rows)", numbers.max_abs_difference,
+                    numbers.mean_js_divergence, numbers.rows_compared);
+    } else {
+        ImGui::Text("A is %ld x %ld and B %ld x %ld positions: side by side, no difference map", static_cast<long>(a->rows()),
+                    static_cast<long>(a->cols()), static_cast<long>(b->rows()), static_cast<long>(b->cols()));
+    }
+    // A and B on one scale (the larger max of the two); the difference diverging.
+    const float max = std::max({a->maxCoeff(), b->maxCoeff(), 1e-12f});
+    const float side = std::clamp((ImGui::GetContentRegionAvail().x - 40.0f) / 3.0f, 96.0f, 420.0f);
+    const std::string key = numbered("cmp", state_.layer, state_.head) + numbered("-", state_.compare_layer, state_.compare_head) +
+                            "m" + std::to_string(mode);
+    const ui::HeatmapTexture& ta = textures_.get(key + "a", [&] { return heatmap_image(*a, nullptr, state_.colormap, max); });
+    const ui::HeatmapTexture& tb = textures_.get(key + "b", [&] { return heatmap_image(*b, nullptr, state_.colormap, max); });
+    const auto panel = [&](const char* id, const std::string& title, const ui::HeatmapTexture& t) {
+        ImGui::BeginGroup();
+        ImGui::TextUnformatted(title.c_str());
+        ui::draw_heatmap_thumbnail(id, t, side, false);
+        ImGui::EndGroup();
+    };
+    panel("A", "A: " + a_title, ta);
+    ImGui::SameLine();
+    panel("B", "B: " + b_title, tb);
+    if (same_shape) {
+        ImGui::SameLine();
+        const Matrix diff = *a - *b;
+        panel("D", "A - B", signed_texture(key + "d", diff, nullptr));
+    }
+    colour_legend(state_.colormap, "0", "max of A, B", false);
+    if (same_shape) {
+        ImGui::SameLine();
+        colour_legend(Colormap::coolwarm, "B larger", "A larger", false);
+    }
+
+    if (state_.compare_mode == CompareMode::two_layers) {
+        // Every head of layer A against every head of layer B.
+        const auto& la = layers[static_cast<std::size_t>(state_.layer)].heads;
+        const auto& lb = layers[static_cast<std::size_t>(state_.compare_layer)].heads;
+        ImGui::Text("Jensen-Shannon divergence (bits) between each head of layer %d (rows) and of layer %d (columns)",
+                    state_.layer, state_.compare_layer);
+        // Cached per result and pair of layers: H x H divergences are too many for every frame.
+        const std::string pairs_key = std::to_string(shown_->generation) + numbered(" ", state_.layer, state_.compare_layer);
+        if (pairs_key != layer_pairs_key_) {
+            layer_pairs_ = Matrix(static_cast<Eigen::Index>(la.size()), static_cast<Eigen::Index>(lb.size()));
+            for (std::size_t i = 0; i < la.size(); ++i) {
+                for (std::size_t j = 0; j < lb.size(); ++j) {
+                    layer_pairs_(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
+                        static_cast<float>(compare_heads(la[i].weights, lb[j].weights).mean_js_divergence);
+                }
+            }
+            layer_pairs_key_ = pairs_key;
+        }
+        if (ImGui::BeginTable("pairs", static_cast<int>(lb.size()) + 1,
+                              ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX)) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            for (std::size_t h = 0; h < lb.size(); ++h) {
+                ImGui::TableNextColumn();
+                ImGui::Text("%d.%zu", state_.compare_layer, h);
+            }
+            for (std::size_t i = 0; i < la.size(); ++i) {
+                ImGui::TableNextRow();
+                ImGui::TableNextColumn();
+                ImGui::Text("%d.%zu", state_.layer, i);
+                for (std::size_t j = 0; j < lb.size(); ++j) {
+                    ImGui::TableNextColumn();
+                    const double js = layer_pairs_(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+                    const Rgba8 c = colormap_lookup(state_.colormap, static_cast<float>(1.0 - js));
+                    ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(c.r, c.g, c.b, 110));
+                    ImGui::Text("%.3f", js);
+                }
+            }
+            ImGui::EndTable();
+        }
+    }
+}
+
+} // namespace headscope::gui

@@ -1,0 +1,27 @@
+#pragma once
+// Small drawing pieces the window's views share: colour legends, texture keys, the
+// picture as a texture image.
+
+#include "core/colormap.h"
+#include "core/heatmap_image.h"
+#include "core/image.h"
+
+#include <string>
+
+namespace headscope::gui {
+
+// What the Model grid's metric frames and the head map's layer colours use: maps other
+// than the heatmaps' default, so a frame never reads as a weight.
+inline constexpr Colormap metric_colormap = Colormap::magma;
+inline constexpr Colormap layer_colormap = Colormap::cividis;
+
+// "prefix" + a (+ "." + b): texture keys and widget ids.
+std::string numbered(const char* prefix, int a, int b = -1);
+
+// A horizontal colour bar from `low` to `high` at the cursor (and the masked swatch).
+void colour_legend(Colormap map, const char* low, const char* high, bool show_masked = true);
+
+// An RGB picture as an opaque RGBA image for a texture.
+RgbaImage rgba_of(const RgbImage& image);
+
+} // namespace headscope::gui

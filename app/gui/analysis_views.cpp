@@ -500,7 +500,7 @@ void AppWindow::draw_rollout_view() {
         ImDrawList* draw = ImGui::GetWindowDrawList();
         draw->AddImage(picture.id(), origin, ImVec2(origin.x + width, origin.y + height));
         draw->AddImage(heat.id(), origin, ImVec2(origin.x + width, origin.y + height), ImVec2(0, 0), ImVec2(1, 1),
-                       IM_COL32(255, 255, 255, 170));
+                       IM_COL32(255, 255, 255, 150));   // as the Image view: the picture shows through
         if (ImGui::InvisibleButton("rollout patches", ImVec2(width, height))) {
             const ImVec2 m = ImGui::GetIO().MousePos;
             const int gx = std::clamp(static_cast<int>((m.x - origin.x) / (width / static_cast<float>(gw))), 0, gw - 1);
@@ -534,9 +534,11 @@ void AppWindow::draw_rollout_view() {
         bars = R.colwise().mean();
     }
     const float max = std::max(bars.maxCoeff(), 1e-12f);
-    ImGui::TextDisabled("Rollout (Abnar & Zuidema 2020): the attention of layers %d..%d multiplied through the residual "
-                        "stream. Bar height: share of %s drawn from each token.",
-                        o.start_layer, o.end_layer < 0 ? L - 1 : o.end_layer, current.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("Rollout (Abnar & Zuidema 2020): the attention of layers %d..%d multiplied through the residual "
+                       "stream. Bar height: share of %s drawn from each token.",
+                       o.start_layer, o.end_layer < 0 ? L - 1 : o.end_layer, current.c_str());
+    ImGui::PopStyleColor();
     const float bar_h = 90.0f;
     const float line = ImGui::GetTextLineHeight();
     ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -669,6 +671,7 @@ void AppWindow::draw_similarity_view() {
         const ImVec2 p = point(n);
         const bool selected = l == state_.layer && h == state_.head;
         draw->AddCircleFilled(p, selected ? 6.0f : 4.5f, colour_of(layer_colormap, L > 1 ? static_cast<double>(l) / (L - 1) : 0.5));
+        draw->AddCircle(p, selected ? 6.5f : 5.0f, axis_colour);   // cividis' dark end on the dark background
         if (selected) draw->AddCircle(p, 8.0f, selected_ring, 0, 2.0f);
         const float d = (p.x - mouse.x) * (p.x - mouse.x) + (p.y - mouse.y) * (p.y - mouse.y);
         if (d < nearest_d) {

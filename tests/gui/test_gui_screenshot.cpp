@@ -240,3 +240,61 @@ TEST_CASE("gui: a folder that does not load: its error in the banner, the window
     // The demo model's matrix is on screen under the banner.
     CHECK(bad.count(headscope::colormap_lookup(headscope::Colormap::viridis, 0.0f)) > 60 * 30 * 30);
 }
+
+TEST_CASE("gui: the Model grid coloured by a metric frames each head in the metric's colour (magma)") {
+    using headscope::Colormap;
+    const headscope::Rgba8 top = headscope::colormap_lookup(Colormap::magma, 1.0f);
+    const headscope::Rgba8 bottom = headscope::colormap_lookup(Colormap::magma, 0.0f);
+    const Screenshot plain = take_screenshot("--view model");
+    const Screenshot coloured = take_screenshot("--view model --metric prev_token --colour-by-metric");
+    INFO("stderr: " << coloured.err);
+    REQUIRE(plain.exit_code == 0);
+    REQUIRE(coloured.exit_code == 0);
+    // The highest-scoring head (the previous-token head) is framed in magma's top colour,
+    // the lowest in its bottom one: frames of 5 px around thumbnails of 48+ px.
+    CHECK(coloured.count(top) > plain.count(top) + 4 * 40 * 3);
+    CHECK(coloured.count(bottom) > plain.count(bottom) + 4 * 40 * 3);
+    // Sorting moves the thumbnails, not the frames' colours.
+    const Screenshot sorted = take_screenshot("--view model --metric prev_token --colour-by-metric --sort-by-metric");
+    REQUIRE(sorted.exit_code == 0);
+    CHECK(sorted.differing(coloured) > 3000);
+}
+
+TEST_CASE("gui: the Rollout view draws the rollout over the picture, and bars over the tokens for text") {
+    const std::string vit = "--model builtin:toy-vit --image '" HEADSCOPE_ASSETS_DIR "/shapes.png'";
+    const Screenshot rollout = take_screenshot(vit + " --view rollout");
+    const Screenshot image = take_screenshot(vit + " --view image");
+    INFO("stderr: " << rollout.err);
+    REQUIRE(rollout.exit_code == 0);
+    REQUIRE(image.exit_code == 0);
+    const auto reddish = [](int r, int g, int b) { return r > g + 30 && r > b + 60; };
+    CHECK(rollout.count_if(reddish) > 3000);   // the picture's red shapes under the overlay
+    CHECK(rollout.differing(image) > 10000);
+    const Screenshot text = take_screenshot("--view rollout");
+    INFO("stderr: " << text.err);
+    REQUIRE(text.exit_code == 0);
+    CHECK(text.differing(take_screenshot("--view matrix")) > 10000);
+}
+
+TEST_CASE("gui: the Similarity view draws the divergence matrix and the map of heads") {
+    const Screenshot shot = take_screenshot("--view similarity");
+    INFO("stderr: " << shot.err);
+    REQUIRE(shot.exit_code == 0);
+    // The diagonal (each head against itself: 0 bits) in the colour map's bottom: 8
+    // cells of at least 20 x 20 px.
+    CHECK(shot.count(headscope::colormap_lookup(headscope::Colormap::viridis, 0.0f)) > 8 * 18 * 18);
+    // Dots coloured by layer: layer 0 at cividis' bottom, layer 1 at its top.
+    CHECK(shot.count(headscope::colormap_lookup(headscope::Colormap::cividis, 0.0f)) > 4 * 30);
+    CHECK(shot.count(headscope::colormap_lookup(headscope::Colormap::cividis, 1.0f)) > 4 * 30);
+}
+
+TEST_CASE("gui: the head-importance scan runs off the UI thread and shows a layers x heads map") {
+    const Screenshot heads = take_screenshot("--view heads");
+    const Screenshot scanned = take_screenshot("--view heads --scan-importance");
+    INFO("stderr: " << scanned.err);
+    REQUIRE(heads.exit_code == 0);
+    REQUIRE(scanned.exit_code == 0);
+    // The most important head's cell, in the colour map's top colour (cells of 40+ px).
+    const headscope::Rgba8 top = headscope::colormap_lookup(headscope::Colormap::viridis, 1.0f);
+    CHECK(scanned.count(top) > heads.count(top) + 30 * 30);
+}

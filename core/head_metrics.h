@@ -7,7 +7,9 @@
 //   mean_distance  text: mean of sum_j A_ij |i - j| in tokens. Images: the prefix tokens'
 //                  ([CLS], distillation) rows and columns dropped, each row renormalised over
 //                  patches, then mean of sum_j A_ij * |centre_i - centre_j| in input pixels
-//                  (Dosovitskiy et al. 2021, Fig. 7)
+//                  (Dosovitskiy et al. 2021, Fig. 7); patch p's centre is
+//                  ((p % grid_width) + 0.5, (p / grid_width) + 0.5) * patch_pixels, and a
+//                  patch row with no weight on any patch is left out
 //   max_weight     mean of max_j A_ij
 //   top_k_mass     mean of the sum of each row's k largest weights (k = MetricContext::top_k)
 //   sink_mass      mean of A_i0 (the first token / [CLS]: attention sinks)
@@ -44,7 +46,8 @@ struct MetricContext {
 };
 
 // The context of a model input: ids, special positions (text: tokens with an empty byte
-// span; images: the prefix tokens), and the image geometry.
+// span, none when no token has a span, as for typed ids; images: the prefix tokens), and
+// the image geometry (patch_pixels = info.patch_size).
 MetricContext metric_context(const ModelInput& input, const ModelInfo& info);
 
 struct HeadMetrics {
@@ -64,7 +67,8 @@ struct HeadMetrics {
 
 // weights: [T, T] (self-attention); allowed: the mask it ran with ([T, T]) or null (all
 // allowed). Rows whose weights are all 0 count as having no allowed key. Throws
-// headscope::Error on a shape mismatch between weights, mask and context.
+// headscope::Error on a shape mismatch between weights, mask and context, or top_k < 1.
+// 12 x 12 heads at T = 1024, one thread: ~0.6 s (-march=native), ~1.2 s (x86-64 baseline).
 HeadMetrics compute_head_metrics(const Matrix& weights, const Mask* allowed, const MetricContext& context);
 
 // Every layer x head of a trace, in order (layer-major).

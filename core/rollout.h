@@ -2,7 +2,8 @@
 // Attention rollout (Abnar & Zuidema 2020) and DINO's "keep x% of the mass" masks.
 //
 // Rollout: for layers start..end, fuse the heads (mean / max / min over the enabled
-// heads), optionally zero the lowest `discard_ratio` of the fused entries (never entry
+// heads), optionally zero the lowest `discard_ratio` of the fused entries (the
+// floor(ratio * T * T) smallest of the flattened map, ties by flat index; never entry
 // (0, 0), as jacobgil/vit-explain keeps [CLS]), add the identity for the residual,
 // renormalise each row to sum 1 (A' = (A + I) / 2, then rows / row sums), and multiply:
 // R = A'_end ... A'_start. Row i of R says how much output position i draws on each
@@ -35,7 +36,8 @@ Matrix attention_rollout(const ModelTrace& trace, const RolloutOptions& options)
 // DINO's visualize_attention.py threshold: of `weights` (one query's attention over the
 // patches, any non-negative scale; renormalised here), keep the largest entries until
 // they hold `mass` (0..1) of the total: sort ascending, cumulative sum, keep where the
-// cumulative share > 1 - mass. All false when the weights sum to 0.
+// cumulative share > 1 - mass (equal weights: the later index is kept first). All false
+// when the weights sum to 0. Throws headscope::Error when mass is outside [0, 1].
 std::vector<bool> keep_mass(const Eigen::Ref<const RowVector>& weights, double mass);
 
 // The cells on the boundary of a kept region of a grid (row-major flags [height * width]):

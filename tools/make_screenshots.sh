@@ -26,5 +26,9 @@ shot image --model builtin:toy-vit --view image --query 95
 shot model --view model
 shot compare --view compare --head 0
 shot stages --view stages --head 0
+shot heads --view heads --metric prev_token --scan-importance
+shot rollout --model builtin:toy-vit --view rollout
+shot similarity --view similarity
+shot model-metric --view model --metric prev_token --colour-by-metric
 # A tiny random GPT-2 (tests/checkpoints): its predictions are noise, but the panel is real.
 shot predictions --model tests/checkpoints/gpt2_tiny --text "The cat sat on the mat" --disable 0.0,1.1 --view matrix

@@ -430,6 +430,11 @@ void AppWindow::draw_predictions() {
     }
     const std::vector<PredictionTable>& tables = prediction_tables(target);
     const bool compare = shown_->ablated && !tables.empty() && !tables.front().intact.empty();
+    if (compare && shown_->effect && shown_->effect->measure == EffectMeasure::kl_divergence) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("   KL(intact || ablated) = %.4g nats, mean over %s", shown_->effect->value,
+                            shown_->info.classifier ? "the classes" : "positions");
+    }
     const float width = ImGui::GetContentRegionAvail().x / static_cast<float>(std::max<std::size_t>(1, tables.size()));
     for (std::size_t n = 0; n < tables.size(); ++n) {
         const PredictionTable& table = tables[n];
@@ -816,6 +821,17 @@ void AppWindow::draw_image_view() {
                                                     [&] { return heatmap_image(cls, nullptr, state_.colormap, cls_max); });
         if (h % 2) ImGui::SameLine();
         if (ui::draw_heatmap_thumbnail(numbered("clsh", h).c_str(), t, 96.0f, h == state_.head)) state_.head = h;
+        if (state_.keep_mass) {
+            // Each head's own kept region, as DINO draws one mask per head.
+            const ImVec2 at = ImGui::GetItemRectMin();
+            const float tw = 96.0f / static_cast<float>(grid_w);
+            const float th = 96.0f / static_cast<float>(grid_h);
+            const Eigen::Map<const RowVector> flat(cls.data(), cls.size());
+            for (const GridSegment& g : mask_contours(keep_mass(flat, state_.keep_mass_share), grid_w, grid_h)) {
+                draw->AddLine(ImVec2(at.x + tw * g.x0, at.y + th * g.y0), ImVec2(at.x + tw * g.x1, at.y + th * g.y1),
+                              IM_COL32(255, 255, 255, 255), 1.5f);
+            }
+        }
     }
     ImGui::EndGroup();
 }

@@ -91,6 +91,10 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember(metric_names));
     cli.add_flag("--colour-by-metric", state.grid_colour_by_metric, "Model view: frame each head in its --metric colour");
     cli.add_flag("--sort-by-metric", state.grid_sort_by_metric, "Model view: order each layer's heads by --metric");
+    float keep_mass_percent = 0.0f;
+    cli.add_option("--keep-mass", keep_mass_percent,
+                   "Image view: outline the fewest patches holding this percentage of each map's attention (DINO)")
+        ->check(CLI::Range(1.0f, 99.0f));
     bool scan_importance = false;
     cli.add_flag("--scan-importance", scan_importance,
                  "Start the head-importance scan (each head disabled alone) once the first result is in");
@@ -134,6 +138,10 @@ int main(int argc, char** argv) {
     state.own_resolution = own_resolution;
     state.colormap = colormap_from_name(colormap_name).value_or(Colormap::viridis);
     state.view = gui::view_from_name(view).value_or(gui::View::matrix);
+    if (keep_mass_percent > 0.0f) {
+        state.keep_mass = true;
+        state.keep_mass_share = keep_mass_percent / 100.0f;
+    }
     if (!metric.empty()) state.metric = metric_from_name(metric).value_or(Metric::prev_token);
     const bool screenshot_mode = !screenshot_path.empty();
 

@@ -298,3 +298,15 @@ TEST_CASE("gui: the head-importance scan runs off the UI thread and shows a laye
     const headscope::Rgba8 top = headscope::colormap_lookup(headscope::Colormap::viridis, 1.0f);
     CHECK(scanned.count(top) > heads.count(top) + 30 * 30);
 }
+
+TEST_CASE("gui: --keep-mass outlines, DINO-style, the patches holding that share of each head's attention") {
+    const std::string vit = "--model builtin:toy-vit --view image --image '" HEADSCOPE_ASSETS_DIR "/shapes.png'";
+    const Screenshot plain = take_screenshot(vit);
+    const Screenshot kept = take_screenshot(vit + " --keep-mass 60");
+    INFO("stderr: " << kept.err);
+    REQUIRE(plain.exit_code == 0);
+    REQUIRE(kept.exit_code == 0);
+    // White contour lines (2.5 px on the picture, 1.5 px on each head's thumbnail).
+    const headscope::Rgba8 white{255, 255, 255, 255};
+    CHECK(kept.count(white) > plain.count(white) + 2000);
+}

@@ -9,6 +9,8 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -21,6 +23,20 @@ namespace {
 
 bool ends_with(const std::string& text, const std::string& suffix) {
     return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A percentage on stderr while a slow section runs, when stderr is a terminal (scripts
+// and tests get only the final line).
+LoadControl progress_on_terminal(const char* what) {
+    LoadControl control;
+    if (isatty(STDERR_FILENO) == 0) return control;
+    control.on_progress = [what, last = -1](double fraction) mutable {
+        const int percent = static_cast<int>(fraction * 100.0);
+        if (percent == last) return;
+        last = percent;
+        std::fprintf(stderr, "\r%s: %3d%%%s", what, percent, percent == 100 ? "\n" : "");
+    };
+    return control;
 }
 
 } // namespace
@@ -103,8 +119,10 @@ Command add_analyze_command(CLI::App& app) {
                     rollout.matrix = attention_rollout(trace, rollout.options);
                     report.rollout = std::move(rollout);
                 }
-                if (args->similarity) report.similarity = head_similarity(trace);
-                if (args->importance) report.importance = importance_scan(*model, input, options);
+                if (args->similarity) report.similarity = head_similarity(trace, {}, progress_on_terminal("similarity"));
+                if (args->importance) {
+                    report.importance = importance_scan(*model, input, options, progress_on_terminal("importance scan"));
+                }
 
                 const std::string text = csv ? analysis_csv(report) : analysis_json(report);
                 write_file_atomically(args->out, std::as_bytes(std::span<const char>(text.data(), text.size())));

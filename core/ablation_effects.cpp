@@ -12,7 +12,10 @@ namespace headscope {
 namespace {
 
 std::string shape_text(const Matrix& m) {
-    return "[" + std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + "]";
+    // append, not "literal" + std::string: GCC 12 warns falsely (-Wrestrict) on the latter.
+    std::string text("[");
+    text.append(std::to_string(m.rows())).append(", ").append(std::to_string(m.cols())).append("]");
+    return text;
 }
 
 void check_same_shape(const Matrix& a, const Matrix& b, const char* what) {

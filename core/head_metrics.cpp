@@ -245,7 +245,8 @@ HeadMetrics compute_head_metrics(const Matrix& weights, const Mask* allowed, con
     return metrics_of(weights, prepare(weights.rows(), allowed, context));
 }
 
-std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const MetricContext& context) {
+std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const MetricContext& context,
+                                              std::size_t first_layer) {
     std::vector<HeadMetrics> out;
     if (trace.layers.empty() || trace.layers[0].heads.empty()) return out;
     const Matrix& first = trace.layers[0].heads[0].weights;
@@ -253,7 +254,7 @@ std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const Me
         throw Error("metrics: the maps are " + shape_text(first.rows(), first.cols()) + ", not square (self-attention)");
     }
     const Prepared p = prepare(first.rows(), trace.mask ? &*trace.mask : nullptr, context);
-    for (std::size_t l = 0; l < trace.layers.size(); ++l) {
+    for (std::size_t l = first_layer; l < trace.layers.size(); ++l) {
         const auto& heads = trace.layers[l].heads;
         for (std::size_t h = 0; h < heads.size(); ++h) {
             HeadMetrics m = metrics_of(heads[h].weights, p);

@@ -72,7 +72,9 @@ struct HeadMetrics {
 HeadMetrics compute_head_metrics(const Matrix& weights, const Mask* allowed, const MetricContext& context);
 
 // Every layer x head of a trace, in order (layer-major).
-std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const MetricContext& context);
+// `first_layer` > 0 leaves out the layers before it (a run resumed there reuses their metrics).
+std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const MetricContext& context,
+                                              std::size_t first_layer = 0);
 
 // The metrics by name, for sorting, colouring and export.
 enum class Metric {

@@ -126,8 +126,8 @@ public:
 // line instead of an out-of-memory kill halfway through a forward.
 void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T);
 
-// The start of every model's layer loop: checks RunOptions' resume request against the
-// model and input (throws headscope::Error when it does not fit), copies the layers
+// The start of every model's layer loop (after trace.mask is set): checks RunOptions'
+// resume request against the model, input and mask (throws headscope::Error when it does not fit), copies the layers
 // before RunOptions::resume_layer (and their inputs) from the trace it resumes, sets `x`
 // to what the first computed layer consumes, and returns that layer's index (0 when not
 // resuming; `x` is then left as it is).

@@ -298,12 +298,12 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
 }
 
 SafetensorsFile::SafetensorsFile(SafetensorsFile&& other) noexcept
-    : path_(std::move(other.path_)),
+    : identity_(other.identity_),
+      path_(std::move(other.path_)),
       mapping_(std::exchange(other.mapping_, nullptr)),
       mapping_size_(std::exchange(other.mapping_size_, 0)),
       metadata_(std::move(other.metadata_)),
-      tensors_(std::move(other.tensors_)),
-      identity_(other.identity_) {}
+      tensors_(std::move(other.tensors_)) {}
 
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& other) noexcept {
     if (this != &other) {

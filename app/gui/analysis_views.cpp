@@ -91,43 +91,50 @@ bool combo_metric(const char* label, Metric& metric) {
 } // namespace
 
 std::string AppWindow::importance_key() const {
-    // The scan depends on the model, the input and the mask, never on the disabled heads.
-    std::string key = "importance\n" + shown_->model.name + "\n" + std::to_string(shown_->model.config.seed) + "\n";
-    key += shown_->info.takes_image ? last_request_.image_path : last_request_.text;
-    key += shown_->causal ? "\ncausal" : "\nfull";
-    key += last_request_.own_resolution ? "\nown" : "\nmodel";
-    for (const auto& [i, j] : last_request_.forbidden) key.append("\n").append(head_name(i, j));
-    return key;
+    // The scan depends on the model, the input and the mask (all in the snapshot's input
+    // key), never on the disabled heads.
+    return "importance " + shown_->input_key;
+}
+
+BackgroundJobs::Work AppWindow::importance_work() const {
+    const std::shared_ptr<const Snapshot> snapshot = shown_;
+    return [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
+        RunOptions options = snapshot->options;
+        options.disabled_heads.clear();
+        return std::make_shared<const ImportanceScan>(importance_scan(*snapshot->model_ref, snapshot->input, options, control));
+    };
 }
 
 void AppWindow::start_importance_scan() {
     if (!shown_ || showing_other_model()) return;
-    const std::shared_ptr<const Snapshot> snapshot = shown_;
-    jobs_.start(importance_key(), [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
-        RunOptions options = snapshot->options;
-        options.disabled_heads.clear();
-        return std::make_shared<const ImportanceScan>(
-            importance_scan(*snapshot->model_ref, snapshot->input, options, control));
-    });
+    scan_jobs_.restart(importance_key(), importance_work());
 }
 
 std::shared_ptr<const ImportanceScan> AppWindow::importance() const {
     if (!shown_) return nullptr;
-    return jobs_.result<ImportanceScan>(importance_key());
+    auto scan = scan_jobs_.result<ImportanceScan>(importance_key());
+    // Never another model's shape (the key names the model; this is the guard for indexing).
+    if (scan && (scan->effect.rows() != shown_->info.n_layers || scan->effect.cols() != shown_->info.n_heads)) return nullptr;
+    return scan;
 }
 
-void AppWindow::draw_job_progress(const std::string& key, const char* what) {
-    const auto running = jobs_.running();
+void AppWindow::draw_job_progress(BackgroundJobs& jobs, const std::string& key, const char* what,
+                                  const BackgroundJobs::Work& retry) {
+    const auto running = jobs.running();
     if (running && running->first == key) {
         char overlay[48];
         std::snprintf(overlay, sizeof overlay, "%s %.0f%%", what, 100.0 * running->second);
         ImGui::ProgressBar(static_cast<float>(running->second), ImVec2(260.0f, 0.0f), overlay);
         ImGui::SameLine();
-        if (ImGui::Button("Cancel")) jobs_.cancel();
+        if (ImGui::Button("Cancel")) jobs.cancel();
         return;
     }
-    if (const std::string error = jobs_.error(key); !error.empty()) {
+    if (const std::string error = jobs.error(key); !error.empty()) {
         ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s: %s", what, error.c_str());
+        ImGui::SameLine();
+        ImGui::PushID(what);
+        if (ImGui::Button("Retry")) jobs.restart(key, retry);
+        ImGui::PopID();
     }
 }
 
@@ -143,8 +150,10 @@ void AppWindow::draw_heads_view() {
     if (shown_->effect) {
         const OutputChange& e = *shown_->effect;
         if (e.measure == EffectMeasure::kl_divergence) {
-            ImGui::Text("Disabled heads move the prediction by KL(intact || ablated) = %.4g nats (mean over %s)",
-                        e.value, info.classifier ? "the classes" : "positions");
+            ImGui::Text(info.classifier ? "Disabled heads move the class distribution by KL(intact || ablated) = %.4g nats"
+                                        : "Disabled heads move the prediction by KL(intact || ablated) = %.4g nats (mean over "
+                                          "positions)",
+                        e.value);
         } else {
             ImGui::Text("Disabled heads change the final hidden states by %.2f%% (relative, Frobenius norm)",
                         100.0 * e.value);
@@ -156,7 +165,8 @@ void AppWindow::draw_heads_view() {
     // Importance scan: each head alone disabled, one after another.
     const std::string key = importance_key();
     const auto scan = importance();
-    if (!jobs_.running() || jobs_.running()->first != key) {
+    const auto scanning = scan_jobs_.running();
+    if (!scanning || scanning->first != key) {
         if (ImGui::Button(scan ? "Scan again" : "Scan head importance")) start_importance_scan();
         if (ImGui::IsItemHovered()) {
             ImGui::SetTooltip("Disable each head alone, one after another, and measure how far the output moves "
@@ -164,7 +174,7 @@ void AppWindow::draw_heads_view() {
         }
         ImGui::SameLine();
     }
-    draw_job_progress(key, "scanning");
+    draw_job_progress(scan_jobs_, key, "scanning", importance_work());
     if (scan) {
         ImGui::SameLine();
         ImGui::Checkbox("colour the Model grid by importance", &state_.grid_show_importance);
@@ -388,9 +398,10 @@ void AppWindow::draw_model_view() {
             const int h = order[column];
             ImGui::SameLine(column == 0 ? 40.0f : 0.0f);
             const Matrix& w = layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
-            const float max = std::max(w.maxCoeff(), 1e-12f);
-            const ui::HeatmapTexture& t =
-                textures_.get(numbered("grid", l, h), [&] { return heatmap_image(w, mask(), state_.colormap, max); });
+            // The max only when the texture is built: 144 maxima of T x T every frame cost more than the frame.
+            const ui::HeatmapTexture& t = textures_.get(numbered("grid", l, h), [&] {
+                return heatmap_image(w, mask(), state_.colormap, std::max(w.maxCoeff(), 1e-12f));
+            });
             if (ui::draw_heatmap_thumbnail(numbered("g", l, h).c_str(), t, side, l == state_.layer && h == state_.head)) {
                 state_.layer = l;
                 state_.head = h;
@@ -445,10 +456,13 @@ void AppWindow::draw_rollout_view() {
     ImGui::SameLine();
     int end = o.end_layer < 0 ? L - 1 : o.end_layer;
     ImGui::SetNextItemWidth(120.0f);
-    ImGui::SliderInt("from layer", &o.start_layer, 0, L - 1);
+    ImGui::SliderInt("from layer", &o.start_layer, 0, L - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(120.0f);
-    if (ImGui::SliderInt("to layer", &end, 0, L - 1)) o.end_layer = end == L - 1 ? -1 : end;
+    if (ImGui::SliderInt("to layer", &end, 0, L - 1, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+        end = std::clamp(end, 0, L - 1);
+        o.end_layer = end == L - 1 ? -1 : end;
+    }
     o.start_layer = std::clamp(o.start_layer, 0, L - 1);
     if (o.end_layer >= 0 && o.end_layer < o.start_layer) o.end_layer = o.start_layer;
 
@@ -456,11 +470,12 @@ void AppWindow::draw_rollout_view() {
     const std::shared_ptr<const Snapshot> snapshot = shown_;
     RolloutOptions options = o;
     options.disabled_heads = snapshot->options.disabled_heads;
-    jobs_.start(key, [snapshot, options](const LoadControl&) -> std::shared_ptr<const void> {
+    const BackgroundJobs::Work work = [snapshot, options](const LoadControl&) -> std::shared_ptr<const void> {
         return std::make_shared<const Matrix>(attention_rollout(snapshot->trace, options));
-    });
-    draw_job_progress(key, "rollout");
-    const auto rollout = jobs_.result<Matrix>(key);
+    };
+    view_jobs_.start(key, work);
+    draw_job_progress(view_jobs_, key, "rollout", work);
+    const auto rollout = view_jobs_.result<Matrix>(key);
     if (rollout) {
         rollout_shown_ = rollout;
         rollout_shown_generation_ = shown_->generation;
@@ -575,15 +590,19 @@ std::string AppWindow::similarity_key() const { return "similarity " + std::to_s
 void AppWindow::draw_similarity_view() {
     const std::string key = similarity_key();
     const std::shared_ptr<const Snapshot> snapshot = shown_;
-    jobs_.start(key, [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
+    const BackgroundJobs::Work work = [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
         return std::make_shared<const HeadSimilarity>(head_similarity(snapshot->trace, {}, control));
-    });
+    };
+    view_jobs_.start(key, work);
     ImGui::TextUnformatted("How alike the heads attend on this input: Jensen-Shannon divergence between every pair of "
                            "heads (bits, mean over queries)");
-    draw_job_progress(key, "comparing heads");
-    const auto similarity = jobs_.result<HeadSimilarity>(key);
+    draw_job_progress(view_jobs_, key, "comparing heads", work);
+    const auto similarity = view_jobs_.result<HeadSimilarity>(key);
     if (!similarity) return;
     const HeadSimilarity& s = *similarity;
+    for (const auto& [l, h] : s.heads) {
+        if (l >= shown_->info.n_layers || h >= shown_->info.n_heads) return;   // never another model's heads
+    }
     const int N = static_cast<int>(s.heads.size());
     if (N == 0) return;
 

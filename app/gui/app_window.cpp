@@ -89,7 +89,8 @@ void AppWindow::update() {
         shown_ = latest;
         if (new_model) {
             fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
-            jobs_.forget_results();
+            scan_jobs_.forget_results();
+            view_jobs_.forget_results();
         }
         fit_to_length(state_, static_cast<int>(shown_->input.labels.size()));
         if (other_folder) remember_model(shown_->model.name);
@@ -176,7 +177,7 @@ void AppWindow::save_recent() {
 }
 
 bool AppWindow::settled() const {
-    return has_request_ && !worker_.busy() && !jobs_.busy() && !scan_on_first_result_ && worker_.answered() == submitted_ &&
+    return has_request_ && !worker_.busy() && !scan_jobs_.busy() && !view_jobs_.busy() && !scan_on_first_result_ && worker_.answered() == submitted_ &&
            (!error_.empty() || (shown_ && shown_->generation == submitted_));
 }
 
@@ -432,8 +433,9 @@ void AppWindow::draw_predictions() {
     const bool compare = shown_->ablated && !tables.empty() && !tables.front().intact.empty();
     if (compare && shown_->effect && shown_->effect->measure == EffectMeasure::kl_divergence) {
         ImGui::SameLine();
-        ImGui::TextDisabled("   KL(intact || ablated) = %.4g nats, mean over %s", shown_->effect->value,
-                            shown_->info.classifier ? "the classes" : "positions");
+        ImGui::TextDisabled(shown_->info.classifier ? "   KL(intact || ablated) = %.4g nats, over the classes"
+                                                    : "   KL(intact || ablated) = %.4g nats, mean over positions",
+                            shown_->effect->value);
     }
     const float width = ImGui::GetContentRegionAvail().x / static_cast<float>(std::max<std::size_t>(1, tables.size()));
     for (std::size_t n = 0; n < tables.size(); ++n) {

@@ -64,8 +64,11 @@ private:
     void start_importance_scan();
     // The importance scan of what is on screen (model, input, mask), once it ran.
     std::shared_ptr<const ImportanceScan> importance() const;
-    // A progress bar and Cancel while the job under `key` runs; its error after it failed.
-    void draw_job_progress(const std::string& key, const char* what);
+    // A progress bar and Cancel while the job under `key` runs; its error and Retry
+    // (running `retry`) after it failed or was cancelled.
+    void draw_job_progress(BackgroundJobs& jobs, const std::string& key, const char* what,
+                           const BackgroundJobs::Work& retry);
+    BackgroundJobs::Work importance_work() const;
 
     // Opens another model (built-in name or folder); the worker loads it.
     void open_model(const std::string& name);
@@ -109,14 +112,20 @@ private:
     std::uint64_t predictions_generation_ = 0;
     std::vector<int> predictions_rows_;
     std::vector<PredictionTable> predictions_;
-    BackgroundJobs jobs_;
+    // Jobs the user starts (the importance scan) and jobs the views start while shown
+    // (rollout, similarity, the compare view's head pairs) run apart: opening a tab never
+    // stops a scan.
+    BackgroundJobs scan_jobs_;
+    BackgroundJobs view_jobs_;
     // The rollout on screen: kept while a slider's newer rollout computes (same result only).
     std::shared_ptr<const Matrix> rollout_shown_;
     std::uint64_t rollout_shown_generation_ = 0;
     bool scan_on_first_result_ = false;   // --scan-importance
     // The compare view's head-pair divergences of two layers, and for which result / layers.
-    std::string layer_pairs_key_;
-    Matrix layer_pairs_;
+    std::string layer_means_key_;
+    Matrix layer_mean_a_;
+    Matrix layer_mean_b_;
+    std::string compare_image_edit_;   // input B's path while typing (applied on Enter)
 };
 
 } // namespace headscope::gui

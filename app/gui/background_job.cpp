@@ -2,14 +2,16 @@
 
 #include "core/error.h"
 
+#include <algorithm>
+#include <exception>
 #include <new>
 
 namespace headscope::gui {
 
 namespace {
-// Results kept at most: each is small (a matrix of heads), but a session of many inputs
-// should not grow without end.
-constexpr std::size_t kept_results = 64;
+// Results kept at most, the oldest dropped first: a rollout at T = 1024 is 4 MB, and a
+// session of many inputs should not grow without end.
+constexpr std::size_t kept_results = 16;
 } // namespace
 
 BackgroundJobs::BackgroundJobs() : thread_([this] { run(); }) {}
@@ -27,9 +29,23 @@ BackgroundJobs::~BackgroundJobs() {
 void BackgroundJobs::start(const std::string& key, Work work) {
     {
         std::lock_guard lock(mutex_);
-        if (results_.count(key) != 0 || running_key_ == key || (pending_ && pending_->first == key)) return;
+        if (results_.count(key) != 0 || errors_.count(key) != 0 || running_key_ == key ||
+            (pending_ && pending_->first == key)) {
+            return;
+        }
         if (!running_key_.empty()) cancel_.store(true);   // the newest wanted job wins
+        pending_.emplace(key, std::move(work));
+    }
+    wake_.notify_all();
+}
+
+void BackgroundJobs::restart(const std::string& key, Work work) {
+    {
+        std::lock_guard lock(mutex_);
+        results_.erase(key);
         errors_.erase(key);
+        std::erase(result_order_, key);
+        if (!running_key_.empty()) cancel_.store(true);
         pending_.emplace(key, std::move(work));
     }
     wake_.notify_all();
@@ -60,7 +76,11 @@ std::optional<std::pair<std::string, double>> BackgroundJobs::running() const {
 void BackgroundJobs::forget_results() {
     std::lock_guard lock(mutex_);
     results_.clear();
+    result_order_.clear();
     errors_.clear();
+    pending_.reset();
+    if (!running_key_.empty()) cancel_.store(true);
+    ++epoch_;
 }
 
 std::shared_ptr<const void> BackgroundJobs::find(const std::string& key) const {
@@ -72,6 +92,7 @@ std::shared_ptr<const void> BackgroundJobs::find(const std::string& key) const {
 void BackgroundJobs::run() {
     for (;;) {
         std::pair<std::string, Work> job;
+        std::uint64_t epoch = 0;
         {
             std::unique_lock lock(mutex_);
             wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
@@ -79,6 +100,7 @@ void BackgroundJobs::run() {
             job = std::move(*pending_);
             pending_.reset();
             running_key_ = job.first;
+            epoch = epoch_;
             progress_ = 0.0;
             cancel_.store(false);
         }
@@ -98,12 +120,19 @@ void BackgroundJobs::run() {
             error = e.what();
         } catch (const std::bad_alloc&) {
             error = "out of memory: the input is too large for this analysis";
+        } catch (const std::exception& e) {
+            error = std::string("internal error: ") + e.what();
         }
         std::lock_guard lock(mutex_);
         running_key_.clear();
+        if (epoch != epoch_) continue;   // forgotten while it ran: it belongs to another model
         if (result) {
-            if (results_.size() >= kept_results) results_.clear();
+            while (results_.size() >= kept_results && !result_order_.empty()) {
+                results_.erase(result_order_.front());
+                result_order_.pop_front();
+            }
             results_[job.first] = std::move(result);
+            result_order_.push_back(job.first);
         } else {
             errors_[job.first] = error;
         }

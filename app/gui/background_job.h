@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -28,10 +30,14 @@ public:
     BackgroundJobs(const BackgroundJobs&) = delete;
     BackgroundJobs& operator=(const BackgroundJobs&) = delete;
 
-    // Runs `work` under `key` unless that key already has a result or is running or
-    // waiting; a job running under another key is stopped.
+    // Runs `work` under `key` unless that key already has a result, is running or
+    // waiting, or failed or was cancelled (views call this every frame: a Cancel must
+    // stick until the user asks again with restart()); a job running under another key
+    // is stopped.
     void start(const std::string& key, Work work);
-    // Stops the job running (its key gets no result, and an error "cancelled").
+    // Runs `work` under `key` even when it has a result or an error (Scan again, Retry).
+    void restart(const std::string& key, Work work);
+    // Stops the job running or waiting (its key gets no result, and the error "cancelled").
     void cancel();
 
     // The finished result under `key`, or null.
@@ -44,7 +50,8 @@ public:
     // The key running or waiting, and its progress (0..1); nullopt when idle.
     std::optional<std::pair<std::string, double>> running() const;
     bool busy() const { return running().has_value(); }
-    // Drops every kept result (a new model: their keys no longer mean anything).
+    // Stops any job and drops every kept result and error (a new model: their keys no
+    // longer mean anything, and a job still running for the old one must not land).
     void forget_results();
 
 private:
@@ -57,6 +64,8 @@ private:
     std::string running_key_;   // empty when idle
     double progress_ = 0.0;
     std::map<std::string, std::shared_ptr<const void>> results_;
+    std::deque<std::string> result_order_;   // oldest first, for eviction
+    std::uint64_t epoch_ = 0;                // forget_results() counts up: a job of an older epoch is dropped
     std::map<std::string, std::string> errors_;
     bool stop_ = false;
     std::atomic<bool> cancel_{false};

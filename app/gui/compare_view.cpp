@@ -48,33 +48,45 @@ void AppWindow::draw_compare_view() {
     const auto head_of = [](const ModelTrace& trace, int l, int h) -> const Matrix& {
         return trace.layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
     };
+    // Typed values (Ctrl+click on a slider) can land outside the model.
+    state_.compare_layer = std::clamp(state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
+    state_.compare_head = std::clamp(state_.compare_head, 0, static_cast<int>(info.n_heads) - 1);
     const Matrix* a = &head_of(shown_->trace, state_.layer, state_.head);
     const Matrix* b = nullptr;
-    Matrix a_owned;
-    Matrix b_owned;
     std::string a_title = numbered("head ", state_.layer, state_.head);
     std::string b_title;
     std::string waiting;
     switch (state_.compare_mode) {
     case CompareMode::two_heads:
         ImGui::SetNextItemWidth(160.0f);
-        ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
+        ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+                         ImGuiSliderFlags_AlwaysClamp);
         ImGui::SameLine();
         ImGui::SetNextItemWidth(160.0f);
-        ImGui::SliderInt("head B", &state_.compare_head, 0, static_cast<int>(info.n_heads) - 1);
+        ImGui::SliderInt("head B", &state_.compare_head, 0, static_cast<int>(info.n_heads) - 1, "%d",
+                         ImGuiSliderFlags_AlwaysClamp);
         b = &head_of(shown_->trace, state_.compare_layer, state_.compare_head);
         b_title = numbered("head ", state_.compare_layer, state_.compare_head);
         break;
     case CompareMode::two_layers:
         ImGui::SetNextItemWidth(160.0f);
-        ImGui::SliderInt("layer A", &state_.layer, 0, static_cast<int>(info.n_layers) - 1);
+        ImGui::SliderInt("layer A", &state_.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+                         ImGuiSliderFlags_AlwaysClamp);
         ImGui::SameLine();
         ImGui::SetNextItemWidth(160.0f);
-        ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
-        a_owned = layer_mean(layers[static_cast<std::size_t>(state_.layer)]);
-        b_owned = layer_mean(layers[static_cast<std::size_t>(state_.compare_layer)]);
-        a = &a_owned;
-        b = &b_owned;
+        ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+                         ImGuiSliderFlags_AlwaysClamp);
+        state_.layer = std::clamp(state_.layer, 0, static_cast<int>(info.n_layers) - 1);
+        state_.compare_layer = std::clamp(state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
+        // Averaged once per result and pair of layers, not every frame.
+        if (const std::string means_key = std::to_string(shown_->generation) + numbered(" ", state_.layer, state_.compare_layer);
+            means_key != layer_means_key_) {
+            layer_mean_a_ = layer_mean(layers[static_cast<std::size_t>(state_.layer)]);
+            layer_mean_b_ = layer_mean(layers[static_cast<std::size_t>(state_.compare_layer)]);
+            layer_means_key_ = means_key;
+        }
+        a = &layer_mean_a_;
+        b = &layer_mean_b_;
         a_title = "layer " + std::to_string(state_.layer) + " (heads averaged)";
         b_title = "layer " + std::to_string(state_.compare_layer) + " (heads averaged)";
         break;
@@ -101,7 +113,12 @@ void AppWindow::draw_compare_view() {
         const bool image = info.takes_image;
         ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 160.0f));
         if (image) {
-            ImGui::InputTextWithHint("input B", "another image file (path)", &state_.compare_image_path);
+            // A path applies on Enter: half-typed paths are not files to open.
+            if (compare_image_edit_.empty() && !state_.compare_image_path.empty()) compare_image_edit_ = state_.compare_image_path;
+            if (ImGui::InputTextWithHint("input B", "another image file (path), then Enter", &compare_image_edit_,
+                                         ImGuiInputTextFlags_EnterReturnsTrue)) {
+                state_.compare_image_path = compare_image_edit_;
+            }
         } else {
             ImGui::InputTextWithHint("input B", "another sentence", &state_.compare_text);
         }
@@ -167,17 +184,29 @@ void AppWindow::draw_compare_view() {
         const auto& lb = layers[static_cast<std::size_t>(state_.compare_layer)].heads;
         ImGui::Text("Jensen-Shannon divergence (bits) between each head of layer %d (rows) and of layer %d (columns)",
                     state_.layer, state_.compare_layer);
-        // Cached per result and pair of layers: H x H divergences are too many for every frame.
-        const std::string pairs_key = std::to_string(shown_->generation) + numbered(" ", state_.layer, state_.compare_layer);
-        if (pairs_key != layer_pairs_key_) {
-            layer_pairs_ = Matrix(static_cast<Eigen::Index>(la.size()), static_cast<Eigen::Index>(lb.size()));
-            for (std::size_t i = 0; i < la.size(); ++i) {
-                for (std::size_t j = 0; j < lb.size(); ++j) {
-                    layer_pairs_(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
-                        static_cast<float>(compare_heads(la[i].weights, lb[j].weights).mean_js_divergence);
+        // Every head pair's divergence (H x H maps of T x T): on the view jobs' thread.
+        const std::string pairs_key = "pairs " + std::to_string(shown_->generation) + numbered(" ", state_.layer, state_.compare_layer);
+        const std::shared_ptr<const Snapshot> snapshot = shown_;
+        const int la_index = state_.layer;
+        const int lb_index = state_.compare_layer;
+        const BackgroundJobs::Work work = [snapshot, la_index, lb_index](const LoadControl& control) -> std::shared_ptr<const void> {
+            const auto& ha = snapshot->trace.layers[static_cast<std::size_t>(la_index)].heads;
+            const auto& hb = snapshot->trace.layers[static_cast<std::size_t>(lb_index)].heads;
+            auto table = std::make_shared<Matrix>(static_cast<Eigen::Index>(ha.size()), static_cast<Eigen::Index>(hb.size()));
+            for (std::size_t i = 0; i < ha.size(); ++i) {
+                control.report(static_cast<double>(i) / static_cast<double>(ha.size()));
+                for (std::size_t j = 0; j < hb.size(); ++j) {
+                    (*table)(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
+                        static_cast<float>(compare_heads(ha[i].weights, hb[j].weights).mean_js_divergence);
                 }
             }
-            layer_pairs_key_ = pairs_key;
+            return table;
+        };
+        view_jobs_.start(pairs_key, work);
+        draw_job_progress(view_jobs_, pairs_key, "comparing head pairs", work);
+        const auto pairs = view_jobs_.result<Matrix>(pairs_key);
+        if (!pairs || pairs->rows() != static_cast<Eigen::Index>(la.size()) || pairs->cols() != static_cast<Eigen::Index>(lb.size())) {
+            return;
         }
         if (ImGui::BeginTable("pairs", static_cast<int>(lb.size()) + 1,
                               ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX)) {
@@ -193,7 +222,7 @@ void AppWindow::draw_compare_view() {
                 ImGui::Text("%d.%zu", state_.layer, i);
                 for (std::size_t j = 0; j < lb.size(); ++j) {
                     ImGui::TableNextColumn();
-                    const double js = layer_pairs_(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+                    const double js = (*pairs)(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
                     const Rgba8 c = colormap_lookup(state_.colormap, static_cast<float>(1.0 - js));
                     ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(c.r, c.g, c.b, 110));
                     ImGui::Text("%.3f", js);

@@ -5,21 +5,47 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <exception>
 #include <new>
 
 namespace headscope::gui {
 
 namespace {
 
-// What the intact logits depend on besides the model (a new model empties the cache).
-struct IntactKey {
-    std::string text;
-    std::string image_path;
-    bool own_resolution = false;
+// What a trace depends on besides the model (a new model empties the caches) and the
+// disabled heads: the embeddings themselves, not the path they came from (a picture
+// rewritten on disk under the same name is another input), and the mask.
+struct RunKey {
+    Matrix embeddings;
     bool causal = false;
     std::vector<std::pair<int, int>> forbidden;
-    bool operator==(const IntactKey& other) const = default;
+    bool operator==(const RunKey& other) const {
+        return causal == other.causal && forbidden == other.forbidden && embeddings.rows() == other.embeddings.rows() &&
+               embeddings.cols() == other.embeddings.cols() && embeddings == other.embeddings;
+    }
 };
+
+// FNV-1a over bytes, continuing from `hash`.
+std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t hash = 14695981039346656037ull) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+    return hash;
+}
+
+// A short text naming the model and the run key, for the window's analysis caches.
+std::string input_key_text(const ModelChoice& model, const RunKey& key) {
+    const ToyConfig& c = model.config;
+    const std::int64_t numbers[] = {c.width, c.n_heads, c.n_layers, c.mlp_ratio, c.max_tokens, c.image_size,
+                                    c.patch_size, c.bias, static_cast<std::int64_t>(c.seed), static_cast<std::int64_t>(c.init),
+                                    key.causal, key.embeddings.rows(), key.embeddings.cols()};
+    std::uint64_t hash = fnv1a(numbers, sizeof numbers);
+    hash = fnv1a(key.embeddings.data(), static_cast<std::size_t>(key.embeddings.size()) * sizeof(float), hash);
+    for (const auto& pair : key.forbidden) hash = fnv1a(&pair, sizeof pair, hash);
+    char text[24];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+    return model.name + " " + text;
+}
 
 bool any_disabled(const std::vector<std::vector<bool>>& disabled) {
     for (const auto& layer : disabled) {
@@ -139,9 +165,9 @@ void Worker::run() {
     std::shared_ptr<const Model> model;
     std::optional<ModelChoice> held;   // what `model` was opened as
     std::shared_ptr<const std::vector<std::string>> output_labels;
-    std::optional<IntactKey> intact_key;
+    std::optional<RunKey> intact_key;
     std::shared_ptr<const ModelTrace> intact_trace;
-    std::optional<IntactKey> last_key;
+    std::optional<RunKey> last_key;
     std::shared_ptr<const Snapshot> last_run;
     for (;;) {
         std::pair<std::uint64_t, Request> job;
@@ -231,10 +257,8 @@ void Worker::run() {
             snapshot->options = options;
             options.detail = TraceDetail::all_stages;
             options.keep_layer_inputs = true;
-            // What the trace depends on besides the model and the disabled heads.
-            IntactKey key{snapshot->info.takes_image ? std::string() : request.text,
-                          snapshot->info.takes_image ? request.image_path : std::string(),
-                          snapshot->info.takes_image && request.own_resolution, snapshot->causal, request.forbidden};
+            RunKey key{snapshot->input.embeddings, snapshot->causal, request.forbidden};
+            snapshot->input_key = input_key_text(request.model, key);
             // Toggling a head redoes only its layer and those after it.
             if (last_run && last_key && *last_key == key &&
                 static_cast<Eigen::Index>(last_run->trace.layer_inputs.size()) == snapshot->info.n_layers) {
@@ -276,7 +300,15 @@ void Worker::run() {
                 options.detail = TraceDetail::weights;
                 snapshot->flipped = model->forward(snapshot->input, options);
             }
-            snapshot->metrics = compute_model_metrics(snapshot->trace, metric_context(snapshot->input, snapshot->info));
+            // Layers before the resumed one have the maps of the last run: so do their metrics.
+            const auto reused = static_cast<std::size_t>(snapshot->resumed_at * snapshot->info.n_heads);
+            if (reused > 0 && last_run->metrics.size() >= reused) {
+                snapshot->metrics.assign(last_run->metrics.begin(), last_run->metrics.begin() + static_cast<std::ptrdiff_t>(reused));
+            }
+            const std::vector<HeadMetrics> computed =
+                compute_model_metrics(snapshot->trace, metric_context(snapshot->input, snapshot->info),
+                                      snapshot->metrics.empty() ? 0 : static_cast<std::size_t>(snapshot->resumed_at));
+            snapshot->metrics.insert(snapshot->metrics.end(), computed.begin(), computed.end());
             if (!request.compare_text.empty() || !request.compare_image_path.empty()) {
                 // Input B failing (a bad file, too long) is the compare view's to report,
                 // not an error of the main input.
@@ -309,6 +341,11 @@ void Worker::run() {
             answer.failure = in_load ? Failure::load : Failure::compute;
             answer.error = in_load ? request.model.name + ": out of memory while loading the model"
                                    : "out of memory: the input is too large for this machine";
+            snapshot.reset();
+        } catch (const std::exception& e) {
+            // A bug, not bad input: still a line on screen rather than std::terminate.
+            answer.failure = in_load ? Failure::load : Failure::compute;
+            answer.error = std::string("internal error: ") + e.what();
             snapshot.reset();
         }
         std::lock_guard lock(mutex_);

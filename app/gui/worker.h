@@ -65,6 +65,9 @@ struct Snapshot {
     // importance scan); shared, so it outlives a switch to another model.
     std::shared_ptr<const Model> model_ref;
     RunOptions options;             // how `trace` ran (causal, mask, disabled heads)
+    // Names the model and everything the trace depends on but the disabled heads (the
+    // embeddings, causal, the custom mask), hashed: the window keys analysis by it.
+    std::string input_key;
     ModelInfo info;
     ModelInput input;
     ModelTrace trace;

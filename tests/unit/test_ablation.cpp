@@ -103,6 +103,8 @@ TEST_CASE("resume: refused in one line when the run to resume from does not fit"
     options.resume_layer = 0;
     const ModelInput longer = model->encode_text("a b c d");
     CHECK_THROWS_WITH_AS(model->forward(longer, options), doctest::Contains("did not keep"), Error);
+    options.causal = true;   // the kept run had no mask
+    CHECK_THROWS_WITH_AS(model->forward(input, options), doctest::Contains("another attention mask"), Error);
 }
 
 TEST_CASE("output change: KL divergence and relative change by hand") {

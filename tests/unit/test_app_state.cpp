@@ -3,10 +3,12 @@
 // panel's rows; the recent models / files list; the model folder browser's listing.
 
 #include "app/gui/app_state.h"
+#include "app/gui/background_job.h"
 #include "app/gui/predictions.h"
 #include "app/gui/recent.h"
 #include "app/gui/worker.h"
 #include "core/error.h"
+#include "core/toy_models.h"
 #include "test_support.h"
 #include "ui/file_picker.h"
 
@@ -614,4 +616,93 @@ TEST_CASE("file picker: model folders (config.json inside) are marked, image fil
     CHECK_FALSE(ui::is_model_folder(dir.file("photos")));
     ui::list_folder(dir.file("no-such-folder"), ui::PickKind::model_folder, error);
     CHECK(error.find("no-such-folder") != std::string::npos);
+}
+
+TEST_CASE("worker: toggling a head resumes at its layer, and the result equals a run from scratch") {
+    Worker worker;
+    Request r;
+    r.model.name = "builtin:toy-text";
+    r.model.config.n_layers = 3;
+    r.text = "the cat sat on the mat";
+    const auto run = [&] {
+        const auto g = worker.submit(r);
+        REQUIRE(wait_for(worker, g));
+        REQUIRE(worker.latest());
+        REQUIRE(worker.latest()->generation == g);
+        return worker.latest();
+    };
+    const auto first = run();
+    CHECK(first->resumed_at == 0);
+    REQUIRE(first->metrics.size() == 12);
+    r.disabled_heads = {{false, false, false, false}, {false, false, true, false}, {false, false, false, false}};
+    const auto toggled = run();
+    CHECK(toggled->resumed_at == 1);
+    CHECK(toggled->input_key == first->input_key);   // the disabled heads are not part of it
+    // The same as computing everything again.
+    const auto model = make_toy_text(r.model.config);
+    RunOptions options;
+    options.disabled_heads = r.disabled_heads;
+    const ModelTrace fresh = model->forward(toggled->input, options);
+    CHECK((toggled->trace.hidden - fresh.hidden).cwiseAbs().maxCoeff() == 0.0f);
+    CHECK((toggled->trace.layers[2].heads[0].weights - fresh.layers[2].heads[0].weights).cwiseAbs().maxCoeff() == 0.0f);
+    // Metrics: layer 0's reused, layers 1.. recomputed, one per head in order.
+    REQUIRE(toggled->metrics.size() == 12);
+    for (std::size_t n = 0; n < 12; ++n) {
+        CHECK(toggled->metrics[n].layer == static_cast<int>(n / 4));
+        CHECK(toggled->metrics[n].head == static_cast<int>(n % 4));
+    }
+    CHECK(toggled->metrics[0].prev_token == first->metrics[0].prev_token);
+    REQUIRE(toggled->effect.has_value());
+    CHECK(toggled->effect->measure == EffectMeasure::relative_change);
+    CHECK(toggled->effect->value > 0.0);
+    // Another sentence is another input: computed from layer 0.
+    r.text = "a dog ran";
+    const auto other = run();
+    CHECK(other->resumed_at == 0);
+    CHECK(other->input_key != first->input_key);
+}
+
+TEST_CASE("background jobs: results by key, a cancel sticks until restarted, forget drops a running job's result") {
+    BackgroundJobs jobs;
+    const auto wait_idle = [&] {
+        for (int i = 0; i < 2000 && jobs.busy(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        REQUIRE_FALSE(jobs.busy());
+    };
+    std::atomic<int> runs{0};
+    const BackgroundJobs::Work answer = [&](const LoadControl&) -> std::shared_ptr<const void> {
+        ++runs;
+        return std::make_shared<const int>(42);
+    };
+    jobs.start("a", answer);
+    wait_idle();
+    REQUIRE(jobs.result<int>("a"));
+    CHECK(*jobs.result<int>("a") == 42);
+    jobs.start("a", answer);   // kept: not run again
+    wait_idle();
+    CHECK(runs.load() == 1);
+    jobs.restart("a", answer);   // Scan again
+    wait_idle();
+    CHECK(runs.load() == 2);
+
+    // A slow job, cancelled: its key reports "cancelled" and start() leaves it so.
+    const BackgroundJobs::Work slow = [](const LoadControl& control) -> std::shared_ptr<const void> {
+        for (int i = 0; i < 2000; ++i) {
+            control.report(i / 2000.0);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return std::make_shared<const int>(7);
+    };
+    jobs.start("b", slow);
+    for (int i = 0; i < 200 && !jobs.running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    jobs.cancel();
+    wait_idle();
+    CHECK(jobs.error("b") == "cancelled");
+    jobs.start("b", slow);
+    CHECK_FALSE(jobs.busy());
+    // forget_results(): a job still running then never lands.
+    jobs.restart("b", slow);
+    jobs.forget_results();
+    wait_idle();
+    CHECK_FALSE(jobs.result<int>("b"));
+    CHECK_FALSE(jobs.result<int>("a"));
 }

@@ -205,9 +205,7 @@ AttentionOptions hf_begin_forward(const ModelInfo& info, const ModelInput& input
                     std::to_string(input.embeddings.cols()) + "], expected [1.." + std::to_string(info.max_tokens) +
                     ", " + std::to_string(info.width) + "]");
     }
-    OptionalMask causal;
-    if (options.causal.value_or(info.causal)) causal = mask_causal(T, T);
-    trace.mask = mask_and(causal, options.keep);
+    trace.mask = run_mask(info, options, T);
     AttentionOptions attention_options;
     attention_options.keep = trace.mask;
     attention_options.detail = options.detail;

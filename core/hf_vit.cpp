@@ -263,9 +263,7 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
                     " + patches, " + std::to_string(info_.width) + "]");
     }
     ModelTrace trace;
-    OptionalMask causal;
-    if (options.causal.value_or(info_.causal)) causal = mask_causal(T, T);
-    trace.mask = mask_and(causal, options.keep);
+    trace.mask = run_mask(info_, options, T);
     AttentionOptions attention_options;
     attention_options.keep = trace.mask;
     attention_options.detail = options.detail;

@@ -39,6 +39,12 @@ void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T) {
     }
 }
 
+OptionalMask run_mask(const ModelInfo& info, const RunOptions& options, Eigen::Index T) {
+    OptionalMask causal;
+    if (options.causal.value_or(info.causal)) causal = mask_causal(T, T);
+    return mask_and(causal, options.keep);
+}
+
 Eigen::Index resume_layers(const ModelInfo& info, const RunOptions& options, ModelTrace& trace, Matrix& x) {
     const ModelTrace* from = options.resume_from;
     if (from == nullptr) return 0;

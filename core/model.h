@@ -126,6 +126,10 @@ public:
 // line instead of an out-of-memory kill halfway through a forward.
 void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T);
 
+// The [T, T] mask a run uses: the causal mask (RunOptions::causal, else the model's own
+// default) ANDed with RunOptions::keep; absent when neither applies.
+OptionalMask run_mask(const ModelInfo& info, const RunOptions& options, Eigen::Index T);
+
 // The start of every model's layer loop (after trace.mask is set): checks RunOptions'
 // resume request against the model, input and mask (throws headscope::Error when it does not fit), copies the layers
 // before RunOptions::resume_layer (and their inputs) from the trace it resumes, sets `x`

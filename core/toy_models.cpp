@@ -85,10 +85,7 @@ public:
 
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
         check_disabled_heads(info_, options.disabled_heads);
-        const Eigen::Index T = input.embeddings.rows();
-        OptionalMask mask;
-        if (options.causal.value_or(info_.causal)) mask = mask_causal(T, T);
-        return encoder_forward(info_, stack_, input.embeddings, mask_and(mask, options.keep), options);
+        return encoder_forward(info_, stack_, input.embeddings, run_mask(info_, options, input.embeddings.rows()), options);
     }
 
 protected:

@@ -505,17 +505,8 @@ void AppWindow::draw_rollout_view() {
         colour_legend(state_.colormap, "0", "the map's max", false);
         const ui::HeatmapTexture& heat =
             textures_.get(key + " map " + std::to_string(row), [&] { return heatmap_image(map, nullptr, state_.colormap, max); });
-        const ui::HeatmapTexture& picture = textures_.get("picture", [&] { return rgba_of(shown_->image); });
-        const float room_w = std::max(128.0f, ImGui::GetContentRegionAvail().x - 140.0f);
-        const float room_h = std::max(128.0f, ImGui::GetContentRegionAvail().y - 10.0f);
-        const float aspect = static_cast<float>(gw) / static_cast<float>(gh);
-        const float width = std::min(room_w, room_h * aspect);
-        const float height = width / aspect;
-        const ImVec2 origin = ImGui::GetCursorScreenPos();
-        ImDrawList* draw = ImGui::GetWindowDrawList();
-        draw->AddImage(picture.id(), origin, ImVec2(origin.x + width, origin.y + height));
-        draw->AddImage(heat.id(), origin, ImVec2(origin.x + width, origin.y + height), ImVec2(0, 0), ImVec2(1, 1),
-                       IM_COL32(255, 255, 255, 150));   // as the Image view: the picture shows through
+        const ImVec2 avail = ImGui::GetContentRegionAvail();
+        const auto [origin, width, height] = draw_picture_with_heat(heat, gw, gh, ImVec2(avail.x - 140.0f, avail.y - 10.0f));
         if (ImGui::InvisibleButton("rollout patches", ImVec2(width, height))) {
             const ImVec2 m = ImGui::GetIO().MousePos;
             const int gx = std::clamp(static_cast<int>((m.x - origin.x) / (width / static_cast<float>(gw))), 0, gw - 1);

@@ -329,6 +329,20 @@ void AppWindow::draw_status_bar() {
                 1000.0 / std::max(1.0f, io.Framerate), activity.c_str());
 }
 
+AppWindow::PictureRect AppWindow::draw_picture_with_heat(const ui::HeatmapTexture& heat, int grid_w, int grid_h, ImVec2 room) {
+    const ui::HeatmapTexture& picture = textures_.get("picture", [&] { return rgba_of(shown_->image); });
+    const float aspect = static_cast<float>(grid_w) / static_cast<float>(grid_h);
+    const float width = std::min(std::max(128.0f, room.x), std::max(128.0f, room.y) * aspect);
+    const float height = width / aspect;
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->AddImage(picture.id(), origin, ImVec2(origin.x + width, origin.y + height));
+    // Translucent: the picture shows through the map.
+    draw->AddImage(heat.id(), origin, ImVec2(origin.x + width, origin.y + height), ImVec2(0, 0), ImVec2(1, 1),
+                   IM_COL32(255, 255, 255, 150));
+    return {origin, width, height};
+}
+
 void AppWindow::draw_model_control() {
     ImGui::TextUnformatted("Model");
     bool browse = false;
@@ -767,19 +781,9 @@ void AppWindow::draw_image_view() {
     const float max = std::max(map.maxCoeff(), 1e-12f);
     const ui::HeatmapTexture& heat =
         textures_.get(key, [&] { return heatmap_image(map, nullptr, state_.colormap, max); });
-    const ui::HeatmapTexture& picture = textures_.get("picture", [&] { return rgba_of(shown_->image); });
-
-    // The picture keeps its aspect (own resolution may be any grid of whole patches).
-    const float room_w = std::max(128.0f, ImGui::GetContentRegionAvail().x - 220.0f);
-    const float room_h = std::max(128.0f, ImGui::GetContentRegionAvail().y - 110.0f);
-    const float aspect = static_cast<float>(grid_w) / static_cast<float>(grid_h);
-    const float width = std::min(room_w, room_h * aspect);
-    const float height = width / aspect;
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const auto [origin, width, height] = draw_picture_with_heat(heat, grid_w, grid_h, ImVec2(avail.x - 220.0f, avail.y - 110.0f));
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    draw->AddImage(picture.id(), origin, ImVec2(origin.x + width, origin.y + height));
-    draw->AddImage(heat.id(), origin, ImVec2(origin.x + width, origin.y + height), ImVec2(0, 0), ImVec2(1, 1),
-                   IM_COL32(255, 255, 255, 150));
     const float cw = width / static_cast<float>(grid_w);
     const float ch = height / static_cast<float>(grid_h);
     // Patch lines only while patches are big enough to tell apart.

@@ -8,7 +8,10 @@
 #include "app/gui/recent.h"
 #include "app/gui/worker.h"
 #include "ui/file_picker.h"
+#include "ui/heatmap_texture.h"
 #include "ui/texture_pool.h"
+
+#include <imgui.h>
 
 #include <cstdint>
 #include <memory>
@@ -87,6 +90,15 @@ private:
     const ui::HeatmapTexture& weights_texture(const std::string& key, const Matrix& weights);
     const ui::HeatmapTexture& signed_texture(const std::string& key, const Matrix& values, const Mask* allowed);
     const Mask* mask() const;
+    // The picture on screen with `heat` (one cell per patch of a grid_w x grid_h grid)
+    // over it, at the cursor, as large as fits `room` keeping the grid's aspect (own
+    // resolution may be any grid of whole patches). Returns where it went.
+    struct PictureRect {
+        ImVec2 origin;
+        float width = 0.0f;
+        float height = 0.0f;
+    };
+    PictureRect draw_picture_with_heat(const ui::HeatmapTexture& heat, int grid_w, int grid_h, ImVec2 room);
 
     AppState state_;
     Worker worker_;

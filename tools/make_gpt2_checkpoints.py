@@ -103,13 +103,12 @@ def learn_merges(corpus, n):
 
 
 def bpe(token, ranks):
+    """encoder.py's bpe(): merge the lowest-ranked adjacent pair until none is ranked."""
     word = list(token)
     while len(word) > 1:
-        pairs = [(ranks.get((a, b), math.inf), i) for i, (a, b) in enumerate(zip(word, word[1:]))]
-        rank, _ = min(pairs)
-        if rank == math.inf:
+        first, second = min(zip(word, word[1:]), key=lambda pair: ranks.get(pair, math.inf))
+        if (first, second) not in ranks:
             break
-        first, second = [k for k, r in ranks.items() if r == rank][0]
         out, i = [], 0
         while i < len(word):
             if i + 1 < len(word) and word[i] == first and word[i + 1] == second:
@@ -174,16 +173,16 @@ class Block(nn.Module):
         self.mlp.c_proj = Conv1D(inner, e)
 
     def forward(self, x, causal):
-        t, e = x.shape
+        *batch, t, e = x.shape   # [T, E], or [B, T, E] when training (tools/train_text.py)
         dh = e // self.h
         q, k, v = self.attn.c_attn(self.ln_1(x)).split(e, dim=-1)
-        q, k, v = (z.view(t, self.h, dh).transpose(0, 1) for z in (q, k, v))   # [H, T, Dh]
+        q, k, v = (z.view(*batch, t, self.h, dh).transpose(-2, -3) for z in (q, k, v))   # [..., H, T, Dh]
         scores = q @ k.transpose(-1, -2) / math.sqrt(dh)
         if causal:
             allowed = torch.ones(t, t, dtype=torch.bool).tril()
             scores = torch.where(allowed, scores, torch.tensor(torch.finfo(scores.dtype).min))
         weights = scores.softmax(-1)
-        context = (weights @ v).transpose(0, 1).reshape(t, e)
+        context = (weights @ v).transpose(-2, -3).reshape(*batch, t, e)
         x = x + self.attn.c_proj(context)
         x = x + self.mlp.c_proj(gelu_new(self.mlp.c_fc(self.ln_2(x))))
         return x, weights
@@ -198,7 +197,7 @@ class Gpt2(nn.Module):
         self.ln_f = nn.LayerNorm(e, eps=eps)
 
     def forward(self, ids, causal=True):
-        x = self.wte(ids) + self.wpe(torch.arange(len(ids)))
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[-1]))
         attentions = []
         for block in self.h:
             x, a = block(x, causal)

@@ -415,11 +415,27 @@ void AppWindow::draw_model_view() {
                 ImGui::GetWindowDrawList()->AddRect(ImVec2(a.x + 2.0f, a.y + 2.0f), ImVec2(b.x - 2.0f, b.y - 2.0f),
                                                     colour_of(metric_colormap, (*value - low) / span), 0.0f, 0, 5.0f);
             }
+            const HeadCaption caption = head_caption(l, h);
+            if (!caption.name.empty() && side >= 64.0f) {
+                // The name on the thumbnail itself: the grid reads as "what each head does" at a glance.
+                const ImVec2 a = ImGui::GetItemRectMin();
+                const ImVec2 text_size = ImGui::CalcTextSize(caption.name.c_str());
+                const float scale = std::min(1.0f, (side - 8.0f) / std::max(text_size.x, 1.0f));
+                const float font_size = ImGui::GetFontSize() * std::max(scale, 0.6f);
+                ImDrawList* draw = ImGui::GetWindowDrawList();
+                const ImVec2 corner(a.x + 3.0f, a.y + side - font_size - 5.0f);
+                draw->AddRectFilled(corner, ImVec2(std::min(corner.x + text_size.x * font_size / ImGui::GetFontSize() + 4.0f,
+                                                            a.x + side - 3.0f),
+                                                   corner.y + font_size + 2.0f),
+                                    IM_COL32(0, 0, 0, 170));
+                draw->PushClipRect(a, ImVec2(a.x + side - 3.0f, a.y + side), true);
+                draw->AddText(ImGui::GetFont(), font_size, ImVec2(corner.x + 2.0f, corner.y + 1.0f), IM_COL32(255, 255, 255, 255),
+                              caption.name.c_str());
+                draw->PopClipRect();
+            }
             if (ImGui::IsItemHovered()) {
-                const auto& roles = info.head_roles;
-                const bool has_role = !roles.empty() && !roles[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)].empty();
                 std::string tip = "head " + head_name(l, h);
-                if (has_role) tip.append(": ").append(roles[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)]);
+                if (!caption.text.empty()) tip.append(": ").append(caption.text);
                 if (value) {
                     char number[48];
                     std::snprintf(number, sizeof number, "\n%s = %.4g",

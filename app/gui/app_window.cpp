@@ -2,6 +2,7 @@
 
 #include "app/gui/draw_helpers.h"
 #include "core/head_compare.h"
+#include "core/head_roles.h"
 #include "core/heatmap_image.h"
 #include "core/model_registry.h"
 #include "ui/heatmap_view.h"
@@ -629,6 +630,24 @@ void AppWindow::draw_controls() {
     ImGui::TextWrapped("%s", info.description.c_str());
 }
 
+AppWindow::HeadCaption AppWindow::head_caption(int layer, int head) const {
+    const auto l = static_cast<std::size_t>(layer);
+    const auto h = static_cast<std::size_t>(head);
+    const ModelInfo& info = shown_->info;
+    if (!info.head_roles.empty() && !info.head_roles[l][h].empty()) {
+        const std::string& role = info.head_roles[l][h];
+        return {role.substr(0, role.find(':')), "built to: " + role};
+    }
+    const std::size_t index = l * static_cast<std::size_t>(info.n_heads) + h;
+    if (index >= shown_->metrics.size()) return {};
+    const std::optional<MeasuredRole> role = measured_role(shown_->metrics[index], shown_->input.grid_width > 0);
+    if (!role) return {};
+    char text[160];
+    std::snprintf(text, sizeof text, "learned: a %s head (%s = %.2f on this input)", role->name.c_str(),
+                  std::string(metric_name(role->metric)).c_str(), role->score);
+    return {role->name, text};
+}
+
 void AppWindow::draw_matrix_view() {
     const int layer = state_.layer;
     const int head = state_.head;
@@ -636,9 +655,8 @@ void AppWindow::draw_matrix_view() {
     ImGui::Text("Head %d.%d%s", layer, head,
                 state_.disabled_heads[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)]
                     ? "  (disabled: zero context)" : "");
-    const auto& roles = shown_->info.head_roles;
-    if (!roles.empty() && !roles[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)].empty()) {
-        ImGui::TextWrapped("built to: %s", roles[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)].c_str());
+    if (const HeadCaption caption = head_caption(layer, head); !caption.text.empty()) {
+        ImGui::TextWrapped("%s", caption.text.c_str());
     }
     colour_legend(state_.colormap, "0", state_.scale == HeatScale::per_head ? "head max" : "1");
     ImGui::Checkbox("Edit mask", &state_.editing_mask);
@@ -723,8 +741,8 @@ void AppWindow::draw_tokens_view() {
 void AppWindow::draw_image_view() {
     const ModelInput& input = shown_->input;
     if (!shown_->info.takes_image || shown_->image.width == 0) {
-        ImGui::TextWrapped("This view shows attention over an image: choose builtin:toy-vit, or drop an image file "
-                           "on the window.");
+        ImGui::TextWrapped("This view shows attention over an image: choose builtin:tiny-shapes or builtin:toy-vit, "
+                           "or drop an image file on the window.");
         return;
     }
     const int grid_w = input.grid_width;

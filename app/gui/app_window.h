@@ -99,6 +99,13 @@ private:
         float height = 0.0f;
     };
     PictureRect draw_picture_with_heat(const ui::HeatmapTexture& heat, int grid_w, int grid_h, ImVec2 room);
+    // What head (layer, head) of the result on screen does: the role a demo model built it
+    // to, else the role its metrics on this input show (core/head_roles: trained models).
+    struct HeadCaption {
+        std::string name;   // a word or two for the grid ("previous token"); empty: nothing to name
+        std::string text;   // a line for the matrix view and tooltips
+    };
+    HeadCaption head_caption(int layer, int head) const;
 
     AppState state_;
     Worker worker_;

@@ -4,6 +4,7 @@
 #include "app/common/arg_lists.h"
 #include "app/gui/app_window.h"
 #include "app/gui/screenshot.h"
+#include "core/assets.h"
 #include "core/error.h"
 #include "core/png_export.h"
 
@@ -24,7 +25,8 @@ namespace {
 constexpr const char* fallback_sentence = "The cat sat on the mat because the cat was tired .";
 
 std::string default_sentence() {
-    std::ifstream in(HEADSCOPE_ASSETS_DIR "/default_sentence.txt");
+    using headscope::assets_dir;
+    std::ifstream in(assets_dir() / "default_sentence.txt");
     std::string line;
     if (in && std::getline(in, line) && !line.empty()) return line;
     return fallback_sentence;
@@ -59,7 +61,7 @@ int main(int argc, char** argv) {
     using namespace headscope;
     gui::AppState state;
     state.text = default_sentence();
-    state.image_path = HEADSCOPE_ASSETS_DIR "/shapes.png";
+    state.image_path = (assets_dir() / "shapes.png").string();
     std::string screenshot_path;
     std::string colormap_name = "viridis";
     std::string view = "matrix";
@@ -68,7 +70,8 @@ int main(int argc, char** argv) {
 
     CLI::App cli("Headscope: see what every attention head attends to", "headscope");
     cli.add_option("--model", state.model.name,
-                   "builtin:toy-text, builtin:toy-vit, or a Hugging Face checkpoint folder (config.json + model.safetensors)")
+                   "builtin:toy-text, builtin:toy-vit, builtin:tiny-shapes, or a Hugging Face checkpoint folder "
+                   "(config.json + model.safetensors)")
         ->capture_default_str();
     cli.add_option("--text", state.text, "The sentence to show (text models)");
     cli.add_option("--image", state.image_path, "The image to show (image models)");
@@ -134,6 +137,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "headscope: %s\n", e.what());
         return 2;
     }
+    gui::suit_demo_picture(state);
     if (causal) state.causal = true;
     state.own_resolution = own_resolution;
     state.colormap = colormap_from_name(colormap_name).value_or(Colormap::viridis);

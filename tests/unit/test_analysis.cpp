@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/head_compare.h"
 #include "core/head_metrics.h"
+#include "core/head_roles.h"
 #include "core/head_similarity.h"
 #include "core/mask.h"
 #include "core/rollout.h"
@@ -708,4 +709,26 @@ TEST_CASE("analysis golden: JS matrix, clustering order and MDS match the NumPy 
             }
         }
     }
+}
+
+TEST_CASE("head roles: a head is named by the metric that passes its threshold by the widest margin") {
+    HeadMetrics m;
+    CHECK_FALSE(measured_role(m, false).has_value());   // all zero: nothing to name
+    m.prev_token = 0.49;
+    CHECK_FALSE(measured_role(m, false).has_value());   // under 0.5
+    m.prev_token = 0.9;
+    REQUIRE(measured_role(m, false).has_value());
+    CHECK(measured_role(m, false)->name == "previous token");
+    CHECK(measured_role(m, false)->metric == Metric::prev_token);
+    CHECK(measured_role(m, false)->score == doctest::Approx(0.9));
+    m.induction = 0.8;   // 0.8 / 0.4 = 2 beats 0.9 / 0.5 = 1.8
+    CHECK(measured_role(m, false)->name == "induction");
+    m.induction.reset();
+    m.sink_mass = 0.99;   // 0.99 / 0.6 = 1.65 loses to 1.8
+    CHECK(measured_role(m, false)->name == "previous token");
+    m.prev_token = 0.0;
+    CHECK(measured_role(m, false)->name == "first token");
+    CHECK(measured_role(m, true)->name == "[CLS]");
+    m.diag = 0.95;   // 1.9 beats 1.65
+    CHECK(measured_role(m, true)->name == "current token");
 }

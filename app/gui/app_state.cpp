@@ -1,6 +1,5 @@
 #include "app/gui/app_state.h"
 
-
 #include <algorithm>
 #include <array>
 #include <cctype>

@@ -25,8 +25,7 @@ namespace {
 constexpr const char* fallback_sentence = "The cat sat on the mat because the cat was tired .";
 
 std::string default_sentence() {
-    using headscope::assets_dir;
-    std::ifstream in(assets_dir() / "default_sentence.txt");
+    std::ifstream in(headscope::assets_dir() / "default_sentence.txt");
     std::string line;
     if (in && std::getline(in, line) && !line.empty()) return line;
     return fallback_sentence;

@@ -7,13 +7,14 @@ Run with Debian's PyTorch, torchvision, Pillow and NumPy on the CPU
 
     /usr/bin/python3 tools/train_vision.py          # ~0.7 s a step on one core here
 
-Status (issue 9, not shipped): this setting runs end to end in 19 minutes on one core
-and ends at 46% held-out accuracy (a shipped model needs > 90%), while one last-layer
-head puts 96% of the [CLS] attention on the shape's patches.
+The committed model (assets/models/tiny-shapes/training.json): 1500 steps in 19 minutes
+on one core (the other core busy), held-out accuracy 100% (96 scenes), and last-layer
+head 0 puts 96% of the [CLS] attention on the patches the shape covers. An earlier
+setting (any colour on any ground) reached only 46% in 2200 steps.
 
-Data: scenes drawn here, never the same twice: one shape (CLASSES) of a random colour,
-size and place on a textured background (stripes, checks, smooth noise, speckle or a
-gradient), 64 x 64 px. The class is the shape, not its colour.
+Data: scenes drawn here, never the same twice: one bright shape (CLASSES) of a random
+colour, size and place on a dark textured background (stripes, checks, smooth noise,
+speckle or a gradient), 64 x 64 px. The class is the shape, not its colour.
 
 Model: torchvision's VisionTransformer (8 px patches, [CLS], pre-LN blocks, exact GELU),
 saved under transformers' ViTForImageClassification names with id2label
@@ -53,7 +54,7 @@ N_THREADS = 1
 CLASSES = ["circle", "square", "triangle", "cross", "ring", "star"]
 SIZE, PATCH = 64, 8
 E, H, L, MLP = 128, 4, 4, 512
-BATCH, STEPS, WARMUP, LR = 64, 2200, 100, 1.5e-3
+BATCH, STEPS, WARMUP, LR = 64, 1500, 100, 1.5e-3
 HELD_OUT = 96
 
 
@@ -63,8 +64,8 @@ HELD_OUT = 96
 
 def background(rng):
     """[SIZE, SIZE, 3] float in 0..1: one of five textures in two random colours."""
-    a = rng.random(3)
-    b = np.clip(a + 0.5 * (rng.random(3) - 0.5), 0, 1)   # textured, but quieter than the shape
+    a = rng.random(3) * 0.45
+    b = np.clip(a + 0.3 * (rng.random(3) - 0.5), 0, 0.5)   # dark, textured, quieter than the shape
     y, x = np.mgrid[0:SIZE, 0:SIZE].astype(np.float64)
     kind = rng.integers(5)
     if kind == 0:     # stripes at any angle
@@ -122,8 +123,10 @@ def scene(rng):
         draw.polygon(shape_outline(kind, cx, cy, r, rng.uniform(-0.4, 0.4)), fill=255)
     mask = np.asarray(mask_image) > 0
     pixels = background(rng)
+    # A bright shape on a dark ground. With any colour on any ground (an earlier setting),
+    # a ViT must learn edges of either sign in every hue, and 2200 steps reached 46%.
     colour = rng.random(3)
-    while np.abs(colour - pixels[mask].mean(0)).sum() < 0.6:   # the shape must stand out
+    while colour.max() < 0.85 or np.abs(colour - pixels[mask].mean(0)).sum() < 0.9:
         colour = rng.random(3)
     shade = 1.0 + 0.15 * (rng.random((SIZE, SIZE, 1)) - 0.5)   # a little texture on the shape too
     pixels[mask] = np.clip(colour * shade[mask], 0, 1)

@@ -19,6 +19,11 @@ struct BuiltinModel {
 
 std::vector<BuiltinModel> builtin_models();
 
+// The built (not trained) demo models, builtin:toy-*: ToyConfig (size, seed, structured
+// or random heads) shapes them. The trained ones (builtin:tiny-*) are checkpoints read
+// from assets/models/, whose config.json fixes everything.
+bool is_toy_model(const std::string& name);
+
 // Throws headscope::Error for an unknown built-in name (listing the known ones), for
 // a config that cannot form the model, and for paths that are not built-in models.
 // Checkpoint folders report their progress to `control` and stop (LoadCancelled) when it says so.

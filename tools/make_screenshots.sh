@@ -28,6 +28,9 @@ shot compare --view compare --head 0
 shot stages --view stages --head 0
 shot heads --view heads --metric prev_token --scan-importance
 shot rollout --model builtin:toy-vit --view rollout
+# The trained ViT (assets/models/tiny-shapes) on one of its sample scenes: last-layer head 0,
+# the one that learned to find the shape.
+shot tiny-shapes --model builtin:tiny-shapes --view image --layer 3 --head 0
 shot similarity --view similarity
 shot model-metric --view model --metric prev_token --colour-by-metric
 # A tiny random GPT-2 (tests/checkpoints): its predictions are noise, but the panel is real.

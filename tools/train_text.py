@@ -12,6 +12,15 @@ L=4 ones) learn the language (held-out loss 3.6-3.8 nats a token) but not yet th
 heads a shipped model must show: the best previous-token score reached 0.14-0.25 and
 induction stayed at chance (0.02). training.json records each run's curve.
 
+What later toy runs (random tokens only, L=2 H=4 E=128, 1 thread) showed, for whoever
+takes this up: rows where 30% of the tokens repeat the token two back (x[i+1] = x[i-1],
+loss on those only) grow a sharp layer-0 previous-token head in ~500 steps (0.96 on 20
+tokens, 0.62 on 100); with it in place, layer 1 learned duplicate-token heads (spans
+repeated at many distances) or fixed-offset heads (short spans, short gaps) within 1000
+steps, not induction. Repeats at one fixed distance give a positional copy head in 200
+steps that fails at any other distance. Training on 16-32 tokens learns the task but
+not the mechanism at 100 tokens.
+
 Corpus: the King James Version of the Bible (public domain; Debian's bible-kjv-text,
 read through its `bible` program). The last books (Jude, Revelation) are held out: the
 script measures on them, and never trains on them.

@@ -23,7 +23,7 @@ Command add_models_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("models", "List the built-in demo models");
     return {cmd, [] {
                 for (const BuiltinModel& m : builtin_models()) {
-                    std::printf("%-18s %s\n", m.name.c_str(), m.description.c_str());
+                    std::printf("%-20s %s\n", m.name.c_str(), m.description.c_str());
                 }
                 return 0;
             }};

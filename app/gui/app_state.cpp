@@ -1,5 +1,8 @@
 #include "app/gui/app_state.h"
 
+#include "core/assets.h"
+#include "core/model_registry.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -41,8 +44,8 @@ Request make_request(const AppState& state) {
     r.model = state.model;
     r.text = state.text;
     r.image_path = state.image_path;
-    // The demo ViT has no own resolution (its positions are built for 224 px): never ask it.
-    r.own_resolution = state.own_resolution && !is_builtin_model(state.model.name);
+    // The built demo ViT has no own resolution (its positions are built for 224 px): never ask it.
+    r.own_resolution = state.own_resolution && !is_toy_model(state.model.name);
     r.causal = state.causal;
     r.disabled_heads = state.disabled_heads;
     r.also_flip_causal = state.view == View::compare && state.compare_mode == CompareMode::mask_on_off;
@@ -66,9 +69,18 @@ std::string model_display_name(const std::string& name) {
     return slash == std::string::npos || slash + 1 == trimmed.size() ? trimmed : trimmed.substr(slash + 1);
 }
 
+void suit_demo_picture(AppState& state) {
+    const std::string demo_picture = (assets_dir() / "shapes.png").string();
+    const std::string demo_scene = (assets_dir() / "scenes" / "star.png").string();
+    const bool wants_scene = state.model.name == "builtin:tiny-shapes";
+    if (wants_scene && state.image_path == demo_picture) state.image_path = demo_scene;
+    if (!wants_scene && state.image_path == demo_scene) state.image_path = demo_picture;
+}
+
 void choose_model(AppState& state, const std::string& name) {
     if (state.model.name == name) return;
     state.model.name = name;
+    suit_demo_picture(state);
     state.query = -1;
     state.causal.reset();
 }
@@ -151,6 +163,8 @@ bool open_dropped_file(AppState& state, const std::string& path) {
     static constexpr std::array<std::string_view, 7> image_extensions = {"png", "jpg", "jpeg", "bmp", "gif", "tga", "tpic"};
     if (std::find(image_extensions.begin(), image_extensions.end(), extension) == image_extensions.end()) return false;
     state.image_path = path;
+    // The built-in text model cannot take it: switch to the demo image model that shows
+    // patterns on any picture (builtin:tiny-shapes knows only its own 64 px scenes).
     if (state.model.name == "builtin:toy-text") choose_model(state, "builtin:toy-vit");
     state.query = -1;
     return true;

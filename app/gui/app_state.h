@@ -78,7 +78,12 @@ std::string model_display_name(const std::string& name);
 
 // Opening another model (the Model control, --model, a dropped folder): the pinned
 // query and the causal choice belong to the old model's input, so they reset.
+// The picture follows too while it is one of the demo pictures (suit_demo_picture).
 void choose_model(AppState& state, const std::string& name);
+// builtin:tiny-shapes knows only its own 64 px scenes: while the picture is the app's
+// demo picture (assets/shapes.png) it gets a scene of its own (assets/scenes/star.png),
+// and any other model gets the demo picture back. A picture the user chose stays.
+void suit_demo_picture(AppState& state);
 // After a load was cancelled or failed: back to the model the worker still holds (the
 // default built-in model when none loaded yet).
 void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use);

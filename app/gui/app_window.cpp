@@ -543,8 +543,8 @@ void AppWindow::draw_predictions() {
 
 void AppWindow::draw_controls() {
     draw_model_control();
-    if (is_builtin_model(state_.model.name)) {
-        // The demo models' settings; a checkpoint's come from its config.json.
+    if (is_toy_model(state_.model.name)) {
+        // The built demo models' settings; a checkpoint's (a trained one's too) come from its config.json.
         bool structured = state_.model.config.init == ToyInit::structured;
         if (ImGui::Checkbox("Structured heads", &structured)) {
             state_.model.config.init = structured ? ToyInit::structured : ToyInit::random;
@@ -769,7 +769,7 @@ void AppWindow::draw_image_view() {
         float percent = state_.keep_mass_share * 100.0f;
         if (ImGui::SliderFloat("% of the mass", &percent, 1.0f, 99.0f, "%.0f")) state_.keep_mass_share = percent / 100.0f;
     }
-    if (!is_builtin_model(shown_->model.name)) {
+    if (!is_toy_model(shown_->model.name)) {
         ImGui::SameLine();
         ImGui::Checkbox("own resolution", &state_.own_resolution);
         if (ImGui::IsItemHovered()) {

@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
 
     CLI::App cli("Headscope: see what every attention head attends to", "headscope");
     cli.add_option("--model", state.model.name,
-                   "builtin:toy-text, builtin:toy-vit, or a Hugging Face checkpoint folder (config.json + model.safetensors)")
+                   "builtin:toy-text, builtin:toy-vit, builtin:tiny-shapes, or a Hugging Face checkpoint folder "
+                   "(config.json + model.safetensors)")
         ->capture_default_str();
     cli.add_option("--text", state.text, "The sentence to show (text models)");
     cli.add_option("--image", state.image_path, "The image to show (image models)");
@@ -135,6 +136,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "headscope: %s\n", e.what());
         return 2;
     }
+    gui::suit_demo_picture(state);
     if (causal) state.causal = true;
     state.own_resolution = own_resolution;
     state.colormap = colormap_from_name(colormap_name).value_or(Colormap::viridis);

@@ -165,6 +165,11 @@ TEST_CASE("models, info and export-weights") {
     REQUIRE(models.exit_code == 0);
     CHECK(models.out.find("builtin:toy-text") != std::string::npos);
     CHECK(models.out.find("builtin:toy-vit") != std::string::npos);
+    CHECK(models.out.find("builtin:tiny-shapes  ViT trained here") != std::string::npos);
+    // The trained model opens by name from assets/models/ and says so.
+    const RunResult shapes = run_cli({"info", "--model", "builtin:tiny-shapes"});
+    REQUIRE(shapes.exit_code == 0);
+    CHECK(shapes.out.rfind("builtin:tiny-shapes: ViT trained here", 0) == 0);
 
     const RunResult info = run_cli({"info", "--model", "builtin:toy-text"});
     REQUIRE(info.exit_code == 0);

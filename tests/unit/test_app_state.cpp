@@ -7,6 +7,7 @@
 #include "app/gui/predictions.h"
 #include "app/gui/recent.h"
 #include "app/gui/worker.h"
+#include "core/assets.h"
 #include "core/error.h"
 #include "core/toy_models.h"
 #include "test_support.h"
@@ -81,6 +82,20 @@ TEST_CASE("app state: a dropped image switches a text model to the image model, 
     CHECK(s.model.name == "builtin:toy-vit");
     CHECK_FALSE(open_dropped_file(s, "/docs/notes.txt"));
     CHECK(s.image_path == "/pics/Cat.JPG");
+}
+
+TEST_CASE("app state: the demo picture follows the demo image models, a chosen picture stays") {
+    const std::string picture = (headscope::assets_dir() / "shapes.png").string();
+    const std::string scene = (headscope::assets_dir() / "scenes" / "star.png").string();
+    AppState s;
+    s.image_path = picture;
+    choose_model(s, "builtin:tiny-shapes");
+    CHECK(s.image_path == scene);
+    choose_model(s, "builtin:toy-vit");
+    CHECK(s.image_path == picture);
+    s.image_path = "/pics/cat.png";
+    choose_model(s, "builtin:tiny-shapes");
+    CHECK(s.image_path == "/pics/cat.png");
 }
 
 TEST_CASE("worker: computes off the caller's thread, reports errors, and the newest request wins") {

@@ -53,6 +53,11 @@ Command add_info_command(CLI::App& app) {
                 std::printf("parameters: %lld\n", static_cast<long long>(info.n_parameters));
                 std::printf("causal: %s\n", info.causal ? "yes" : "no");
                 std::printf("settings: %s\n", settings_json(info).c_str());
+                if (info.head_roles.empty()) {
+                    // A checkpoint's heads have no built role; what they do depends on the input.
+                    std::printf("heads: learned; `headscope-cli analyze` measures what each does on an input\n");
+                    return 0;
+                }
                 std::printf("heads:\n");
                 for (std::size_t l = 0; l < info.head_roles.size(); ++l) {
                     for (std::size_t h = 0; h < info.head_roles[l].size(); ++h) {

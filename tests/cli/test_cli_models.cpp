@@ -170,6 +170,8 @@ TEST_CASE("models, info and export-weights") {
     const RunResult shapes = run_cli({"info", "--model", "builtin:tiny-shapes"});
     REQUIRE(shapes.exit_code == 0);
     CHECK(shapes.out.rfind("builtin:tiny-shapes: ViT trained here", 0) == 0);
+    CHECK(shapes.out.find("heads: learned; `headscope-cli analyze` measures what each does on an input\n") !=
+          std::string::npos);
 
     const RunResult info = run_cli({"info", "--model", "builtin:toy-text"});
     REQUIRE(info.exit_code == 0);

@@ -17,7 +17,7 @@ takes this up: rows where 30% of the tokens repeat the token two back (x[i+1] = 
 loss on those only) grow a sharp layer-0 previous-token head in ~500 steps (0.96 on 20
 tokens, 0.62 on 100); with it in place, layer 1 learned duplicate-token heads (spans
 repeated at many distances) or fixed-offset heads (short spans, short gaps) within 1000
-steps, not induction. Repeats at one fixed distance give a positional copy head in 200
+steps, and nothing in 2550 steps with spans of 4-24 tokens 0-24 apart: not induction. Repeats at one fixed distance give a positional copy head in 200
 steps that fails at any other distance. Training on 16-32 tokens learns the task but
 not the mechanism at 100 tokens.
 

@@ -53,8 +53,10 @@ Vector read_bias(const SafetensorsFile& file, const std::string& name, std::int6
 
 Eigen::Index width_of(const SafetensorsFile& file, const std::string& name) {
     const TensorView& view = file.get(name);
-    if (view.shape.size() != 2) {
-        throw Error(file.path() + ": tensor '" + name + "': expected a matrix [out, in], got shape " +
+    // Non-empty, so the width is bounded by the file's size: an empty [0, 2^61] would make
+    // 3 * E overflow below.
+    if (view.shape.size() != 2 || view.shape[0] < 1 || view.shape[1] < 1) {
+        throw Error(file.path() + ": tensor '" + name + "': expected a non-empty matrix [out, in], got shape " +
                     shape_to_string(view.shape));
     }
     return view.shape[1];

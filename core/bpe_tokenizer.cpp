@@ -1,6 +1,7 @@
 #include "core/bpe_tokenizer.h"
 
 #include "core/error.h"
+#include "core/file_bytes.h"
 #include "core/text.h"
 
 #include <nlohmann/json.hpp>
@@ -59,19 +60,7 @@ std::string hex_escape(unsigned value, int digits, const char* prefix) {
 std::string quote_token(std::string_view s) { return "\"" + bpe_label(s) + "\""; }
 
 std::string read_text_file(const std::string& path) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec) throw Error(path + ": cannot read (" + ec.message() + ")");
-    if (size > max_file_bytes) {
-        throw Error(path + ": " + std::to_string(size) + " bytes is larger than the " +
-                    std::to_string(max_file_bytes >> 20) + " MiB a tokenizer file may have");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path + ": cannot open");
-    std::string bytes(static_cast<std::size_t>(size), '\0');
-    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (static_cast<std::size_t>(in.gcount()) != bytes.size()) throw Error(path + ": read failed");
-    return bytes;
+    return read_file_bytes(path, max_file_bytes, "a tokenizer file");
 }
 
 // Parses JSON, refusing while it parses: nesting deeper than max_json_depth, any object or

@@ -1,7 +1,9 @@
 #include "core/dtype.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -116,6 +118,8 @@ std::uint16_t float_to_half(float value) {
 
 void convert_to_float(DType dtype, const std::byte* bytes, std::span<float> out) {
     const std::size_t n = out.size();
+    // An empty tensor ([0, 4]) has no storage: memcpy from or to a null pointer is UB even for 0 bytes.
+    if (n == 0) return;
     switch (dtype) {
     case DType::F32:
         std::memcpy(out.data(), bytes, n * sizeof(float));
@@ -176,6 +180,22 @@ void convert_to_nonzero(DType dtype, const std::byte* bytes, std::span<bool> out
         for (std::size_t i = 0; i < n; ++i) out[i] = load<std::uint8_t>(bytes + i) != 0;
         return;
     }
+}
+
+std::int64_t count_non_finite(DType dtype, const std::byte* bytes, std::size_t n) {
+    if (!dtype_is_float(dtype)) return 0;
+    // Through convert_to_float in chunks, so every dtype's rule for what becomes
+    // non-finite is the one the loaders apply.
+    constexpr std::size_t chunk = 4096;
+    std::array<float, chunk> buffer{};
+    std::int64_t count = 0;
+    const std::size_t element = dtype_size(dtype);
+    for (std::size_t start = 0; start < n; start += chunk) {
+        const std::size_t m = std::min(chunk, n - start);
+        convert_to_float(dtype, bytes + start * element, std::span<float>(buffer.data(), m));
+        for (std::size_t i = 0; i < m; ++i) count += std::isfinite(buffer[i]) ? 0 : 1;
+    }
+    return count;
 }
 
 } // namespace headscope

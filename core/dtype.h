@@ -35,4 +35,8 @@ void convert_to_float(DType dtype, const std::byte* bytes, std::span<float> out)
 // would round to 0.0f still counts, and NaN counts as nonzero, as in PyTorch).
 void convert_to_nonzero(DType dtype, const std::byte* bytes, std::span<bool> out);
 
+// How many of the `n` elements stored at `bytes` are NaN or +-Inf once read as float
+// (so an F64 beyond float's range counts too). Integer and bool dtypes have none.
+std::int64_t count_non_finite(DType dtype, const std::byte* bytes, std::size_t n);
+
 } // namespace headscope

@@ -1,11 +1,13 @@
 #include "core/hf_config.h"
 
 #include "core/error.h"
+#include "core/file_bytes.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -41,20 +43,7 @@ std::string brief(const json& value) {
 }
 
 json read_json_file(const std::string& path) {
-    std::error_code ec;
-    const fs::file_status status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) throw Error(path + ": no such file");
-    if (!fs::is_regular_file(status)) throw Error(path + ": not a regular file");
-    const std::uintmax_t size = fs::file_size(path, ec);
-    if (ec) throw Error(path + ": cannot read: " + ec.message());
-    if (size > max_json_bytes) {
-        throw Error(path + ": " + std::to_string(size) + " bytes, more than the 64 MB a config file may have");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path + ": cannot open");
-    std::string text(static_cast<std::size_t>(size), '\0');
-    in.read(text.data(), static_cast<std::streamsize>(size));
-    if (in.gcount() != static_cast<std::streamsize>(size)) throw Error(path + ": cannot read all of it");
+    const std::string text = read_file_bytes(path, max_json_bytes, "a config file");
     const auto guard = [&](int depth, json::parse_event_t, json&) {
         if (depth > max_json_depth) {
             throw Error(path + ": JSON nests deeper than " + std::to_string(max_json_depth) + " levels");
@@ -462,6 +451,23 @@ HfImageProcessorConfig read_hf_image_processor_config(const std::string& path, c
     if (p.do_normalize) {
         for (int c = 0; c < 3; ++c) {
             if (p.image_std[c] == 0.0f) f.fail("image_std", "channel " + std::to_string(c) + " is 0");
+        }
+    }
+    // Pixels 0 and 255 (the extremes) must stay finite once rescaled and normalised as
+    // normalize_image computes them: a huge rescale_factor or a tiny image_std would make
+    // every pixel Inf and every attention map NaN.
+    const float rescale = p.do_rescale ? p.rescale_factor : 1.0f;
+    for (int c = 0; c < 3; ++c) {
+        const float mean = p.do_normalize ? p.image_mean[c] : 0.0f;
+        const float std = p.do_normalize ? p.image_std[c] : 1.0f;
+        for (const float pixel : {0.0f, 255.0f}) {
+            if (!std::isfinite((pixel * rescale - mean) / std)) {
+                char formula[160];
+                std::snprintf(formula, sizeof formula, "(%g * %g - %g) / %g", pixel, rescale, mean, std);
+                throw Error(path + ": rescale_factor, image_mean and image_std take pixel values past float's range "
+                                   "(channel " + std::to_string(c) + ": " + formula +
+                            " is not finite); expected values that keep them finite");
+            }
         }
     }
     return p;

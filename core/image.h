@@ -24,6 +24,10 @@ struct RgbImage {
 
 // Refused before decoding: a side over this many pixels.
 inline constexpr int max_image_side = 16384;
+// Refused before decoding too: more pixels than this in all (128 Mpx, every camera's
+// photo). Not both sides may reach the limit: a 200-byte progressive JPEG claiming
+// 16384 x 16384 would make the decoder allocate 3 GB. Pillow refuses 179 Mpx.
+inline constexpr std::int64_t max_image_pixels = std::int64_t{1} << 27;
 
 // PNG (8/16-bit; grey, grey+alpha, palette, RGB, RGBA), JPEG (baseline, progressive),
 // BMP, GIF (first frame), TGA. Alpha is dropped and grey replicated, as Pillow's

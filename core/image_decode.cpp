@@ -178,6 +178,22 @@ void check_png(const Reader& r, const std::string& label, FileInfo& info) {
     }
 }
 
+// A DHT segment's tables: each one's 16 code-length counts sum to at most 256 symbols,
+// all inside the segment, as libjpeg requires. stb_image 2.27 (Debian 12's) does not
+// check the sum and writes past its 257-entry tables (found by tests/fuzz/fuzz_image).
+void check_jpeg_huffman(const Reader& r, std::size_t at, std::size_t end, const std::string& label) {
+    while (at < end) {
+        if (end - at < 17) corrupt(label, Format::jpeg, "Huffman table (DHT) cut short");
+        std::size_t n = 0;
+        for (std::size_t i = 1; i <= 16; ++i) n += r.u8(at + i);
+        if (n > 256 || n > end - at - 17) {
+            corrupt(label, Format::jpeg, "Huffman table (DHT) of " + std::to_string(n) +
+                                             " symbols, expected at most 256 within its segment");
+        }
+        at += 17 + n;
+    }
+}
+
 // Marker segments up to EOI; the entropy-coded data after each SOS up to its next
 // marker. libjpeg (and so Pillow) refuses a file that ends before EOI, and markers no
 // JPEG defines; stb pads the first and may skip the second.
@@ -211,6 +227,7 @@ void check_jpeg(const Reader& r, const std::string& label, FileInfo& info) {
             info.height = (std::int64_t{r.u8(offset + 3)} << 8) | r.u8(offset + 4);
             info.width = (std::int64_t{r.u8(offset + 5)} << 8) | r.u8(offset + 6);
         }
+        if (marker == 0xc4) check_jpeg_huffman(r, offset + 2, offset + length, label);
         offset += length;
         if (marker != 0xda) continue;                                     // not SOS
         // Scan data: 0xff 0x00 is a stuffed byte and 0xff 0xd0..d7 a restart; any other
@@ -366,6 +383,10 @@ void check_size(const std::string& label, std::int64_t width, std::int64_t heigh
         throw Error(label + ": image is " + size + " pixels, over the limit of " + std::to_string(max_image_side) +
                     " pixels per side");
     }
+    if (width * height > max_image_pixels) {
+        throw Error(label + ": image is " + size + " = " + std::to_string(width * height) +
+                    " pixels, over the limit of " + std::to_string(max_image_pixels) + " (128 megapixels)");
+    }
 }
 
 // stb keeps its last failure per thread.
@@ -498,8 +519,10 @@ RgbImage decode_image_file(const std::string& path) {
     const auto status = std::filesystem::status(path, ec);
     if (ec || !std::filesystem::exists(status)) throw Error(path + ": no such file");
     if (std::filesystem::is_directory(status)) throw Error(path + ": is a directory, expected an image file");
+    // A named pipe blocks the read until a writer comes, a device (/dev/zero) never ends it.
+    if (!std::filesystem::is_regular_file(status)) throw Error(path + ": not a regular file, expected an image file");
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(path + ": cannot open for reading (" + std::generic_category().message(errno) + ")");
+    if (!in) throw Error(path + ": cannot open (" + std::generic_category().message(errno) + ")");
     std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) throw Error(path + ": read error");
     return decode_image_bytes(std::as_bytes(std::span<const char>(bytes)), path);

@@ -259,12 +259,16 @@ void SafetensorsFile::check_unchanged() const {
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+    if (fd < 0) {
+        const int error = errno;
+        throw Error(path + (error == ENOENT ? std::string(": no such file")
+                                            : std::string(": cannot open (") + std::strerror(error) + ")"));
+    }
     struct stat info {};
     if (::fstat(fd, &info) != 0) {
         const int error = errno;
         ::close(fd);
-        throw Error(path + ": cannot open: " + std::strerror(error));
+        throw Error(path + ": cannot open (" + std::strerror(error) + ")");
     }
     if (S_ISDIR(info.st_mode)) {
         ::close(fd);

@@ -1,6 +1,7 @@
 #include "core/wordpiece_tokenizer.h"
 
 #include "core/error.h"
+#include "core/file_bytes.h"
 #include "core/text.h"
 
 #include <utf8proc.h>
@@ -167,18 +168,7 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPiece
 }
 
 WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& vocab_txt_path, WordPieceOptions options) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(vocab_txt_path, ec);
-    if (ec) throw Error(vocab_txt_path + ": cannot read (" + ec.message() + ")");
-    if (size > max_file_bytes) {
-        throw Error(vocab_txt_path + ": " + std::to_string(size) + " bytes is larger than the " +
-                    std::to_string(max_file_bytes >> 20) + " MiB a vocabulary may have");
-    }
-    std::ifstream in(vocab_txt_path, std::ios::binary);
-    if (!in) throw Error(vocab_txt_path + ": cannot open");
-    std::string text(static_cast<std::size_t>(size), '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    if (static_cast<std::size_t>(in.gcount()) != text.size()) throw Error(vocab_txt_path + ": read failed");
+    const std::string text = read_file_bytes(vocab_txt_path, max_file_bytes, "a vocabulary");
 
     // Count lines before building anything.
     const std::size_t newlines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));

@@ -1,9 +1,12 @@
 #include "core/attention.h"
+#include "core/attention_io.h"
 #include "core/error.h"
 #include "core/head_compare.h"
+#include "core/safetensors.h"
 #include "test_support.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -262,4 +265,24 @@ TEST_CASE("the full trace keeps the layer's input X, the fast path does not") {
     CHECK(attention_forward(w, x, options).input.size() == 0);
     options.detail = TraceDetail::all_stages;
     CHECK(attention_forward(w, x, options).input == x);
+}
+
+// Found by tests/fuzz/fuzz_mha: an empty in_proj_weight [0, 3074457345618258603] (no
+// bytes, so the file is valid) made 3 * E overflow (UBSan: signed integer overflow)
+// before any shape check. Refused now, naming the file and tensor.
+TEST_CASE("an empty in_proj_weight is refused before its width is used (fuzz regression)") {
+    test::TempDir dir;
+    const std::string path = dir.file("w.safetensors");
+    const std::string header = R"({"in_proj_weight":{"dtype":"F32","shape":[0,3074457345618258603],"data_offsets":[0,0]}})";
+    std::string bytes(8, '\0');
+    const std::uint64_t length = header.size();
+    std::memcpy(bytes.data(), &length, 8);
+    test::write_bytes(path, bytes + header);
+    try {
+        load_attention_weights(SafetensorsFile::open(path), 1);
+        FAIL("expected a refusal");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) == path + ": tensor 'in_proj_weight': expected a non-empty matrix [out, in], "
+                                              "got shape [0, 3074457345618258603]");
+    }
 }

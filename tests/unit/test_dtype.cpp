@@ -131,3 +131,29 @@ TEST_CASE("F64 values beyond float's range become infinities") {
     CHECK(out[0] == std::numeric_limits<float>::infinity());
     CHECK(out[1] == -std::numeric_limits<float>::infinity());
 }
+
+TEST_CASE("count_non_finite: NaN and Inf in every float dtype, F64 past float's range, none in integers") {
+    const auto bytes_of = [](const auto& values) {
+        std::vector<std::byte> b(sizeof(values[0]) * values.size());
+        std::memcpy(b.data(), values.data(), b.size());
+        return b;
+    };
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> f32{1.0f, std::nanf(""), -inf, 0.0f, inf};
+    CHECK(count_non_finite(DType::F32, bytes_of(f32).data(), f32.size()) == 3);
+    // F16: 0x7c00 = +Inf, 0xfe00 = a NaN, 0x7bff = 65504 (the largest finite half).
+    const std::vector<std::uint16_t> f16{0x3c00, 0x7c00, 0xfe00, 0x7bff};
+    CHECK(count_non_finite(DType::F16, bytes_of(f16).data(), f16.size()) == 2);
+    // BF16: 0xff80 = -Inf, 0x7fc1 = a NaN, 0x7f7f = the largest finite bfloat16.
+    const std::vector<std::uint16_t> bf16{0xff80, 0x7fc1, 0x7f7f, 0x0000};
+    CHECK(count_non_finite(DType::BF16, bytes_of(bf16).data(), bf16.size()) == 2);
+    // F64 1e300 is finite as a double but Inf once read as float, as the loaders read it.
+    const std::vector<double> f64{1e300, -2.5, std::nan(""), 1e-300};
+    CHECK(count_non_finite(DType::F64, bytes_of(f64).data(), f64.size()) == 2);
+    const std::vector<std::int32_t> i32{-1, 0x7f800000, 7};
+    CHECK(count_non_finite(DType::I32, bytes_of(i32).data(), i32.size()) == 0);
+    // Longer than one conversion chunk: every element counted once.
+    std::vector<float> many(10000, 1.0f);
+    for (std::size_t i = 0; i < many.size(); i += 1000) many[i] = std::nanf("");
+    CHECK(count_non_finite(DType::F32, bytes_of(many).data(), many.size()) == 10);
+}

@@ -10,8 +10,11 @@
 #include "test_support.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <future>
 #include <random>
+#include <sys/stat.h>
 
 using namespace headscope;
 
@@ -180,6 +183,17 @@ TEST_CASE("image decode: missing files and folders are refused by name") {
     CHECK(decode_error(missing) == missing + ": no such file");
     const std::string folder = dir.path().string();
     CHECK(decode_error(folder).rfind(folder + ": is a directory", 0) == 0);
+    // A named pipe called *.png (found by the GUI soak: reading it blocked the worker for
+    // good) is refused before it is opened. Bounded here: after 10 s a writer that closes at
+    // once lets a blocked read end.
+    const std::string pipe = dir.file("pipe.png");
+    REQUIRE(mkfifo(pipe.c_str(), 0600) == 0);
+    auto refused = std::async(std::launch::async, [&] { return decode_error(pipe); });
+    if (refused.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+        FAIL_CHECK("decoding a named pipe blocked for 10 s");
+        std::ofstream{pipe};
+    }
+    CHECK(refused.get() == pipe + ": not a regular file, expected an image file");
 
     // Formats stb_image reads but Pillow reads differently are refused by name.
     const std::string pgm = dir.file("grey.pgm");
@@ -422,4 +436,64 @@ TEST_CASE("resize_grid_bicubic: PyTorch's bicubic on hand-computed cells, and id
     CHECK((big.array() - 0.7f).abs().maxCoeff() < 1e-6f);
     CHECK_THROWS_AS(resize_grid_bicubic(constant, 3, 3, 2, 2), Error);
     CHECK_THROWS_AS(resize_grid_bicubic(constant, 3, 4, 0, 2), Error);
+}
+
+namespace {
+
+// Tiny hand-made JPEGs for the fuzz regressions below: SOI, a quantisation table, DC and
+// AC Huffman tables with one code each (or `dc_table` as given), a 3-component frame,
+// a first DC scan with no data, EOI.
+std::string jpeg_segment(int marker, const std::string& payload) {
+    const std::size_t n = payload.size() + 2;
+    return std::string{'\xff', static_cast<char>(marker), static_cast<char>(n >> 8), static_cast<char>(n & 255)} +
+           payload;
+}
+
+std::string tiny_jpeg(int width, int height, std::string dc_table = {}) {
+    const std::string one_code = std::string(1, '\1') + std::string(15, '\0') + std::string(1, '\0');
+    if (dc_table.empty()) dc_table = one_code;
+    std::string frame = {8, static_cast<char>(height >> 8), static_cast<char>(height & 255),
+                         static_cast<char>(width >> 8), static_cast<char>(width & 255), 3};
+    for (char c = 1; c <= 3; ++c) frame += std::string{c, 0x11, 0};
+    return std::string("\xff\xd8") + jpeg_segment(0xdb, std::string(1, '\0') + std::string(64, '\1')) +
+           jpeg_segment(0xc4, std::string(1, '\x00') + dc_table) + jpeg_segment(0xc4, std::string(1, '\x10') + one_code) +
+           jpeg_segment(0xc2, frame) + jpeg_segment(0xda, std::string{3, 1, 0, 2, 0, 3, 0, 0, 0, 0}) +
+           std::string(64, '\0') + "\xff\xd9";
+}
+
+std::string decode_bytes_error(const std::string& bytes) {
+    try {
+        decode_image_bytes(std::as_bytes(std::span(bytes.data(), bytes.size())), "bomb.jpg");
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "decoded";
+}
+
+} // namespace
+
+// Found by tests/fuzz/fuzz_image: a 220-byte progressive JPEG claiming 16384 x 16384
+// (within the side limit) made stb_image allocate 3 GB and decode for seconds. Refused
+// now by its pixel count, before any pixel is decoded.
+TEST_CASE("image decode: a tiny JPEG claiming too many pixels is refused before decoding (fuzz regression)") {
+    CHECK(decode_bytes_error(tiny_jpeg(16384, 16384)) ==
+          "bomb.jpg: image is 16384x16384 = 268435456 pixels, over the limit of 134217728 (128 megapixels)");
+    CHECK(decode_bytes_error(tiny_jpeg(16384, 8193)).find("over the limit of 134217728") != std::string::npos);
+    CHECK(decode_bytes_error(tiny_jpeg(16, 8)) == "decoded");   // the same file, small: it decodes
+}
+
+// Found by tests/fuzz/fuzz_image with stb_image compiled in (UBSan: index 257 out of
+// bounds for 'stbi_uc[257]'): a Huffman table listing more than 256 symbols made
+// stb_image 2.27 write past its tables. Refused while the JPEG's segments are walked.
+TEST_CASE("image decode: a JPEG Huffman table of more than 256 symbols is refused (fuzz regression)") {
+    std::string counts(16, '\0');
+    counts[14] = 2;
+    counts[15] = '\xff';   // 257 codes
+    CHECK(decode_bytes_error(tiny_jpeg(16, 8, counts + std::string(257, '\0'))) ==
+          "bomb.jpg: corrupt JPEG file (Huffman table (DHT) of 257 symbols, expected at most 256 within its segment)");
+    // A table whose symbols run past its segment, and one cut before its 16 counts.
+    CHECK(decode_bytes_error(tiny_jpeg(16, 8, std::string(1, '\3') + std::string(15, '\0') + "\1\2")) ==
+          "bomb.jpg: corrupt JPEG file (Huffman table (DHT) of 3 symbols, expected at most 256 within its segment)");
+    CHECK(decode_bytes_error(tiny_jpeg(16, 8, std::string(10, '\0'))) ==
+          "bomb.jpg: corrupt JPEG file (Huffman table (DHT) cut short)");
 }

@@ -188,3 +188,28 @@ TEST_CASE("check_maps_fit_in_memory: refuses maps larger than the machine, befor
         CHECK(std::string(e.what()).find("m: 1048576 positions are too many to keep every head's map") == 0);
     }
 }
+
+// Found by tests/fuzz/fuzz_checkpoint: a preprocessor_config.json whose rescale_factor (or
+// a tiny image_std) takes pixels past float's range loaded, and every map came out NaN.
+TEST_CASE("preprocessor configs that make pixels non-finite are refused (fuzz regression)") {
+    test::TempDir dir;
+    const std::string path = dir.file("preprocessor_config.json");
+    const auto refusal = [&](const std::string& json) {
+        test::write_bytes(path, json);
+        try {
+            read_hf_image_processor_config(path, "vit");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    CHECK(refusal(R"({"rescale_factor": 1e38})") ==
+          path + ": rescale_factor, image_mean and image_std take pixel values past float's range (channel 0: "
+                 "(255 * 1e+38 - 0.5) / 0.5 is not finite); expected values that keep them finite");
+    CHECK(refusal(R"({"image_std": [0.5, 1e-45, 0.5]})").find("(channel 1: (0 * 0.00392157 - 0.5) / 1.4013e-45") !=
+          std::string::npos);
+    // Without normalising or rescaling, neither can overflow; ImageNet's constants are fine.
+    CHECK(refusal(R"({"image_std": 1e-45, "do_normalize": false})") == "accepted");
+    CHECK(refusal(R"({"rescale_factor": 1e38, "do_rescale": false})") == "accepted");
+    CHECK(refusal(R"({"image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]})") == "accepted");
+}

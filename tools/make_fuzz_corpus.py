@@ -1,0 +1,285 @@
+#!/usr/bin/python3
+"""Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/), a few small
+files each. Standard library only; run from anywhere:
+
+    /usr/bin/python3 tools/make_fuzz_corpus.py
+
+Each seed is laid out as its target reads it (tests/fuzz/fuzz_<target>.cpp): header
+bytes, then files joined by the separator "\\n--8<--\\n". Valid inputs are the useful
+seeds (the fuzzer mutates them into invalid ones); the small tokenizer, checkpoint and
+image files come from tests/ where they are small enough, the rest is built here. The
+output is deterministic: rerunning rewrites the same bytes.
+"""
+
+import json
+import pathlib
+import random
+import shutil
+import struct
+import zlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "fuzz" / "corpus"
+CHECKPOINTS = ROOT / "tests" / "checkpoints"
+IMAGES = ROOT / "tests" / "images"
+SEP = b"\n--8<--\n"
+
+# fuzz_checkpoint.cpp's bases, by their index (byte 0).
+BASES = ["", "gpt2_tiny", "gpt2_tiny_f16", "bert_tiny", "bert_tiny_cls", "vit_tiny", "deit_tiny_distilled",
+         "deit_tiny_distilled_bf16"]
+
+DTYPES = {"F32": ("<f", 4), "F16": ("<e", 2), "F64": ("<d", 8), "I64": ("<q", 8), "I32": ("<i", 4),
+          "U8": ("<B", 1), "BOOL": ("<?", 1), "BF16": (None, 2)}
+
+
+def safetensors(tensors, metadata=None):
+    """tensors: [(name, dtype, shape, values)] -> the file's bytes (values flat, row-major)."""
+    header = {}
+    if metadata:
+        header["__metadata__"] = metadata
+    data = b""
+    for name, dtype, shape, values in tensors:
+        fmt, size = DTYPES[dtype]
+        if dtype == "BF16":
+            raw = b"".join(struct.pack("<f", v)[2:] for v in values)   # the top half of a float32
+        else:
+            raw = b"".join(struct.pack(fmt, v) for v in values)
+        assert len(raw) == size * len(values)
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def weights(rng, spec, dtype="F16"):
+    """spec: [(name, shape)] -> small random weights; LayerNorm weights near 1."""
+    out = []
+    for name, shape in spec:
+        parts = name.split(".")
+        norm = len(parts) > 1 and ("norm" in parts[-2].lower() or parts[-2].startswith("ln_"))
+        base = 1.0 if norm and parts[-1] == "weight" else 0.0
+        out.append((name, dtype, shape, [round(base + rng.uniform(-0.5, 0.5), 3) for _ in range(numel(shape))]))
+    return safetensors(out)
+
+
+def compact(path):
+    return json.dumps(json.loads(path.read_text()), separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def write(target, name, data):
+    folder = CORPUS / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data)
+
+
+def safetensors_seeds(rng):
+    write("safetensors", "dtypes", safetensors([
+        ("a", "F32", [2, 2], [1.0, -2.0, 0.5, 3.0]),
+        ("b", "F16", [3], [0.5, -1.0, 65504.0]),
+        ("c", "I64", [1], [-7]),
+        ("d", "BOOL", [2], [True, False]),
+        ("empty", "F32", [0, 4], []),
+    ], {"format": "pt"}))
+    write("safetensors", "more_dtypes", safetensors([
+        ("x.bf16", "BF16", [2, 1], [1.5, -3.0]),
+        ("x.f64", "F64", [1, 2], [1e300, -0.25]),
+        ("x.i32", "I32", [2], [2147483647, -1]),
+        ("x.u8", "U8", [1, 1, 3], [0, 128, 255]),
+        ("x.scalar", "F32", [], [4.0]),
+    ]))
+    write("safetensors", "header_only", struct.pack("<Q", 2) + b"{}")
+
+
+def checkpoint_seeds(rng):
+    # A valid checkpoint's config (and preprocessor config) against its own weights: byte 0
+    # picks the base, byte 1 = 0 runs the plain forward; an empty part keeps the base's file.
+    for index, base in enumerate(BASES):
+        if not base:
+            continue
+        parts = [compact(CHECKPOINTS / base / "config.json"), b""]
+        if (CHECKPOINTS / base / "preprocessor_config.json").exists():
+            parts.append(compact(CHECKPOINTS / base / "preprocessor_config.json"))
+        if (CHECKPOINTS / base / "model.safetensors.index.json").exists():
+            parts += [b"", compact(CHECKPOINTS / base / "model.safetensors.index.json")]
+        flags = 0 if index % 2 else 0x1d   # some with causal, ablation, all stages, export
+        write("checkpoint", "config_" + base, bytes([index, flags]) + SEP.join(parts))
+
+    # Whole tiny checkpoints (base 0): E=4, H=2, L=1, F16 weights.
+    E, I, V, N = 4, 8, 6, 8
+    gpt2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": E, "n_head": 2, "n_layer": 1,
+            "n_positions": N, "vocab_size": V, "n_inner": I, "activation_function": "gelu_new",
+            "layer_norm_epsilon": 1e-5}
+    spec = [("wte.weight", [V, E]), ("wpe.weight", [N, E]), ("ln_f.weight", [E]), ("ln_f.bias", [E])]
+    for name, shape in [("ln_1.weight", [E]), ("ln_1.bias", [E]), ("attn.c_attn.weight", [E, 3 * E]),
+                        ("attn.c_attn.bias", [3 * E]), ("attn.c_proj.weight", [E, E]), ("attn.c_proj.bias", [E]),
+                        ("ln_2.weight", [E]), ("ln_2.bias", [E]), ("mlp.c_fc.weight", [E, I]), ("mlp.c_fc.bias", [I]),
+                        ("mlp.c_proj.weight", [I, E]), ("mlp.c_proj.bias", [E])]:
+        spec.append(("h.0." + name, shape))
+    write("checkpoint", "tiny_gpt2", bytes([0, 0]) + json.dumps(gpt2).encode() + SEP + weights(rng, spec))
+
+    bert = {"model_type": "bert", "architectures": ["BertForSequenceClassification"], "hidden_size": E,
+            "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": I, "vocab_size": V,
+            "max_position_embeddings": N, "type_vocab_size": 2, "id2label": {"0": "no", "1": "yes"}}
+    spec = [("embeddings.word_embeddings.weight", [V, E]), ("embeddings.position_embeddings.weight", [N, E]),
+            ("embeddings.token_type_embeddings.weight", [2, E]), ("embeddings.LayerNorm.weight", [E]),
+            ("embeddings.LayerNorm.bias", [E]), ("pooler.dense.weight", [E, E]), ("pooler.dense.bias", [E]),
+            ("classifier.weight", [2, E]), ("classifier.bias", [2])]
+    for name, shape in [("attention.self.query", [E, E]), ("attention.self.key", [E, E]),
+                        ("attention.self.value", [E, E]), ("attention.output.dense", [E, E]),
+                        ("intermediate.dense", [I, E]), ("output.dense", [E, I])]:
+        spec += [("encoder.layer.0." + name + ".weight", shape), ("encoder.layer.0." + name + ".bias", shape[:1])]
+    for norm in ["attention.output.LayerNorm", "output.LayerNorm"]:
+        spec += [("encoder.layer.0." + norm + ".weight", [E]), ("encoder.layer.0." + norm + ".bias", [E])]
+    tokenizer_config = {"tokenizer_class": "BertTokenizer", "do_lower_case": False}
+    write("checkpoint", "tiny_bert", bytes([0, 0x0b]) + SEP.join(
+        [json.dumps(bert).encode(), weights(rng, spec), b"", json.dumps(tokenizer_config).encode()]))
+
+    S, P = 8, 4
+    T = 1 + (S // P) ** 2
+    vit = {"model_type": "vit", "hidden_size": E, "num_attention_heads": 2, "num_hidden_layers": 1,
+           "intermediate_size": I, "image_size": S, "patch_size": P, "hidden_act": "gelu", "qkv_bias": True}
+    spec = [("vit.embeddings.cls_token", [1, 1, E]), ("vit.embeddings.position_embeddings", [1, T, E]),
+            ("vit.embeddings.patch_embeddings.projection.weight", [E, 3, P, P]),
+            ("vit.embeddings.patch_embeddings.projection.bias", [E]), ("vit.layernorm.weight", [E]),
+            ("vit.layernorm.bias", [E])]
+    for name, shape in [("attention.attention.query", [E, E]), ("attention.attention.key", [E, E]),
+                        ("attention.attention.value", [E, E]), ("attention.output.dense", [E, E]),
+                        ("intermediate.dense", [I, E]), ("output.dense", [E, I])]:
+        spec += [("vit.encoder.layer.0." + name + ".weight", shape), ("vit.encoder.layer.0." + name + ".bias", shape[:1])]
+    for norm in ["layernorm_before", "layernorm_after"]:
+        spec += [("vit.encoder.layer.0." + norm + ".weight", [E]), ("vit.encoder.layer.0." + norm + ".bias", [E])]
+    preprocessor = {"image_processor_type": "ViTImageProcessor", "size": {"height": S, "width": S}, "resample": 3}
+    write("checkpoint", "tiny_vit", bytes([0, 0x30]) + SEP.join(
+        [json.dumps(vit).encode(), weights(rng, spec, "BF16"), json.dumps(preprocessor).encode()]))
+
+
+def bpe_seeds(rng):
+    # GPT-2's byte alphabet and 20 merges (tests/checkpoints/gpt2_tiny), then a sentence.
+    vocab = compact(CHECKPOINTS / "gpt2_tiny" / "vocab.json")
+    merges = (CHECKPOINTS / "gpt2_tiny" / "merges.txt").read_bytes()
+    write("bpe", "gpt2_tiny", b"\0" + SEP.join([vocab, merges, "the cat sat, then ate again\n\u00e9 \U0001f600<|endoftext|>  ".encode()]))
+    # A hand-made vocabulary that lacks most bytes, with CRLF merges.
+    small = {"a": 0, "b": 1, "c": 2, "t": 3, "\u0120": 4, "at": 5, "\u0120c": 6, "\u0120cat": 7, ".": 8,
+             "<|endoftext|>": 9}
+    write("bpe", "small", b"\0" + SEP.join([json.dumps(small).encode(), "#version: 0.2\r\na t\r\n\u0120 c\r\n\u0120c at\r\n".encode(),
+                                            b"cat at a cat.<|endoftext|>cat"]))
+    tokenizer = {"version": "1.0", "added_tokens": [{"id": 9, "content": "<|endoftext|>", "special": True},
+                                                    {"id": 10, "content": "<pad>", "special": True}],
+                 "normalizer": None, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True, "use_regex": True},
+                 "model": {"type": "BPE", "vocab": small, "merges": [["a", "t"], "\u0120 c", ["\u0120c", "at"]],
+                           "continuing_subword_prefix": "", "end_of_word_suffix": "", "byte_fallback": False}}
+    write("bpe", "tokenizer_json", b"\1" + SEP.join([json.dumps(tokenizer).encode(), b"cat<pad> cat.<|endoftext|>"]))
+
+
+def wordpiece_seeds(rng):
+    vocab = (CHECKPOINTS / "bert_tiny" / "vocab.txt").read_bytes()
+    write("wordpiece", "bert_tiny", b"\1" + SEP.join([vocab, "The cat [SEP] sat, on the mat!".encode(),
+                                                      "It ran [MASK] away.".encode()]))
+    accents = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ncafe\n##s\nnaive\n\u6771\n\u4eac\n\u00e9t\u00e9\nstra\n##sse\n\n".encode()
+    write("wordpiece", "accents", b"\2" + SEP.join([accents, "Caf\u00e9s NA\u00cfVE \u6771\u4eac \u00c9t\u00e9 stra\u00dfe \u0130\u03a3".encode(),
+                                                    "cafe\u0301s\tx\u200b\u2028y".encode()]))
+    config = {"tokenizer_class": "BertTokenizerFast", "do_lower_case": True, "strip_accents": False,
+              "tokenize_chinese_chars": False}
+    write("wordpiece", "config", b"\0" + SEP.join([accents, "Caf\u00e9 \u6771\u4eac".encode(), b"cafes",
+                                                   json.dumps(config).encode()]))
+
+
+def demo_text_seeds(rng):
+    write("demo_text", "sentence", b"\0The cat sat on the mat. It was happy!")
+    write("demo_text", "unicode", "\x0bCaf\u00e9 na\u0131\u0308ve \u6771\u4eac\u90fd \U0001f44d\U0001f3fd "
+                                  "\U0001f468\u200d\U0001f469\u200d\U0001f467 e\u0301\u0301 \u00a0x\u2028y\tz".encode())
+    write("demo_text", "controls", b"\x0ea\x01b\x7f c\r\nd_e 12.5% <|endoftext|>[SEP]")
+
+
+def bmp_rgb(width, height):
+    row = (width * 3 + 3) // 4 * 4
+    pixels = b"".join(bytes((x * 40 + y * 9) % 256 for x in range(width * 3)) + b"\0" * (row - width * 3)
+                      for y in range(height))
+    header = struct.pack("<2sIHHI", b"BM", 54 + len(pixels), 0, 0, 54)
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 24, 0, len(pixels), 2835, 2835, 0, 0)
+    return header + info + pixels
+
+
+def tga_rle(width, height):
+    header = struct.pack("<BBBHHBHHHHBB", 0, 0, 10, 0, 0, 0, 0, 0, width, height, 24, 0x20)
+    body = b""
+    for y in range(height):
+        body += bytes([0x80 | (width - 1), 10 * y, 200, 30])   # one run per row
+    return header + body
+
+
+def png_rgb(width, height):
+    raw = b"".join(b"\0" + bytes((x * 50 + y * 30 + c * 70) % 256 for x in range(width) for c in range(3))
+                   for y in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+
+
+def image_seeds(rng):
+    # Header: flags (resample, model, own resolution, causal, all stages), target width - 1,
+    # height - 1, patch size - 1, patch budget - 1.
+    write("image", "rgb.png", bytes([0x01, 31, 23, 7, 15]) + png_rgb(12, 10))
+    write("image", "rgb.bmp", bytes([0x02, 15, 15, 3, 3]) + bmp_rgb(5, 4))
+    write("image", "rle.tga", bytes([0x0c, 63, 63, 15, 63]) + tga_rle(9, 7))
+    for name, header in [("grey_1bit.png", [0x03, 7, 7, 1, 0]), ("palette_4bit.png", [0x2d, 63, 31, 7, 8]),
+                         ("small_frame_trns.gif", [0x12, 9, 9, 4, 24]), ("progressive.jpg", [0x0e, 99, 99, 9, 99])]:
+        write("image", name, bytes(header) + (IMAGES / name).read_bytes())
+
+
+def mha_seeds(rng):
+    def values(n):
+        return [round(rng.uniform(-1.0, 1.0), 3) for _ in range(n)]
+
+    E = 4
+    packed = safetensors([("in_proj_weight", "F32", [3 * E, E], values(3 * E * E)),
+                          ("in_proj_bias", "F32", [3 * E], values(3 * E)),
+                          ("out_proj.weight", "F32", [E, E], values(E * E)), ("out_proj.bias", "F32", [E], values(E))])
+    x = safetensors([("x", "F32", [2, 3, E], values(2 * 3 * E))])
+    keep = safetensors([("keep", "BOOL", [3, 3], [True, False, True, True, True, False, False, False, False])])
+    # heads 2; causal, keep, disable heads "1"
+    write("mha", "packed_causal_keep", bytes([1, 0x0d]) + SEP.join([packed, x, b"", keep, b"1"]))
+
+    D, Ek = 6, 5
+    separate = safetensors([("q_proj.weight", "F16", [D, E], values(D * E)), ("q_proj.bias", "F16", [D], values(D)),
+                            ("k_proj.weight", "F16", [D, Ek], values(D * Ek)),
+                            ("v_proj.weight", "F16", [D, Ek], values(D * Ek)),
+                            ("out_proj.weight", "F16", [E, D], values(E * D))])
+    q = safetensors([("x", "BF16", [3, E], values(3 * E))])
+    kv = safetensors([("x", "F64", [1, 2, Ek], values(2 * Ek))])
+    # heads 3; --kv
+    write("mha", "separate_cross", bytes([2, 0x02]) + SEP.join([separate, q, kv]))
+
+    kdim = safetensors([("q_proj_weight", "F32", [E, E], values(E * E)), ("k_proj_weight", "F32", [E, 2], values(E * 2)),
+                        ("v_proj_weight", "F32", [E, 2], values(E * 2)), ("out_proj.weight", "F32", [E, E], values(E * E))])
+    kv2 = safetensors([("x", "F32", [3, 2], values(6))])
+    keep3 = safetensors([("keep", "F32", [2, 1, 3], [1, 0, 1, 0, 0, 0])])
+    write("mha", "kdim_vdim", bytes([3, 0x06]) + SEP.join([kdim, safetensors([("x", "F32", [2, 1, E], values(2 * E))]),
+                                                          kv2, keep3]))
+
+
+def main():
+    if CORPUS.exists():
+        shutil.rmtree(CORPUS)
+    rng = random.Random(8)
+    for make in [safetensors_seeds, checkpoint_seeds, bpe_seeds, wordpiece_seeds, demo_text_seeds, image_seeds,
+                 mha_seeds]:
+        make(rng)
+    for folder in sorted(CORPUS.iterdir()):
+        files = sorted(folder.iterdir())
+        print(f"{folder.relative_to(ROOT)}: {len(files)} files, {sum(f.stat().st_size for f in files)} bytes")
+
+
+if __name__ == "__main__":
+    main()

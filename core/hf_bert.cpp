@@ -180,6 +180,7 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
     info_.causal = false;
     info_.classifier = w.head == HfBertHead::classifier;
     info_.n_parameters = table.n_parameters() - (decoder_is_embeddings ? V * E : 0) - (decoder_bias_repeated ? V : 0);
+    info_.warnings = table.warnings();
     info_.settings = {
         {"model_type", "bert"},
         {"architecture", architecture},

@@ -104,6 +104,7 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     info_.takes_text = true;
     info_.causal = true;
     info_.n_parameters = table.n_parameters() - (head_is_wte ? V * E : 0);
+    info_.warnings = table.warnings();
     info_.settings = {
         {"model_type", "gpt2"},
         {"architecture", architecture},

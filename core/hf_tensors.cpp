@@ -61,15 +61,21 @@ const HfTensorTable::Stored& HfTensorTable::checked(const std::string& name, con
     return it->second;
 }
 
-void HfTensorTable::report_read(const TensorView& t) {
+void HfTensorTable::report_read(const Stored& s) {
+    const TensorView& t = *s.entry.tensor;
+    if (const std::int64_t bad = count_non_finite(t.dtype, t.bytes.data(), static_cast<std::size_t>(t.numel())); bad > 0) {
+        warnings_.push_back(s.entry.file + ": tensor " + in_quotes(s.stored_name) + " holds " + std::to_string(bad) +
+                            (bad == 1 ? " non-finite value" : " non-finite values") +
+                            " (NaN or Inf); the maps show the cells it reaches as not finite");
+    }
     taken_bytes_ += t.bytes.size();
     control_.report(total_bytes_ > 0 ? static_cast<double>(taken_bytes_) / static_cast<double>(total_bytes_) : 1.0);
 }
 
 std::vector<float> HfTensorTable::take(const std::string& name, const Shape& expected, const std::string& why) {
-    const TensorView& t = *checked(name, expected, why).entry.tensor;
-    std::vector<float> values = t.to_floats();
-    report_read(t);
+    const Stored& s = checked(name, expected, why);
+    std::vector<float> values = s.entry.tensor->to_floats();
+    report_read(s);
     return values;
 }
 
@@ -95,7 +101,7 @@ WeightMatrix HfTensorTable::weight_as_stored(const std::string& name, const Shap
         data = values->data();
         owner = std::move(values);
     }
-    report_read(t);
+    report_read(s);
     return WeightMatrix::view(std::move(owner), data, stored_rows, stored_cols, stored_cols, transposed);
 }
 

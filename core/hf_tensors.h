@@ -51,6 +51,9 @@ public:
     void check_all_taken(const std::set<std::string>& ignorable, const std::string& architecture) const;
 
     std::int64_t n_parameters() const { return n_parameters_; }
+    // One line per tensor taken so far that holds NaN or Inf: the model still loads
+    // (the maps show those cells as not finite), and the user is warned which tensor.
+    const std::vector<std::string>& warnings() const { return warnings_; }
 
 private:
     struct Stored {
@@ -59,8 +62,8 @@ private:
     };
     // Checks the tensor's dtype and shape and counts it as taken.
     const Stored& checked(const std::string& name, const Shape& expected, const std::string& why);
-    // Counts the tensor's bytes as read and reports the progress.
-    void report_read(const TensorView& t);
+    // Counts the tensor's bytes as read, reports the progress, and notes non-finite values.
+    void report_read(const Stored& s);
     WeightMatrix weight_as_stored(const std::string& name, const Shape& shape, Eigen::Index stored_rows,
                                   Eigen::Index stored_cols, bool transposed, const std::string& why);
     std::string prefix_;
@@ -69,6 +72,7 @@ private:
     std::map<std::string, Stored> by_name_;
     std::set<std::string> taken_;
     std::int64_t n_parameters_ = 0;
+    std::vector<std::string> warnings_;
     LoadControl control_;
     std::size_t total_bytes_ = 0;
     std::size_t taken_bytes_ = 0;

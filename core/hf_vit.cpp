@@ -148,6 +148,7 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
     info_.image_size = c.image_size;
     info_.patch_size = c.patch_size;
     info_.n_parameters = table.n_parameters();
+    info_.warnings = table.warnings();
     const auto size_text = [](int width, int height) { return std::to_string(width) + "x" + std::to_string(height); };
     const auto channels_text = [](const float (&v)[3]) {
         std::string text = "[";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "[" + std::string

@@ -39,6 +39,8 @@ struct ModelInfo {
     std::vector<std::vector<std::string>> head_roles;
     // Settings that reproduce the model (seed, init, bias, ...), for `info` and exports.
     std::map<std::string, std::string> settings;
+    // What the user should know before trusting the maps (e.g. NaN in a weight), a line each.
+    std::vector<std::string> warnings;
 };
 
 struct ModelInput {

@@ -101,8 +101,9 @@ int widest(const std::vector<std::string>& labels, std::size_t limit) {
     return width;
 }
 
-// A vertical colour bar [0 .. scale_max] with its two end labels.
-void colour_bar(Canvas& canvas, int x, int y, int height, const RenderStyle& style) {
+// A vertical colour bar [0 .. scale_max] with its two end labels, the masked swatch, and
+// the not-finite one when the map holds NaN or Inf (e.g. from NaN weights).
+void colour_bar(Canvas& canvas, int x, int y, int height, const RenderStyle& style, bool not_finite) {
     for (int i = 0; i < height; ++i) {
         const float t = 1.0f - static_cast<float>(i) / static_cast<float>(std::max(1, height - 1));
         canvas.fill(x, y + i, x + 14, y + i + 1, colormap_lookup(style.colormap, t));
@@ -114,6 +115,10 @@ void colour_bar(Canvas& canvas, int x, int y, int height, const RenderStyle& sty
     canvas.text(x + 18, y + height - 10, "0", ink);
     canvas.fill(x, y + height + 8, x + 14, y + height + 20, masked_colour);
     canvas.text(x + 18, y + height + 10, "masked", ink);
+    if (not_finite) {
+        canvas.fill(x, y + height + 26, x + 14, y + height + 38, not_finite_colour);
+        canvas.text(x + 18, y + height + 28, "NaN/Inf", ink);
+    }
 }
 
 } // namespace
@@ -130,7 +135,7 @@ RgbaImage render_matrix(const Matrix& weights, const Mask* allowed, const std::v
     const int left = 10 + (labelled ? widest(query_labels, label_chars) + 6 : 0);
     const int top = 30 + (labelled ? widest(key_labels, label_chars) + 6 : 0);
     const int width = left + Tk * cell + 90;
-    const int height = std::max(top + Tq * cell + 20, top + 160);
+    const int height = std::max(top + Tq * cell + 20, top + 180);
     Canvas canvas(width, height);
     canvas.text(10, 8, title, ink);
     canvas.blit(heatmap_image(weights, allowed, style.colormap, style.scale_max), left, top, cell);
@@ -144,7 +149,7 @@ RgbaImage render_matrix(const Matrix& weights, const Mask* allowed, const std::v
             canvas.text(left + j * cell + (cell - 8) / 2, top - 6, label, ink, true);
         }
     }
-    colour_bar(canvas, left + Tk * cell + 16, top, std::min(Tq * cell, 200), style);
+    colour_bar(canvas, left + Tk * cell + 16, top, std::min(Tq * cell, 200), style, !weights.allFinite());
     return canvas.image;
 }
 
@@ -185,7 +190,7 @@ RgbaImage render_overlay(const RgbImage& image, const Matrix& weights, Eigen::In
         canvas.frame(x0, top + y0, x0 + static_cast<int>(cell_w * static_cast<float>(scale)),
                      top + y0 + static_cast<int>(cell_h * static_cast<float>(scale)), {255, 255, 255, 255});
     }
-    colour_bar(canvas, image.width * scale + 16, top, 200, style);
+    colour_bar(canvas, image.width * scale + 16, top, 200, style, !weights.row(query).allFinite());
     return canvas.image;
 }
 

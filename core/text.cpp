@@ -1,6 +1,7 @@
 #include "core/text.h"
 
 #include "core/error.h"
+#include "core/file_bytes.h"
 
 #include <utf8proc.h>
 
@@ -63,6 +64,17 @@ Decoded decode_at(std::string_view text, std::size_t at, const std::string& labe
 
 void validate_utf8(std::string_view text, const std::string& label) {
     for (std::size_t at = 0; at < text.size();) at += decode_at(text, at, label).length;
+}
+
+std::string read_sentence_file(const std::string& path) {
+    std::string text = read_file_bytes(path, std::uintmax_t{16} << 20, "a text file");
+    if (const auto nul = text.find('\0'); nul != std::string::npos) {
+        throw Error(path + ": byte " + std::to_string(nul) + " is NUL; expected UTF-8 text");
+    }
+    validate_utf8(text, path);
+    if (text.ends_with('\n')) text.pop_back();
+    if (text.ends_with('\r')) text.pop_back();
+    return text;
 }
 
 std::vector<TextToken> tokenize_words(std::string_view text, const std::string& label) {

@@ -22,6 +22,11 @@ struct TextToken {
 // (overlong forms, surrogates and code points past U+10FFFF count as bad).
 void validate_utf8(std::string_view text, const std::string& label);
 
+// A sentence kept in a file (headscope-cli --text-file): its bytes, one final line end
+// dropped. Refused, naming the file, when it is missing or over 16 MiB, or holds a NUL
+// byte or invalid UTF-8 (models would read a NUL as text, and no one types one).
+std::string read_sentence_file(const std::string& path);
+
 // Splits UTF-8 text into tokens, working on grapheme clusters (so accented letters,
 // combining marks and emoji sequences stay whole):
 //  - runs of letters, marks and digits form one word (accented letters included);

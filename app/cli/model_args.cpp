@@ -1,8 +1,10 @@
 #include "app/cli/model_args.h"
 
+#include "app/cli/cli_errors.h"
 #include "app/common/arg_lists.h"
 #include "core/error.h"
 #include "core/model_registry.h"
+#include "core/text.h"
 
 namespace headscope::cli {
 
@@ -31,14 +33,19 @@ std::unique_ptr<Model> open_model_from(const ModelArgs& args) {
     ToyConfig config = args.config;
     config.init = args.init == "random" ? ToyInit::random : ToyInit::structured;
     config.bias = args.bias == "on";
-    return open_model(args.path, config);
+    auto model = open_model(args.path, config);
+    for (const auto& warning : model->info().warnings) report_warning(warning);
+    return model;
 }
 
 void add_input_options(CLI::App* cmd, InputArgs& args) {
     args.text_option = cmd->add_option("--text", args.text, "A sentence");
+    args.text_file_option = cmd->add_option("--text-file", args.text_file,
+                                            "A sentence read from a UTF-8 text file (one final line end dropped)");
     args.image_option = cmd->add_option("--image", args.image, "An image file (PNG, JPEG, BMP, GIF, TGA)");
     args.tokens_option = cmd->add_option("--tokens", args.tokens, "Token ids, comma-separated (bypasses the tokenizer)");
-    args.text_option->excludes(args.image_option)->excludes(args.tokens_option);
+    args.text_option->excludes(args.text_file_option)->excludes(args.image_option)->excludes(args.tokens_option);
+    args.text_file_option->excludes(args.image_option)->excludes(args.tokens_option);
     args.image_option->excludes(args.tokens_option);
     auto* own = cmd->add_flag("--own-resolution", args.image_options.own_resolution,
                               "Checkpoints: run the image at its own size (whole patches), position embeddings "
@@ -55,11 +62,12 @@ namespace {
 
 ModelInput encode_chosen_input(const Model& model, const InputArgs& args) {
     if (args.text_option->count() > 0) return model.encode_text(args.text);
+    if (args.text_file_option->count() > 0) return model.encode_text(read_sentence_file(args.text_file));
     if (args.image_option->count() > 0) return model.encode_image(decode_image_file(args.image), args.image_options);
     if (args.tokens_option->count() > 0) {
         return model.encode_ids(app::parse_index_list("--tokens", args.tokens, "464,3797,3332"));
     }
-    throw Error("no input: give --text \"...\", --image FILE or --tokens 1,2,3");
+    throw Error("no input: give --text \"...\", --text-file FILE, --image FILE or --tokens 1,2,3");
 }
 
 } // namespace

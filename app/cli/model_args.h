@@ -25,15 +25,17 @@ std::unique_ptr<Model> open_model_from(const ModelArgs& args);
 
 struct InputArgs {
     std::string text;
+    std::string text_file;
     std::string image;
     std::string tokens;
     CLI::Option* text_option = nullptr;
+    CLI::Option* text_file_option = nullptr;
     CLI::Option* image_option = nullptr;
     CLI::Option* tokens_option = nullptr;
     ImageOptions image_options;   // --own-resolution, --max-patches
 };
 void add_input_options(CLI::App* cmd, InputArgs& args);
-// Exactly one of the three must have been given (an empty --text is an empty sentence).
+// Exactly one of the four must have been given (an empty --text is an empty sentence).
 ModelInput encode_input(const Model& model, const InputArgs& args);
 
 struct RunArgs {

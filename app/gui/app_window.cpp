@@ -1,6 +1,7 @@
 #include "app/gui/app_window.h"
 
 #include "app/gui/draw_helpers.h"
+#include "ui/cell_under.h"
 #include "core/head_compare.h"
 #include "core/head_roles.h"
 #include "core/heatmap_image.h"
@@ -259,6 +260,14 @@ void AppWindow::draw() {
         } else if (shown_) {
             ImGui::TextDisabled("(showing the last result that worked)");
         }
+        ImGui::Separator();
+    }
+    if (shown_ && !showing_other_model() && !shown_->info.warnings.empty()) {
+        // E.g. NaN in a weight: the model loads, and its maps draw the cells it reaches
+        // in the colormap's not-finite colour; this says which tensor is to blame.
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 90, 255));
+        for (const auto& warning : shown_->info.warnings) ImGui::TextWrapped("warning: %s", warning.c_str());
+        ImGui::PopStyleColor();
         ImGui::Separator();
     }
     if (showing_other_model()) {
@@ -658,7 +667,8 @@ void AppWindow::draw_matrix_view() {
     if (const HeadCaption caption = head_caption(layer, head); !caption.text.empty()) {
         ImGui::TextWrapped("%s", caption.text.c_str());
     }
-    colour_legend(state_.colormap, "0", state_.scale == HeatScale::per_head ? "head max" : "1");
+    colour_legend(state_.colormap, "0", state_.scale == HeatScale::per_head ? "head max" : "1", true,
+                  !trace.weights.allFinite());
     ImGui::Checkbox("Edit mask", &state_.editing_mask);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click or drag over cells to forbid / allow query -> key pairs");
     ImGui::SameLine();
@@ -677,10 +687,12 @@ void AppWindow::draw_matrix_view() {
         // The cell under the mouse while a button is held: left forbids, right allows.
         const ImGuiIO& io = ImGui::GetIO();
         const ui::HeatmapGeometry g = ui::heatmap_geometry(trace, labels, std::min(available.x, available.y), before);
-        const int j = static_cast<int>((io.MousePos.x - g.min.x) / g.cell);
-        const int i = static_cast<int>((io.MousePos.y - g.min.y) / g.cell);
-        const bool inside = io.MousePos.x >= g.min.x && io.MousePos.y >= g.min.y && i < trace.weights.rows() &&
-                            j < trace.weights.cols() && ImGui::IsWindowHovered();
+        const bool inside = io.MousePos.x >= g.min.x && io.MousePos.y >= g.min.y &&
+                            io.MousePos.x < g.min.x + g.cell * static_cast<float>(trace.weights.cols()) &&
+                            io.MousePos.y < g.min.y + g.cell * static_cast<float>(trace.weights.rows()) &&
+                            ImGui::IsWindowHovered();
+        const int j = ui::cell_under(io.MousePos.x, g.min.x, g.cell, static_cast<int>(trace.weights.cols()));
+        const int i = ui::cell_under(io.MousePos.y, g.min.y, g.cell, static_cast<int>(trace.weights.rows()));
         if (inside && ImGui::IsMouseDown(ImGuiMouseButton_Left)) set_forbidden(state_, i, j, true);
         if (inside && ImGui::IsMouseDown(ImGuiMouseButton_Right)) set_forbidden(state_, i, j, false);
     } else if (clicked >= 0) {
@@ -829,8 +841,8 @@ void AppWindow::draw_image_view() {
     }
     if (ImGui::InvisibleButton("patches", ImVec2(width, height))) {
         const ImVec2 m = ImGui::GetIO().MousePos;
-        const int gx = std::clamp(static_cast<int>((m.x - origin.x) / cw), 0, grid_w - 1);
-        const int gy = std::clamp(static_cast<int>((m.y - origin.y) / ch), 0, grid_h - 1);
+        const int gx = ui::cell_under(m.x, origin.x, cw, grid_w);
+        const int gy = ui::cell_under(m.y, origin.y, ch, grid_h);
         state_.query = prefix + gy * grid_w + gx;
     }
     ImGui::SameLine();

@@ -16,7 +16,20 @@ std::string numbered(const char* prefix, int a, int b) {
     return s;
 }
 
-void colour_legend(Colormap map, const char* low, const char* high, bool show_masked) {
+namespace {
+
+void swatch(ImDrawList* draw, Rgba8 colour, float height, const char* label) {
+    ImGui::SameLine();
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    draw->AddRectFilled(at, ImVec2(at.x + height, at.y + height), IM_COL32(colour.r, colour.g, colour.b, 255));
+    ImGui::Dummy(ImVec2(height, height));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(label);
+}
+
+} // namespace
+
+void colour_legend(Colormap map, const char* low, const char* high, bool show_masked, bool show_not_finite) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float width = 180.0f;
@@ -31,14 +44,8 @@ void colour_legend(Colormap map, const char* low, const char* high, bool show_ma
     ImGui::Dummy(ImVec2(width, height));
     ImGui::SameLine();
     ImGui::Text("%s .. %s", low, high);
-    if (!show_masked) return;
-    ImGui::SameLine();
-    const ImVec2 swatch = ImGui::GetCursorScreenPos();
-    draw->AddRectFilled(swatch, ImVec2(swatch.x + height, swatch.y + height),
-                        IM_COL32(masked_colour.r, masked_colour.g, masked_colour.b, 255));
-    ImGui::Dummy(ImVec2(height, height));
-    ImGui::SameLine();
-    ImGui::TextUnformatted("masked");
+    if (show_masked) swatch(draw, masked_colour, height, "masked");
+    if (show_not_finite) swatch(draw, not_finite_colour, height, "not finite (NaN / Inf)");
 }
 
 RgbaImage rgba_of(const RgbImage& image) {

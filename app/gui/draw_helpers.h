@@ -19,7 +19,10 @@ inline constexpr Colormap layer_colormap = Colormap::cividis;
 std::string numbered(const char* prefix, int a, int b = -1);
 
 // A horizontal colour bar from `low` to `high` at the cursor (and the masked swatch).
-void colour_legend(Colormap map, const char* low, const char* high, bool show_masked = true);
+// `show_not_finite`: the map holds NaN or Inf (e.g. from NaN weights), drawn in
+// not_finite_colour; the legend then says so.
+void colour_legend(Colormap map, const char* low, const char* high, bool show_masked = true,
+                   bool show_not_finite = false);
 
 // An RGB picture as an opaque RGBA image for a texture.
 RgbaImage rgba_of(const RgbImage& image);

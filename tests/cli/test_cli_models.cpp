@@ -235,6 +235,42 @@ TEST_CASE("render: pixels show the weights, masked cells and the colour map") {
                     "takes text");
 }
 
+TEST_CASE("render: NaN in a checkpoint's weights is a warning, and the map shows the cells as not finite") {
+    TempDir dir;
+    // tests/errors/gpt2_nan: gpt2_tiny with one NaN in layer 0's c_attn (tools/make_error_fixtures.py).
+    const std::string nan_png = dir.file("nan.png");
+    const RunResult r = run_cli({"render", "--model", std::string(HEADSCOPE_SOURCE_DIR) + "/tests/errors/gpt2_nan",
+                                 "--text", "one two three", "--layer", "1", "--head", "0", "--out", nan_png});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("warning: ") != std::string::npos);
+    CHECK(r.err.find("'transformer.h.0.attn.c_attn.weight' holds 1 non-finite value") != std::string::npos);
+    CHECK(count_lines(r.err) == 1);
+    const Png nan_map = load_png(nan_png);
+    // Every cell reached by the NaN (here all of them: it enters every query) plus the
+    // legend's swatch; the same map from the clean checkpoint has none, and no swatch.
+    CHECK(nan_map.count(not_finite_colour) > 3 * 24 * 24);
+    const std::string clean_png = dir.file("clean.png");
+    const RunResult clean = run_cli({"render", "--model", std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/gpt2_tiny",
+                                     "--text", "one two three", "--layer", "1", "--head", "0", "--out", clean_png});
+    CHECK(clean.exit_code == 0);
+    CHECK(clean.err.empty());
+    CHECK(load_png(clean_png).count(not_finite_colour) == 0);
+}
+
+TEST_CASE("dump --text-file: the file's sentence, its final line end dropped, as --text gives it") {
+    TempDir dir;
+    const std::string file = std::string(HEADSCOPE_SOURCE_DIR) + "/tests/errors/sentence.txt";   // ends in "\n"
+    std::string sentence = read_bytes(file);
+    REQUIRE(sentence.ends_with("\n"));
+    sentence.pop_back();
+    for (const std::string& model : {std::string("builtin:toy-text"), std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/gpt2_tiny"}) {
+        CAPTURE(model);
+        REQUIRE(run_cli({"dump", "--model", model, "--text-file", file, "--out", dir.file("a.safetensors")}).exit_code == 0);
+        REQUIRE(run_cli({"dump", "--model", model, "--text", sentence, "--out", dir.file("b.safetensors")}).exit_code == 0);
+        CHECK(read_bytes(dir.file("a.safetensors")) == read_bytes(dir.file("b.safetensors")));
+    }
+}
+
 TEST_CASE("model commands: bad inputs are one line, exit 2, no output") {
     TempDir dir;
     const std::string out = dir.file("o.safetensors");

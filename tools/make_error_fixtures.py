@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Writes tests/errors/: the small bad (and a few good) input files that docs/errors.md's
+catalogue runs headscope-cli on. Plain Python (no PyTorch): each file is built byte by
+byte, so each is wrong in exactly the one way its name says.
+
+    python3 tools/make_error_fixtures.py
+"""
+
+import json
+import math
+import os
+import shutil
+import struct
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+OUT = os.path.join(ROOT, "tests", "errors")
+
+
+def safetensors(tensors, data_override=None, header_override=None):
+    """tensors: name -> (dtype, shape, list of floats). The file's bytes."""
+    header, data = {}, b""
+    for name, (dtype, shape, values) in tensors.items():
+        fmt = {"F32": "<f", "U8": "<B"}[dtype]
+        raw = b"".join(struct.pack(fmt, v) for v in values)
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = (header_override if header_override is not None else json.dumps(header)).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + (data if data_override is None else data_override)
+
+
+def write(name, content):
+    mode = "w" if isinstance(content, str) else "wb"
+    with open(os.path.join(OUT, name), mode) as f:
+        f.write(content)
+
+
+def ramp(n, scale=0.1):
+    return [((i * 7) % 11 - 5) * scale for i in range(n)]
+
+
+def main():
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    E = 4
+    weights = {"in_proj_weight": ("F32", [3 * E, E], ramp(3 * E * E)),
+               "in_proj_bias": ("F32", [3 * E], ramp(3 * E, 0.01)),
+               "out_proj.weight": ("F32", [E, E], ramp(E * E)),
+               "out_proj.bias": ("F32", [E], ramp(E, 0.01))}
+    write("mha_weights.safetensors", safetensors(weights))
+    nan = dict(weights)
+    values = ramp(3 * E * E)
+    values[5], values[6] = math.nan, math.inf
+    nan["in_proj_weight"] = ("F32", [3 * E, E], values)
+    write("mha_nan_weights.safetensors", safetensors(nan))
+    both = dict(weights)
+    both["q_proj.weight"] = ("F32", [E, E], ramp(E * E))
+    write("mha_both_layouts.safetensors", safetensors(both))
+
+    write("x_3x4.safetensors", safetensors({"x": ("F32", [3, E], ramp(3 * E))}))
+    write("x_3x5.safetensors", safetensors({"x": ("F32", [3, 5], ramp(15))}))
+    write("x_named_y.safetensors", safetensors({"y": ("F32", [3, E], ramp(3 * E))}))
+    write("x_empty_sequence.safetensors", safetensors({"x": ("F32", [0, E], [])}))
+    write("keep_2x2.safetensors", safetensors({"keep": ("U8", [2, 2], [1, 0, 1, 1])}))
+    write("keep_named_mask.safetensors", safetensors({"mask": ("U8", [3, 3], [1] * 9)}))
+
+    write("short.safetensors", b"\x05\x00\x00")
+    write("header_past_eof.safetensors", struct.pack("<Q", 1_000_000) + b"{}      ")
+    write("header_not_json.safetensors", struct.pack("<Q", 16) + b"this is not JSON")
+    write("offsets_past_eof.safetensors",
+          safetensors({"x": ("F32", [2, E], ramp(2 * E))}, data_override=struct.pack("<ff", 1.0, 2.0)))
+    huge = json.dumps({"x": {"dtype": "F32", "shape": [100000, 100000, 3], "data_offsets": [0, 120_000_000_000]}})
+    write("huge_tensor.safetensors", safetensors({}, data_override=b"\0" * 16, header_override=huge))
+    odd = json.dumps({"x": {"dtype": "C64", "shape": [3, E], "data_offsets": [0, 96]}})
+    write("unknown_dtype.safetensors", safetensors({}, data_override=b"\0" * 96, header_override=odd))
+
+    write("nul.txt", b"the cat\0sat on the mat\n")
+    write("invalid_utf8.txt", b"caf\xc3\x28 au lait\n")
+    write("sentence.txt", "The cat sat on the mat because it was warm.\n")
+
+    # A GPT-2 checkpoint with NaN in one weight: a warning, and the model still opens.
+    source = os.path.join(ROOT, "tests", "checkpoints", "gpt2_tiny")
+    folder = os.path.join(OUT, "gpt2_nan")
+    shutil.copytree(source, folder)
+    path = os.path.join(folder, "model.safetensors")
+    with open(path, "rb") as f:
+        blob = bytearray(f.read())
+    n = struct.unpack("<Q", blob[:8])[0]
+    header = json.loads(blob[8:8 + n])
+    entry = header["h.0.attn.c_attn.weight"] if "h.0.attn.c_attn.weight" in header else header["transformer.h.0.attn.c_attn.weight"]
+    assert entry["dtype"] == "F32"
+    at = 8 + n + entry["data_offsets"][0]
+    blob[at:at + 4] = struct.pack("<f", math.nan)
+    with open(path, "wb") as f:
+        f.write(blob)
+
+    # A folder whose config.json is not JSON.
+    os.makedirs(os.path.join(OUT, "config_not_json"))
+    write(os.path.join("config_not_json", "config.json"), '{"model_type": "gpt2", "n_layer": 2,\n')
+    print("wrote", OUT)
+
+
+if __name__ == "__main__":
+    main()

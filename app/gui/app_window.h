@@ -43,6 +43,9 @@ public:
     const std::string& error() const { return model_error_.empty() ? error_ : model_error_; }
 
 private:
+    // The scripted user of --soak (soak.cpp) calls the same entry points as the controls.
+    friend class SoakControls;
+
     void draw_controls();
     void draw_model_control();
     void draw_loading();

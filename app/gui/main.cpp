@@ -4,6 +4,7 @@
 #include "app/common/arg_lists.h"
 #include "app/gui/app_window.h"
 #include "app/gui/screenshot.h"
+#include "app/gui/soak.h"
 #include "core/assets.h"
 #include "core/error.h"
 #include "core/png_export.h"
@@ -14,10 +15,13 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <unistd.h>
 
 namespace {
 
@@ -110,6 +114,13 @@ int main(int argc, char** argv) {
     cli.add_option("--screenshot-after", screenshot_after,
                    "With --screenshot: stay interactive (visible, taking input) for this many seconds first")
         ->check(CLI::Range(0.0, 600.0));
+    int soak_actions = 0;
+    cli.add_option("--soak", soak_actions,
+                   "Test: once the first model is in, perform N seeded-random actions (typing, heads, masks, views, "
+                   "good and bad files and models), then exit; non-zero on a hang, a NaN on screen or growing memory")
+        ->check(CLI::Range(1, 1000000));
+    std::uint64_t soak_seed = 1;
+    cli.add_option("--soak-seed", soak_seed, "The seed of --soak's actions")->capture_default_str();
     int width = 0;
     int height = 0;
     try {
@@ -117,6 +128,9 @@ int main(int argc, char** argv) {
         if (std::sscanf(size.c_str(), "%dx%d", &width, &height) != 2 || width < 320 || height < 240 || width > 8192 ||
             height > 8192) {
             throw CLI::ValidationError("--size", "expected WIDTHxHEIGHT, e.g. 1600x1000 (320x240 .. 8192x8192)");
+        }
+        if (soak_actions > 0 && !screenshot_path.empty()) {
+            throw CLI::ValidationError("--soak", "cannot be used with --screenshot");
         }
         if (!disable.empty()) {
             // Sized to the model once it loads (fit_to_model keeps flags that fit).
@@ -163,7 +177,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     glfwMakeContextCurrent(window);
-    glfwSwapInterval(screenshot_mode && screenshot_after <= 0.0 ? 0 : 1);
+    glfwSwapInterval((screenshot_mode && screenshot_after <= 0.0) || soak_actions > 0 ? 0 : 1);
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
@@ -180,59 +194,84 @@ int main(int argc, char** argv) {
     ImGui_ImplOpenGL3_Init("#version 130");
 
     int exit_code = 0;
+    // A soak run keeps its recent list apart from the user's (it opens many bad files),
+    // with the hostile files it makes.
+    const std::filesystem::path soak_config =
+        std::filesystem::temp_directory_path() / ("headscope-soak-" + std::to_string(getpid()));
     {
-        gui::AppWindow app(state, gui::recent_file_path());
+        gui::AppWindow app(state, soak_actions > 0 ? (soak_config / "recent.txt").string() : gui::recent_file_path());
         if (scan_importance) app.scan_importance_when_ready();
         glfwSetWindowUserPointer(window, &app);
         glfwSetDropCallback(window, on_drop);
+        std::optional<gui::SoakDriver> soak;
+        if (soak_actions > 0) {
+            // The test files are beside assets/ in the source tree (tests/images, tests/checkpoints).
+            const std::filesystem::path root = (assets_dir() / "..").lexically_normal();
+            soak.emplace(app, gui::SoakOptions{soak_actions, soak_seed, root, soak_config});
+        }
         // Capture a few frames after the result is ready: ImGui settles its layout.
         int frames_since_ready = 0;
-        for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
-            if (!screenshot_mode && glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
-                glfwWaitEvents();   // sleep while minimised
-                continue;
-            }
-            glfwPollEvents();
-            app.update();
-
-            ImGui_ImplOpenGL3_NewFrame();
-            ImGui_ImplGlfw_NewFrame();
-            ImGui::NewFrame();
-            app.draw();
-            ImGui::Render();
-
-            int fb_width = 0;
-            int fb_height = 0;
-            glfwGetFramebufferSize(window, &fb_width, &fb_height);
-            glViewport(0, 0, fb_width, fb_height);
-            glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
-            glClear(GL_COLOR_BUFFER_BIT);
-            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-
-            frames_since_ready = app.settled() ? frames_since_ready + 1 : 0;
-            const bool waited = glfwGetTime() >= screenshot_after;
-            const bool gave_up = glfwGetTime() > screenshot_after + 60.0;   // never hang a test
-            if (screenshot_mode && waited && (frames_since_ready >= 3 || gave_up)) {
-                try {
-                    write_png(screenshot_path, gui::capture_framebuffer(fb_width, fb_height));
-                    if (!app.error().empty()) {
-                        std::fprintf(stderr, "headscope: %s\n", app.error().c_str());
-                        exit_code = 2;
-                    }
-                    if (frames_since_ready < 3) {
-                        std::fprintf(stderr, "headscope: the result was not ready after %d frames (60 s)\n", frame);
-                        exit_code = 2;
-                    }
-                } catch (const Error& e) {
-                    std::fprintf(stderr, "headscope: %s\n", e.what());
-                    exit_code = 2;
+        try {
+            for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
+                if (!screenshot_mode && !soak && glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
+                    glfwWaitEvents();   // sleep while minimised
+                    continue;
                 }
-                break;
+                glfwPollEvents();
+                app.update();
+
+                ImGui_ImplOpenGL3_NewFrame();
+                ImGui_ImplGlfw_NewFrame();
+                ImGui::NewFrame();
+                app.draw();
+                ImGui::Render();
+
+                int fb_width = 0;
+                int fb_height = 0;
+                glfwGetFramebufferSize(window, &fb_width, &fb_height);
+                glViewport(0, 0, fb_width, fb_height);
+                glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+                glClear(GL_COLOR_BUFFER_BIT);
+                ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+                // --soak: the next action once this frame is drawn; done: closed as by the user.
+                if (soak && soak->after_frame()) glfwSetWindowShouldClose(window, GLFW_TRUE);
+
+                frames_since_ready = app.settled() ? frames_since_ready + 1 : 0;
+                const bool waited = glfwGetTime() >= screenshot_after;
+                const bool gave_up = glfwGetTime() > screenshot_after + 60.0;   // never hang a test
+                if (screenshot_mode && waited && (frames_since_ready >= 3 || gave_up)) {
+                    try {
+                        write_png(screenshot_path, gui::capture_framebuffer(fb_width, fb_height));
+                        if (!app.error().empty()) {
+                            std::fprintf(stderr, "headscope: %s\n", app.error().c_str());
+                            exit_code = 2;
+                        }
+                        if (frames_since_ready < 3) {
+                            std::fprintf(stderr, "headscope: the result was not ready after %d frames (60 s)\n", frame);
+                            exit_code = 2;
+                        }
+                    } catch (const Error& e) {
+                        std::fprintf(stderr, "headscope: %s\n", e.what());
+                        exit_code = 2;
+                    }
+                    break;
+                }
+                glfwSwapBuffers(window);
             }
-            glfwSwapBuffers(window);
+        } catch (const std::exception& e) {
+            if (!soak) throw;
+            soak->fail_with_exception(e.what());
+        } catch (...) {
+            if (!soak) throw;
+            soak->fail_with_exception("(not a std::exception)");
         }
+        if (soak) exit_code = soak->finish();
         glfwSetWindowUserPointer(window, nullptr);
     }   // textures are released while the GL context still exists
+    if (soak_actions > 0) {
+        std::error_code ec;
+        std::filesystem::remove_all(soak_config, ec);
+    }
 
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();

@@ -1,5 +1,7 @@
 #include "ui/heatmap_view.h"
 
+#include "ui/cell_under.h"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -81,13 +83,12 @@ int draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, con
     ImGui::SetCursorScreenPos(map_min);
     int clicked_row = -1;
     if (ImGui::InvisibleButton("cells", ImVec2(map_max.x - map_min.x, map_max.y - map_min.y))) {
-        const float y = ImGui::GetIO().MousePos.y - map_min.y;
-        clicked_row = std::clamp(static_cast<int>(y / cell), 0, Tq - 1);
+        clicked_row = cell_under(ImGui::GetIO().MousePos.y, map_min.y, cell, Tq);
     }
     if (ImGui::IsItemHovered()) {
         const ImVec2 mouse = ImGui::GetIO().MousePos;
-        const int j = std::clamp(static_cast<int>((mouse.x - map_min.x) / cell), 0, Tk - 1);
-        const int i = std::clamp(static_cast<int>((mouse.y - map_min.y) / cell), 0, Tq - 1);
+        const int j = cell_under(mouse.x, map_min.x, cell, Tk);
+        const int i = cell_under(mouse.y, map_min.y, cell, Tq);
         const ImVec2 a(map_min.x + cell * static_cast<float>(j), map_min.y + cell * static_cast<float>(i));
         draw->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(255, 255, 255, 255));
         const bool masked = allowed && !(*allowed)(i, j);

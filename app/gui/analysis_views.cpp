@@ -8,6 +8,7 @@
 #include "app/gui/app_window.h"
 
 #include "app/gui/draw_helpers.h"
+#include "ui/cell_under.h"
 #include "core/ablation_effects.h"
 #include "core/head_similarity.h"
 #include "core/heatmap_image.h"
@@ -201,8 +202,8 @@ void AppWindow::draw_heads_view() {
         ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + size.x, origin.y + size.y));
         ImGui::InvisibleButton("importance", size);
         const ImVec2 mouse = ImGui::GetIO().MousePos;
-        const int h = std::clamp(static_cast<int>((mouse.x - origin.x) / cell), 0, static_cast<int>(info.n_heads) - 1);
-        const int l = std::clamp(static_cast<int>((mouse.y - origin.y) / cell), 0, static_cast<int>(info.n_layers) - 1);
+        const int h = ui::cell_under(mouse.x, origin.x, cell, static_cast<int>(info.n_heads));
+        const int l = ui::cell_under(mouse.y, origin.y, cell, static_cast<int>(info.n_layers));
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("head %d.%d: %.4g", l, h, scan->effect(l, h));
         if (ImGui::IsItemClicked()) {
             state_.layer = l;
@@ -525,8 +526,8 @@ void AppWindow::draw_rollout_view() {
         const auto [origin, width, height] = draw_picture_with_heat(heat, gw, gh, ImVec2(avail.x - 140.0f, avail.y - 10.0f));
         if (ImGui::InvisibleButton("rollout patches", ImVec2(width, height))) {
             const ImVec2 m = ImGui::GetIO().MousePos;
-            const int gx = std::clamp(static_cast<int>((m.x - origin.x) / (width / static_cast<float>(gw))), 0, gw - 1);
-            const int gy = std::clamp(static_cast<int>((m.y - origin.y) / (height / static_cast<float>(gh))), 0, gh - 1);
+            const int gx = ui::cell_under(m.x, origin.x, width / static_cast<float>(gw), gw);
+            const int gy = ui::cell_under(m.y, origin.y, height / static_cast<float>(gh), gh);
             state_.rollout_query = prefix + gy * gw + gx;
         }
         ImGui::SameLine();
@@ -633,8 +634,8 @@ void AppWindow::draw_similarity_view() {
     const float cell = side / static_cast<float>(N);
     if (ImGui::IsItemHovered()) {
         const ImVec2 m = ImGui::GetIO().MousePos;
-        const int i = std::clamp(static_cast<int>((m.y - origin.y) / cell), 0, N - 1);
-        const int j = std::clamp(static_cast<int>((m.x - origin.x) / cell), 0, N - 1);
+        const int i = ui::cell_under(m.y, origin.y, cell, N);
+        const int j = ui::cell_under(m.x, origin.x, cell, N);
         const auto a = s.heads[static_cast<std::size_t>(s.order[static_cast<std::size_t>(i)])];
         const auto b = s.heads[static_cast<std::size_t>(s.order[static_cast<std::size_t>(j)])];
         ImGui::SetTooltip("%d.%d vs %d.%d: %.4f bits", a.first, a.second, b.first, b.second,

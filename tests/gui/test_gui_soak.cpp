@@ -22,7 +22,14 @@ TEST_CASE("gui: 1,000 random actions through the controls: no crash, no hang, no
     const TempDir dir;
     // The app's own bounds (60 s per computation, no frame for 60 s) report a hang by
     // name; `timeout` only keeps a wedged X server from hanging the test run.
-    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() +
+    // In the sanitizer build (ASAN_OPTIONS set) this run checks memory errors, and not
+    // leaks at exit: there, once in three runs, LeakSanitizer's own thread tracer (LLVM 14)
+    // died with signal 11 while stopping the threads of this long run, after the soak had
+    // passed ("LeakSanitizer has encountered a fatal error"). The window's other tests
+    // keep LeakSanitizer on, and this run's memory growth is checked in Release.
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    const std::string sanitizer_env = asan ? "ASAN_OPTIONS='" + std::string(asan) + ":detect_leaks=0' " : "";
+    const std::string command = sanitizer_env + "XDG_CONFIG_HOME='" + dir.path().string() +
                                 "' timeout 170 xvfb-run -a -s '-screen 0 1280x800x24' '" HEADSCOPE_GUI
                                 "' --soak 1000 --soak-seed 1 >'" + dir.file("out") + "' 2>'" + dir.file("err") +
                                 "' </dev/null";

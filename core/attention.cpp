@@ -62,10 +62,11 @@ void softmax_rows(MatrixRef scores, const Mask* allowed) {
             continue;
         }
         row = (row - max).exp();
-        // Eigen's vectorised exp clamps its argument, so exp(-inf) is tiny, not 0:
-        // masked weights must be exactly 0, so set them explicitly.
-        if (allowed) row = allowed->row(i).select(row, 0.0f);
         row /= row.sum();
+        // Masked weights must be exactly 0, so they are set after the division: Eigen's
+        // vectorised exp clamps its argument (exp(-inf) is tiny, not 0), and a NaN score
+        // (NaN weights) makes the sum NaN, which must not spread to the masked cells.
+        if (allowed) row = allowed->row(i).select(row, 0.0f);
     }
 }
 

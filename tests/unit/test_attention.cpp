@@ -194,6 +194,22 @@ TEST_CASE("softmax is stable for huge scores and exact at the edges") {
     CHECK(std::abs(s.row(2).sum() - 1.0f) < 1e-6f);
 }
 
+TEST_CASE("softmax: a NaN score (NaN weights) leaves the masked cells exactly 0, so the view still shows the mask") {
+    Matrix s(2, 3);
+    s << std::nanf(""), 1.0f, 2.0f,
+         0.5f, std::nanf(""), 3.0f;
+    Mask causal(2, 3);   // key j allowed for query i iff j <= i
+    causal << true, false, false,
+              true, true, false;
+    softmax_rows(s, &causal);
+    CHECK(std::isnan(s(0, 0)));                        // the allowed cell reached by the NaN
+    CHECK(s(0, 1) == 0.0f);
+    CHECK(s(0, 2) == 0.0f);
+    CHECK(std::isnan(s(1, 0)));
+    CHECK(std::isnan(s(1, 1)));
+    CHECK(s(1, 2) == 0.0f);
+}
+
 TEST_CASE("shape errors are headscope::Error with both shapes named") {
     std::mt19937 rng(1);
     AttentionWeights w = random_attention(8, 8, 2, 8, rng);

@@ -24,6 +24,9 @@ struct TrainedModel {
 };
 
 constexpr TrainedModel trained_models[] = {
+    {"builtin:tiny-story", "tiny-story", "tools/train_text.py",
+     "GPT-2 trained here on the King James Bible, one token per character (L=2 H=4 E=128, 128 positions); "
+     "has a previous-token and an induction head"},
     {"builtin:tiny-shapes", "tiny-shapes", "tools/train_vision.py",
      "ViT trained here to name the shape in a 64 px scene (circle, square, triangle, cross, ring, star; "
      "8 px patches, L=4 H=4 E=128)"},

@@ -172,6 +172,11 @@ TEST_CASE("models, info and export-weights") {
     CHECK(shapes.out.rfind("builtin:tiny-shapes: ViT trained here", 0) == 0);
     CHECK(shapes.out.find("heads: learned; `headscope-cli analyze` measures what each does on an input\n") !=
           std::string::npos);
+    CHECK(models.out.find("builtin:tiny-story  GPT-2 trained here") != std::string::npos);
+    const RunResult story = run_cli({"info", "--model", "builtin:tiny-story"});
+    REQUIRE(story.exit_code == 0);
+    CHECK(story.out.rfind("builtin:tiny-story: GPT-2 trained here", 0) == 0);
+    CHECK(story.out.find("layers L = 2, heads H = 4, width E = 128") != std::string::npos);
 
     const RunResult info = run_cli({"info", "--model", "builtin:toy-text"});
     REQUIRE(info.exit_code == 0);

@@ -1,7 +1,10 @@
-// The demo model trained by tools/train_vision.py (assets/models/) learned what its
-// README claims, measured here with the app's own loader on scenes it never trained on.
+// The demo models trained by tools/train_text.py and tools/train_vision.py
+// (assets/models/) learned what their README claims, measured here with the app's own
+// loader and metrics on inputs they never trained on.
 
 #include "core/error.h"
+#include "core/head_metrics.h"
+#include "core/seeded_random.h"
 #include "core/image.h"
 #include "core/model_registry.h"
 #include "test_support.h"
@@ -19,6 +22,15 @@ TEST_CASE("trained models: listed, and opened under the built-in name") {
     std::vector<std::string> names;
     for (const BuiltinModel& m : builtin_models()) names.push_back(m.name);
     CHECK(std::find(names.begin(), names.end(), "builtin:tiny-shapes") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "builtin:tiny-story") != names.end());
+    const auto story = open_model("builtin:tiny-story", ToyConfig{});
+    CHECK(story->info().name == "builtin:tiny-story");
+    CHECK(story->info().takes_text);
+    CHECK(story->info().causal);
+    CHECK(story->info().max_tokens == 128);
+    CHECK_FALSE(is_toy_model("builtin:tiny-story"));
+    // One token per character: the byte-level tokenizer has no merges.
+    CHECK(story->encode_text("In the beginning").ids.size() == 16);
     const auto shapes = open_model("builtin:tiny-shapes", ToyConfig{});
     CHECK(shapes->info().name == "builtin:tiny-shapes");
     CHECK(shapes->info().takes_image);
@@ -78,4 +90,64 @@ TEST_CASE("trained models: tiny-shapes names held-out scenes (> 90%) and its [CL
     CHECK(accuracy > 0.9);
     const double best = *std::max_element(cls_on_shape.begin(), cls_on_shape.end()) / static_cast<double>(list.size());
     CHECK(best > 0.5);
+}
+
+namespace {
+
+// Per head [L * H] metrics of one text, averaged over several texts.
+std::vector<HeadMetrics> mean_metrics(const Model& model, const std::vector<std::string>& texts) {
+    std::vector<HeadMetrics> mean;
+    for (const std::string& text : texts) {
+        const ModelInput input = model.encode_text(text);
+        const std::vector<HeadMetrics> metrics =
+            compute_model_metrics(model.forward(input, RunOptions{}), metric_context(input, model.info()));
+        if (mean.empty()) mean.resize(metrics.size());
+        for (std::size_t k = 0; k < metrics.size(); ++k) {
+            mean[k].prev_token += metrics[k].prev_token / static_cast<double>(texts.size());
+            mean[k].induction = mean[k].induction.value_or(0.0) +
+                                metrics[k].induction.value_or(0.0) / static_cast<double>(texts.size());
+        }
+    }
+    return mean;
+}
+
+} // namespace
+
+TEST_CASE("trained models: tiny-story has a previous-token head (> 0.8) on held-out text and an induction "
+          "head (> 0.5) on random characters said twice") {
+    const auto model = open_model("builtin:tiny-story", ToyConfig{});
+    // Verses of Jude, held out of training (tools/train_text.py trains on Genesis .. 3 John).
+    const std::vector<std::string> held_out = {
+        "Keep yourselves in the love of God, looking for the mercy of our Lord Jesus Christ unto eternal life.",
+        "And others save with fear, pulling them out of the fire; hating even the garment spotted by the flesh.",
+        "To the only wise God our Saviour, be glory and majesty, dominion and power, both now and ever. Amen.",
+        "But ye, beloved, building up yourselves on your most holy faith, praying in the Holy Ghost,",
+    };
+    double best_prev = 0.0;
+    for (const HeadMetrics& m : mean_metrics(*model, held_out)) best_prev = std::max(best_prev, m.prev_token);
+    CHECK(best_prev > 0.8);
+
+    // 60 distinct characters in random order, said twice: only a head that looks up what
+    // followed the earlier copy of the current character attends 59 back. Distinct, as in
+    // TransformerLens' detector on a 50k-token vocabulary, where a token rarely repeats
+    // within one half: with one token per character, 60 draws with replacement from 62
+    // characters would repeat most of them within the first half, and the "latest earlier
+    // occurrence" the score looks at would mostly not be the copy. The characters are the
+    // 62 of the training text (no newline, no 'X'); seeded (core/seeded_random.h).
+    const std::string alphabet = " !'(),-.:;?ABCDEFGHIJKLMNOPQRSTUVWYZabcdefghijklmnopqrstuvwxyz";
+    REQUIRE(alphabet.size() == 62);
+    std::vector<std::string> repeated;
+    for (std::uint64_t sample = 0; sample < 8; ++sample) {
+        std::string shuffled = alphabet;   // Fisher-Yates
+        for (std::size_t k = shuffled.size() - 1; k > 0; --k) {
+            const double u = seeded_uniform(2026, sample, k);   // (0, 1]
+            std::swap(shuffled[k], shuffled[std::min(k, static_cast<std::size_t>(u * static_cast<double>(k + 1)))]);
+        }
+        const std::string random = shuffled.substr(0, 60);
+        REQUIRE(model->encode_text(random + random).ids.size() == 120);
+        repeated.push_back(random + random);
+    }
+    double best_induction = 0.0;
+    for (const HeadMetrics& m : mean_metrics(*model, repeated)) best_induction = std::max(best_induction, *m.induction);
+    CHECK(best_induction > 0.5);
 }

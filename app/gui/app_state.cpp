@@ -1,6 +1,7 @@
 #include "app/gui/app_state.h"
 
 #include "core/assets.h"
+#include "core/head_roles.h"
 #include "core/model_registry.h"
 
 #include <algorithm>
@@ -110,6 +111,30 @@ void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) 
     }
 }
 
+std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, Eigen::Index n_heads, bool images) {
+    // Induction is the mechanism people come to see; a previous-token head is what it
+    // is built on; the resting-place roles (first token, [CLS]) are the least telling.
+    const auto rank = [](const std::string& role) {
+        if (role == "induction") return 3;
+        if (role == "previous token") return 2;
+        if (role == "current token") return 1;
+        return 0;
+    };
+    std::optional<HeadIndex> best;
+    std::pair<int, double> best_key{-1, 0.0};
+    for (std::size_t index = 0; index < metrics.size() && n_heads > 0; ++index) {
+        const std::optional<MeasuredRole> role = measured_role(metrics[index], images);
+        if (!role) continue;
+        const std::pair<int, double> key{rank(role->name), role->score};
+        if (key > best_key) {
+            best_key = key;
+            best = HeadIndex{static_cast<int>(index / static_cast<std::size_t>(n_heads)),
+                             static_cast<int>(index % static_cast<std::size_t>(n_heads))};
+        }
+    }
+    return best;
+}
+
 void fit_to_length(AppState& state, int n_tokens) {
     if (state.query >= n_tokens) state.query = -1;
     if (state.rollout_query >= n_tokens) state.rollout_query = -1;
@@ -163,9 +188,11 @@ bool open_dropped_file(AppState& state, const std::string& path) {
     static constexpr std::array<std::string_view, 7> image_extensions = {"png", "jpg", "jpeg", "bmp", "gif", "tga", "tpic"};
     if (std::find(image_extensions.begin(), image_extensions.end(), extension) == image_extensions.end()) return false;
     state.image_path = path;
-    // The built-in text model cannot take it: switch to the demo image model that shows
+    // The built-in text models cannot take it: switch to the demo image model that shows
     // patterns on any picture (builtin:tiny-shapes knows only its own 64 px scenes).
-    if (state.model.name == "builtin:toy-text") choose_model(state, "builtin:toy-vit");
+    if (state.model.name == "builtin:toy-text" || state.model.name == "builtin:tiny-story") {
+        choose_model(state, "builtin:toy-vit");
+    }
     state.query = -1;
     return true;
 }

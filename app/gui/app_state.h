@@ -91,6 +91,16 @@ void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use);
 // After a model (re)loads: per-head flags sized [L][H] (kept where they still fit,
 // unset elsewhere), and layer / head / compare choices clamped into range.
 void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
+
+// The head a first look should land on: the one whose measured role
+// (core/head_roles.h) is the most nameable, an induction head before a previous-token
+// head before the rest, then by score. `metrics` is [L * H], layer-major. Absent when
+// no head has a name: the selection is left alone.
+struct HeadIndex {
+    int layer = 0;
+    int head = 0;
+};
+std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, Eigen::Index n_heads, bool images);
 // A result of `n_tokens` positions (the same model may give another length: a new
 // sentence, own resolution on or off): a pinned query past the end is let go.
 void fit_to_length(AppState& state, int n_tokens);

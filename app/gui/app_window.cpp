@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace headscope::gui {
 
@@ -130,6 +131,14 @@ void AppWindow::update() {
         has_request_ = true;
     }
     loading_ = worker_.loading();
+    if (showcase_on_first_result_ && (!error_.empty() || !model_error_.empty())) showcase_on_first_result_ = false;
+    if (showcase_on_first_result_ && shown_ && !showing_other_model() && shown_->generation == submitted_) {
+        showcase_on_first_result_ = false;
+        if (const auto head = showcase_head(shown_->metrics, shown_->info.n_heads, shown_->input.grid_width > 0)) {
+            state_.layer = head->layer;
+            state_.head = head->head;
+        }
+    }
     if (scan_on_first_result_ && shown_ && !showing_other_model() && shown_->generation == submitted_) {
         scan_on_first_result_ = false;
         start_importance_scan();
@@ -179,7 +188,8 @@ void AppWindow::save_recent() {
 }
 
 bool AppWindow::settled() const {
-    return has_request_ && !worker_.busy() && !scan_jobs_.busy() && !view_jobs_.busy() && !scan_on_first_result_ && worker_.answered() == submitted_ &&
+    return has_request_ && !worker_.busy() && !scan_jobs_.busy() && !view_jobs_.busy() && !scan_on_first_result_ && !showcase_on_first_result_ &&
+           worker_.answered() == submitted_ &&
            (!error_.empty() || (shown_ && shown_->generation == submitted_));
 }
 
@@ -652,8 +662,9 @@ AppWindow::HeadCaption AppWindow::head_caption(int layer, int head) const {
     const std::optional<MeasuredRole> role = measured_role(shown_->metrics[index], shown_->input.grid_width > 0);
     if (!role) return {};
     char text[160];
-    std::snprintf(text, sizeof text, "learned: a %s head (%s = %.2f on this input)", role->name.c_str(),
-                  std::string(metric_name(role->metric)).c_str(), role->score);
+    const bool vowel = std::string_view("aeiou").find(role->name.front()) != std::string_view::npos;
+    std::snprintf(text, sizeof text, "learned: %s %s head (%s = %.2f on this input)", vowel ? "an" : "a",
+                  role->name.c_str(), std::string(metric_name(role->metric)).c_str(), role->score);
     return {role->name, text};
 }
 

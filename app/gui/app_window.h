@@ -35,6 +35,9 @@ public:
 
     // Starts the head-importance scan as soon as the first result is in (--scan-importance).
     void scan_importance_when_ready() { scan_on_first_result_ = true; }
+    // Selects the most nameable head (app_state.h: showcase_head) once the first result
+    // is in: a first launch opens on a learned head doing something, not on head 0.0.
+    void select_showcase_head_when_ready() { showcase_on_first_result_ = true; }
 
     // True once the newest request has been answered and its result (or error) is shown,
     // and no analysis for it is still running.
@@ -143,6 +146,7 @@ private:
     std::shared_ptr<const Matrix> rollout_shown_;
     std::uint64_t rollout_shown_generation_ = 0;
     bool scan_on_first_result_ = false;   // --scan-importance
+    bool showcase_on_first_result_ = false;
     // The compare view's head-pair divergences of two layers, and for which result / layers.
     std::string layer_means_key_;
     Matrix layer_mean_a_;

@@ -63,6 +63,9 @@ void load_font(float scale) {
 int main(int argc, char** argv) {
     using namespace headscope;
     gui::AppState state;
+    // A first launch opens on the trained text model (assets/models/tiny-story), whose
+    // heads were learned, on a sentence that says a phrase twice: its induction head shows.
+    state.model.name = "builtin:tiny-story";
     state.text = default_sentence();
     state.image_path = (assets_dir() / "shapes.png").string();
     std::string screenshot_path;
@@ -73,7 +76,8 @@ int main(int argc, char** argv) {
 
     CLI::App cli("Headscope: see what every attention head attends to", "headscope");
     cli.add_option("--model", state.model.name,
-                   "builtin:toy-text, builtin:toy-vit, builtin:tiny-shapes, or a Hugging Face checkpoint folder "
+                   "builtin:tiny-story, builtin:tiny-shapes, builtin:toy-text, builtin:toy-vit, or a Hugging Face "
+                   "checkpoint folder "
                    "(config.json + model.safetensors)")
         ->capture_default_str();
     cli.add_option("--text", state.text, "The sentence to show (text models)");
@@ -201,6 +205,8 @@ int main(int argc, char** argv) {
     {
         gui::AppWindow app(state, soak_actions > 0 ? (soak_config / "recent.txt").string() : gui::recent_file_path());
         if (scan_importance) app.scan_importance_when_ready();
+        // Without --layer / --head, land on the head that does something nameable.
+        if (cli.count("--layer") == 0 && cli.count("--head") == 0) app.select_showcase_head_when_ready();
         glfwSetWindowUserPointer(window, &app);
         glfwSetDropCallback(window, on_drop);
         std::optional<gui::SoakDriver> soak;

@@ -3,11 +3,15 @@
 // through real keyboard events sent by xdotool.
 
 #include "core/colormap.h"
+#include "core/head_metrics.h"
+#include "core/model_registry.h"
 #include "test_support.h"
 
 #include <stb_image.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <sys/wait.h>
 
 using headscope::test::TempDir;
@@ -59,13 +63,26 @@ int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 
 
 // Runs the app once; its recent-models list goes to `config` (XDG_CONFIG_HOME), never
 // to the user's own.
-Screenshot take_screenshot(const std::string& args, const TempDir& config) {
+// As a user launches it: no --model / --text added.
+Screenshot take_screenshot_as_launched(const std::string& args, const TempDir& config) {
     TempDir dir;
     const std::string png = dir.file("shot.png");
     const std::string command = "XDG_CONFIG_HOME='" + config.path().string() +
                                 "' xvfb-run -a -s '-screen 0 1280x800x24' '" HEADSCOPE_GUI "' --screenshot '" + png +
                                 "' " + args + " 2>'" + dir.file("err") + "' </dev/null";
     return load(png, exit_code_of(std::system(command.c_str())), dir.file("err"));
+}
+
+Screenshot take_screenshot(const std::string& args, const TempDir& config) {
+    // These tests were written on the built demo model and its sentence (its heads are
+    // known by construction); a launch without --model opens the trained text model on
+    // assets/default_sentence.txt, tested on its own below.
+    std::string model;
+    if (args.find("--model") == std::string::npos) {
+        model = "--model builtin:toy-text ";
+        if (args.find("--text") == std::string::npos) model += "--text 'The cat sat on the mat because the cat was tired .' ";
+    }
+    return take_screenshot_as_launched(model + args, config);
 }
 
 Screenshot take_screenshot(const std::string& args) {
@@ -95,6 +112,40 @@ TEST_CASE("gui: the default sentence renders heatmaps, and the causal mask shows
     REQUIRE(causal.exit_code == 0);
     // 12 words: 66 of the 144 cells are above the diagonal, each 30+ px square.
     CHECK(causal.count(headscope::masked_colour) > masked_open + 66 * 30 * 30);
+}
+
+TEST_CASE("gui: a first launch opens the trained text model on its default sentence, at its most nameable head") {
+    // The head the app should land on, measured here with the engine on
+    // assets/default_sentence.txt (core/head_roles.h): the strongest induction head if one
+    // is named (>= 0.4), else the strongest previous-token head (>= 0.5).
+    std::ifstream in(HEADSCOPE_ASSETS_DIR "/default_sentence.txt");
+    std::string sentence;
+    REQUIRE(std::getline(in, sentence));
+    const auto model = headscope::open_model("builtin:tiny-story", headscope::ToyConfig{});
+    const headscope::ModelInput input = model->encode_text(sentence);
+    const auto metrics = headscope::compute_model_metrics(model->forward(input, headscope::RunOptions{}),
+                                                          headscope::metric_context(input, model->info()));
+    const auto induction = std::max_element(metrics.begin(), metrics.end(), [](const auto& a, const auto& b) {
+        return a.induction.value_or(0.0) < b.induction.value_or(0.0);
+    });
+    const auto previous = std::max_element(metrics.begin(), metrics.end(),
+                                           [](const auto& a, const auto& b) { return a.prev_token < b.prev_token; });
+    const auto& expected = induction->induction.value_or(0.0) >= 0.4 ? *induction : *previous;
+    CHECK((expected.induction.value_or(0.0) >= 0.4 || expected.prev_token >= 0.8));   // a learned, named head
+    const std::string at = "--layer " + std::to_string(expected.layer) + " --head " + std::to_string(expected.head);
+    CAPTURE(at);
+
+    const TempDir config;
+    const Screenshot launched = take_screenshot_as_launched("", config);
+    INFO("stderr: " << launched.err);
+    REQUIRE(launched.exit_code == 0);
+    CHECK(launched.err.empty());
+    const Screenshot chosen = take_screenshot_as_launched("--model builtin:tiny-story " + at, config);
+    REQUIRE(chosen.exit_code == 0);
+    CHECK(launched.differing(chosen) == 0);
+    const Screenshot other = take_screenshot_as_launched(expected.head == 0 ? "--layer 0 --head 1" : "--layer 0 --head 0", config);
+    REQUIRE(other.exit_code == 0);
+    CHECK(launched.differing(other) > 1000);
 }
 
 TEST_CASE("gui: disabling a head changes the next layer's map, not its own layer's") {

@@ -75,6 +75,30 @@ TEST_CASE("app state: views by name, fitting to a model, stepping and toggling")
     CHECK(make_request(s).also_flip_causal);
 }
 
+TEST_CASE("app state: the showcase head is the most nameable one (induction, then previous token, then by score)") {
+    // 2 layers x 3 heads; each head given exactly the metric its role is read from.
+    std::vector<HeadMetrics> metrics(6);
+    for (HeadMetrics& m : metrics) m.induction = 0.0;
+    CHECK_FALSE(showcase_head(metrics, 3, false).has_value());   // no head has a name: leave the selection
+    metrics[1].sink_mass = 0.95;                                    // 0.1: first token
+    metrics[2].prev_token = 0.6;                                    // 0.2: previous token
+    metrics[4].prev_token = 0.9;                                    // 1.1: a sharper previous-token head
+    auto head = showcase_head(metrics, 3, false);
+    REQUIRE(head.has_value());
+    CHECK(head->layer == 1);
+    CHECK(head->head == 1);
+    metrics[5].induction = 0.45;                                    // 1.2: induction, weaker by score, still first
+    head = showcase_head(metrics, 3, false);
+    REQUIRE(head.has_value());
+    CHECK(head->layer == 1);
+    CHECK(head->head == 2);
+    metrics[3].induction = 0.7;                                     // 1.0: the stronger induction head
+    head = showcase_head(metrics, 3, false);
+    REQUIRE(head.has_value());
+    CHECK(head->layer == 1);
+    CHECK(head->head == 0);
+}
+
 TEST_CASE("app state: a dropped image switches a text model to the image model, other files are refused") {
     AppState s;
     CHECK(open_dropped_file(s, "/pics/Cat.JPG"));
@@ -82,6 +106,11 @@ TEST_CASE("app state: a dropped image switches a text model to the image model, 
     CHECK(s.model.name == "builtin:toy-vit");
     CHECK_FALSE(open_dropped_file(s, "/docs/notes.txt"));
     CHECK(s.image_path == "/pics/Cat.JPG");
+    // The trained text model (what a first launch opens on) cannot take a picture either.
+    AppState first_launch;
+    choose_model(first_launch, "builtin:tiny-story");
+    CHECK(open_dropped_file(first_launch, "/pics/dog.png"));
+    CHECK(first_launch.model.name == "builtin:toy-vit");
 }
 
 TEST_CASE("app state: the demo picture follows the demo image models, a chosen picture stays") {

@@ -236,7 +236,8 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     // its first result is on screen (keys need a model to act on). Each key is held for
     // 0.15 s (under ImGui's 0.275 s repeat delay): Dear ImGui 1.86 reads key state per
     // frame, so a press and release within one slow frame would go unseen.
-    const std::string run = std::string("'" HEADSCOPE_GUI "' --size 1280x800 --screenshot-after 8 --screenshot ");
+    const std::string run = std::string("'" HEADSCOPE_GUI "' --model builtin:toy-text --text 'The cat sat on the mat because "
+                                        "the cat was tired .' --size 1280x800 --screenshot-after 8 --screenshot ");
     const std::string script =
         run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; " +
         // Bounded waits: a window that never appears (the app failed) fails the test, never hangs it.

@@ -98,6 +98,19 @@ def safetensors_seeds(rng):
     write("safetensors", "header_only", struct.pack("<Q", 2) + b"{}")
 
 
+def encoder_layer(prefix, attention, norms, e, inner):
+    """The tensors of one BERT / ViT encoder layer (the two name them alike but for the
+    attention's and the norms' names): linear weights [out, in] with biases, then norms."""
+    spec = []
+    for name, shape in [(attention + "query", [e, e]), (attention + "key", [e, e]), (attention + "value", [e, e]),
+                        ("attention.output.dense", [e, e]), ("intermediate.dense", [inner, e]),
+                        ("output.dense", [e, inner])]:
+        spec += [(prefix + name + ".weight", shape), (prefix + name + ".bias", shape[:1])]
+    for norm in norms:
+        spec += [(prefix + norm + ".weight", [e]), (prefix + norm + ".bias", [e])]
+    return spec
+
+
 def checkpoint_seeds(rng):
     # A valid checkpoint's config (and preprocessor config) against its own weights: byte 0
     # picks the base, byte 1 = 0 runs the plain forward; an empty part keeps the base's file.
@@ -132,12 +145,8 @@ def checkpoint_seeds(rng):
             ("embeddings.token_type_embeddings.weight", [2, E]), ("embeddings.LayerNorm.weight", [E]),
             ("embeddings.LayerNorm.bias", [E]), ("pooler.dense.weight", [E, E]), ("pooler.dense.bias", [E]),
             ("classifier.weight", [2, E]), ("classifier.bias", [2])]
-    for name, shape in [("attention.self.query", [E, E]), ("attention.self.key", [E, E]),
-                        ("attention.self.value", [E, E]), ("attention.output.dense", [E, E]),
-                        ("intermediate.dense", [I, E]), ("output.dense", [E, I])]:
-        spec += [("encoder.layer.0." + name + ".weight", shape), ("encoder.layer.0." + name + ".bias", shape[:1])]
-    for norm in ["attention.output.LayerNorm", "output.LayerNorm"]:
-        spec += [("encoder.layer.0." + norm + ".weight", [E]), ("encoder.layer.0." + norm + ".bias", [E])]
+    spec += encoder_layer("encoder.layer.0.", "attention.self.", ["attention.output.LayerNorm", "output.LayerNorm"],
+                          E, I)
     tokenizer_config = {"tokenizer_class": "BertTokenizer", "do_lower_case": False}
     write("checkpoint", "tiny_bert", bytes([0, 0x0b]) + SEP.join(
         [json.dumps(bert).encode(), weights(rng, spec), b"", json.dumps(tokenizer_config).encode()]))
@@ -150,12 +159,7 @@ def checkpoint_seeds(rng):
             ("vit.embeddings.patch_embeddings.projection.weight", [E, 3, P, P]),
             ("vit.embeddings.patch_embeddings.projection.bias", [E]), ("vit.layernorm.weight", [E]),
             ("vit.layernorm.bias", [E])]
-    for name, shape in [("attention.attention.query", [E, E]), ("attention.attention.key", [E, E]),
-                        ("attention.attention.value", [E, E]), ("attention.output.dense", [E, E]),
-                        ("intermediate.dense", [I, E]), ("output.dense", [E, I])]:
-        spec += [("vit.encoder.layer.0." + name + ".weight", shape), ("vit.encoder.layer.0." + name + ".bias", shape[:1])]
-    for norm in ["layernorm_before", "layernorm_after"]:
-        spec += [("vit.encoder.layer.0." + norm + ".weight", [E]), ("vit.encoder.layer.0." + norm + ".bias", [E])]
+    spec += encoder_layer("vit.encoder.layer.0.", "attention.attention.", ["layernorm_before", "layernorm_after"], E, I)
     preprocessor = {"image_processor_type": "ViTImageProcessor", "size": {"height": S, "width": S}, "resample": 3}
     write("checkpoint", "tiny_vit", bytes([0, 0x30]) + SEP.join(
         [json.dumps(vit).encode(), weights(rng, spec, "BF16"), json.dumps(preprocessor).encode()]))

@@ -1,8 +1,12 @@
 #include "core/attention.h"
 
 #include "core/error.h"
+#include "core/gemm.h"
+#include "core/parallel.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -46,27 +50,64 @@ void AttentionWeights::validate() const {
 
 Matrix linear_forward(const Linear& layer, const ConstMatrixRef& x) {
     Matrix y(x.rows(), layer.weight.rows());
-    layer.weight.multiply(x, y);
-    if (layer.bias.size() != 0) y.rowwise() += layer.bias.transpose();
+    layer.weight.multiply(x, y, layer.bias.size() != 0 ? &layer.bias : nullptr);
     return y;
 }
 
-void softmax_rows(MatrixRef scores, const Mask* allowed) {
+namespace {
+
+// Softmax of one row's scores in place; where no key is allowed (or every score is
+// -inf), the row becomes all 0 rather than 0/0.
+template <typename Row>
+void softmax_in_place(Row row) {
     constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+    const float max = row.maxCoeff();
+    if (max == minus_inf) {
+        row.setZero();
+        return;
+    }
+    row = (row - max).exp();
+    row *= 1.0f / row.sum();
+}
+
+} // namespace
+
+void softmax_rows(MatrixRef scores, const Mask* allowed) {
+    const Eigen::Index n = scores.cols();
     for (Eigen::Index i = 0; i < scores.rows(); ++i) {
         auto row = scores.row(i).array();
-        if (allowed) row = allowed->row(i).select(row, minus_inf);
-        const float max = row.maxCoeff();
-        if (max == minus_inf) {   // no key allowed: weights 0, not 0/0
+        if (allowed == nullptr) {
+            softmax_in_place(row);
+            continue;
+        }
+        // Masks are mostly one run of allowed keys per row (causal: a prefix), and a
+        // run is a plain vectorised softmax; a row with gaps is handled key by key.
+        const bool* keep = allowed->row(i).data();
+        const Eigen::Index first = std::find(keep, keep + n, true) - keep;
+        if (first == n) {   // no key allowed
             row.setZero();
             continue;
         }
-        row = (row - max).exp();
-        row /= row.sum();
-        // Masked weights must be exactly 0, so they are set after the division: Eigen's
+        const Eigen::Index end = n - (std::find(std::reverse_iterator(keep + n), std::reverse_iterator(keep + first), true) -
+                                      std::reverse_iterator(keep + n));
+        if (std::find(keep + first, keep + end, false) == keep + end) {
+            row.head(first).setZero();
+            row.tail(n - end).setZero();
+            softmax_in_place(row.segment(first, end - first));
+            continue;
+        }
+        // Masked weights must be exactly 0, so they are selected after the exp: Eigen's
         // vectorised exp clamps its argument (exp(-inf) is tiny, not 0), and a NaN score
         // (NaN weights) makes the sum NaN, which must not spread to the masked cells.
-        if (allowed) row = allowed->row(i).select(row, 0.0f);
+        constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+        const auto keep_row = allowed->row(i);
+        const float max = keep_row.select(row, minus_inf).maxCoeff();
+        if (max == minus_inf) {
+            row.setZero();
+            continue;
+        }
+        row = keep_row.select((row - max).exp(), 0.0f);
+        row = keep_row.select(row * (1.0f / row.sum()), 0.0f);
     }
 }
 
@@ -74,6 +115,7 @@ AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef
                                  const AttentionOptions& options) {
     w.validate();
     const Eigen::Index H = w.n_heads;
+    const Eigen::Index D = w.inner_width();
     const Eigen::Index Dh = w.head_width();
     const Eigen::Index Tq = x_q.rows();
     const Eigen::Index Tk = x_kv.rows();
@@ -109,29 +151,53 @@ AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef
     AttentionTrace trace;
     if (all_stages) trace.input = x_q;
     trace.heads.resize(static_cast<std::size_t>(H));
-    trace.concat = Matrix::Zero(Tq, w.inner_width());
-    for (Eigen::Index h = 0; h < H; ++h) {
-        HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
-        const auto qh = q.middleCols(h * Dh, Dh);   // [Tq, Dh]
-        const auto kh = k.middleCols(h * Dh, Dh);   // [Tk, Dh]
-        const auto vh = v.middleCols(h * Dh, Dh);   // [Tk, Dh]
-
+    trace.concat.resize(Tq, D);
+    // Every buffer a thread writes is allocated here, before the threads start: the
+    // threads then only compute (an allocation failure stays an exception on this thread).
+    for (HeadTrace& head : trace.heads) {
         head.weights.resize(Tq, Tk);
-        head.weights.noalias() = (qh * kh.transpose()) * scale;
         if (all_stages) {
-            head.q = qh;
-            head.k = kh;
-            head.v = vh;
-            head.scores = head.weights;
-            head.masked = allowed ? Matrix(allowed->select(head.scores.array(),
-                                                           -std::numeric_limits<float>::infinity()).matrix())
-                                  : head.scores;
+            head.scores.resize(Tq, Tk);
+            head.masked.resize(Tq, Tk);
         }
-        softmax_rows(head.weights, allowed);
-
-        const bool disabled = !options.disabled_heads.empty() && options.disabled_heads[static_cast<std::size_t>(h)];
-        if (!disabled) trace.concat.middleCols(h * Dh, Dh).noalias() = head.weights * vh;
-        if (all_stages) head.context = trace.concat.middleCols(h * Dh, Dh);
+    }
+    // Each head on one thread, its scores computed straight into the map it keeps, then
+    // its context into its own columns of concat.
+    const double flops_per_head = 4.0 * static_cast<double>(Tq) * static_cast<double>(Tk) * static_cast<double>(Dh);
+    parallel_ranges(H, flops_per_head * static_cast<double>(H), [&](Eigen::Index first, Eigen::Index last) {
+        for (Eigen::Index h = first; h < last; ++h) {
+            HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
+            const auto qh = q.middleCols(h * Dh, Dh);   // [Tq, Dh]
+            const auto kh = k.middleCols(h * Dh, Dh);   // [Tk, Dh]
+            const auto vh = v.middleCols(h * Dh, Dh);   // [Tk, Dh]
+            gemm(scale, qh, kh, Transpose::yes, head.weights);
+            if (all_stages) {
+                head.scores = head.weights;
+                if (allowed) {
+                    head.masked = allowed->select(head.scores.array(), -std::numeric_limits<float>::infinity()).matrix();
+                } else {
+                    head.masked = head.scores;
+                }
+            }
+            softmax_rows(head.weights, allowed);
+            auto context = trace.concat.middleCols(h * Dh, Dh);
+            const bool disabled =
+                !options.disabled_heads.empty() && options.disabled_heads[static_cast<std::size_t>(h)];
+            if (disabled) {
+                context.setZero();
+            } else {
+                gemm(1.0f, head.weights, vh, Transpose::no, context);
+            }
+        }
+    });
+    if (all_stages) {
+        for (Eigen::Index h = 0; h < H; ++h) {
+            HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
+            head.q = q.middleCols(h * Dh, Dh);
+            head.k = k.middleCols(h * Dh, Dh);
+            head.v = v.middleCols(h * Dh, Dh);
+            head.context = trace.concat.middleCols(h * Dh, Dh);
+        }
     }
     trace.output = linear_forward(w.out, trace.concat);
     return trace;

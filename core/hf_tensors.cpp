@@ -164,13 +164,15 @@ void hf_activate_inplace(MatrixRef x, HfActivation activation) {
     case HfActivation::gelu: gelu_inplace(x); break;
     case HfActivation::gelu_tanh: {
         // PyTorch's gelu(approximate="tanh") = transformers' NewGELUActivation: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
-        constexpr float sqrt_2_over_pi = 0.79788456080286535588f;
-        x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::tanh(sqrt_2_over_pi * (v + 0.044715f * v * v * v))); });
+        for_each_row_range(x, [](auto v) {
+            constexpr float sqrt_2_over_pi = 0.79788456080286535588f;
+            v = 0.5f * v * (1.0f + (sqrt_2_over_pi * (v + 0.044715f * v.cube())).tanh());
+        });
         break;
     }
-    case HfActivation::quick_gelu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-1.702f * v)); }); break;
+    case HfActivation::quick_gelu: for_each_row_range(x, [](auto v) { v = v / (1.0f + (-1.702f * v).exp()); }); break;
     case HfActivation::relu: x = x.cwiseMax(0.0f); break;
-    case HfActivation::silu: x = x.unaryExpr([](float v) { return v / (1.0f + std::exp(-v)); }); break;
+    case HfActivation::silu: for_each_row_range(x, [](auto v) { v = v / (1.0f + (-v).exp()); }); break;
     }
 }
 

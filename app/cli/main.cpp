@@ -4,6 +4,7 @@
 #include "app/cli/cli_errors.h"
 #include "app/cli/command.h"
 #include "core/error.h"
+#include "core/memory_reuse.h"
 
 #include <CLI/CLI.hpp>
 
@@ -16,6 +17,7 @@
 
 int main(int argc, char** argv) {
     using namespace headscope;
+    reuse_freed_memory();
     CLI::App app("Headscope: look inside attention heads, headlessly", "headscope-cli");
     app.require_subcommand(1);
     app.set_version_flag("--version", "headscope-cli 0.1.0");

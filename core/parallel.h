@@ -1,0 +1,57 @@
+#pragma once
+// How core/ spreads one forward pass over the machine's cores. Eigen's own OpenMP GEMM
+// was measured poor on two cores (PERF-NOTES.md), so Eigen runs single-threaded
+// (EIGEN_DONT_PARALLELIZE) and the work is cut here instead: a GEMM into blocks of
+// output rows or columns, attention into heads, row-wise layers into row ranges. Each
+// thread gets one contiguous range, so no two threads write the same memory.
+//
+// The thread count is OpenMP's (OMP_NUM_THREADS, else every core); the programs' one
+// knob, --threads, sets it at their boundary. Built without OpenMP, everything runs on
+// the calling thread, with the same results.
+
+#include <Eigen/Core>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <algorithm>
+
+namespace headscope {
+
+// Threads a parallel region uses at most (1 without OpenMP).
+int compute_threads();
+// Sets that for the calling thread and the threads it starts regions on (n >= 1).
+void set_compute_threads(int n);
+
+// Below this many floating-point operations per thread, waking another thread costs
+// more than it saves (a region's start is a few microseconds).
+inline constexpr double min_flops_per_thread = 2.0e5;
+
+// Calls body(begin, end) on contiguous ranges that cover [0, n): one range per thread,
+// as many threads as `flops` (the whole job's work) justifies; all on the calling
+// thread when that is one, or when already inside a parallel region. `body` must not
+// throw (allocate before, check after).
+template <typename Body>
+void parallel_ranges(Eigen::Index n, double flops, Body&& body) {
+    if (n <= 0) return;
+#ifdef _OPENMP
+    const auto by_work = static_cast<Eigen::Index>(flops / min_flops_per_thread);
+    const auto threads = static_cast<int>(std::min<Eigen::Index>({n, by_work, omp_get_max_threads()}));
+    if (threads > 1 && !omp_in_parallel()) {
+#pragma omp parallel num_threads(threads)
+        {
+            const Eigen::Index count = omp_get_num_threads();
+            const Eigen::Index t = omp_get_thread_num();
+            const Eigen::Index begin = n * t / count;
+            const Eigen::Index end = n * (t + 1) / count;
+            if (begin < end) body(begin, end);
+        }
+        return;
+    }
+#endif
+    (void)flops;
+    body(Eigen::Index{0}, n);
+}
+
+} // namespace headscope

@@ -45,6 +45,10 @@ void AttentionWeights::validate() const {
     check_linear(k, "k_proj", D, -1);
     check_linear(v, "v_proj", D, -1);
     check_linear(out, "out_proj", E, D);
+    if (qkv.weight.size() != 0) {
+        check_linear(qkv, "qkv_proj", 3 * D, E);
+        if ((qkv.bias.size() != 0) != (q.bias.size() != 0)) throw Error("qkv_proj.bias: present unlike q_proj.bias");
+    }
     if (key_width() < 1 || value_width() < 1) throw Error("k_proj/v_proj: input width must be at least 1");
 }
 
@@ -143,9 +147,17 @@ AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef
     }
     const bool all_stages = options.detail == TraceDetail::all_stages;
 
-    const Matrix q = linear_forward(w.q, x_q);    // [Tq, D]
-    const Matrix k = linear_forward(w.k, x_kv);   // [Tk, D]
-    const Matrix v = linear_forward(w.v, x_kv);   // [Tk, D]
+    // Self-attention with packed weights: one product for Q, K and V ([T, 3D]), then
+    // three column blocks of it; otherwise three products.
+    const bool fused = w.qkv.weight.size() != 0 && x_q.data() == x_kv.data() && Tq == Tk &&
+                       x_q.outerStride() == x_kv.outerStride() && w.key_width() == w.model_width();
+    const Matrix qkv = fused ? linear_forward(w.qkv, x_q) : Matrix();
+    const Matrix q_own = fused ? Matrix() : linear_forward(w.q, x_q);    // [Tq, D]
+    const Matrix k_own = fused ? Matrix() : linear_forward(w.k, x_kv);   // [Tk, D]
+    const Matrix v_own = fused ? Matrix() : linear_forward(w.v, x_kv);   // [Tk, D]
+    const ConstMatrixRef q = fused ? ConstMatrixRef(qkv.leftCols(D)) : ConstMatrixRef(q_own);
+    const ConstMatrixRef k = fused ? ConstMatrixRef(qkv.middleCols(D, D)) : ConstMatrixRef(k_own);
+    const ConstMatrixRef v = fused ? ConstMatrixRef(qkv.rightCols(D)) : ConstMatrixRef(v_own);
     const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
 
     AttentionTrace trace;

@@ -32,6 +32,11 @@ struct AttentionWeights {
     Linear k;                   // [D, Ek]  in_proj_weight[E:2E]   | k_proj_weight | k_proj.weight
     Linear v;                   // [D, Ev]  in_proj_weight[2E:3E]  | v_proj_weight | v_proj.weight
     Linear out;                 // [E, D]   out_proj.weight (+ out_proj.bias)
+    // Optional, for self-attention: q, k and v stacked ([3D, E], bias [3D] or none), as
+    // nn.MultiheadAttention's in_proj_weight and GPT-2's c_attn hold them. One product
+    // then makes Q, K and V, reading the input once. Loaders set it where the file packs
+    // them (a view, no copy); the separate q, k, v stay the reference.
+    Linear qkv;
 
     Eigen::Index model_width() const { return q.weight.cols(); }    // E
     Eigen::Index inner_width() const { return q.weight.rows(); }    // D

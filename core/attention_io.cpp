@@ -79,6 +79,7 @@ LoadedAttention load_torch(const SafetensorsFile& file) {
         w.q.weight = in_proj.topRows(E);
         w.k.weight = in_proj.middleRows(E, E);
         w.v.weight = in_proj.bottomRows(E);
+        w.qkv.weight = in_proj;   // Q, K and V in one product
     } else {
         loaded.layout = AttentionLayout::torch_separate_kv;
         if (!split) {
@@ -102,6 +103,7 @@ LoadedAttention load_torch(const SafetensorsFile& file) {
         w.q.bias = bias.row(0).segment(0, E).transpose();
         w.k.bias = bias.row(0).segment(E, E).transpose();
         w.v.bias = bias.row(0).segment(2 * E, E).transpose();
+        if (w.qkv.weight.size() != 0) w.qkv.bias = bias.row(0).transpose();
     }
     if (!file.contains("out_proj.weight")) throw Error(file.path() + ": no tensor 'out_proj.weight'");
     w.out.weight = read_checked(file, "out_proj.weight", {E, E}, "[E, E]");

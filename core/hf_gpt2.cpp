@@ -1,6 +1,7 @@
 #include "core/hf_gpt2.h"
 
 #include "core/hf_tensors.h"
+#include "core/prefix_reuse.h"
 
 #include "core/error.h"
 
@@ -55,6 +56,7 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
         layer.attention.q = rows_of(qkv, 0, E);
         layer.attention.k = rows_of(qkv, E, E);
         layer.attention.v = rows_of(qkv, 2 * E, E);
+        layer.attention.qkv = qkv;   // the same memory: Q, K and V in one product
         layer.attention.out = table.conv1d(prefix + "attn.c_proj", E, E, e_why);
         layer.attention.validate();
         layer.ln_2 = table.layer_norm(prefix + "ln_2", E, c.layer_norm_epsilon, e_why);
@@ -164,6 +166,7 @@ ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& optio
     mapped_.check();
     ModelTrace trace;
     AttentionOptions attention_options = hf_begin_forward(info_, input, options, trace);
+    if (options.prefix_from != nullptr) return forward_after_prefix(input, options, std::move(trace), attention_options);
     Matrix x = input.embeddings;   // [T, E]
     for (auto l = static_cast<std::size_t>(resume_layers(info_, options, trace, x)); l < weights_.layers.size(); ++l) {
         const HfGpt2LayerWeights& layer = weights_.layers[l];
@@ -171,14 +174,49 @@ ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& optio
         attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
         trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.ln_1, x), attention_options));
         x += trace.layers.back().output;
-        Matrix hidden = linear_forward(layer.c_fc, layer_norm_forward(layer.ln_2, x));   // [T, I]
-        hf_activate_inplace(hidden, config_.activation);
-        x += linear_forward(layer.c_proj, hidden);
+        mlp_forward_inplace(layer, x);
     }
     trace.hidden = layer_norm_forward(weights_.ln_f, x);
+    trace.logits = lm_logits(trace.hidden);
+    return trace;
+}
+
+void HfGpt2Model::mlp_forward_inplace(const HfGpt2LayerWeights& layer, Matrix& x) const {
+    Matrix hidden = linear_forward(layer.c_fc, layer_norm_forward(layer.ln_2, x));   // [T, I]
+    hf_activate_inplace(hidden, config_.activation);
+    x += linear_forward(layer.c_proj, hidden);
+}
+
+Matrix HfGpt2Model::lm_logits(const Matrix& hidden) const {
     const WeightMatrix& head = weights_.lm_head.size() != 0 ? weights_.lm_head : weights_.wte;   // [V, E]
-    trace.logits.resize(trace.hidden.rows(), head.rows());                                       // [T, V]
-    head.multiply(trace.hidden, trace.logits);
+    Matrix logits(hidden.rows(), head.rows());                                                    // [T, V]
+    head.multiply(hidden, logits);
+    return logits;
+}
+
+ModelTrace HfGpt2Model::forward_after_prefix(const ModelInput& input, const RunOptions& options, ModelTrace trace,
+                                             AttentionOptions attention_options) const {
+    const Eigen::Index T = input.embeddings.rows();
+    check_prefix_reuse(info_, options, trace.mask, T);
+    const ModelTrace& kept = *options.prefix_from;
+    const Eigen::Index p = options.prefix_rows;
+    attention_options.keep = mask_rows_from(trace.mask, p);   // the new queries' rows
+    Matrix x = input.embeddings.bottomRows(T - p);              // [T - p, E]: only the new positions
+    for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
+        const HfGpt2LayerWeights& layer = weights_.layers[l];
+        const Matrix all_positions = stack_rows(kept.layer_inputs[l], p, x);   // [T, E]
+        note_layer_input(options, trace, all_positions);
+        attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
+        const Matrix normed = layer_norm_forward(layer.ln_1, all_positions);
+        // The new positions' queries against every position's keys and values.
+        const AttentionTrace computed =
+            attention_forward(layer.attention, normed.bottomRows(T - p), normed, attention_options);
+        x += computed.output;
+        trace.layers.push_back(join_prefix(kept.layers[l], computed, p, trace.mask, options.detail));
+        mlp_forward_inplace(layer, x);
+    }
+    trace.hidden = stack_rows(kept.hidden, p, layer_norm_forward(weights_.ln_f, x));
+    trace.logits = stack_rows(kept.logits, p, lm_logits(trace.hidden.bottomRows(T - p)));
     return trace;
 }
 

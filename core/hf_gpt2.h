@@ -68,6 +68,13 @@ public:
 
 private:
     ModelInput embed(std::vector<std::int64_t> ids) const;
+    // x += MLP(LN2(x)), the second half of a block.
+    void mlp_forward_inplace(const HfGpt2LayerWeights& layer, Matrix& x) const;
+    // [T, V] from the final hidden state [T, E].
+    Matrix lm_logits(const Matrix& hidden) const;
+    // RunOptions::prefix_from: only the positions after the kept prefix are computed.
+    ModelTrace forward_after_prefix(const ModelInput& input, const RunOptions& options, ModelTrace trace,
+                                    AttentionOptions attention_options) const;
 
     HfGpt2Config config_;
     HfGpt2Weights weights_;

@@ -83,6 +83,13 @@ struct RunOptions {
     // keep_layer_inputs), the layers before resume_layer are copied from it, not computed.
     const ModelTrace* resume_from = nullptr;
     Eigen::Index resume_layer = 0;
+    // Causal models (GPT-2), when text was typed or edited at its end: the first
+    // `prefix_rows` positions are the same tokens as in `prefix_from` (a run kept with
+    // keep_layer_inputs, with the same options and detail), and a position sees none after
+    // it, so their rows of every map, activation and logit are copied from it and only the
+    // later rows are computed (the earlier rows' keys and values from its layer inputs).
+    const ModelTrace* prefix_from = nullptr;
+    Eigen::Index prefix_rows = 0;
 };
 
 struct ModelTrace {

@@ -159,8 +159,8 @@ def cli_args(spec):
     return ["--model", spec["model_dir"], "--tokens", ",".join(map(str, spec["ids"]))]
 
 
-def run_headscope(spec, args, repeat):
-    cmd = [args.cli, "bench", *cli_args(spec), "--repeat", str(repeat), "--threads", str(args.threads)]
+def run_headscope(spec, args, repeat, extra=()):
+    cmd = [args.cli, "bench", *cli_args(spec), "--repeat", str(repeat), "--threads", str(args.threads), *extra]
     for attempt in range(4):
         try:
             done = subprocess.run(cmd, capture_output=True, text=True)
@@ -259,6 +259,21 @@ def measure(spec, args):
             "torch_version": torch_info["torch"]}
 
 
+def measure_recompute(spec, args):
+    """Headscope only: switching off one head in the last layer, as in the app, redoes that
+    layer alone (bench --incremental); the acceptance bound is 15% of a full forward."""
+    rounds = []
+    for r in range(args.rounds):
+        info = run_headscope(spec, args, spec["repeat"], ["--disable-heads", "11.0", "--incremental"])
+        rounds.append(info)
+        log(f"  recompute round {r + 1}/{args.rounds}: {info['recompute_ms_median']:.2f} ms of a full "
+            f"{info['forward_ms_median']:.1f} ms ({100 * info['recompute_fraction']:.1f}%)")
+    full = statistics.median(i["forward_ms_median"] for i in rounds)
+    part = statistics.median(i["recompute_ms_median"] for i in rounds)
+    return {"spec": spec, "full_ms": full, "recompute_ms": part, "fraction": part / full,
+            "resume_layer": rounds[0]["resume_layer"]}
+
+
 # --------------------------------------------------------------------------------------
 # the report
 
@@ -308,7 +323,18 @@ def calibration_table(results):
     return "\n".join(lines)
 
 
-def report(results, args, command):
+def recompute_table(recompute):
+    if recompute is None:
+        return "(not measured: run without --only, or include vit-b16)"
+    r = recompute
+    verdict = "PASS" if r["fraction"] < 0.15 else "FAIL"
+    return ("| workload | change | full forward ms | recompute ms | fraction | target | result |\n"
+            "|---|---|---:|---:|---:|---:|---|\n"
+            f"| {r['spec']['name']} | head 11.0 switched off: layers {r['resume_layer']}.. redone | "
+            f"{fmt_ms(r['full_ms'])} | {fmt_ms(r['recompute_ms'])} | {100 * r['fraction']:.1f}% | < 15% | {verdict} |")
+
+
+def report(results, args, command, recompute=None):
     repeats = sorted({r["repeat"] for r in results})
     calib_repeats = sorted({r["calib_repeat"] for r in results})
     torch_version = results[0]["torch_version"] if results else "?"
@@ -344,6 +370,12 @@ the (torch threads, OpenBLAS threads) setting that was fastest in a calibration 
 Headscope: `forward_ms_median` of `headscope-cli bench` on the same checkpoint folder and the
 same image / token ids: the input's encoding (patch or token embedding) and the forward with
 every head's map kept; loading the model and decoding the image are outside the timer.
+
+**Interactive recompute** (Headscope only, `bench --disable-heads 11.0 --incremental`):
+switching a head off in the last layer redoes that layer alone, from the layer inputs a
+run with every head on kept, as the app's worker does. Medians over the rounds:
+
+{recompute_table(recompute)}
 
 PyTorch calibration: median ms of {"/".join(map(str, calib_repeats))} forwards after one warm-up, per setting
 (torch threads / OpenBLAS threads):
@@ -391,7 +423,9 @@ def main(argv):
     if any("model" in w for w in chosen):
         ensure_models(args.models_dir)
     results = [measure(make_spec(w, args), args) for w in chosen]
-    text = report(results, args, command)
+    vit = [w for w in chosen if w["kind"] == "vit"]
+    recompute = measure_recompute(make_spec(vit[0], args), args) if vit else None
+    text = report(results, args, command, recompute)
     print(text)
     if args.out:
         with open(args.out, "w") as f:

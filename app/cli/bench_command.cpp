@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,7 @@ Command add_bench_command(CLI::App& app) {
         int threads = compute_threads();   // every core, unless OMP_NUM_THREADS says otherwise
         bool mha = false;
         bool incremental = false;
+        int appended = 0;
         Eigen::Index T = 0;
         Eigen::Index E = 0;
         Eigen::Index H = 0;
@@ -107,6 +109,10 @@ Command add_bench_command(CLI::App& app) {
     cmd->add_flag("--incremental", args->incremental,
                   "With --disable-heads: time the recompute the app does when those heads are switched off: from "
                   "a kept run with every head on, only the first ablated layer and those after it");
+    cmd->add_option("--appended", args->appended,
+                    "Causal models: time the recompute after the input's last N tokens were typed, from a kept "
+                    "run without them (only the new positions are computed)")
+        ->check(CLI::Range(1, 1 << 16));
     auto* mha = cmd->add_flag("--mha", args->mha, "One self-attention layer with seeded random weights instead of a model");
     cmd->add_option("--T", args->T, "--mha: sequence length")->check(CLI::Range(1, 1 << 16));
     cmd->add_option("--E", args->E, "--mha: model width (at most 8192: 4 x E x E weights)")->check(CLI::Range(1, 8192));
@@ -128,11 +134,14 @@ Command add_bench_command(CLI::App& app) {
                     const float scale = 1.0f / std::sqrt(static_cast<float>(args->E));
                     AttentionWeights w;
                     w.n_heads = args->H;
-                    std::uint64_t stream = 0;
-                    for (Linear* l : {&w.q, &w.k, &w.v, &w.out}) {
-                        l->weight = random_matrix(stream++, args->E, args->E, scale);
-                        l->bias = Vector::Zero(args->E);
-                    }
+                    // As nn.MultiheadAttention holds them: q, k and v packed in in_proj_weight.
+                    const Matrix in_proj = random_matrix(0, 3 * args->E, args->E, scale);
+                    w.qkv = {in_proj, Vector::Zero(3 * args->E)};
+                    w.q = {in_proj.topRows(args->E), Vector::Zero(args->E)};
+                    w.k = {in_proj.middleRows(args->E, args->E), Vector::Zero(args->E)};
+                    w.v = {in_proj.bottomRows(args->E), Vector::Zero(args->E)};
+                    w.out = {random_matrix(1, args->E, args->E, scale), Vector::Zero(args->E)};
+                    const std::uint64_t stream = 2;
                     w.validate();
                     ModelInfo layer;
                     layer.name = "--mha";
@@ -177,6 +186,26 @@ Command add_bench_command(CLI::App& app) {
                         resumed.resume_layer = first_ablated_layer(options.disabled_heads);
                         const Timings r = time_runs(args->repeat, [&] { (void)model->forward(first, resumed); });
                         out["resume_layer"] = resumed.resume_layer;
+                        out["recompute_ms_median"] = r.median_ms;
+                        out["recompute_ms_min"] = r.min_ms;
+                        out["recompute_fraction"] = r.median_ms / t.median_ms;
+                    }
+                    if (args->appended > 0) {
+                        const Eigen::Index T = first.embeddings.rows();
+                        if (first.ids.empty() || args->appended >= T) {
+                            throw Error("--appended " + std::to_string(args->appended) + ": needs a text or --tokens input of more than " +
+                                        std::to_string(args->appended) + " tokens (this one has " + std::to_string(T) + ")");
+                        }
+                        const Eigen::Index p = T - args->appended;
+                        RunOptions keep = options;
+                        keep.keep_layer_inputs = true;
+                        const ModelTrace kept = model->forward(
+                            model->encode_ids(std::span<const std::int64_t>(first.ids.data(), static_cast<std::size_t>(p))), keep);
+                        RunOptions reuse = options;
+                        reuse.prefix_from = &kept;
+                        reuse.prefix_rows = p;
+                        const Timings r = time_runs(args->repeat, [&] { (void)model->forward(first, reuse); });
+                        out["reused_positions"] = p;
                         out["recompute_ms_median"] = r.median_ms;
                         out["recompute_ms_min"] = r.min_ms;
                         out["recompute_fraction"] = r.median_ms / t.median_ms;

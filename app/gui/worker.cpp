@@ -269,9 +269,26 @@ void Worker::run() {
                 options.resume_from = &last_run->trace;
                 options.resume_layer = std::min(first, snapshot->info.n_layers - 1);
                 snapshot->resumed_at = options.resume_layer;
+            } else if (last_run && last_key && snapshot->causal && last_key->causal && request.forbidden.empty() &&
+                       last_key->forbidden.empty() && last_run->options.disabled_heads == options.disabled_heads &&
+                       static_cast<Eigen::Index>(last_run->trace.layer_inputs.size()) == snapshot->info.n_layers) {
+                // Text typed or edited at its end, on a causal model: the positions before
+                // the first changed one are the last run's (GPT-2 computes only the rest).
+                const Matrix& now = snapshot->input.embeddings;
+                const Matrix& before = last_key->embeddings;
+                Eigen::Index same = 0;
+                while (same < now.rows() && same < before.rows() && now.cols() == before.cols() &&
+                       now.row(same) == before.row(same)) {
+                    ++same;
+                }
+                if (same > 0 && same < now.rows()) {
+                    options.prefix_from = &last_run->trace;
+                    options.prefix_rows = same;
+                }
             }
             snapshot->trace = model->forward(snapshot->input, options);
             options.resume_from = nullptr;
+            options.prefix_from = nullptr;
             options.keep_layer_inputs = false;
             const Matrix& logits = snapshot->trace.logits;
             if (logits.size() != 0) {

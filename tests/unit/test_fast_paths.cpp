@@ -1,0 +1,252 @@
+// The optimised paths of the forward pass against plain references computed here in
+// double precision: core/gemm (OpenBLAS or Eigen) on strided blocks, the weight product
+// split between threads either way, the softmax's run-of-keys path against its
+// key-by-key path, and a whole attention layer on one thread against two.
+
+#include "core/attention.h"
+#include "core/gemm.h"
+#include "core/error.h"
+#include "core/mask.h"
+#include "core/model_registry.h"
+#include "core/parallel.h"
+#include "core/weight_matrix.h"
+#include "test_support.h"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace headscope;
+using headscope::test::random_matrix;
+
+namespace {
+
+using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+double max_diff(const ConstMatrixRef& got, const MatrixD& want) {
+    REQUIRE(got.rows() == want.rows());
+    REQUIRE(got.cols() == want.cols());
+    return (got.cast<double>() - want).cwiseAbs().maxCoeff();
+}
+
+// softmax over the allowed keys of each row, in double; a row with none is all 0.
+MatrixD reference_softmax(const Matrix& scores, const Mask& allowed) {
+    MatrixD out = MatrixD::Zero(scores.rows(), scores.cols());
+    for (Eigen::Index i = 0; i < scores.rows(); ++i) {
+        double max = -std::numeric_limits<double>::infinity();
+        for (Eigen::Index j = 0; j < scores.cols(); ++j) {
+            if (allowed(i, j)) max = std::max(max, static_cast<double>(scores(i, j)));
+        }
+        if (std::isinf(max)) continue;
+        double sum = 0.0;
+        for (Eigen::Index j = 0; j < scores.cols(); ++j) {
+            if (allowed(i, j)) sum += std::exp(scores(i, j) - max);
+        }
+        for (Eigen::Index j = 0; j < scores.cols(); ++j) {
+            if (allowed(i, j)) out(i, j) = std::exp(scores(i, j) - max) / sum;
+        }
+    }
+    return out;
+}
+
+// Restores the thread count a test changed.
+struct ThreadCount {
+    int saved = compute_threads();
+    ~ThreadCount() { set_compute_threads(saved); }
+};
+
+} // namespace
+
+TEST_CASE("gemm: a * b and a * b^T on strided blocks equal the double-precision product") {
+    std::mt19937 rng(7);
+    const Matrix a_full = random_matrix(37, 50, rng, 1.0f);
+    const Matrix b_full = random_matrix(45, 60, rng, 1.0f);
+    const auto a = a_full.middleCols(3, 40);                // [37, 40], rows 50 floats apart
+    const auto b_t = b_full.block(2, 5, 29, 40);            // [29, 40]: b^T's operand
+    const auto b = b_full.block(1, 7, 40, 33);              // [40, 33]
+    Matrix c_full = Matrix::Constant(40, 70, 5.0f);         // the result goes into a block; the rest stays
+    auto c1 = c_full.block(1, 2, 37, 29);
+    gemm(0.5f, a, b_t, Transpose::yes, c1);
+    CHECK(max_diff(c1, 0.5 * a.cast<double>() * b_t.cast<double>().transpose()) < 1e-4);
+    Matrix c2(37, 33);
+    gemm(1.0f, a, b, Transpose::no, c2);
+    CHECK(max_diff(c2, a.cast<double>() * b.cast<double>()) < 1e-4);
+    // Overwritten, not added to, and nothing outside the block touched.
+    CHECK(c_full(0, 0) == 5.0f);
+    CHECK(c_full(1, 31) == 5.0f);
+    CHECK(c_full(38, 2) == 5.0f);
+    // No inner dimension: zeros.
+    Matrix empty_a(3, 0);
+    Matrix empty_b(0, 4);
+    Matrix c3 = Matrix::Constant(3, 4, 9.0f);
+    gemm(1.0f, empty_a, empty_b, Transpose::no, c3);
+    CHECK(c3.cwiseAbs().maxCoeff() == 0.0f);
+}
+
+TEST_CASE("weights times inputs: the same on 1 and 2 threads, split by rows or by columns, stored either way") {
+    ThreadCount restore;
+    std::mt19937 rng(11);
+    const Matrix w = random_matrix(300, 96, rng, 0.1f);   // [out, in]
+    const Vector bias = random_matrix(300, 1, rng, 1.0f);
+    const Matrix w_t = w.transpose();                       // as GPT-2's Conv1D stores it
+    auto owner = std::make_shared<Matrix>(w_t);
+    const WeightMatrix owned(w);
+    const WeightMatrix view = WeightMatrix::view(owner, owner->data(), 96, 300, 300, true);
+    for (const Eigen::Index T : {1, 17, 300, 1000}) {   // out >= T splits columns; T > out splits rows
+        CAPTURE(T);
+        const Matrix x = random_matrix(T, 96, rng, 1.0f);
+        const MatrixD want = (x.cast<double>() * w.cast<double>().transpose()).rowwise() + bias.cast<double>().transpose();
+        for (const int threads : {1, 2}) {
+            CAPTURE(threads);
+            set_compute_threads(threads);
+            for (const WeightMatrix* m : {&owned, &view}) {
+                Matrix y(T, 300);
+                m->multiply(x, y, &bias);
+                CHECK(max_diff(y, want) < 1e-4);
+            }
+        }
+    }
+}
+
+TEST_CASE("softmax: rows with one run of allowed keys (causal) and rows with gaps agree with the reference") {
+    std::mt19937 rng(3);
+    const Eigen::Index T = 70;
+    const Matrix scores = random_matrix(T, T, rng, 4.0f);
+    Mask mask = mask_causal(T, T);                           // one run per row: a prefix
+    for (Eigen::Index j = 10; j < 20; ++j) mask(5, j) = true;   // still one run (0..19)
+    mask(40, 3) = false;                                     // a gap
+    mask(41, 0) = false;                                     // one run, not from 0
+    mask(42, 42) = false;                                    // one run, not to the diagonal
+    mask.row(43).setConstant(false);                         // no key at all
+    mask.row(44).setConstant(true);                          // every key
+    mask(45, 0) = false;
+    mask(45, 45) = false;                                    // a run in the middle
+    Matrix got = scores;
+    softmax_rows(got, &mask);
+    CHECK(max_diff(got, reference_softmax(scores, mask)) < 1e-6);
+    for (Eigen::Index i = 0; i < T; ++i) {
+        for (Eigen::Index j = 0; j < T; ++j) {
+            if (!mask(i, j)) CHECK(got(i, j) == 0.0f);   // exactly 0
+        }
+    }
+    CHECK(got.row(43).cwiseAbs().maxCoeff() == 0.0f);
+    // Without a mask, every row sums to 1.
+    Matrix all = scores;
+    softmax_rows(all, nullptr);
+    CHECK(max_diff(all, reference_softmax(scores, Mask::Constant(T, T, true))) < 1e-6);
+}
+
+TEST_CASE("softmax: a run of allowed keys whose scores are all -inf gives 0, not NaN") {
+    Matrix scores(1, 4);
+    const float inf = std::numeric_limits<float>::infinity();
+    scores << 1.0f, -inf, -inf, 2.0f;
+    Mask mask(1, 4);
+    mask << false, true, true, false;
+    softmax_rows(scores, &mask);
+    CHECK(scores.cwiseAbs().maxCoeff() == 0.0f);
+}
+
+TEST_CASE("attention: one thread and two give the same maps and output, with and without a causal mask") {
+    ThreadCount restore;
+    std::mt19937 rng(5);
+    AttentionWeights w;
+    w.n_heads = 6;
+    for (Linear* l : {&w.q, &w.k, &w.v, &w.out}) {
+        l->weight = random_matrix(96, 96, rng, 0.1f);
+        l->bias = random_matrix(96, 1, rng, 0.1f);
+    }
+    const Matrix x = random_matrix(150, 96, rng, 1.0f);
+    for (const bool causal : {false, true}) {
+        CAPTURE(causal);
+        AttentionOptions options;
+        if (causal) options.keep = mask_causal(150, 150);
+        options.disabled_heads = {false, false, true, false, false, false};
+        set_compute_threads(1);
+        const AttentionTrace one = attention_forward(w, x, options);
+        set_compute_threads(2);
+        const AttentionTrace two = attention_forward(w, x, options);
+        CHECK(max_diff(two.output, one.output.cast<double>()) < 1e-5);
+        for (std::size_t h = 0; h < 6; ++h) CHECK(max_diff(two.heads[h].weights, one.heads[h].weights.cast<double>()) < 1e-6);
+        CHECK(two.concat.middleCols(32, 16).cwiseAbs().maxCoeff() == 0.0f);   // the disabled head
+    }
+}
+
+TEST_CASE("GPT-2: typing at the end reuses the unchanged start, and equals the run from scratch at every stage") {
+    const std::string folder = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";
+    const auto model = open_model(folder, ToyConfig{});
+    const std::vector<std::int64_t> ids = {17, 3, 250, 41, 99, 5, 17, 3, 250, 8, 12, 64};
+    for (const TraceDetail detail : {TraceDetail::weights, TraceDetail::all_stages}) {
+        for (const Eigen::Index p : {1, 5, 11}) {   // kept positions: the text before the edit
+            CAPTURE(p);
+            CAPTURE(detail == TraceDetail::all_stages);
+            // The earlier run: the first p tokens, then something else after them.
+            std::vector<std::int64_t> before(ids.begin(), ids.begin() + p);
+            before.push_back(200);
+            RunOptions keep;
+            keep.detail = detail;
+            keep.keep_layer_inputs = true;
+            keep.disabled_heads = {{false, true}, {false, false}};
+            const ModelTrace kept = model->forward(model->encode_ids(before), keep);
+            RunOptions scratch = keep;
+            const ModelInput input = model->encode_ids(ids);
+            const ModelTrace expected = model->forward(input, scratch);
+            RunOptions reuse = keep;
+            reuse.prefix_from = &kept;
+            reuse.prefix_rows = p;
+            const ModelTrace got = model->forward(input, reuse);
+            CHECK(max_diff(got.logits, expected.logits.cast<double>()) < 1e-4);
+            CHECK(max_diff(got.hidden, expected.hidden.cast<double>()) < 1e-5);
+            REQUIRE(got.layer_inputs.size() == 2);
+            for (std::size_t l = 0; l < 2; ++l) {
+                CHECK(max_diff(got.layer_inputs[l], expected.layer_inputs[l].cast<double>()) < 1e-5);
+                const AttentionTrace& g = got.layers[l];
+                const AttentionTrace& e = expected.layers[l];
+                CHECK(max_diff(g.output, e.output.cast<double>()) < 1e-5);
+                CHECK(max_diff(g.concat, e.concat.cast<double>()) < 1e-5);
+                for (std::size_t h = 0; h < 2; ++h) {
+                    CHECK(max_diff(g.heads[h].weights, e.heads[h].weights.cast<double>()) < 1e-6);
+                    if (detail != TraceDetail::all_stages) continue;
+                    for (const auto& [a, b] : {std::pair{&g.heads[h].q, &e.heads[h].q}, {&g.heads[h].k, &e.heads[h].k},
+                                               {&g.heads[h].v, &e.heads[h].v}, {&g.heads[h].scores, &e.heads[h].scores},
+                                               {&g.heads[h].context, &e.heads[h].context}}) {
+                        CHECK(max_diff(*a, b->cast<double>()) < 1e-5);
+                    }
+                    // -inf where masked, the same scores elsewhere.
+                    CHECK((g.heads[h].masked.array().isInf() == e.heads[h].masked.array().isInf()).all());
+                }
+                if (detail == TraceDetail::all_stages) CHECK(max_diff(g.input, e.input.cast<double>()) < 1e-5);
+            }
+        }
+    }
+}
+
+TEST_CASE("GPT-2: a prefix that cannot be reused is refused in one line") {
+    const std::string folder = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";
+    const auto model = open_model(folder, ToyConfig{});
+    const ModelInput input = model->encode_ids(std::vector<std::int64_t>{1, 2, 3, 4});
+    RunOptions keep;
+    keep.keep_layer_inputs = true;
+    const ModelTrace kept = model->forward(input, keep);
+    const ModelTrace no_inputs = model->forward(input, RunOptions{});
+    RunOptions reuse;
+    reuse.prefix_from = &kept;
+    reuse.prefix_rows = 4;   // nothing left to compute
+    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("expected 1..3"), Error);
+    reuse.prefix_rows = 2;
+    reuse.causal = false;   // every position would see the changed ones
+    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("without a causal mask"), Error);
+    reuse.causal.reset();
+    reuse.detail = TraceDetail::all_stages;
+    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("another detail"), Error);
+    reuse.detail = TraceDetail::weights;
+    reuse.prefix_from = &no_inputs;
+    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("did not keep every layer's input"), Error);
+    reuse.prefix_from = &kept;
+    Mask keep_mask = Mask::Constant(4, 4, true);
+    keep_mask(1, 0) = false;   // a different mask over the kept rows
+    reuse.keep = keep_mask;
+    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("another attention mask"), Error);
+}

@@ -17,4 +17,10 @@ void reuse_freed_memory() {
 #endif
 }
 
+void keep_freed_heap() {
+#if defined(__GLIBC__)
+    mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024);
+#endif
+}
+
 } // namespace headscope

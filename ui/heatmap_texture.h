@@ -1,9 +1,11 @@
 #pragma once
 // An RGBA image as an OpenGL texture, owned (created once, re-uploaded when its
 // content changes, deleted with the object). Nearest filtering, so each attention
-// cell stays a crisp square at any zoom.
+// cell stays a crisp square at any zoom; a heatmap also gets its max-pooled mip levels
+// (heatmap_pyramid.h), so a map drawn smaller than its size loses no strong cell.
 
 #include "core/heatmap_image.h"
+#include "ui/heatmap_pyramid.h"
 
 #include <imgui.h>
 
@@ -18,7 +20,10 @@ public:
     HeatmapTexture& operator=(HeatmapTexture&& other) noexcept;
     ~HeatmapTexture();
 
+    // One level (a picture): drawn smaller, nearest sampling skips texels, as before.
     void upload(const RgbaImage& image);
+    // Level 0 first, each next one as mip_next_size makes it (heatmap_mip_levels).
+    void upload(const MipLevels& levels);
 
     ImTextureID id() const;
     int width() const { return width_; }

@@ -3,12 +3,11 @@
 namespace headscope::ui {
 
 const HeatmapTexture& TexturePool::get(const std::string& key, const std::function<RgbaImage()>& make) {
-    Entry& entry = entries_[key];
-    if (entry.epoch != epoch_) {
-        entry.texture.upload(make());
-        entry.epoch = epoch_;
-    }
-    return entry.texture;
+    return get_or_build(key, make);
+}
+
+const HeatmapTexture& TexturePool::get(const std::string& key, const std::function<MipLevels()>& make) {
+    return get_or_build(key, make);
 }
 
 } // namespace headscope::ui

@@ -13,7 +13,11 @@ namespace headscope::ui {
 
 class TexturePool {
 public:
+    // A picture: one level.
     const HeatmapTexture& get(const std::string& key, const std::function<RgbaImage()>& make);
+    // A heatmap: its max-pooled mip levels (heatmap_mip_levels), so it stays faithful
+    // when drawn smaller than its size.
+    const HeatmapTexture& get(const std::string& key, const std::function<MipLevels()>& make);
     void invalidate() { ++epoch_; }
 
 private:
@@ -21,6 +25,17 @@ private:
         HeatmapTexture texture;
         std::uint64_t epoch = 0;
     };
+    // Marked built only after the upload: a `make` that throws is tried again next frame.
+    template <typename Make>
+    const HeatmapTexture& get_or_build(const std::string& key, const Make& make) {
+        Entry& entry = entries_[key];
+        if (entry.epoch != epoch_) {
+            entry.texture.upload(make());
+            entry.epoch = epoch_;
+        }
+        return entry.texture;
+    }
+
     std::map<std::string, Entry> entries_;
     std::uint64_t epoch_ = 1;
 };

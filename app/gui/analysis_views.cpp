@@ -192,7 +192,7 @@ void AppWindow::draw_heads_view() {
                     scan->measure == EffectMeasure::kl_divergence ? "KL of the output, nats" : "relative change of the output");
         const float max = std::max(scan->effect.maxCoeff(), 1e-12f);
         const ui::HeatmapTexture& t = textures_.get("importance-map" + key, [&] {
-            return heatmap_image(scan->effect, nullptr, state_.colormap, max);
+            return ui::heatmap_mip_levels(scan->effect, nullptr, state_.colormap, max);
         });
         const float cell = std::clamp(std::min((avail - plot_w - 40.0f) / static_cast<float>(info.n_heads),
                                                (plot_h - 20.0f) / static_cast<float>(info.n_layers)),
@@ -401,7 +401,7 @@ void AppWindow::draw_model_view() {
             const Matrix& w = layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
             // The max only when the texture is built: 144 maxima of T x T every frame cost more than the frame.
             const ui::HeatmapTexture& t = textures_.get(numbered("grid", l, h), [&] {
-                return heatmap_image(w, mask(), state_.colormap, std::max(w.maxCoeff(), 1e-12f));
+                return ui::heatmap_mip_levels(w, mask(), state_.colormap, std::max(w.maxCoeff(), 1e-12f));
             });
             if (ui::draw_heatmap_thumbnail(numbered("g", l, h).c_str(), t, side, l == state_.layer && h == state_.head)) {
                 state_.layer = l;
@@ -521,7 +521,7 @@ void AppWindow::draw_rollout_view() {
                     input.labels[static_cast<std::size_t>(row)].c_str(), o.start_layer, o.end_layer < 0 ? L - 1 : o.end_layer);
         colour_legend(state_.colormap, "0", "the map's max", false);
         const ui::HeatmapTexture& heat =
-            textures_.get(key + " map " + std::to_string(row), [&] { return heatmap_image(map, nullptr, state_.colormap, max); });
+            textures_.get(key + " map " + std::to_string(row), [&] { return ui::heatmap_mip_levels(map, nullptr, state_.colormap, max); });
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         const auto [origin, width, height] = draw_picture_with_heat(heat, gw, gh, ImVec2(avail.x - 140.0f, avail.y - 10.0f));
         if (ImGui::InvisibleButton("rollout patches", ImVec2(width, height))) {
@@ -626,7 +626,7 @@ void AppWindow::draw_similarity_view() {
         for (int i = 0; i < N; ++i) {
             for (int j = 0; j < N; ++j) ordered(i, j) = s.divergence(s.order[static_cast<std::size_t>(i)], s.order[static_cast<std::size_t>(j)]);
         }
-        return heatmap_image(ordered, nullptr, state_.colormap, max);
+        return ui::heatmap_mip_levels(ordered, nullptr, state_.colormap, max);
     });
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + side, origin.y + side));

@@ -207,16 +207,16 @@ const ui::HeatmapTexture& AppWindow::weights_texture(const std::string& key, con
     return textures_.get(key, [&] {
         switch (state_.scale) {
         case HeatScale::per_head:
-            return heatmap_image(weights, mask(), state_.colormap, std::max(weights.maxCoeff(), 1e-12f));
+            return ui::heatmap_mip_levels(weights, mask(), state_.colormap, std::max(weights.maxCoeff(), 1e-12f));
         case HeatScale::log: {
             // log(1 + 999 w) / log(1000): 0 -> 0, 0.001 -> 0.1, 1 -> 1.
             const Matrix lifted = weights.unaryExpr([](float w) { return std::log1p(999.0f * w) / std::log(1000.0f); });
-            return heatmap_image(lifted, mask(), state_.colormap, 1.0f);
+            return ui::heatmap_mip_levels(lifted, mask(), state_.colormap, 1.0f);
         }
         case HeatScale::shared:
             break;
         }
-        return heatmap_image(weights, mask(), state_.colormap, 1.0f);
+        return ui::heatmap_mip_levels(weights, mask(), state_.colormap, 1.0f);
     });
 }
 
@@ -229,7 +229,7 @@ const ui::HeatmapTexture& AppWindow::signed_texture(const std::string& key, cons
         }
         bound = std::max(bound, 1e-12f);
         const Matrix shifted = values.unaryExpr([bound](float v) { return std::isfinite(v) ? 0.5f + 0.5f * v / bound : v; });
-        return heatmap_image(shifted, allowed, Colormap::coolwarm, 1.0f);
+        return ui::heatmap_mip_levels(shifted, allowed, Colormap::coolwarm, 1.0f);
     });
 }
 
@@ -679,7 +679,7 @@ void AppWindow::draw_matrix_view() {
         ImGui::TextWrapped("%s", caption.text.c_str());
     }
     colour_legend(state_.colormap, "0", state_.scale == HeatScale::per_head ? "head max" : "1", true,
-                  !trace.weights.allFinite());
+                  !std::isfinite(trace.weights.sum()));
     ImGui::Checkbox("Edit mask", &state_.editing_mask);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click or drag over cells to forbid / allow query -> key pairs");
     ImGui::SameLine();
@@ -821,7 +821,7 @@ void AppWindow::draw_image_view() {
                             std::to_string(query) + "m" + std::to_string(mode);
     const float max = std::max(map.maxCoeff(), 1e-12f);
     const ui::HeatmapTexture& heat =
-        textures_.get(key, [&] { return heatmap_image(map, nullptr, state_.colormap, max); });
+        textures_.get(key, [&] { return ui::heatmap_mip_levels(map, nullptr, state_.colormap, max); });
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const auto [origin, width, height] = draw_picture_with_heat(heat, grid_w, grid_h, ImVec2(avail.x - 220.0f, avail.y - 110.0f));
     ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -865,7 +865,7 @@ void AppWindow::draw_image_view() {
         for (int n = 0; n < grid_w * grid_h; ++n) cls(n / grid_w, n % grid_w) = heads[static_cast<std::size_t>(h)].weights(0, prefix + n);
         const float cls_max = std::max(cls.maxCoeff(), 1e-12f);
         const ui::HeatmapTexture& t = textures_.get(numbered("cls", state_.layer, h),
-                                                    [&] { return heatmap_image(cls, nullptr, state_.colormap, cls_max); });
+                                                    [&] { return ui::heatmap_mip_levels(cls, nullptr, state_.colormap, cls_max); });
         if (h % 2) ImGui::SameLine();
         if (ui::draw_heatmap_thumbnail(numbered("clsh", h).c_str(), t, 96.0f, h == state_.head)) state_.head = h;
         if (state_.keep_mass) {

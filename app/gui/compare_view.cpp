@@ -156,8 +156,8 @@ void AppWindow::draw_compare_view() {
     const float side = std::clamp((ImGui::GetContentRegionAvail().x - 40.0f) / 3.0f, 96.0f, 420.0f);
     const std::string key = numbered("cmp", state_.layer, state_.head) + numbered("-", state_.compare_layer, state_.compare_head) +
                             "m" + std::to_string(mode);
-    const ui::HeatmapTexture& ta = textures_.get(key + "a", [&] { return heatmap_image(*a, nullptr, state_.colormap, max); });
-    const ui::HeatmapTexture& tb = textures_.get(key + "b", [&] { return heatmap_image(*b, nullptr, state_.colormap, max); });
+    const ui::HeatmapTexture& ta = textures_.get(key + "a", [&] { return ui::heatmap_mip_levels(*a, nullptr, state_.colormap, max); });
+    const ui::HeatmapTexture& tb = textures_.get(key + "b", [&] { return ui::heatmap_mip_levels(*b, nullptr, state_.colormap, max); });
     const auto panel = [&](const char* id, const std::string& title, const ui::HeatmapTexture& t) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(title.c_str());

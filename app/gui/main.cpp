@@ -3,10 +3,12 @@
 
 #include "app/common/arg_lists.h"
 #include "app/gui/app_window.h"
+#include "app/gui/frame_timer.h"
 #include "app/gui/screenshot.h"
 #include "app/gui/soak.h"
 #include "core/assets.h"
 #include "core/error.h"
+#include "core/memory_reuse.h"
 #include "core/png_export.h"
 
 #include <CLI/CLI.hpp>
@@ -62,6 +64,7 @@ void load_font(float scale) {
 
 int main(int argc, char** argv) {
     using namespace headscope;
+    keep_freed_heap();
     gui::AppState state;
     // A first launch opens on the trained text model (assets/models/tiny-story), whose
     // heads were learned, on a sentence that says a phrase twice: its induction head shows.
@@ -125,6 +128,10 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, 1000000));
     std::uint64_t soak_seed = 1;
     cli.add_option("--soak-seed", soak_seed, "The seed of --soak's actions")->capture_default_str();
+    int bench_frames = 0;
+    cli.add_option("--bench-frames", bench_frames,
+                   "Once the first result is shown, time N frames (CPU, swap excluded), print one line and exit")
+        ->check(CLI::Range(1, 1000000));
     int width = 0;
     int height = 0;
     try {
@@ -135,6 +142,9 @@ int main(int argc, char** argv) {
         }
         if (soak_actions > 0 && !screenshot_path.empty()) {
             throw CLI::ValidationError("--soak", "cannot be used with --screenshot");
+        }
+        if (bench_frames > 0 && (soak_actions > 0 || !screenshot_path.empty())) {
+            throw CLI::ValidationError("--bench-frames", "cannot be used with --soak or --screenshot");
         }
         if (!disable.empty()) {
             // Sized to the model once it loads (fit_to_model keeps flags that fit).
@@ -165,6 +175,7 @@ int main(int argc, char** argv) {
     }
     if (!metric.empty()) state.metric = metric_from_name(metric).value_or(Metric::prev_token);
     const bool screenshot_mode = !screenshot_path.empty();
+    const bool bench_mode = bench_frames > 0;
 
     glfwSetErrorCallback(print_glfw_error);
     if (!glfwInit()) {
@@ -181,7 +192,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     glfwMakeContextCurrent(window);
-    glfwSwapInterval((screenshot_mode && screenshot_after <= 0.0) || soak_actions > 0 ? 0 : 1);
+    glfwSwapInterval((screenshot_mode && screenshot_after <= 0.0) || soak_actions > 0 || bench_mode ? 0 : 1);
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
@@ -217,12 +228,16 @@ int main(int argc, char** argv) {
         }
         // Capture a few frames after the result is ready: ImGui settles its layout.
         int frames_since_ready = 0;
+        // --bench-frames: the frames after the same settling are timed.
+        gui::FrameTimer frame_timer;
+        bool timing = false;
         try {
             for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
-                if (!screenshot_mode && !soak && glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
+                if (!screenshot_mode && !soak && !bench_mode && glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
                     glfwWaitEvents();   // sleep while minimised
                     continue;
                 }
+                if (timing) frame_timer.start();
                 glfwPollEvents();
                 app.update();
 
@@ -239,10 +254,28 @@ int main(int argc, char** argv) {
                 glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
                 glClear(GL_COLOR_BUFFER_BIT);
                 ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+                if (timing) frame_timer.stop();
                 // --soak: the next action once this frame is drawn; done: closed as by the user.
                 if (soak && soak->after_frame()) glfwSetWindowShouldClose(window, GLFW_TRUE);
 
                 frames_since_ready = app.settled() ? frames_since_ready + 1 : 0;
+                if (bench_mode && timing && frame_timer.count() >= bench_frames) {
+                    std::printf("%s\n", frame_timer.summary(view, std::nullopt).c_str());
+                    break;
+                }
+                if (bench_mode && !timing && frames_since_ready >= 3) {
+                    // Timing an error message would measure the wrong screen.
+                    if (!app.error().empty()) {
+                        std::fprintf(stderr, "headscope: %s\n", app.error().c_str());
+                        exit_code = 2;
+                        break;
+                    }
+                    timing = true;
+                } else if (bench_mode && !timing && glfwGetTime() > 600.0) {   // never hang a benchmark
+                    std::fprintf(stderr, "headscope: the result was not ready after %d frames (600 s)\n", frame);
+                    exit_code = 2;
+                    break;
+                }
                 const bool waited = glfwGetTime() >= screenshot_after;
                 const bool gave_up = glfwGetTime() > screenshot_after + 60.0;   // never hang a test
                 if (screenshot_mode && waited && (frames_since_ready >= 3 || gave_up)) {

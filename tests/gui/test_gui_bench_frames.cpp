@@ -1,0 +1,119 @@
+// `headscope --bench-frames N`: the frame timer's statistics and line (no window), and
+// the app under xvfb-run timing N settled frames and exiting with one line on stdout.
+
+#include "app/gui/frame_timer.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+#include <string>
+#include <sys/wait.h>
+
+using headscope::gui::FrameTimer;
+using headscope::test::TempDir;
+
+namespace {
+
+struct Run {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+// `args` after the app's path; `display`: under xvfb-run (the argument errors need none).
+Run run_app(const std::string& args, bool display) {
+    const TempDir dir;
+    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
+                                (display ? "xvfb-run -a -s '-screen 0 1280x800x24' " : "") + "'" HEADSCOPE_GUI "' " +
+                                args + " >'" + dir.file("out") + "' 2>'" + dir.file("err") + "' </dev/null";
+    Run run;
+    run.exit_code = exit_code_of(std::system(command.c_str()));
+    run.out = headscope::test::read_bytes(dir.file("out"));
+    run.err = headscope::test::read_bytes(dir.file("err"));
+    return run;
+}
+
+long count_lines(const std::string& text) {
+    long n = 0;
+    for (char c : text) n += c == '\n';
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("bench-frames: the timer's mean, max and nearest-rank p95, and its line") {
+    FrameTimer timer;
+    CHECK(timer.count() == 0);
+    CHECK(timer.mean_ms() == 0.0);
+    CHECK(timer.p95_ms() == 0.0);
+    // 1 .. 20 ms, out of order: p95 is the 19th smallest (ceil(0.95 * 20)).
+    for (int ms : {20, 3, 1, 2, 19, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}) timer.add(ms);
+    CHECK(timer.count() == 20);
+    CHECK(std::abs(timer.mean_ms() - 10.5) <= 1e-12);
+    CHECK(timer.max_ms() == 20.0);
+    CHECK(timer.p95_ms() == 19.0);
+    CHECK(timer.summary("model", 197) ==
+          "headscope: bench-frames: 20 frames, view model, T=197, mean 10.50 ms, max 20.00 ms, p95 19.00 ms "
+          "(CPU per frame, swap excluded)");
+    CHECK(timer.summary("matrix", std::nullopt) ==
+          "headscope: bench-frames: 20 frames, view matrix, mean 10.50 ms, max 20.00 ms, p95 19.00 ms "
+          "(CPU per frame, swap excluded)");
+
+    FrameTimer hundred;
+    for (int ms = 1; ms <= 100; ++ms) hundred.add(ms);
+    CHECK(hundred.p95_ms() == 95.0);
+    FrameTimer one;
+    one.add(2.5);
+    CHECK(one.p95_ms() == 2.5);
+    CHECK(one.max_ms() == 2.5);
+}
+
+TEST_CASE("bench-frames: start / stop measure the time between them") {
+    FrameTimer timer;
+    timer.start();
+    const auto until = FrameTimer::Clock::now() + std::chrono::milliseconds(5);
+    while (FrameTimer::Clock::now() < until) {
+    }
+    timer.stop();
+    REQUIRE(timer.count() == 1);
+    CHECK(timer.max_ms() >= 5.0);
+    CHECK(timer.max_ms() < 1000.0);
+}
+
+TEST_CASE("bench-frames: the app times N frames of the model grid and prints one line") {
+    const Run run = run_app("--bench-frames 30 --model builtin:toy-vit --view model", true);
+    INFO("stdout: " << run.out);
+    INFO("stderr: " << run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(count_lines(run.out) == 1);
+    const std::regex line(R"(headscope: bench-frames: 30 frames, view model(, T=\d+)?, mean ([0-9.]+) ms, )"
+                          R"(max ([0-9.]+) ms, p95 ([0-9.]+) ms \(CPU per frame, swap excluded\)\n)");
+    std::smatch m;
+    REQUIRE(std::regex_match(run.out, m, line));
+    const double mean = std::stod(m[2].str());
+    const double max = std::stod(m[3].str());
+    const double p95 = std::stod(m[4].str());
+    CHECK(mean > 0.0);
+    CHECK(mean <= max);
+    CHECK(p95 <= max);
+}
+
+TEST_CASE("bench-frames: a count below 1, or with --screenshot, is a one-line error") {
+    for (const char* args : {"--bench-frames 0", "--bench-frames -3", "--bench-frames many"}) {
+        const Run run = run_app(args, false);
+        INFO(args << " stderr: " << run.err);
+        CHECK(run.exit_code == 2);
+        CHECK(run.out.empty());
+        CHECK(count_lines(run.err) == 1);
+        CHECK(run.err.find("--bench-frames") != std::string::npos);
+    }
+    const Run both = run_app("--bench-frames 5 --screenshot /nonexistent/shot.png", false);
+    CHECK(both.exit_code == 2);
+    CHECK(count_lines(both.err) == 1);
+    CHECK(both.err.find("cannot be used with") != std::string::npos);
+}

@@ -284,6 +284,7 @@ void Worker::run() {
                 if (same > 0 && same < now.rows()) {
                     options.prefix_from = &last_run->trace;
                     options.prefix_rows = same;
+                    snapshot->reused_positions = same;
                 }
             }
             snapshot->trace = model->forward(snapshot->input, options);

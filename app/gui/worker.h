@@ -85,6 +85,7 @@ struct Snapshot {
     std::optional<ModelTrace> other_trace;
     std::string other_error;
     Eigen::Index resumed_at = 0;    // the first layer computed; earlier ones were reused from the last run
+    Eigen::Index reused_positions = 0;   // positions copied from the last run (text typed at the end, causal models)
     RgbImage image;                 // image models: the picture as the model saw it (input.pixels)
     double compute_ms = 0.0;        // the computation, without loading the model
     // When heads are disabled and the model has a head: intact's logits [T, V] (or

@@ -9,6 +9,7 @@
 #include "app/gui/worker.h"
 #include "core/assets.h"
 #include "core/error.h"
+#include "core/model_registry.h"
 #include "core/toy_models.h"
 #include "test_support.h"
 #include "ui/file_picker.h"
@@ -704,6 +705,43 @@ TEST_CASE("worker: toggling a head resumes at its layer, and the result equals a
     const auto other = run();
     CHECK(other->resumed_at == 0);
     CHECK(other->input_key != first->input_key);
+}
+
+TEST_CASE("worker: typing at the end of a GPT-2 text computes only the new positions, equal to a run from scratch") {
+    Worker worker;
+    Request r;
+    r.model.name = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";
+    r.text = "the cat sat";
+    const auto run = [&] {
+        const auto g = worker.submit(r);
+        REQUIRE(wait_for(worker, g));
+        REQUIRE(worker.latest());
+        REQUIRE(worker.latest()->generation == g);
+        return worker.latest();
+    };
+    const auto first = run();
+    CHECK(first->reused_positions == 0);
+    r.text = "the cat sat on the mat";
+    const auto typed = run();
+    const auto T = typed->input.embeddings.rows();
+    CHECK(typed->reused_positions > 0);
+    CHECK(typed->reused_positions < T);
+    const auto model = open_model(r.model.name, ToyConfig{});
+    RunOptions options;
+    options.detail = TraceDetail::all_stages;
+    const ModelTrace fresh = model->forward(typed->input, options);
+    CHECK((typed->trace.logits - fresh.logits).cwiseAbs().maxCoeff() < 1e-4f);
+    for (std::size_t l = 0; l < fresh.layers.size(); ++l) {
+        for (std::size_t h = 0; h < fresh.layers[l].heads.size(); ++h) {
+            CHECK((typed->trace.layers[l].heads[h].weights - fresh.layers[l].heads[h].weights).cwiseAbs().maxCoeff() < 1e-6f);
+            CHECK((typed->trace.layers[l].heads[h].scores - fresh.layers[l].heads[h].scores).cwiseAbs().maxCoeff() < 1e-5f);
+        }
+    }
+    REQUIRE(typed->metrics.size() == first->metrics.size());
+    // An edit in the middle changes an early position: nothing after it is reused.
+    r.text = "a cat sat on the mat";
+    const auto edited = run();
+    CHECK(edited->reused_positions == 0);
 }
 
 TEST_CASE("background jobs: results by key, a cancel sticks until restarted, forget drops a running job's result") {

@@ -189,6 +189,7 @@ void AppWindow::save_recent() {
 
 bool AppWindow::settled() const {
     return has_request_ && !worker_.busy() && !scan_jobs_.busy() && !view_jobs_.busy() && !scan_on_first_result_ && !showcase_on_first_result_ &&
+           textures_.caught_up() &&
            worker_.answered() == submitted_ &&
            (!error_.empty() || (shown_ && shown_->generation == submitted_));
 }
@@ -247,6 +248,7 @@ void AppWindow::handle_keys() {
 }
 
 void AppWindow::draw() {
+    textures_.begin_frame();
     handle_keys();
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);

@@ -39,6 +39,10 @@ public:
     // is in: a first launch opens on a learned head doing something, not on head 0.0.
     void select_showcase_head_when_ready() { showcase_on_first_result_ = true; }
 
+    // Switches a head off, or on again, as its switch in the controls does
+    // (--bench-recompute); a head the model lacks is ignored.
+    void toggle_head(int layer, int head) { toggle_disabled(state_, layer, head); }
+
     // True once the newest request has been answered and its result (or error) is shown,
     // and no analysis for it is still running.
     bool settled() const;

@@ -44,4 +44,14 @@ std::string FrameTimer::summary(std::string_view view, std::optional<long> token
     return line;
 }
 
+std::string while_recomputing(const std::string& summary, int recomputes, double max_ms) {
+    std::string line = summary;
+    const auto swap_note = line.rfind(" (CPU per frame, swap excluded)");
+    if (swap_note != std::string::npos) line.erase(swap_note);
+    char tail[160];
+    std::snprintf(tail, sizeof tail, " (whole frames, swap included), %d recomputes, lowest %.1f fps (slowest frame %.1f ms)",
+                  recomputes, max_ms > 0.0 ? 1000.0 / max_ms : 0.0, max_ms);
+    return line + tail;
+}
+
 } // namespace headscope::gui

@@ -39,4 +39,9 @@ private:
     std::vector<double> samples_ms_;
 };
 
+// --bench-recompute: the summary line (whose times then include the swap), with how many
+// recomputes ran during the frames and the lowest frame rate: "..., 41 recomputes, lowest
+// 52.3 fps (slowest frame 19.1 ms)".
+std::string while_recomputing(const std::string& summary, int recomputes, double max_ms);
+
 } // namespace headscope::gui

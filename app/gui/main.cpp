@@ -132,6 +132,11 @@ int main(int argc, char** argv) {
     cli.add_option("--bench-frames", bench_frames,
                    "Once the first result is shown, time N frames (CPU, swap excluded), print one line and exit")
         ->check(CLI::Range(1, 1000000));
+    bool bench_recompute = false;
+    cli.add_flag("--bench-recompute", bench_recompute,
+                 "With --bench-frames: keep the worker recomputing (head 0.0 switched off and on again each time "
+                 "a result is in) and time whole frames, swap included: the frame rate while recomputing")
+        ->needs(cli.get_option("--bench-frames"));
     int width = 0;
     int height = 0;
     try {
@@ -231,13 +236,15 @@ int main(int argc, char** argv) {
         // --bench-frames: the frames after the same settling are timed.
         gui::FrameTimer frame_timer;
         bool timing = false;
+        int recomputes = 0;   // --bench-recompute: requests made while timing
         try {
             for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
                 if (!screenshot_mode && !soak && !bench_mode && glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
                     glfwWaitEvents();   // sleep while minimised
                     continue;
                 }
-                if (timing) frame_timer.start();
+                const bool timed_frame = timing;   // timing may begin halfway through this frame
+                if (timed_frame) frame_timer.start();
                 glfwPollEvents();
                 app.update();
 
@@ -254,14 +261,23 @@ int main(int argc, char** argv) {
                 glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
                 glClear(GL_COLOR_BUFFER_BIT);
                 ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-                if (timing) frame_timer.stop();
+                if (timed_frame && !bench_recompute) frame_timer.stop();
                 // --soak: the next action once this frame is drawn; done: closed as by the user.
                 if (soak && soak->after_frame()) glfwSetWindowShouldClose(window, GLFW_TRUE);
 
                 frames_since_ready = app.settled() ? frames_since_ready + 1 : 0;
                 if (bench_mode && timing && frame_timer.count() >= bench_frames) {
-                    std::printf("%s\n", frame_timer.summary(view, std::nullopt).c_str());
+                    std::string line = frame_timer.summary(view, std::nullopt);
+                    if (bench_recompute) {
+                        line = gui::while_recomputing(line, recomputes, frame_timer.max_ms());
+                    }
+                    std::printf("%s\n", line.c_str());
                     break;
+                }
+                // --bench-recompute: as soon as a result is in, ask for the next one.
+                if (bench_recompute && timing && app.settled()) {
+                    app.toggle_head(0, 0);
+                    ++recomputes;
                 }
                 if (bench_mode && !timing && frames_since_ready >= 3) {
                     // Timing an error message would measure the wrong screen.
@@ -296,6 +312,7 @@ int main(int argc, char** argv) {
                     break;
                 }
                 glfwSwapBuffers(window);
+                if (timed_frame && bench_recompute) frame_timer.stop();
             }
         } catch (const std::exception& e) {
             if (!soak) throw;

@@ -3,6 +3,9 @@
 #include "core/error.h"
 #include "core/model_registry.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -159,6 +162,10 @@ std::optional<ModelChoice> Worker::model_in_use() const {
 }
 
 void Worker::run() {
+    // Computing yields to drawing: the forward runs on every core (core/parallel.h), and
+    // the window must keep 30 fps meanwhile. The threads this one starts for a forward
+    // inherit its lower priority (Linux keeps a nice value per thread).
+    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
     // The model is kept between requests while its choice does not change; so are the
     // labels of its logit columns, the intact run of the last ablated input, and the last
     // run (to resume when only the disabled heads of later layers changed).

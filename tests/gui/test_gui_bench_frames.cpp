@@ -103,6 +103,28 @@ TEST_CASE("bench-frames: the app times N frames of the model grid and prints one
     CHECK(p95 <= max);
 }
 
+TEST_CASE("bench-frames --bench-recompute: frames timed whole while the worker keeps recomputing") {
+    const Run run = run_app("--bench-frames 60 --bench-recompute --model builtin:toy-vit --view model", true);
+    INFO("stdout: " << run.out);
+    INFO("stderr: " << run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(count_lines(run.out) == 1);
+    const std::regex line(R"(headscope: bench-frames: 60 frames, view model(, T=\d+)?, mean ([0-9.]+) ms, max ([0-9.]+) ms, )"
+                          R"(p95 ([0-9.]+) ms \(whole frames, swap included\), (\d+) recomputes, )"
+                          R"(lowest ([0-9.]+) fps \(slowest frame ([0-9.]+) ms\)\n)");
+    std::smatch m;
+    REQUIRE(std::regex_match(run.out, m, line));
+    CHECK(std::stoi(m[5].str()) >= 1);   // the toy model recomputes within a few frames
+    const double max = std::stod(m[3].str());
+    CHECK(std::stod(m[7].str()) == doctest::Approx(max).epsilon(0.01));
+    CHECK(std::stod(m[6].str()) == doctest::Approx(1000.0 / max).epsilon(0.01));
+    // Without --bench-frames it is refused in one line.
+    const Run alone = run_app("--bench-recompute", false);
+    CHECK(alone.exit_code == 2);
+    CHECK(count_lines(alone.err) == 1);
+    CHECK(alone.err.find("--bench-recompute") != std::string::npos);
+}
+
 TEST_CASE("bench-frames: a count below 1, or with --screenshot, is a one-line error") {
     for (const char* args : {"--bench-frames 0", "--bench-frames -3", "--bench-frames many"}) {
         const Run run = run_app(args, false);

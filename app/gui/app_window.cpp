@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace headscope::gui {
 
@@ -89,7 +90,7 @@ void AppWindow::update() {
         const bool new_model = !shown_ || shown_->info.name != latest->info.name ||
                                shown_->info.n_layers != latest->info.n_layers || shown_->info.n_heads != latest->info.n_heads;
         const bool other_folder = !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
-        shown_ = latest;
+        worker_.dispose(std::exchange(shown_, latest));
         if (new_model) {
             fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
             scan_jobs_.forget_results();

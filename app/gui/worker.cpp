@@ -117,6 +117,15 @@ std::uint64_t Worker::submit(Request request) {
     return generation;
 }
 
+void Worker::dispose(std::shared_ptr<const Snapshot> old) {
+    if (!old) return;
+    {
+        std::lock_guard lock(mutex_);
+        disposed_.push_back(std::move(old));
+    }
+    wake_.notify_all();
+}
+
 std::shared_ptr<const Snapshot> Worker::latest() const {
     std::lock_guard lock(mutex_);
     return latest_;
@@ -178,14 +187,22 @@ void Worker::run() {
     std::shared_ptr<const Snapshot> last_run;
     for (;;) {
         std::pair<std::uint64_t, Request> job;
+        std::vector<std::shared_ptr<const Snapshot>> done;   // results the window let go of
+        bool has_job = false;
         {
             std::unique_lock lock(mutex_);
-            wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+            wake_.wait(lock, [this] { return stop_ || pending_.has_value() || !disposed_.empty(); });
             if (stop_) return;
-            job = std::move(*pending_);
-            pending_.reset();
-            running_ = true;
+            done.swap(disposed_);
+            if (pending_.has_value()) {
+                has_job = true;
+                job = std::move(*pending_);
+                pending_.reset();
+                running_ = true;
+            }
         }
+        done.clear();   // freed here, outside the lock, not on the window's thread
+        if (!has_job) continue;
         // Named references, not a structured binding: clang 14 cannot capture those in lambdas.
         const auto& generation = job.first;
         const Request& request = job.second;

@@ -139,6 +139,10 @@ public:
     // Stops the model load in progress (no effect when none is): its request is answered
     // with Failure::load_cancelled and the worker keeps the model it had.
     void cancel_load();
+    // Lets the worker thread free a result the window no longer shows: a GPT-2 run at
+    // 1024 tokens holds gigabytes, and giving them back to the kernel took the window's
+    // thread a visible pause.
+    void dispose(std::shared_ptr<const Snapshot> old);
     // The model the worker holds (the last one that loaded), if any.
     std::optional<ModelChoice> model_in_use() const;
 
@@ -149,6 +153,7 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     std::optional<std::pair<std::uint64_t, Request>> pending_;
+    std::vector<std::shared_ptr<const Snapshot>> disposed_;   // freed on the worker thread
     bool running_ = false;
     bool stop_ = false;
     std::uint64_t next_generation_ = 1;

@@ -39,6 +39,15 @@ bool wait_for(const Worker& worker, std::uint64_t generation) {
     return false;
 }
 
+// Submits `r` and returns its result, once the worker has answered it.
+std::shared_ptr<const Snapshot> result_of(Worker& worker, const Request& r) {
+    const auto g = worker.submit(r);
+    REQUIRE(wait_for(worker, g));
+    REQUIRE(worker.latest());
+    REQUIRE(worker.latest()->generation == g);
+    return worker.latest();
+}
+
 } // namespace
 
 TEST_CASE("app state: views by name, fitting to a model, stepping and toggling") {
@@ -669,13 +678,7 @@ TEST_CASE("worker: toggling a head resumes at its layer, and the result equals a
     r.model.name = "builtin:toy-text";
     r.model.config.n_layers = 3;
     r.text = "the cat sat on the mat";
-    const auto run = [&] {
-        const auto g = worker.submit(r);
-        REQUIRE(wait_for(worker, g));
-        REQUIRE(worker.latest());
-        REQUIRE(worker.latest()->generation == g);
-        return worker.latest();
-    };
+    const auto run = [&] { return result_of(worker, r); };
     const auto first = run();
     CHECK(first->resumed_at == 0);
     REQUIRE(first->metrics.size() == 12);
@@ -712,13 +715,7 @@ TEST_CASE("worker: typing at the end of a GPT-2 text computes only the new posit
     Request r;
     r.model.name = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";
     r.text = "the cat sat";
-    const auto run = [&] {
-        const auto g = worker.submit(r);
-        REQUIRE(wait_for(worker, g));
-        REQUIRE(worker.latest());
-        REQUIRE(worker.latest()->generation == g);
-        return worker.latest();
-    };
+    const auto run = [&] { return result_of(worker, r); };
     const auto first = run();
     CHECK(first->reused_positions == 0);
     r.text = "the cat sat on the mat";

@@ -63,12 +63,18 @@ void WeightMatrix::multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* 
     // One block of y: rows [r, r + nr) x columns [c, c + nc).
     const auto block = [&](Eigen::Index r, Eigen::Index nr, Eigen::Index c, Eigen::Index nc) {
         auto out = y.block(r, c, nr, nc);
-        if (transposed_) {
-            gemm(1.0f, x.middleRows(r, nr), w.middleCols(c, nc), Transpose::no, out);   // the memory is W^T already
-        } else {
-            gemm(1.0f, x.middleRows(r, nr), w.middleRows(c, nc), Transpose::yes, out);
+        // A bias is laid down first and the product added onto it: one pass over y, where
+        // clearing it for the product and adding the bias after would be three.
+        Output output = Output::overwrite;
+        if (bias != nullptr) {
+            out.rowwise() = bias->segment(c, nc).transpose();
+            output = Output::accumulate;
         }
-        if (bias != nullptr) out.rowwise() += bias->segment(c, nc).transpose();
+        if (transposed_) {
+            gemm(1.0f, x.middleRows(r, nr), w.middleCols(c, nc), Transpose::no, out, output);   // the memory is W^T already
+        } else {
+            gemm(1.0f, x.middleRows(r, nr), w.middleRows(c, nc), Transpose::yes, out, output);
+        }
     };
     const double flops = 2.0 * static_cast<double>(T) * static_cast<double>(rows_) * static_cast<double>(cols_);
     // Threads share the larger side: output columns (each reads all of x and its own

@@ -71,6 +71,7 @@ ImportanceScan importance_scan(const Model& model, const ModelInput& input, cons
     intact_options.disabled_heads.clear();
     intact_options.resume_from = nullptr;
     intact_options.detail = TraceDetail::weights;
+    intact_options.stages_layer = -1;   // the scan compares outputs; no stage is read
     intact_options.keep_layer_inputs = true;
     const ModelTrace intact = model.forward(input, intact_options);
 
@@ -80,6 +81,7 @@ ImportanceScan importance_scan(const Model& model, const ModelInput& input, cons
     const double total = static_cast<double>(info.n_layers * info.n_heads);
     RunOptions ablated_options = options;
     ablated_options.detail = TraceDetail::weights;
+    ablated_options.stages_layer = -1;
     ablated_options.keep_layer_inputs = false;
     ablated_options.resume_from = &intact;
     ablated_options.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),

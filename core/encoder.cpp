@@ -27,11 +27,10 @@ ModelTrace encoder_forward(const ModelInfo& info, const EncoderStack& stack, Mat
     trace.layers.reserve(stack.blocks.size());
     AttentionOptions attention_options;
     attention_options.keep = mask;
-    attention_options.detail = options.detail;
     for (auto l = static_cast<std::size_t>(resume_layers(info, options, trace, x)); l < stack.blocks.size(); ++l) {
         const EncoderBlock& block = stack.blocks[l];
         note_layer_input(options, trace, x);
-        attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
+        set_layer_options(options, l, attention_options);
         trace.layers.push_back(attention_forward(block.attn, layer_norm_forward(block.ln1, x), attention_options));
         x += trace.layers.back().output;
         x += mlp_forward(block.mlp, layer_norm_forward(block.ln2, x));

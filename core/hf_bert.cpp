@@ -268,7 +268,7 @@ ModelTrace HfBertModel::forward(const ModelInput& input, const RunOptions& optio
     for (auto l = static_cast<std::size_t>(resume_layers(info_, options, trace, x)); l < weights_.layers.size(); ++l) {
         const HfBertLayerWeights& layer = weights_.layers[l];
         note_layer_input(options, trace, x);
-        attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
+        set_layer_options(options, l, attention_options);
         trace.layers.push_back(attention_forward(layer.attention, x, attention_options));
         // Post-LN: the residual sum is normalised, after attention and after the MLP.
         x = layer_norm_forward(layer.attention_norm, x + trace.layers.back().output);

@@ -171,7 +171,7 @@ ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& optio
     for (auto l = static_cast<std::size_t>(resume_layers(info_, options, trace, x)); l < weights_.layers.size(); ++l) {
         const HfGpt2LayerWeights& layer = weights_.layers[l];
         note_layer_input(options, trace, x);
-        attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
+        set_layer_options(options, l, attention_options);
         trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.ln_1, x), attention_options));
         x += trace.layers.back().output;
         mlp_forward_inplace(layer, x);
@@ -206,13 +206,14 @@ ModelTrace HfGpt2Model::forward_after_prefix(const ModelInput& input, const RunO
         const HfGpt2LayerWeights& layer = weights_.layers[l];
         const Matrix all_positions = stack_rows(kept.layer_inputs[l], p, x);   // [T, E]
         note_layer_input(options, trace, all_positions);
-        attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
+        set_layer_options(options, l, attention_options);
         const Matrix normed = layer_norm_forward(layer.ln_1, all_positions);
         // The new positions' queries against every position's keys and values.
         const AttentionTrace computed =
             attention_forward(layer.attention, normed.bottomRows(T - p), normed, attention_options);
         x += computed.output;
-        trace.layers.push_back(join_prefix(kept.layers[l], computed, p, trace.mask, options.detail));
+        const TraceDetail detail = options.detail_at(static_cast<Eigen::Index>(l));
+        trace.layers.push_back(join_prefix(kept.layers[l], computed, p, trace.mask, detail));
         mlp_forward_inplace(layer, x);
     }
     trace.hidden = stack_rows(kept.hidden, p, layer_norm_forward(weights_.ln_f, x));

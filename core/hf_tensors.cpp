@@ -216,7 +216,6 @@ AttentionOptions hf_begin_forward(const ModelInfo& info, const ModelInput& input
     trace.mask = run_mask(info, options, T);
     AttentionOptions attention_options;
     attention_options.keep = trace.mask;
-    attention_options.detail = options.detail;
     return attention_options;
 }
 

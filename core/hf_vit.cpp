@@ -267,12 +267,11 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
     trace.mask = run_mask(info_, options, T);
     AttentionOptions attention_options;
     attention_options.keep = trace.mask;
-    attention_options.detail = options.detail;
     Matrix x = input.embeddings;   // [T, E]
     for (auto l = static_cast<std::size_t>(resume_layers(info_, options, trace, x)); l < weights_.layers.size(); ++l) {
         const HfVitLayerWeights& layer = weights_.layers[l];
         note_layer_input(options, trace, x);
-        attention_options.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
+        set_layer_options(options, l, attention_options);
         trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.layernorm_before, x),
                                                  attention_options));
         x += trace.layers.back().output;

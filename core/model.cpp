@@ -62,6 +62,11 @@ Eigen::Index resume_layers(const ModelInfo& info, const RunOptions& options, Mod
                            (!trace.mask || (from->mask->rows() == trace.mask->rows() &&
                                             from->mask->cols() == trace.mask->cols() && (*from->mask == *trace.mask).all()));
     if (!same_mask) throw Error(info.name + ": the run to resume from had another attention mask");
+    for (Eigen::Index copied = 0; copied < l; ++copied) {
+        if (detail_of(from->layers[static_cast<std::size_t>(copied)]) != options.detail_at(copied)) {
+            throw Error(info.name + ": the run to resume from kept another detail at layer " + std::to_string(copied));
+        }
+    }
     trace.layers.assign(from->layers.begin(), from->layers.begin() + l);
     if (options.keep_layer_inputs) trace.layer_inputs.assign(from->layer_inputs.begin(), from->layer_inputs.begin() + l);
     x = from->layer_inputs[l];
@@ -70,6 +75,15 @@ Eigen::Index resume_layers(const ModelInfo& info, const RunOptions& options, Mod
 
 void note_layer_input(const RunOptions& options, ModelTrace& trace, const Matrix& x) {
     if (options.keep_layer_inputs) trace.layer_inputs.push_back(x);
+}
+
+void set_layer_options(const RunOptions& options, std::size_t l, AttentionOptions& attention) {
+    attention.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
+    attention.detail = options.detail_at(static_cast<Eigen::Index>(l));
+}
+
+TraceDetail detail_of(const AttentionTrace& layer) {
+    return !layer.heads.empty() && layer.heads[0].scores.size() != 0 ? TraceDetail::all_stages : TraceDetail::weights;
 }
 
 } // namespace headscope

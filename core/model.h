@@ -74,7 +74,14 @@ struct RunOptions {
     std::optional<bool> causal;                    // overrides ModelInfo::causal
     OptionalMask keep;                             // [T, T] pairs allowed, ANDed with the causal mask
     std::vector<std::vector<bool>> disabled_heads;  // [L][H] or empty: ablated heads
-    TraceDetail detail = TraceDetail::weights;
+    TraceDetail detail = TraceDetail::weights;    // every layer's
+    // One layer that keeps every stage (TraceDetail::all_stages) whatever `detail` says;
+    // -1: none. The window's Stages view shows one layer's stages, and keeping them for
+    // all layers would triple the memory of a run (three [T, T] matrices per head).
+    Eigen::Index stages_layer = -1;
+    TraceDetail detail_at(Eigen::Index layer) const {
+        return layer == stages_layer ? TraceDetail::all_stages : detail;
+    }
     // Keep the residual stream entering each layer (ModelTrace::layer_inputs), so a later
     // run can resume from it.
     bool keep_layer_inputs = false;
@@ -147,6 +154,10 @@ OptionalMask run_mask(const ModelInfo& info, const RunOptions& options, Eigen::I
 Eigen::Index resume_layers(const ModelInfo& info, const RunOptions& options, ModelTrace& trace, Matrix& x);
 // Called as each computed layer begins: keeps `x` when RunOptions::keep_layer_inputs asks.
 void note_layer_input(const RunOptions& options, ModelTrace& trace, const Matrix& x);
+// Sets what differs per layer in `attention` (its disabled heads and its detail) to layer l's.
+void set_layer_options(const RunOptions& options, std::size_t l, AttentionOptions& attention);
+// Whether a kept layer holds every stage (TraceDetail::all_stages) or the maps only.
+TraceDetail detail_of(const AttentionTrace& layer);
 
 // Checks `disabled` against the model's shape ([L][H] or empty); throws otherwise.
 void check_disabled_heads(const ModelInfo& info, const std::vector<std::vector<bool>>& disabled);

@@ -22,9 +22,11 @@ void check_prefix_reuse(const ModelInfo& info, const RunOptions& options, const 
         kept->hidden.rows() < p || (kept->logits.size() != 0 && kept->logits.rows() < p)) {
         throw Error(who + "the kept run did not keep every layer's input for those positions");
     }
-    const bool all_stages = options.detail == TraceDetail::all_stages;
-    if (kept->layers[0].heads.empty() || (kept->layers[0].heads[0].scores.size() != 0) != all_stages) {
-        throw Error(who + "the kept run was computed at another detail");
+    for (Eigen::Index l = 0; l < info.n_layers; ++l) {
+        const AttentionTrace& layer = kept->layers[static_cast<std::size_t>(l)];
+        if (layer.heads.empty() || detail_of(layer) != options.detail_at(l)) {
+            throw Error(who + "the kept run was computed at another detail (layer " + std::to_string(l) + ")");
+        }
     }
     if (!mask) {
         throw Error(who + "without a causal mask every position sees the changed ones");

@@ -51,6 +51,7 @@ Request make_request(const AppState& state) {
     r.disabled_heads = state.disabled_heads;
     r.also_flip_causal = state.view == View::compare && state.compare_mode == CompareMode::mask_on_off;
     r.forbidden = state.forbidden;
+    if (state.view == View::stages) r.stages_layer = state.layer;
     if (state.view == View::compare && state.compare_mode == CompareMode::two_inputs) {
         r.compare_text = state.compare_text;
         r.compare_image_path = state.compare_image_path;

@@ -890,6 +890,12 @@ void AppWindow::draw_stages_view() {
     const AttentionTrace& layer = shown_->trace.layers[static_cast<std::size_t>(state_.layer)];
     const HeadTrace& head = layer.heads[static_cast<std::size_t>(state_.head)];
     ImGui::Text("Head %d.%d, step by step", state_.layer, state_.head);
+    if (detail_of(layer) != TraceDetail::all_stages) {
+        // A run keeps the stages of the layer this view shows only (a third of the
+        // memory otherwise); the request for this layer's is on its way.
+        ImGui::TextDisabled("Computing layer %d's stages...", state_.layer);
+        return;
+    }
     colour_legend(Colormap::coolwarm, "-max |value|", "+max |value|", false);
     ImGui::SameLine();
     colour_legend(state_.colormap, "softmax 0", "1");

@@ -3,8 +3,7 @@
 #include "core/error.h"
 #include "core/model_registry.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -172,9 +171,13 @@ std::optional<ModelChoice> Worker::model_in_use() const {
 
 void Worker::run() {
     // Computing yields to drawing: the forward runs on every core (core/parallel.h), and
-    // the window must keep 30 fps meanwhile. The threads this one starts for a forward
-    // inherit its lower priority (Linux keeps a nice value per thread).
-    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+    // the window must keep 30 fps meanwhile. SCHED_IDLE, not a nice value: a thread of the
+    // window that wakes preempts it at once, where nice 10 still let a frame wait behind
+    // it (software rendering: slowest frame 48 ms at nice 10, 28-33 ms idle; see
+    // docs/performance.md). The threads this one starts for a forward inherit the policy.
+    // The cost: other busy programs on the machine come first as well.
+    sched_param idle{};
+    (void)::sched_setscheduler(0, SCHED_IDLE, &idle);
     // The model is kept between requests while its choice does not change; so are the
     // labels of its logit columns, the intact run of the last ablated input, and the last
     // run (to resume when only the disabled heads of later layers changed).
@@ -280,21 +283,32 @@ void Worker::run() {
                 options.disabled_heads = request.disabled_heads;
             }
             snapshot->ablated = any_disabled(options.disabled_heads);
+            // Every stage of one layer, when the Stages view shows it; the maps only elsewhere.
+            if (request.stages_layer && *request.stages_layer >= 0 && *request.stages_layer < snapshot->info.n_layers) {
+                options.stages_layer = *request.stages_layer;
+            }
             snapshot->options = options;
-            options.detail = TraceDetail::all_stages;
             options.keep_layer_inputs = true;
             RunKey key{snapshot->input.embeddings, snapshot->causal, request.forbidden};
             snapshot->input_key = input_key_text(request.model, key);
             // Toggling a head redoes only its layer and those after it.
             if (last_run && last_key && *last_key == key &&
                 static_cast<Eigen::Index>(last_run->trace.layer_inputs.size()) == snapshot->info.n_layers) {
-                const Eigen::Index first = first_changed_layer(last_run->options.disabled_heads, options.disabled_heads,
-                                                               snapshot->info.n_layers);
+                Eigen::Index first = first_changed_layer(last_run->options.disabled_heads, options.disabled_heads,
+                                                         snapshot->info.n_layers);
+                // A layer whose stages were kept, or now are, changes too.
+                const Eigen::Index had = last_run->options.stages_layer;
+                if (had != options.stages_layer) {
+                    for (const Eigen::Index l : {had, options.stages_layer}) {
+                        if (l >= 0) first = std::min(first, l);
+                    }
+                }
                 options.resume_from = &last_run->trace;
                 options.resume_layer = std::min(first, snapshot->info.n_layers - 1);
                 snapshot->resumed_at = options.resume_layer;
             } else if (last_run && last_key && snapshot->causal && last_key->causal && request.forbidden.empty() &&
                        last_key->forbidden.empty() && last_run->options.disabled_heads == options.disabled_heads &&
+                       last_run->options.stages_layer == options.stages_layer &&
                        static_cast<Eigen::Index>(last_run->trace.layer_inputs.size()) == snapshot->info.n_layers) {
                 // Text typed or edited at its end, on a causal model: the positions before
                 // the first changed one are the last run's (GPT-2 computes only the rest).
@@ -315,6 +329,7 @@ void Worker::run() {
             options.resume_from = nullptr;
             options.prefix_from = nullptr;
             options.keep_layer_inputs = false;
+            options.stages_layer = -1;   // the runs below show maps only
             const Matrix& logits = snapshot->trace.logits;
             if (logits.size() != 0) {
                 if (!output_labels || static_cast<Eigen::Index>(output_labels->size()) != logits.cols()) {
@@ -331,7 +346,6 @@ void Worker::run() {
                 if (!intact_trace || !intact_key || !(*intact_key == key)) {
                     RunOptions intact = options;
                     intact.disabled_heads.clear();
-                    intact.detail = TraceDetail::weights;
                     intact_trace = std::make_shared<const ModelTrace>(model->forward(snapshot->input, intact));
                     intact_key = key;
                 }
@@ -341,7 +355,6 @@ void Worker::run() {
             }
             if (request.also_flip_causal) {
                 options.causal = !snapshot->causal;
-                options.detail = TraceDetail::weights;
                 snapshot->flipped = model->forward(snapshot->input, options);
             }
             // Layers before the resumed one have the maps of the last run: so do their metrics.
@@ -362,7 +375,6 @@ void Worker::run() {
                     RunOptions other_options = options;
                     other_options.causal = snapshot->causal;
                     other_options.keep.reset();   // the custom mask belongs to input A's positions
-                    other_options.detail = TraceDetail::weights;
                     snapshot->other_trace = model->forward(other, other_options);
                     snapshot->other_input = std::move(other);
                 } catch (const Error& e) {

@@ -54,6 +54,9 @@ struct Request {
     // picture (image models) with the same model and options. Empty: not asked.
     std::string compare_text;
     std::string compare_image_path;
+    // The layer whose every stage (q, k, v, scores, ...) to keep, for the Stages view;
+    // unset: the maps only, a third of the memory.
+    std::optional<int> stages_layer;
     bool operator==(const Request& other) const = default;
 };
 

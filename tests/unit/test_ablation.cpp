@@ -105,6 +105,42 @@ TEST_CASE("resume: refused in one line when the run to resume from does not fit"
     CHECK_THROWS_WITH_AS(model->forward(longer, options), doctest::Contains("did not keep"), Error);
     options.causal = true;   // the kept run had no mask
     CHECK_THROWS_WITH_AS(model->forward(input, options), doctest::Contains("another attention mask"), Error);
+    options.causal.reset();
+    options.resume_layer = 1;
+    options.stages_layer = 0;   // layer 0 would be copied, but the kept run has its maps only
+    CHECK_THROWS_WITH_AS(model->forward(input, options), doctest::Contains("another detail at layer 0"), Error);
+}
+
+TEST_CASE("stages layer: that layer keeps every stage, equal to an all-stages run; the others keep their maps only") {
+    ToyConfig config;
+    config.n_layers = 3;
+    const auto model = make_toy_text(config);
+    const ModelInput input = model->encode_text("the cat sat on the mat");
+    RunOptions all;
+    all.detail = TraceDetail::all_stages;
+    all.causal = true;
+    const ModelTrace expected = model->forward(input, all);
+    RunOptions one;
+    one.causal = true;
+    one.stages_layer = 1;
+    const ModelTrace got = model->forward(input, one);
+    REQUIRE(got.layers.size() == 3);
+    CHECK(max_difference(got.hidden, expected.hidden) == 0.0f);
+    for (std::size_t l = 0; l < 3; ++l) {
+        CAPTURE(l);
+        CHECK(detail_of(got.layers[l]) == (l == 1 ? TraceDetail::all_stages : TraceDetail::weights));
+        CHECK(got.layers[l].input.size() == (l == 1 ? expected.layers[l].input.size() : 0));
+        for (std::size_t h = 0; h < got.layers[l].heads.size(); ++h) {
+            const HeadTrace& a = got.layers[l].heads[h];
+            const HeadTrace& b = expected.layers[l].heads[h];
+            CHECK(max_difference(a.weights, b.weights) == 0.0f);
+            if (l != 1) continue;
+            CHECK(max_difference(a.q, b.q) == 0.0f);
+            CHECK(max_difference(a.scores, b.scores) == 0.0f);
+            CHECK((a.masked.array().isInf() == b.masked.array().isInf()).all());
+            CHECK(max_difference(a.context, b.context) == 0.0f);
+        }
+    }
 }
 
 TEST_CASE("output change: KL divergence and relative change by hand") {

@@ -83,6 +83,9 @@ TEST_CASE("app state: views by name, fitting to a model, stepping and toggling")
     s.view = View::compare;
     s.compare_mode = CompareMode::mask_on_off;
     CHECK(make_request(s).also_flip_causal);
+    CHECK_FALSE(make_request(s).stages_layer.has_value());   // only the Stages view asks for stages
+    s.view = View::stages;
+    CHECK(make_request(s).stages_layer == std::optional<int>(s.layer));
 }
 
 TEST_CASE("app state: the showcase head is the most nameable one (induction, then previous token, then by score)") {
@@ -710,11 +713,52 @@ TEST_CASE("worker: toggling a head resumes at its layer, and the result equals a
     CHECK(other->input_key != first->input_key);
 }
 
+TEST_CASE("worker: a run keeps the stages of the layer the Stages view shows only; another layer resumes from the lower one") {
+    Worker worker;
+    Request r;
+    r.model.name = "builtin:toy-text";
+    r.text = "the cat sat on the mat";
+    const auto run = [&] { return result_of(worker, r); };
+    const auto none = run();
+    for (const AttentionTrace& layer : none->trace.layers) CHECK(detail_of(layer) == TraceDetail::weights);
+    const auto model = open_model(r.model.name, ToyConfig{});
+    RunOptions all;
+    all.detail = TraceDetail::all_stages;
+    const ModelTrace fresh = model->forward(none->input, all);
+    const Eigen::Index L = none->info.n_layers;
+    REQUIRE(L >= 2);
+    for (const int shown : {static_cast<int>(L) - 1, 0}) {
+        r.stages_layer = shown;
+        const auto staged = run();
+        // From the lower of the layers whose stages were kept and are now.
+        CHECK(staged->resumed_at == shown);
+        for (Eigen::Index l = 0; l < L; ++l) {
+            const AttentionTrace& layer = staged->trace.layers[static_cast<std::size_t>(l)];
+            CHECK(detail_of(layer) == (l == shown ? TraceDetail::all_stages : TraceDetail::weights));
+            for (std::size_t h = 0; h < layer.heads.size(); ++h) {
+                const HeadTrace& expected = fresh.layers[static_cast<std::size_t>(l)].heads[h];
+                CHECK((layer.heads[h].weights - expected.weights).cwiseAbs().maxCoeff() < 1e-6f);
+                if (l == shown) {
+                    CHECK((layer.heads[h].scores - expected.scores).cwiseAbs().maxCoeff() < 1e-5f);
+                    CHECK((layer.heads[h].masked.array().isInf() == expected.masked.array().isInf()).all());
+                    CHECK((layer.heads[h].v - expected.v).cwiseAbs().maxCoeff() < 1e-5f);
+                    CHECK((layer.heads[h].context - expected.context).cwiseAbs().maxCoeff() < 1e-5f);
+                }
+            }
+        }
+    }
+    // Another view: the maps only again.
+    r.stages_layer.reset();
+    const auto after = run();
+    for (const AttentionTrace& layer : after->trace.layers) CHECK(detail_of(layer) == TraceDetail::weights);
+}
+
 TEST_CASE("worker: typing at the end of a GPT-2 text computes only the new positions, equal to a run from scratch") {
     Worker worker;
     Request r;
     r.model.name = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";
     r.text = "the cat sat";
+    r.stages_layer = 1;   // the Stages view is open on layer 1: its stages are joined too
     const auto run = [&] { return result_of(worker, r); };
     const auto first = run();
     CHECK(first->reused_positions == 0);
@@ -731,7 +775,12 @@ TEST_CASE("worker: typing at the end of a GPT-2 text computes only the new posit
     for (std::size_t l = 0; l < fresh.layers.size(); ++l) {
         for (std::size_t h = 0; h < fresh.layers[l].heads.size(); ++h) {
             CHECK((typed->trace.layers[l].heads[h].weights - fresh.layers[l].heads[h].weights).cwiseAbs().maxCoeff() < 1e-6f);
-            CHECK((typed->trace.layers[l].heads[h].scores - fresh.layers[l].heads[h].scores).cwiseAbs().maxCoeff() < 1e-5f);
+            if (l == 1) {
+                CHECK((typed->trace.layers[l].heads[h].scores - fresh.layers[l].heads[h].scores).cwiseAbs().maxCoeff() < 1e-5f);
+                CHECK((typed->trace.layers[l].heads[h].q - fresh.layers[l].heads[h].q).cwiseAbs().maxCoeff() < 1e-5f);
+            } else {
+                CHECK(typed->trace.layers[l].heads[h].scores.size() == 0);   // maps only
+            }
         }
     }
     REQUIRE(typed->metrics.size() == first->metrics.size());

@@ -115,27 +115,24 @@ void softmax_rows(MatrixRef scores, const Mask* allowed) {
     }
 }
 
-AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& x_kv,
-                                 const AttentionOptions& options) {
-    w.validate();
-    const Eigen::Index H = w.n_heads;
-    const Eigen::Index D = w.inner_width();
-    const Eigen::Index Dh = w.head_width();
-    const Eigen::Index Tq = x_q.rows();
-    const Eigen::Index Tk = x_kv.rows();
-    if (Tq < 1 || Tk < 1) throw Error("attention needs at least one query and one key, got Tq = " +
-                                      std::to_string(Tq) + ", Tk = " + std::to_string(Tk));
+namespace {
+
+void check_query_width(const AttentionWeights& w, const ConstMatrixRef& x_q) {
     if (x_q.cols() != w.model_width()) {
         throw Error("query input: expected width E = " + std::to_string(w.model_width()) + ", got " +
                     std::to_string(x_q.cols()));
     }
-    if (x_kv.cols() != w.key_width() || x_kv.cols() != w.value_width()) {
-        throw Error("key/value input: expected width " + std::to_string(w.key_width()) +
-                    (w.key_width() != w.value_width() ? " for keys and " + std::to_string(w.value_width()) +
-                                                            " for values (one input cannot feed both)"
-                                                      : std::string()) +
-                    ", got " + std::to_string(x_kv.cols()));
-    }
+}
+
+// The heads, from the projected q [Tq, D], k and v [Tk, D]; x_q is the queries' input
+// (kept with TraceDetail::all_stages).
+AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& q,
+                      const ConstMatrixRef& k, const ConstMatrixRef& v, const AttentionOptions& options) {
+    const Eigen::Index H = w.n_heads;
+    const Eigen::Index D = w.inner_width();
+    const Eigen::Index Dh = w.head_width();
+    const Eigen::Index Tq = q.rows();
+    const Eigen::Index Tk = k.rows();
     const Mask* allowed = options.keep ? &*options.keep : nullptr;
     if (allowed && (allowed->rows() != Tq || allowed->cols() != Tk)) {
         throw Error("mask: expected shape " + dims(Tq, Tk) + " (queries x keys), got " +
@@ -146,18 +143,6 @@ AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef
                     std::to_string(options.disabled_heads.size()));
     }
     const bool all_stages = options.detail == TraceDetail::all_stages;
-
-    // Self-attention with packed weights: one product for Q, K and V ([T, 3D]), then
-    // three column blocks of it; otherwise three products.
-    const bool fused = w.qkv.weight.size() != 0 && x_q.data() == x_kv.data() && Tq == Tk &&
-                       x_q.outerStride() == x_kv.outerStride() && w.key_width() == w.model_width();
-    const Matrix qkv = fused ? linear_forward(w.qkv, x_q) : Matrix();
-    const Matrix q_own = fused ? Matrix() : linear_forward(w.q, x_q);    // [Tq, D]
-    const Matrix k_own = fused ? Matrix() : linear_forward(w.k, x_kv);   // [Tk, D]
-    const Matrix v_own = fused ? Matrix() : linear_forward(w.v, x_kv);   // [Tk, D]
-    const ConstMatrixRef q = fused ? ConstMatrixRef(qkv.leftCols(D)) : ConstMatrixRef(q_own);
-    const ConstMatrixRef k = fused ? ConstMatrixRef(qkv.middleCols(D, D)) : ConstMatrixRef(k_own);
-    const ConstMatrixRef v = fused ? ConstMatrixRef(qkv.rightCols(D)) : ConstMatrixRef(v_own);
     const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
 
     AttentionTrace trace;
@@ -211,8 +196,87 @@ AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef
             head.context = trace.concat.middleCols(h * Dh, Dh);
         }
     }
+    if (options.keep_keys_values) {
+        trace.keys = k;
+        trace.values = v;
+    }
     trace.output = linear_forward(w.out, trace.concat);
     return trace;
+}
+
+// Self-attention's Q, K and V of x: one product with packed weights ([T, 3D], then three
+// column blocks of it), three otherwise.
+struct Projected {
+    Matrix qkv, q, k, v;
+    Eigen::Index D = 0;
+    ConstMatrixRef queries() const { return qkv.size() != 0 ? ConstMatrixRef(qkv.leftCols(D)) : ConstMatrixRef(q); }
+    ConstMatrixRef keys() const { return qkv.size() != 0 ? ConstMatrixRef(qkv.middleCols(D, D)) : ConstMatrixRef(k); }
+    ConstMatrixRef values() const { return qkv.size() != 0 ? ConstMatrixRef(qkv.rightCols(D)) : ConstMatrixRef(v); }
+};
+
+Projected project_self(const AttentionWeights& w, const ConstMatrixRef& x) {
+    Projected p;
+    p.D = w.inner_width();
+    if (w.qkv.weight.size() != 0 && w.key_width() == w.model_width()) {
+        p.qkv = linear_forward(w.qkv, x);
+    } else {
+        p.q = linear_forward(w.q, x);
+        p.k = linear_forward(w.k, x);
+        p.v = linear_forward(w.v, x);
+    }
+    return p;
+}
+
+} // namespace
+
+AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& x_kv,
+                                 const AttentionOptions& options) {
+    w.validate();
+    const Eigen::Index Tq = x_q.rows();
+    const Eigen::Index Tk = x_kv.rows();
+    if (Tq < 1 || Tk < 1) throw Error("attention needs at least one query and one key, got Tq = " +
+                                      std::to_string(Tq) + ", Tk = " + std::to_string(Tk));
+    check_query_width(w, x_q);
+    if (x_kv.cols() != w.key_width() || x_kv.cols() != w.value_width()) {
+        throw Error("key/value input: expected width " + std::to_string(w.key_width()) +
+                    (w.key_width() != w.value_width() ? " for keys and " + std::to_string(w.value_width()) +
+                                                            " for values (one input cannot feed both)"
+                                                      : std::string()) +
+                    ", got " + std::to_string(x_kv.cols()));
+    }
+    const bool self = x_q.data() == x_kv.data() && Tq == Tk && x_q.outerStride() == x_kv.outerStride();
+    if (self) {
+        const Projected p = project_self(w, x_q);
+        return attend(w, x_q, p.queries(), p.keys(), p.values(), options);
+    }
+    const Matrix q = linear_forward(w.q, x_q);    // [Tq, D]
+    const Matrix k = linear_forward(w.k, x_kv);   // [Tk, D]
+    const Matrix v = linear_forward(w.v, x_kv);   // [Tk, D]
+    return attend(w, x_q, q, k, v, options);
+}
+
+AttentionTrace attention_forward_after(const AttentionWeights& w, const ConstMatrixRef& x_new, const Matrix& kept_keys,
+                                       const Matrix& kept_values, Eigen::Index p, const AttentionOptions& options) {
+    w.validate();
+    const Eigen::Index Tn = x_new.rows();
+    const Eigen::Index D = w.inner_width();
+    if (Tn < 1) throw Error("attention after kept positions needs at least one new position");
+    check_query_width(w, x_new);
+    if (w.key_width() != w.model_width() || w.value_width() != w.model_width()) {
+        throw Error("attention after kept positions is self-attention: keys and values must read the queries' input");
+    }
+    if (p < 0 || kept_keys.rows() < p || kept_values.rows() < p || kept_keys.cols() != D || kept_values.cols() != D) {
+        throw Error("kept keys and values: expected [>= " + std::to_string(p) + ", " + std::to_string(D) + "], got " +
+                    dims(kept_keys.rows(), kept_keys.cols()) + " and " + dims(kept_values.rows(), kept_values.cols()));
+    }
+    const Projected now = project_self(w, x_new);
+    Matrix k(p + Tn, D);
+    k.topRows(p) = kept_keys.topRows(p);
+    k.bottomRows(Tn) = now.keys();
+    Matrix v(p + Tn, D);
+    v.topRows(p) = kept_values.topRows(p);
+    v.bottomRows(Tn) = now.values();
+    return attend(w, x_new, now.queries(), k, v, options);
 }
 
 AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x,

@@ -58,6 +58,9 @@ struct AttentionOptions {
     OptionalMask keep;                  // [Tq, Tk], composed by AND with nothing else here
     std::vector<bool> disabled_heads;   // [H] (or empty): true = the head contributes zero context
     TraceDetail detail = TraceDetail::weights;
+    // Keep every head's keys and values side by side (AttentionTrace::keys / values), for a
+    // later run over a longer input with the same start (causal models, text typed at the end).
+    bool keep_keys_values = false;
 };
 
 struct HeadTrace {
@@ -76,6 +79,8 @@ struct AttentionTrace {
     Matrix input;                   // [Tq, E] the queries' input X (TraceDetail::all_stages only)
     Matrix concat;                  // [Tq, D] heads' contexts side by side
     Matrix output;                  // [Tq, E]
+    Matrix keys;                    // [Tk, D] every head's K (AttentionOptions::keep_keys_values), else empty
+    Matrix values;                  // [Tk, D] every head's V, likewise
 };
 
 // x_q: [Tq, E]; x_kv: [Tk, Ek] (Ek == Ev). Throws headscope::Error on shape mismatch.
@@ -84,6 +89,13 @@ AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMat
 // Self-attention: keys and values from x itself.
 AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x,
                                  const AttentionOptions& options = {});
+// Self-attention of new positions appended after p earlier ones whose keys and values a
+// kept run holds (`kept_keys` / `kept_values`, [>= p, D]: their first p rows are used).
+// x_new: [Tn, E], the new positions' input; they attend to all p + Tn keys, so the mask
+// is [Tn, p + Tn]. K and V in the result cover all p + Tn positions.
+AttentionTrace attention_forward_after(const AttentionWeights& weights, const ConstMatrixRef& x_new,
+                                       const Matrix& kept_keys, const Matrix& kept_values, Eigen::Index p,
+                                       const AttentionOptions& options = {});
 
 // y = x W^T + b, x: [T, in] -> [T, out].
 Matrix linear_forward(const Linear& layer, const ConstMatrixRef& x);

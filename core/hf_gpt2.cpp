@@ -204,13 +204,12 @@ ModelTrace HfGpt2Model::forward_after_prefix(const ModelInput& input, const RunO
     Matrix x = input.embeddings.bottomRows(T - p);              // [T - p, E]: only the new positions
     for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
         const HfGpt2LayerWeights& layer = weights_.layers[l];
-        const Matrix all_positions = stack_rows(kept.layer_inputs[l], p, x);   // [T, E]
-        note_layer_input(options, trace, all_positions);
+        if (options.keep_layer_inputs) note_layer_input(options, trace, stack_rows(kept.layer_inputs[l], p, x));
         set_layer_options(options, l, attention_options);
-        const Matrix normed = layer_norm_forward(layer.ln_1, all_positions);
-        // The new positions' queries against every position's keys and values.
-        const AttentionTrace computed =
-            attention_forward(layer.attention, normed.bottomRows(T - p), normed, attention_options);
+        // The new positions' queries against the kept positions' keys and values and their own.
+        const AttentionTrace computed = attention_forward_after(layer.attention, layer_norm_forward(layer.ln_1, x),
+                                                                kept.layers[l].keys, kept.layers[l].values, p,
+                                                                attention_options);
         x += computed.output;
         const TraceDetail detail = options.detail_at(static_cast<Eigen::Index>(l));
         trace.layers.push_back(join_prefix(kept.layers[l], computed, p, trace.mask, detail));

@@ -80,6 +80,7 @@ void note_layer_input(const RunOptions& options, ModelTrace& trace, const Matrix
 void set_layer_options(const RunOptions& options, std::size_t l, AttentionOptions& attention) {
     attention.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[l];
     attention.detail = options.detail_at(static_cast<Eigen::Index>(l));
+    attention.keep_keys_values = options.keep_layer_inputs;
 }
 
 TraceDetail detail_of(const AttentionTrace& layer) {

@@ -82,8 +82,9 @@ struct RunOptions {
     TraceDetail detail_at(Eigen::Index layer) const {
         return layer == stages_layer ? TraceDetail::all_stages : detail;
     }
-    // Keep the residual stream entering each layer (ModelTrace::layer_inputs), so a later
-    // run can resume from it.
+    // Keep the residual stream entering each layer (ModelTrace::layer_inputs) and each
+    // layer's keys and values (AttentionTrace::keys / values), so a later run can resume
+    // from it or reuse its start.
     bool keep_layer_inputs = false;
     // Interactive work redoes only what changed: when only heads at layers >= resume_layer
     // are ablated differently from a previous run on the same input and mask (kept with
@@ -94,7 +95,7 @@ struct RunOptions {
     // `prefix_rows` positions are the same tokens as in `prefix_from` (a run kept with
     // keep_layer_inputs, with the same options and detail), and a position sees none after
     // it, so their rows of every map, activation and logit are copied from it and only the
-    // later rows are computed (the earlier rows' keys and values from its layer inputs).
+    // later rows are computed, against the earlier rows' kept keys and values.
     const ModelTrace* prefix_from = nullptr;
     Eigen::Index prefix_rows = 0;
 };

@@ -17,9 +17,17 @@ void check_prefix_reuse(const ModelInfo& info, const RunOptions& options, const 
         throw Error(who + std::to_string(p) + " unchanged positions of " + std::to_string(T) +
                     " (expected 1.." + std::to_string(T - 1) + ")");
     }
-    if (static_cast<Eigen::Index>(kept->layer_inputs.size()) != info.n_layers ||
-        static_cast<Eigen::Index>(kept->layers.size()) != info.n_layers || kept->layer_inputs[0].rows() < p ||
-        kept->hidden.rows() < p || (kept->logits.size() != 0 && kept->logits.rows() < p)) {
+    if (static_cast<Eigen::Index>(kept->layers.size()) != info.n_layers || kept->hidden.rows() < p ||
+        (kept->logits.size() != 0 && kept->logits.rows() < p)) {
+        throw Error(who + "the kept run does not cover those positions");
+    }
+    for (const AttentionTrace& layer : kept->layers) {
+        if (layer.keys.rows() < p || layer.values.rows() < p) {
+            throw Error(who + "the kept run did not keep every layer's keys and values (RunOptions::keep_layer_inputs)");
+        }
+    }
+    if (options.keep_layer_inputs &&
+        (static_cast<Eigen::Index>(kept->layer_inputs.size()) != info.n_layers || kept->layer_inputs[0].rows() < p)) {
         throw Error(who + "the kept run did not keep every layer's input for those positions");
     }
     for (Eigen::Index l = 0; l < info.n_layers; ++l) {
@@ -90,6 +98,8 @@ AttentionTrace join_prefix(const AttentionTrace& kept, const AttentionTrace& com
     }
     if (detail == TraceDetail::all_stages) out.input = stack_rows(kept.input, p, computed.input);
     out.concat = stack_rows(kept.concat, p, computed.concat);
+    out.keys = computed.keys;   // every position's, when kept
+    out.values = computed.values;
     out.output = stack_rows(kept.output, p, computed.output);
     return out;
 }

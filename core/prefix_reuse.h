@@ -23,7 +23,8 @@ OptionalMask mask_rows_from(const OptionalMask& mask, Eigen::Index p);
 Matrix stack_rows(const Matrix& top, Eigen::Index p, const Matrix& bottom);
 
 // One layer's trace for all T positions: rows [0, p) from `kept` (a run over the same
-// first p tokens), rows [p, T) from `computed` (queries p.. against all T keys). With
+// first p tokens), rows [p, T) from `computed` (queries p.. against all T keys; its keys
+// and values, when kept, are all T positions'). With
 // TraceDetail::all_stages, `computed` holds k and v for all T keys, and the kept rows'
 // scores against the new keys (before the mask) are computed here from their queries.
 AttentionTrace join_prefix(const AttentionTrace& kept, const AttentionTrace& computed, Eigen::Index p,

@@ -174,6 +174,42 @@ TEST_CASE("attention: one thread and two give the same maps and output, with and
     }
 }
 
+TEST_CASE("attention after kept keys and values: the later rows of the whole layer; bad kept shapes refused") {
+    std::mt19937 rng(9);
+    AttentionWeights w;
+    w.n_heads = 4;
+    for (Linear* l : {&w.q, &w.k, &w.v, &w.out}) {
+        l->weight = random_matrix(32, 32, rng, 0.2f);
+        l->bias = random_matrix(32, 1, rng, 0.1f);
+    }
+    const Eigen::Index T = 20;
+    const Eigen::Index p = 13;
+    const Matrix x = random_matrix(T, 32, rng, 1.0f);
+    AttentionOptions whole_options;
+    whole_options.keep = mask_causal(T, T);
+    whole_options.keep_keys_values = true;
+    const AttentionTrace whole = attention_forward(w, x, whole_options);
+    REQUIRE(whole.keys.rows() == T);
+    AttentionOptions later = whole_options;
+    later.keep = Mask(whole_options.keep->bottomRows(T - p));
+    // Kept from a run over the first p positions only (causal: the same keys there).
+    const AttentionTrace start = attention_forward(w, x.topRows(p), AttentionOptions{mask_causal(p, p), {}, {}, true});
+    const AttentionTrace got = attention_forward_after(w, x.bottomRows(T - p), start.keys, start.values, p, later);
+    CHECK(max_diff(got.output, whole.output.bottomRows(T - p).cast<double>()) < 1e-5);
+    CHECK(max_diff(got.keys, whole.keys.cast<double>()) < 1e-5);
+    CHECK(max_diff(got.values, whole.values.cast<double>()) < 1e-5);
+    for (std::size_t h = 0; h < 4; ++h) {
+        CHECK(max_diff(got.heads[h].weights, whole.heads[h].weights.bottomRows(T - p).cast<double>()) < 1e-6);
+    }
+    const Matrix narrow = start.keys.leftCols(31);
+    CHECK_THROWS_WITH_AS(attention_forward_after(w, x.bottomRows(T - p), narrow, start.values, p, later),
+                         doctest::Contains("kept keys and values: expected [>= 13, 32]"), Error);
+    CHECK_THROWS_WITH_AS(attention_forward_after(w, x.bottomRows(T - p), start.keys, start.values, p + 1, later),
+                         doctest::Contains("kept keys and values"), Error);
+    CHECK_THROWS_WITH_AS(attention_forward_after(w, x.bottomRows(T - p), start.keys, start.values, p, whole_options),
+                         doctest::Contains("mask: expected shape [7, 20]"), Error);
+}
+
 TEST_CASE("GPT-2: typing at the end reuses the unchanged start, and equals the run from scratch at every stage") {
     const std::string folder = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";
     const auto model = open_model(folder, ToyConfig{});
@@ -206,6 +242,10 @@ TEST_CASE("GPT-2: typing at the end reuses the unchanged start, and equals the r
                 const AttentionTrace& e = expected.layers[l];
                 CHECK(max_diff(g.output, e.output.cast<double>()) < 1e-5);
                 CHECK(max_diff(g.concat, e.concat.cast<double>()) < 1e-5);
+                // Every position's keys and values, for the next text typed after this one.
+                REQUIRE(g.keys.rows() == static_cast<Eigen::Index>(ids.size()));
+                CHECK(max_diff(g.keys, e.keys.cast<double>()) < 1e-5);
+                CHECK(max_diff(g.values, e.values.cast<double>()) < 1e-5);
                 for (std::size_t h = 0; h < 2; ++h) {
                     CHECK(max_diff(g.heads[h].weights, e.heads[h].weights.cast<double>()) < 1e-6);
                     if (detail != TraceDetail::all_stages) continue;
@@ -243,7 +283,16 @@ TEST_CASE("GPT-2: a prefix that cannot be reused is refused in one line") {
     CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("another detail"), Error);
     reuse.detail = TraceDetail::weights;
     reuse.prefix_from = &no_inputs;
+    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("did not keep every layer's keys and values"),
+                         Error);
+    // Keys and values, but not the layer inputs a run that keeps its own needs.
+    ModelTrace no_layer_inputs = kept;
+    no_layer_inputs.layer_inputs.clear();
+    reuse.prefix_from = &no_layer_inputs;
+    CHECK_NOTHROW(model->forward(input, reuse));
+    reuse.keep_layer_inputs = true;
     CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("did not keep every layer's input"), Error);
+    reuse.keep_layer_inputs = false;
     reuse.prefix_from = &kept;
     Mask keep_mask = Mask::Constant(4, 4, true);
     keep_mask(1, 0) = false;   // a different mask over the kept rows

@@ -188,6 +188,13 @@ void AppWindow::save_recent() {
     }
 }
 
+bool AppWindow::still() const {
+    // A result in but not yet taken (update() swaps it in) is a change to draw.
+    return has_request_ && textures_.caught_up() && worker_.latest() == shown_;
+}
+
+bool AppWindow::working() const { return worker_.busy() || scan_jobs_.busy() || view_jobs_.busy(); }
+
 bool AppWindow::settled() const {
     return has_request_ && !worker_.busy() && !scan_jobs_.busy() && !view_jobs_.busy() && !scan_on_first_result_ && !showcase_on_first_result_ &&
            textures_.caught_up() &&

@@ -43,6 +43,14 @@ public:
     // (--bench-recompute); a head the model lacks is ignored.
     void toggle_head(int layer, int head) { toggle_disabled(state_, layer, head); }
 
+    // `wake` is called from another thread when a result arrives while the loop sleeps.
+    void set_wake(std::function<void()> wake) { worker_.set_on_answer(std::move(wake)); }
+    // True when the next frame would draw what the last one did, unless input or a result
+    // arrives: no texture is still being rebuilt and nothing waits to be shown.
+    bool still() const;
+    // True while the model or an analysis computes (their progress is on screen).
+    bool working() const;
+
     // True once the newest request has been answered and its result (or error) is shown,
     // and no analysis for it is still running.
     bool settled() const;

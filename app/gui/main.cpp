@@ -233,6 +233,14 @@ int main(int argc, char** argv) {
         }
         // Capture a few frames after the result is ready: ImGui settles its layout.
         int frames_since_ready = 0;
+        // A window at rest sleeps: redrawing an unchanged picture at 60 fps takes CPU the
+        // model needs (with software rendering, most of two cores). After input or a result
+        // it draws a few frames (ImGui settles hover and layout over two or three), then
+        // waits for the next event, the worker's wake-up, or a timeout that refreshes
+        // progress bars while something computes (one frame).
+        const bool sleeps_when_still = !screenshot_mode && soak_actions == 0 && !bench_mode;
+        if (sleeps_when_still) app.set_wake([] { glfwPostEmptyEvent(); });
+        int frames_before_sleep = 3;
         // --bench-frames: the frames after the same settling are timed.
         gui::FrameTimer frame_timer;
         bool timing = false;
@@ -242,6 +250,13 @@ int main(int argc, char** argv) {
                 if (!screenshot_mode && !soak && !bench_mode && glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
                     glfwWaitEvents();   // sleep while minimised
                     continue;
+                }
+                if (sleeps_when_still && frames_before_sleep <= 0 && app.still()) {
+                    const double timeout = app.working() ? 0.1 : 0.5;
+                    const double slept_from = glfwGetTime();
+                    glfwWaitEventsTimeout(timeout);
+                    // Woken early: input or a result, worth a few frames. Timed out: one.
+                    frames_before_sleep = glfwGetTime() - slept_from < timeout ? 3 : 1;
                 }
                 const bool timed_frame = timing;   // timing may begin halfway through this frame
                 if (timed_frame) frame_timer.start();
@@ -266,6 +281,7 @@ int main(int argc, char** argv) {
                 if (soak && soak->after_frame()) glfwSetWindowShouldClose(window, GLFW_TRUE);
 
                 frames_since_ready = app.settled() ? frames_since_ready + 1 : 0;
+                frames_before_sleep = app.still() ? frames_before_sleep - 1 : 3;
                 if (bench_mode && timing && frame_timer.count() >= bench_frames) {
                     std::string line = frame_timer.summary(view, std::nullopt);
                     if (bench_recompute) {

@@ -404,12 +404,22 @@ void Worker::run() {
             answer.error = std::string("internal error: ") + e.what();
             snapshot.reset();
         }
-        std::lock_guard lock(mutex_);
-        running_ = false;
-        answered_ = generation;
-        answer_ = std::move(answer);
-        if (snapshot) latest_ = std::move(snapshot);
+        std::function<void()> notify;
+        {
+            std::lock_guard lock(mutex_);
+            running_ = false;
+            answered_ = generation;
+            answer_ = std::move(answer);
+            if (snapshot) latest_ = std::move(snapshot);
+            notify = on_answer_;
+        }
+        if (notify) notify();
     }
+}
+
+void Worker::set_on_answer(std::function<void()> notify) {
+    std::lock_guard lock(mutex_);
+    on_answer_ = std::move(notify);
 }
 
 } // namespace headscope::gui

@@ -148,6 +148,9 @@ public:
     void dispose(std::shared_ptr<const Snapshot> old);
     // The model the worker holds (the last one that loaded), if any.
     std::optional<ModelChoice> model_in_use() const;
+    // Called on the worker's thread each time a request is answered: the window's loop
+    // sleeps while nothing changes, and this wakes it (glfwPostEmptyEvent).
+    void set_on_answer(std::function<void()> notify);
 
 private:
     void run();
@@ -166,6 +169,7 @@ private:
     std::optional<ModelChoice> model_in_use_;
     std::optional<ModelChoice> loading_choice_;   // set while a load runs
     LoadProgress progress_;
+    std::function<void()> on_answer_;
     std::atomic<bool> cancel_{false};             // read by the loader between tensors; notified when set
     std::thread thread_;   // last: started once everything above exists
 };

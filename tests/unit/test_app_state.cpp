@@ -713,6 +713,23 @@ TEST_CASE("worker: toggling a head resumes at its layer, and the result equals a
     CHECK(other->input_key != first->input_key);
 }
 
+TEST_CASE("worker: wakes the window's loop once per answered request, results and errors alike") {
+    Worker worker;
+    std::atomic<int> wakes{0};
+    worker.set_on_answer([&] { ++wakes; });
+    Request r;
+    r.model.name = "builtin:toy-text";
+    r.text = "the cat sat";
+    const auto first = result_of(worker, r);
+    r.text = "";   // an error is an answer too
+    const auto g = worker.submit(r);
+    REQUIRE(wait_for(worker, g));
+    CHECK_FALSE(worker.latest_error().second.empty());
+    // The call comes after the answer is readable: allow it the moment to land.
+    for (int i = 0; i < 200 && wakes.load() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CHECK(wakes.load() == 2);
+}
+
 TEST_CASE("worker: a run keeps the stages of the layer the Stages view shows only; another layer resumes from the lower one") {
     Worker worker;
     Request r;

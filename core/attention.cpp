@@ -1,6 +1,7 @@
 #include "core/attention.h"
 
 #include "core/error.h"
+#include "core/exp_sum.h"
 #include "core/gemm.h"
 #include "core/parallel.h"
 
@@ -64,14 +65,18 @@ namespace {
 // -inf), the row becomes all 0 rather than 0/0.
 template <typename Row>
 void softmax_in_place(Row row) {
+    static_assert(Row::InnerStrideAtCompileTime == 1, "a softmax row is contiguous (row-major scores)");
+    // A plain map of the floats: Eigen vectorises its reductions there better than on a
+    // block of a strided Ref (the whole softmax: 0.8-0.95 ns per score before, 0.55-0.7
+    // now, with exp_shifted_sum).
+    Eigen::Map<Eigen::ArrayXf> values(row.data(), row.size());
     constexpr float minus_inf = -std::numeric_limits<float>::infinity();
-    const float max = row.maxCoeff();
+    const float max = values.maxCoeff();
     if (max == minus_inf) {
-        row.setZero();
+        values.setZero();
         return;
     }
-    row = (row - max).exp();
-    row *= 1.0f / row.sum();
+    values *= 1.0f / exp_shifted_sum(values.data(), values.size(), max);
 }
 
 } // namespace

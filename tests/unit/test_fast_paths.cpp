@@ -6,6 +6,7 @@
 #include "core/attention.h"
 #include "core/gemm.h"
 #include "core/error.h"
+#include "core/exp_sum.h"
 #include "core/mask.h"
 #include "core/model_registry.h"
 #include "core/parallel.h"
@@ -298,4 +299,38 @@ TEST_CASE("GPT-2: a prefix that cannot be reused is refused in one line") {
     keep_mask(1, 0) = false;   // a different mask over the kept rows
     reuse.keep = keep_mask;
     CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("another attention mask"), Error);
+}
+
+TEST_CASE("exp_shifted_sum: exp(x - shift) within 2e-7 of double precision, and their sum, at every tail length") {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> score(-90.0f, 0.0f);
+    for (Eigen::Index n = 0; n <= 41; ++n) {
+        CAPTURE(n);
+        std::vector<float> values(static_cast<std::size_t>(n) + 1, 123.0f);   // one past the end: left alone
+        for (Eigen::Index i = 0; i < n; ++i) values[static_cast<std::size_t>(i)] = score(rng) + 3.5f;
+        const std::vector<float> before = values;
+        const float sum = exp_shifted_sum(values.data(), n, 3.5f);
+        double want_sum = 0.0;
+        for (Eigen::Index i = 0; i < n; ++i) {
+            const double want = std::exp(static_cast<double>(before[static_cast<std::size_t>(i)]) - 3.5);
+            want_sum += want;
+            const double got = values[static_cast<std::size_t>(i)];
+            if (want >= 1.18e-38) {   // a normal float
+                CHECK(std::abs(got - want) <= 2e-7 * want);
+            } else {
+                CHECK(got <= want);   // underflow: 0, or the denormal itself
+            }
+        }
+        CHECK(std::abs(sum - want_sum) <= 1e-6 * std::max(1.0, want_sum));
+        CHECK(values[static_cast<std::size_t>(n)] == 123.0f);
+    }
+    // exp(0) is exactly 1; exp(-inf) is 0; NaN stays NaN.
+    std::vector<float> edge = {0.0f, -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                               -1.0f, -2.0f, -3.0f, -4.0f, -5.0f, -6.0f};
+    const float sum = exp_shifted_sum(edge.data(), static_cast<Eigen::Index>(edge.size()), 0.0f);
+    CHECK(edge[0] == 1.0f);
+    CHECK(edge[1] == 0.0f);
+    CHECK(std::isnan(edge[2]));
+    CHECK(std::isnan(sum));
+    CHECK(std::abs(edge[8] - std::exp(-6.0f)) <= 2e-7f * std::exp(-6.0f));
 }

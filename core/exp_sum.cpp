@@ -1,0 +1,75 @@
+#include "core/exp_sum.h"
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+namespace headscope {
+
+#if defined(__AVX2__) && defined(__FMA__)
+
+namespace {
+
+// exp(x) for x <= 0: 2^n * e^r with n = round(x / ln 2) and |r| <= ln 2 / 2, e^r from
+// Cephes' degree-5 polynomial, 2^n built from its bits. Below -87.3 (where exp leaves the
+// normal floats) it is exactly 0, so a masked or far-off key weighs nothing.
+__m256 exp_nonpositive(__m256 x) {
+    const __m256 lowest = _mm256_set1_ps(-87.33654f);   // ln of the smallest normal float
+    const __m256 underflows = _mm256_cmp_ps(x, lowest, _CMP_LT_OQ);   // false for NaN
+    // max/min return their second operand when either is NaN: x goes second, so a NaN
+    // score stays NaN instead of being clamped into a number.
+    x = _mm256_max_ps(lowest, x);
+    x = _mm256_min_ps(_mm256_set1_ps(0.0f), x);
+    const __m256 round_magic = _mm256_set1_ps(12582912.0f);   // 1.5 * 2^23: adding it rounds to an integer
+    const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), round_magic);
+    const __m256 n = _mm256_sub_ps(t, round_magic);
+    const __m256i n_int = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(round_magic));
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);   // ln 2 in two parts
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    const __m256 e = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+    const __m256 two_to_n = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n_int, _mm256_set1_epi32(127)), 23));
+    return _mm256_andnot_ps(underflows, _mm256_mul_ps(e, two_to_n));
+}
+
+} // namespace
+
+float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
+    const __m256 s = _mm256_set1_ps(shift);
+    __m256 sum = _mm256_setzero_ps();
+    Eigen::Index i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(values + i), s));
+        _mm256_storeu_ps(values + i, e);
+        sum = _mm256_add_ps(sum, e);
+    }
+    if (i < n) {   // the last 1..7: a masked load reads nothing past the row's end
+        alignas(32) int lanes[8];
+        for (int j = 0; j < 8; ++j) lanes[j] = i + j < n ? -1 : 0;
+        const __m256i mask = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
+        const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_maskload_ps(values + i, mask), s));
+        _mm256_maskstore_ps(values + i, mask, e);
+        sum = _mm256_add_ps(sum, _mm256_and_ps(e, _mm256_castsi256_ps(mask)));
+    }
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, sum);
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
+#else
+
+float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
+    Eigen::Map<Eigen::ArrayXf> row(values, n);
+    const auto shifted = row - shift;   // element by element: no aliasing across entries
+    row = (shifted < -87.33654f).select(0.0f, shifted.exp());
+    return row.sum();
+}
+
+#endif
+
+} // namespace headscope

@@ -238,7 +238,10 @@ int main(int argc, char** argv) {
         // it draws a few frames (ImGui settles hover and layout over two or three), then
         // waits for the next event, the worker's wake-up, or a timeout that refreshes
         // progress bars while something computes (one frame).
-        const bool sleeps_when_still = !screenshot_mode && soak_actions == 0 && !bench_mode;
+        // Screenshots too: the worker computes at idle priority (worker.cpp), and a loop that
+        // never sleeps would leave it only what the rasteriser does not take. The soak and
+        // the frame benchmark draw every frame on purpose.
+        const bool sleeps_when_still = soak_actions == 0 && !bench_mode;
         if (sleeps_when_still) app.set_wake([] { glfwPostEmptyEvent(); });
         int frames_before_sleep = 3;
         // --bench-frames: the frames after the same settling are timed.

@@ -33,6 +33,18 @@ double max_diff(const ConstMatrixRef& got, const MatrixD& want) {
     return (got.cast<double>() - want).cwiseAbs().maxCoeff();
 }
 
+// One self-attention layer of width E with H heads: seeded random weights (`scale`) and
+// biases (0.1), as separate q, k, v and out projections.
+AttentionWeights random_attention(Eigen::Index H, Eigen::Index E, float scale, std::mt19937& rng) {
+    AttentionWeights w;
+    w.n_heads = H;
+    for (Linear* l : {&w.q, &w.k, &w.v, &w.out}) {
+        l->weight = random_matrix(E, E, rng, scale);
+        l->bias = random_matrix(E, 1, rng, 0.1f);
+    }
+    return w;
+}
+
 // softmax over the allowed keys of each row, in double; a row with none is all 0.
 MatrixD reference_softmax(const Matrix& scores, const Mask& allowed) {
     MatrixD out = MatrixD::Zero(scores.rows(), scores.cols());
@@ -153,12 +165,7 @@ TEST_CASE("softmax: a run of allowed keys whose scores are all -inf gives 0, not
 TEST_CASE("attention: one thread and two give the same maps and output, with and without a causal mask") {
     ThreadCount restore;
     std::mt19937 rng(5);
-    AttentionWeights w;
-    w.n_heads = 6;
-    for (Linear* l : {&w.q, &w.k, &w.v, &w.out}) {
-        l->weight = random_matrix(96, 96, rng, 0.1f);
-        l->bias = random_matrix(96, 1, rng, 0.1f);
-    }
+    const AttentionWeights w = random_attention(6, 96, 0.1f, rng);
     const Matrix x = random_matrix(150, 96, rng, 1.0f);
     for (const bool causal : {false, true}) {
         CAPTURE(causal);
@@ -177,12 +184,7 @@ TEST_CASE("attention: one thread and two give the same maps and output, with and
 
 TEST_CASE("attention after kept keys and values: the later rows of the whole layer; bad kept shapes refused") {
     std::mt19937 rng(9);
-    AttentionWeights w;
-    w.n_heads = 4;
-    for (Linear* l : {&w.q, &w.k, &w.v, &w.out}) {
-        l->weight = random_matrix(32, 32, rng, 0.2f);
-        l->bias = random_matrix(32, 1, rng, 0.1f);
-    }
+    const AttentionWeights w = random_attention(4, 32, 0.2f, rng);
     const Eigen::Index T = 20;
     const Eigen::Index p = 13;
     const Matrix x = random_matrix(T, 32, rng, 1.0f);

@@ -182,13 +182,20 @@ inline void check_catalogue_row(const CatalogueRow& row) {
     const std::string name = words[0];
     words.erase(words.begin());
     std::string program;
+    // xvfb-run's X authority file: beside `dir`, whose contents a failed run is checked
+    // against, and writable by the unprivileged user some rows run as.
+    const TempDir auth_dir;
+    std::filesystem::permissions(auth_dir.path(), std::filesystem::perms::all);
     if (name == "headscope-cli") {
         program = HEADSCOPE_CLI;
     } else {
 #ifdef HEADSCOPE_GUI
         // The GUI reports what its banner shows on stderr when taking a screenshot.
-        program = "xvfb-run";
-        words.insert(words.begin(), {"-a", "-s", "-screen 0 1280x800x24", HEADSCOPE_GUI});
+        std::vector<std::string> xvfb = xvfb_run_words(auth_dir);
+        program = xvfb.front();
+        xvfb.erase(xvfb.begin());
+        xvfb.push_back(HEADSCOPE_GUI);
+        words.insert(words.begin(), xvfb.begin(), xvfb.end());
         words.push_back("--screenshot");
         words.push_back(dir.file("shot.png"));
 #else

@@ -39,6 +39,22 @@ private:
     std::filesystem::path path_;
 };
 
+// The words that run a program under a virtual X display of 1280x800 (xvfb-run -a), with
+// its X authority file in `auth_dir`. Left to itself, xvfb-run keeps that file in a
+// temporary folder of its own and, when removing the folder fails at exit, returns 5
+// instead of the program's exit status (seen once in the sanitizer run, failing a test
+// whose program had exited as expected).
+inline std::vector<std::string> xvfb_run_words(const TempDir& auth_dir) {
+    return {"xvfb-run", "-a", "-f", auth_dir.file("Xauthority"), "-s", "-screen 0 1280x800x24"};
+}
+
+// The same, as the start of a shell command line (single-quoted words, a space after).
+inline std::string xvfb_run_prefix(const TempDir& auth_dir) {
+    std::string prefix;
+    for (const std::string& word : xvfb_run_words(auth_dir)) prefix += "'" + word + "' ";
+    return prefix;
+}
+
 inline void write_bytes(const std::string& path, const std::string& bytes) {
     std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }

@@ -29,7 +29,7 @@ int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 
 Run run_app(const std::string& args, bool display) {
     const TempDir dir;
     const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
-                                (display ? "xvfb-run -a -s '-screen 0 1280x800x24' " : "") + "'" HEADSCOPE_GUI "' " +
+                                (display ? headscope::test::xvfb_run_prefix(dir) : "") + "'" HEADSCOPE_GUI "' " +
                                 args + " >'" + dir.file("out") + "' 2>'" + dir.file("err") + "' </dev/null";
     Run run;
     run.exit_code = exit_code_of(std::system(command.c_str()));

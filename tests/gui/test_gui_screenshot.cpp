@@ -67,8 +67,8 @@ int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 
 Screenshot take_screenshot_as_launched(const std::string& args, const TempDir& config) {
     TempDir dir;
     const std::string png = dir.file("shot.png");
-    const std::string command = "XDG_CONFIG_HOME='" + config.path().string() +
-                                "' xvfb-run -a -s '-screen 0 1280x800x24' '" HEADSCOPE_GUI "' --screenshot '" + png +
+    const std::string command = "XDG_CONFIG_HOME='" + config.path().string() + "' " +
+                                headscope::test::xvfb_run_prefix(dir) + "'" HEADSCOPE_GUI "' --screenshot '" + png +
                                 "' " + args + " 2>'" + dir.file("err") + "' </dev/null";
     return load(png, exit_code_of(std::system(command.c_str())), dir.file("err"));
 }
@@ -245,7 +245,8 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
         "sleep 3; timeout 30 xdotool windowfocus --sync \\$w; "
         "xdotool mousemove --window \\$w 700 400; xdotool keydown Right; sleep 0.15; xdotool keyup Right; "
         "xdotool keydown c; sleep 0.15; xdotool keyup c; wait \\$pid";
-    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' xvfb-run -a -s '-screen 0 1280x800x24' bash -c \"" +
+    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " + headscope::test::xvfb_run_prefix(dir) +
+                                "bash -c \"" +
                                 script + "\" </dev/null";
     REQUIRE(exit_code_of(std::system(command.c_str())) == 0);
     const Screenshot a = load(before, 0, err);

@@ -29,8 +29,8 @@ TEST_CASE("gui: 1,000 random actions through the controls: no crash, no hang, no
     // keep LeakSanitizer on, and this run's memory growth is checked in Release.
     const char* asan = std::getenv("ASAN_OPTIONS");
     const std::string sanitizer_env = asan ? "ASAN_OPTIONS='" + std::string(asan) + ":detect_leaks=0' " : "";
-    const std::string command = sanitizer_env + "XDG_CONFIG_HOME='" + dir.path().string() +
-                                "' timeout 170 xvfb-run -a -s '-screen 0 1280x800x24' '" HEADSCOPE_GUI
+    const std::string command = sanitizer_env + "XDG_CONFIG_HOME='" + dir.path().string() + "' timeout 170 " +
+                                headscope::test::xvfb_run_prefix(dir) + "'" HEADSCOPE_GUI
                                 "' --soak 1000 --soak-seed 1 >'" + dir.file("out") + "' 2>'" + dir.file("err") +
                                 "' </dev/null";
     const int exit_code = exit_code_of(std::system(command.c_str()));

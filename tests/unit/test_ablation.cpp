@@ -57,12 +57,17 @@ int argmax(const std::vector<HeadMetrics>& metrics, Metric metric) {
     return best;
 }
 
+// The built demo text model with three layers: a first, a middle and a last.
+std::unique_ptr<Model> three_layer_demo() {
+    ToyConfig config;
+    config.n_layers = 3;
+    return make_toy_text(config);
+}
+
 } // namespace
 
 TEST_CASE("resume: a run resumed at layer l equals the run from scratch, for every l") {
-    ToyConfig config;
-    config.n_layers = 3;
-    const auto model = make_toy_text(config);
+    const auto model = three_layer_demo();
     const ModelInput input = model->encode_text("the cat sat on the mat and the dog sat on the log");
     RunOptions keep;
     keep.keep_layer_inputs = true;
@@ -112,9 +117,7 @@ TEST_CASE("resume: refused in one line when the run to resume from does not fit"
 }
 
 TEST_CASE("stages layer: that layer keeps every stage, equal to an all-stages run; the others keep their maps only") {
-    ToyConfig config;
-    config.n_layers = 3;
-    const auto model = make_toy_text(config);
+    const auto model = three_layer_demo();
     const ModelInput input = model->encode_text("the cat sat on the mat");
     RunOptions all;
     all.detail = TraceDetail::all_stages;
@@ -169,9 +172,7 @@ TEST_CASE("output change: KL divergence and relative change by hand") {
 }
 
 TEST_CASE("importance scan: equals each head disabled alone, run from scratch (demo model, relative change)") {
-    ToyConfig config;
-    config.n_layers = 3;
-    const auto model = make_toy_text(config);
+    const auto model = three_layer_demo();
     const ModelInput input = model->encode_text("one two three one two three four");
     RunOptions options;
     options.causal = true;

@@ -2,7 +2,7 @@
 
 #include "core/error.h"
 #include "core/exp_sum.h"
-#include "core/gemm.h"
+#include "core/weight_panels.h"
 #include "core/parallel.h"
 
 #include <algorithm>
@@ -172,7 +172,9 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
             const auto qh = q.middleCols(h * Dh, Dh);   // [Tq, Dh]
             const auto kh = k.middleCols(h * Dh, Dh);   // [Tk, Dh]
             const auto vh = v.middleCols(h * Dh, Dh);   // [Tk, Dh]
-            gemm(scale, qh, kh, Transpose::yes, head.weights);
+            // Keys and values are small next to the weights (a head's [Tk, Dh]); laying
+            // them out as panels costs a copy of each and then runs the same kernel.
+            WeightPanels(kh.data(), Tk, Dh, kh.outerStride(), false).multiply(qh, head.weights, nullptr, scale);
             if (all_stages) {
                 head.scores = head.weights;
                 if (allowed) {
@@ -188,7 +190,7 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
             if (disabled) {
                 context.setZero();
             } else {
-                gemm(1.0f, head.weights, vh, Transpose::no, context);
+                WeightPanels(vh.data(), Dh, Tk, vh.outerStride(), true).multiply(head.weights, context);   // vh is W^T
             }
         }
     });

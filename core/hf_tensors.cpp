@@ -85,12 +85,14 @@ WeightMatrix HfTensorTable::weight_as_stored(const std::string& name, const Shap
     const TensorView& t = *s.entry.tensor;
     std::shared_ptr<const void> owner;
     const float* data = nullptr;
+    bool mapped = false;
     const bool aligned = reinterpret_cast<std::uintptr_t>(t.bytes.data()) % alignof(float) == 0;
     if (t.dtype == DType::F32 && aligned) {
         // Read in place (safetensors is little-endian, as is every machine this builds for).
         static_assert(std::endian::native == std::endian::little);
         data = reinterpret_cast<const float*>(t.bytes.data());
         owner = s.entry.owner;
+        mapped = true;
         // Fault the pages in now: the disk is read while the progress bar moves.
         constexpr std::size_t page = 4096;
         volatile std::byte sink{};
@@ -102,7 +104,7 @@ WeightMatrix HfTensorTable::weight_as_stored(const std::string& name, const Shap
         owner = std::move(values);
     }
     report_read(s);
-    return WeightMatrix::view(std::move(owner), data, stored_rows, stored_cols, stored_cols, transposed);
+    return WeightMatrix::view(std::move(owner), data, stored_rows, stored_cols, stored_cols, transposed, mapped);
 }
 
 WeightMatrix HfTensorTable::weight(const std::string& name, Eigen::Index rows, Eigen::Index cols,

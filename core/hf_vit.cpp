@@ -92,7 +92,7 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
         e_why + ", image_size / patch_size = " + std::to_string(c.grid_side()) + ": " + std::to_string(c.n_patches()) +
             " patches + " + std::to_string(c.n_prefix_tokens()) + (c.n_prefix_tokens() == 1 ? " [CLS]" : " [CLS], [DIST]"),
         {1, T, E});
-    w.patch_weight = table.matrix("embeddings.patch_embeddings.projection.weight", E, 3 * P * P,
+    w.patch_weight = table.weight("embeddings.patch_embeddings.projection.weight", E, 3 * P * P,
                                   e_why + ", num_channels = 3, patch_size = " + std::to_string(P), {E, 3, P, P});
     w.patch_bias = table.vector("embeddings.patch_embeddings.projection.bias", E, e_why);
 
@@ -318,7 +318,8 @@ std::vector<OwnedTensor> HfVitModel::export_weights() const {
     if (config_.model_type == "deit") add("embeddings.distillation_token", {1, 1, E}, w.distillation_token.data(), E);
     add("embeddings.position_embeddings", {1, w.position_embeddings.rows(), E}, w.position_embeddings.data(),
         w.position_embeddings.size());
-    add("embeddings.patch_embeddings.projection.weight", {E, 3, P, P}, w.patch_weight.data(), w.patch_weight.size());
+    const Matrix patch_weight = w.patch_weight.to_matrix();
+    add("embeddings.patch_embeddings.projection.weight", {E, 3, P, P}, patch_weight.data(), patch_weight.size());
     add("embeddings.patch_embeddings.projection.bias", {E}, w.patch_bias.data(), E);
     for (std::size_t l = 0; l < w.layers.size(); ++l) {
         const HfVitLayerWeights& layer = w.layers[l];

@@ -49,7 +49,7 @@ struct HfVitWeights {
     RowVector cls_token;                   // embeddings.cls_token            [1, 1, E]
     RowVector distillation_token;          // embeddings.distillation_token   [1, 1, E] (DeiT)
     Matrix position_embeddings;            // embeddings.position_embeddings  [1, prefix + N, E]
-    Matrix patch_weight;                   // embeddings.patch_embeddings.projection.weight [E, 3, P, P], as [E, 3 P P]
+    WeightMatrix patch_weight;             // embeddings.patch_embeddings.projection.weight [E, 3, P, P], as [E, 3 P P]
     Vector patch_bias;                     // embeddings.patch_embeddings.projection.bias   [E]
     std::vector<HfVitLayerWeights> layers; // encoder.layer.{l}.*                            [L]
     LayerNorm layernorm;                   // layernorm.weight / .bias (final)                [E]

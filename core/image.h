@@ -4,6 +4,7 @@
 // Hugging Face preprocessing uses it), rescale + normalise, and patchify for a ViT.
 
 #include "core/matrix.h"
+#include "core/weight_matrix.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -69,6 +70,6 @@ Matrix patchify(const ImageTensor& image, int patch_size);
 // A stride-P convolution with kernel P as PyTorch's Conv2d(3, E, P, stride=P):
 // weight [E, 3 * P * P] (the Conv2d weight [E, 3, P, P] flattened), bias [E] or
 // empty. Returns [N, E], patches in row-major order.
-Matrix patch_embed(const ImageTensor& image, int patch_size, const ConstMatrixRef& weight, const Vector& bias);
+Matrix patch_embed(const ImageTensor& image, int patch_size, const WeightMatrix& weight, const Vector& bias);
 
 } // namespace headscope

@@ -66,7 +66,7 @@ Matrix patchify(const ImageTensor& image, int patch_size) {
     return patches;
 }
 
-Matrix patch_embed(const ImageTensor& image, int patch_size, const ConstMatrixRef& weight, const Vector& bias) {
+Matrix patch_embed(const ImageTensor& image, int patch_size, const WeightMatrix& weight, const Vector& bias) {
     const Eigen::Index patch_dim = 3 * static_cast<Eigen::Index>(patch_size) * patch_size;
     if (weight.cols() != patch_dim || weight.rows() == 0) {
         throw Error("patch_embed: weight is [" + std::to_string(weight.rows()) + ", " + std::to_string(weight.cols()) +
@@ -80,8 +80,7 @@ Matrix patch_embed(const ImageTensor& image, int patch_size, const ConstMatrixRe
     // The convolution's windows do not overlap (stride = kernel), so it is one GEMM.
     const Matrix patches = patchify(image, patch_size);   // [N, 3 * P * P]
     Matrix out(patches.rows(), weight.rows());             // [N, E]
-    out.noalias() = patches * weight.transpose();
-    if (bias.size() != 0) out.rowwise() += bias.transpose();
+    weight.multiply(patches, out, bias.size() != 0 ? &bias : nullptr);
     return out;
 }
 

@@ -54,4 +54,24 @@ void parallel_ranges(Eigen::Index n, double flops, Body&& body) {
     body(Eigen::Index{0}, n);
 }
 
+// Calls body(i) for every i in [0, n), handing items to threads one at a time as they
+// come free, rather than in fixed ranges: for many pieces of work where one core may be
+// slower than the other (a shared machine), or pieces that take unequal time. Same
+// thread count and the same "one thread when not worth it" rule as parallel_ranges.
+template <typename Body>
+void parallel_items(Eigen::Index n, double flops, Body&& body) {
+    if (n <= 0) return;
+#ifdef _OPENMP
+    const auto by_work = static_cast<Eigen::Index>(flops / min_flops_per_thread);
+    const auto threads = static_cast<int>(std::min<Eigen::Index>({n, by_work, omp_get_max_threads()}));
+    if (threads > 1 && !omp_in_parallel()) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+        for (Eigen::Index i = 0; i < n; ++i) body(i);
+        return;
+    }
+#endif
+    (void)flops;
+    for (Eigen::Index i = 0; i < n; ++i) body(i);
+}
+
 } // namespace headscope

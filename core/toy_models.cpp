@@ -398,22 +398,23 @@ public:
             // A linear patch embedding that measures colour and edges: each feature
             // channel is a fixed filter over the P x P x 3 patch (Conv2d weight layout).
             const Eigen::Index K = 3 * P * P;
-            patch_weight_ = Matrix::Zero(E, K);
+            Matrix patch_weight = Matrix::Zero(E, K);
             patch_bias_ = Vector::Zero(E);
             const float area = static_cast<float>(P * P);
             for (int colour = 0; colour < 3; ++colour) {
                 for (int y = 0; y < P; ++y) {
                     for (int x = 0; x < P; ++x) {
                         const Eigen::Index k = (colour * P + y) * P + x;
-                        patch_weight_(colour, k) = 2.0f / area;                                    // mean, x2
-                        patch_weight_(3 + colour, k) = (x < P / 2 ? -4.0f : 4.0f) / area;          // left -> right
-                        patch_weight_(6 + colour, k) = (y < P / 2 ? -4.0f : 4.0f) / area;          // top -> bottom
+                        patch_weight(colour, k) = 2.0f / area;                                    // mean, x2
+                        patch_weight(3 + colour, k) = (x < P / 2 ? -4.0f : 4.0f) / area;          // left -> right
+                        patch_weight(6 + colour, k) = (y < P / 2 ? -4.0f : 4.0f) / area;          // top -> bottom
                     }
                 }
             }
             const Matrix filters = toy::normal_matrix(config.seed, "embeddings.patch.filters", ch.features - 11, K,
                                                       0.3f / std::sqrt(static_cast<float>(K)));
-            patch_weight_.middleRows(9, ch.features - 11) = filters;
+            patch_weight.middleRows(9, ch.features - 11) = filters;
+            patch_weight_ = std::move(patch_weight);
             patch_bias_(ch.constant_channel) = 1.0f;
             cls_ = Vector::Zero(E);
             cls_(ch.constant_channel) = 1.0f;
@@ -430,7 +431,7 @@ public:
             // As PyTorch initialises a ViT: Conv2d's uniform patch embedding, and small
             // normal [CLS] and positions (std 0.02, as timm and Hugging Face do).
             const Linear conv = toy::torch_default_linear(config.seed, "embeddings.patch", E, 3 * P * P, true);
-            patch_weight_ = conv.weight.to_matrix();
+            patch_weight_ = conv.weight;
             patch_bias_ = conv.bias;
             cls_ = toy::normal_matrix(config.seed, "embeddings.cls", E, 1, 0.02f);
             positions_ = toy::normal_matrix(config.seed, "embeddings.position", N + 1, E, 0.02f);
@@ -484,7 +485,7 @@ public:
 
     std::vector<OwnedTensor> export_weights() const override {
         std::vector<OwnedTensor> out;
-        OwnedTensor patch = owned_tensor("embeddings.patch.weight", patch_weight_);
+        OwnedTensor patch = owned_tensor("embeddings.patch.weight", patch_weight_.to_matrix());
         const auto P = static_cast<std::int64_t>(config_.patch_size);
         patch.shape = {config_.width, 3, P, P};   // as Conv2d stores it
         out.push_back(std::move(patch));
@@ -496,7 +497,7 @@ public:
     }
 
 private:
-    Matrix patch_weight_;   // [E, 3 * P * P]
+    WeightMatrix patch_weight_;   // [E, 3 * P * P]
     Vector patch_bias_;     // [E]
     Vector cls_;            // [E]
     Matrix positions_;      // [N + 1, E]

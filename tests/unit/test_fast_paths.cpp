@@ -1,16 +1,17 @@
 // The optimised paths of the forward pass against plain references computed here in
-// double precision: core/gemm (OpenBLAS or Eigen) on strided blocks, the weight product
-// split between threads either way, the softmax's run-of-keys path against its
-// key-by-key path, and a whole attention layer on one thread against two.
+// double precision: the products' kernel (core/weight_panels) on strided blocks, at every
+// edge of its tiles and blocks, with its AVX2 and its portable loops; the weight product
+// on one thread and two; the softmax's run-of-keys path against its key-by-key path; and
+// a whole attention layer on one thread against two.
 
 #include "core/attention.h"
-#include "core/gemm.h"
 #include "core/error.h"
 #include "core/exp_sum.h"
 #include "core/mask.h"
 #include "core/model_registry.h"
 #include "core/parallel.h"
 #include "core/weight_matrix.h"
+#include "core/weight_panels.h"
 #include "test_support.h"
 
 #include <cmath>
@@ -73,33 +74,67 @@ struct ThreadCount {
 
 } // namespace
 
-TEST_CASE("gemm: a * b and a * b^T on strided blocks equal the double-precision product") {
+TEST_CASE("weight panels: scale * x W^T + bias on strided blocks, at every tile and block edge, both kernels") {
+    ThreadCount restore;
     std::mt19937 rng(7);
-    const Matrix a_full = random_matrix(37, 50, rng, 1.0f);
-    const Matrix b_full = random_matrix(45, 60, rng, 1.0f);
-    const auto a = a_full.middleCols(3, 40);                // [37, 40], rows 50 floats apart
-    const auto b_t = b_full.block(2, 5, 29, 40);            // [29, 40]: b^T's operand
-    const auto b = b_full.block(1, 7, 40, 33);              // [40, 33]
-    Matrix c_full = Matrix::Constant(40, 70, 5.0f);         // the result goes into a block; the rest stays
-    auto c1 = c_full.block(1, 2, 37, 29);
-    gemm(0.5f, a, b_t, Transpose::yes, c1);
-    CHECK(max_diff(c1, 0.5 * a.cast<double>() * b_t.cast<double>().transpose()) < 1e-4);
-    Matrix c2(37, 33);
-    gemm(1.0f, a, b, Transpose::no, c2);
-    CHECK(max_diff(c2, a.cast<double>() * b.cast<double>()) < 1e-4);
-    // Overwritten, not added to, and nothing outside the block touched.
-    CHECK(c_full(0, 0) == 5.0f);
-    CHECK(c_full(1, 31) == 5.0f);
-    CHECK(c_full(38, 2) == 5.0f);
-    // No inner dimension: zeros.
-    Matrix empty_a(3, 0);
-    Matrix empty_b(0, 4);
-    Matrix c3 = Matrix::Constant(3, 4, 9.0f);
-    gemm(1.0f, empty_a, empty_b, Transpose::no, c3);
-    CHECK(c3.cwiseAbs().maxCoeff() == 0.0f);
+    // out around the 16-column panels, in around the 256-input blocks, T around the 6-row
+    // tiles and the 256-row blocks.
+    const std::vector<Eigen::Index> outs = {1, 15, 16, 17, 40};
+    const std::vector<Eigen::Index> ins = {1, 7, 256, 257, 600};
+    const std::vector<Eigen::Index> Ts = {1, 5, 6, 7, 13, 300};
+    for (const Eigen::Index out : outs) {
+        for (const Eigen::Index in : ins) {
+            CAPTURE(out);
+            CAPTURE(in);
+            // W as it lies in a checkpoint: rows 3 floats longer than the matrix, and once
+            // as the transpose ([in, out], GPT-2's Conv1D).
+            const Matrix stored = random_matrix(out, in + 3, rng, 0.5f);
+            const auto w = stored.leftCols(in);
+            const Matrix stored_t = random_matrix(in, out + 3, rng, 0.5f);
+            const auto w_t = stored_t.leftCols(out);
+            const WeightPanels panels(stored.data(), out, in, stored.cols(), false);
+            const WeightPanels panels_t(stored_t.data(), out, in, stored_t.cols(), true);
+            CHECK(panels.to_matrix() == w);
+            CHECK(panels_t.to_matrix() == w_t.transpose());
+            const Vector bias = random_matrix(out, 1, rng, 1.0f);
+            for (const Eigen::Index T : Ts) {
+                CAPTURE(T);
+                const Matrix x_full = random_matrix(T, in + 5, rng, 1.0f);
+                const auto x = x_full.middleCols(2, in);   // rows in + 5 floats apart
+                const MatrixD xw = x.cast<double>() * w.cast<double>().transpose();
+                const MatrixD xw_t = x.cast<double>() * w_t.cast<double>();
+                const double tolerance = 1e-5 * std::sqrt(static_cast<double>(in)) * 4;
+                for (const auto kernel : {WeightPanels::Kernel::best, WeightPanels::Kernel::portable}) {
+                    for (const int threads : {1, 2}) {
+                        set_compute_threads(threads);
+                        // The result goes into a block of a larger matrix; the rest stays.
+                        Matrix y_full = Matrix::Constant(T + 2, out + 4, 5.0f);
+                        auto y = y_full.block(1, 3, T, out);
+                        panels.multiply_with(kernel, x, y, &bias, 0.5f);
+                        CHECK(max_diff(y, (0.5 * xw).rowwise() + bias.cast<double>().transpose()) < tolerance);
+                        CHECK(y_full.row(0).cwiseEqual(5.0f).all());
+                        CHECK(y_full.row(T + 1).cwiseEqual(5.0f).all());
+                        CHECK(y_full.leftCols(3).cwiseEqual(5.0f).all());
+                        CHECK(y_full.rightCols(1).cwiseEqual(5.0f).all());
+                        Matrix y_t = Matrix::Constant(T, out, 5.0f);   // overwritten, not added to
+                        panels_t.multiply_with(kernel, x, y_t, nullptr);
+                        CHECK(max_diff(y_t, xw_t) < tolerance);
+                    }
+                }
+            }
+        }
+    }
+    // No inputs: the bias alone, or zeros.
+    const WeightPanels empty(nullptr, 3, 0, 0, false);
+    Matrix y = Matrix::Constant(2, 3, 9.0f);
+    empty.multiply(Matrix(2, 0), y);
+    CHECK(y.cwiseAbs().maxCoeff() == 0.0f);
+    const Vector bias = Vector::LinSpaced(3, 1.0f, 3.0f);
+    empty.multiply(Matrix(2, 0), y, &bias);
+    CHECK(y.row(1) == bias.transpose());
 }
 
-TEST_CASE("weights times inputs: the same on 1 and 2 threads, split by rows or by columns, stored either way") {
+TEST_CASE("weights times inputs: the same on 1 and 2 threads, over one row block and several, stored either way") {
     ThreadCount restore;
     std::mt19937 rng(11);
     const Matrix w = random_matrix(300, 96, rng, 0.1f);   // [out, in]
@@ -108,7 +143,7 @@ TEST_CASE("weights times inputs: the same on 1 and 2 threads, split by rows or b
     auto owner = std::make_shared<Matrix>(w_t);
     const WeightMatrix owned(w);
     const WeightMatrix view = WeightMatrix::view(owner, owner->data(), 96, 300, 300, true);
-    for (const Eigen::Index T : {1, 17, 300, 1000}) {   // out >= T splits columns; T > out splits rows
+    for (const Eigen::Index T : {1, 17, 300, 1000}) {   // 256 rows to a block: 1, 1, 2 and 4 blocks
         CAPTURE(T);
         const Matrix x = random_matrix(T, 96, rng, 1.0f);
         const MatrixD want = (x.cast<double>() * w.cast<double>().transpose()).rowwise() + bias.cast<double>().transpose();

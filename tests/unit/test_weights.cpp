@@ -68,8 +68,15 @@ TEST_CASE("WeightMatrix: owned, viewed, transposed and sliced weights all comput
     CHECK(owned.middle_rows(1, 2).to_matrix() == W.middleRows(1, 2));
 
     WeightMatrix editable = W;
+    CHECK(product(editable, x).isApprox(expected, 1e-6f));   // its panels are made here...
+    const WeightMatrix before_edit = editable;                 // ...and shared by this copy
     editable.values()(0, 0) = 7.0f;
     CHECK(editable.to_matrix()(0, 0) == 7.0f);
+    Matrix W_edited = W;
+    W_edited(0, 0) = 7.0f;
+    // ...but an edit gives the edited weight panels of its own; the copy keeps the old.
+    CHECK(product(editable, x).isApprox(x * W_edited.transpose(), 1e-6f));
+    CHECK(product(before_edit, x).isApprox(expected, 1e-6f));
     WeightMatrix view_copy = strided;
     CHECK_THROWS_AS(view_copy.values(), Error);
     CHECK_FALSE(strided == WeightMatrix(editable));
@@ -116,6 +123,22 @@ TEST_CASE("HfTensorTable: F32 weights are read in place from the mapped file, F1
     CHECK(progress.front() == 0.0);
     for (std::size_t i = 1; i < progress.size(); ++i) CHECK(progress[i] >= progress[i - 1]);
     CHECK(progress.back() == doctest::Approx(1.0));
+}
+
+TEST_CASE("A mapped weight's pages, handed back after its first product, read the same values again") {
+    test::TempDir dir;
+    const Matrix w = numbered(40, 100);   // 16,000 bytes: whole pages of the mapping
+    write_safetensors(dir.file("model.safetensors"),
+                      {tensor_f32("w.weight", {40, 100}, {w.data(), static_cast<std::size_t>(w.size())})});
+    const HfWeights weights = HfWeights::open(dir.path().string());
+    HfTensorTable table(weights, "", dir.path().string(), LoadControl{});
+    const WeightMatrix mapped = table.weight("w.weight", 40, 100, "test");
+    const Matrix x = numbered(5, 100).array() + 0.5f;
+    const Matrix expected = x * w.transpose();
+    CHECK(product(mapped, x).isApprox(expected, 1e-6f));   // panels made, the file's pages released
+    CHECK(mapped.to_matrix() == w);                         // read again from the file
+    CHECK(product(mapped, x).isApprox(expected, 1e-6f));
+    CHECK(product(mapped.middle_rows(10, 20), x).isApprox(x * w.middleRows(10, 20).transpose(), 1e-6f));
 }
 
 TEST_CASE("Mapped weights outlive the table and the HfWeights they came from") {

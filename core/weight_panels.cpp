@@ -1,0 +1,286 @@
+#include "core/weight_panels.h"
+
+#include "core/parallel.h"
+
+#include <algorithm>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HEADSCOPE_X86_KERNELS 1
+#include <immintrin.h>
+#endif
+
+namespace headscope {
+
+namespace {
+
+using Index = Eigen::Index;
+constexpr Index width = WeightPanels::panel_width;
+constexpr int tile_rows = 6;
+// Inputs per pass over a panel: its block (256 x 16 floats, 16 KB) stays in L1 while
+// every row of x passes over it.
+constexpr Index depth_block = 256;
+// Rows of x per piece of work: 256 rows of a depth block (256 KB) stay in L2.
+constexpr Index max_row_block = 256;
+
+// One 6 x 16 tile of y: rows of x [x, x + rows * x_stride) times a panel's depth block.
+struct Tile {
+    Index depth;
+    const float* x;            // the first row's first input of this depth block
+    Index x_stride;
+    int rows;                  // 1..6
+    const float* panel;        // [depth][16]
+    float* y;                  // the tile's first value
+    Index y_stride;
+    int cols;                  // 1..16
+    const float* bias;         // the tile's 16 (or `cols`) biases; null: none
+    float scale;               // multiplies the product (not the bias)
+    bool add_to_y;             // a later depth block: add onto what is there
+};
+
+// Writes the accumulated tile: y = scale * acc (+ bias) on the first depth block,
+// y += scale * acc after.
+void finish(const Tile& t, const float (&acc)[tile_rows][width]) {
+    for (int r = 0; r < t.rows; ++r) {
+        float* y = t.y + r * t.y_stride;
+        for (int j = 0; j < t.cols; ++j) {
+            const float product = t.scale * acc[r][j];
+            if (t.add_to_y) {
+                y[j] += product;
+            } else {
+                y[j] = t.bias != nullptr ? product + t.bias[j] : product;
+            }
+        }
+    }
+}
+
+void tile_portable(const Tile& t) {
+    float acc[tile_rows][width] = {};
+    for (int r = 0; r < t.rows; ++r) {
+        const float* x = t.x + r * t.x_stride;
+        for (Index k = 0; k < t.depth; ++k) {
+            const float a = x[k];
+            const float* w = t.panel + k * width;
+            for (Index j = 0; j < width; ++j) acc[r][j] += a * w[j];
+        }
+    }
+    finish(t, acc);
+}
+
+#ifdef HEADSCOPE_X86_KERNELS
+// Twelve accumulators (6 rows x two 8-float halves), two panel loads and six broadcasts
+// per input: the FMA units, not the loads, set the pace. Rows past `rows` read row 0
+// again (in bounds) and are not written.
+__attribute__((target("avx2,fma"))) void tile_avx2(const Tile& t) {
+    const float* x0 = t.x;
+    const float* x1 = t.rows > 1 ? x0 + t.x_stride : x0;
+    const float* x2 = t.rows > 2 ? x0 + 2 * t.x_stride : x0;
+    const float* x3 = t.rows > 3 ? x0 + 3 * t.x_stride : x0;
+    const float* x4 = t.rows > 4 ? x0 + 4 * t.x_stride : x0;
+    const float* x5 = t.rows > 5 ? x0 + 5 * t.x_stride : x0;
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    const float* w = t.panel;
+    const Index depth = t.depth;
+    for (Index k = 0; k < depth; ++k, w += width) {
+        const __m256 w0 = _mm256_loadu_ps(w);
+        const __m256 w1 = _mm256_loadu_ps(w + 8);
+        __m256 a = _mm256_broadcast_ss(x0 + k);
+        c00 = _mm256_fmadd_ps(a, w0, c00);
+        c01 = _mm256_fmadd_ps(a, w1, c01);
+        a = _mm256_broadcast_ss(x1 + k);
+        c10 = _mm256_fmadd_ps(a, w0, c10);
+        c11 = _mm256_fmadd_ps(a, w1, c11);
+        a = _mm256_broadcast_ss(x2 + k);
+        c20 = _mm256_fmadd_ps(a, w0, c20);
+        c21 = _mm256_fmadd_ps(a, w1, c21);
+        a = _mm256_broadcast_ss(x3 + k);
+        c30 = _mm256_fmadd_ps(a, w0, c30);
+        c31 = _mm256_fmadd_ps(a, w1, c31);
+        a = _mm256_broadcast_ss(x4 + k);
+        c40 = _mm256_fmadd_ps(a, w0, c40);
+        c41 = _mm256_fmadd_ps(a, w1, c41);
+        a = _mm256_broadcast_ss(x5 + k);
+        c50 = _mm256_fmadd_ps(a, w0, c50);
+        c51 = _mm256_fmadd_ps(a, w1, c51);
+    }
+    if (t.cols == width) {
+        // A whole tile: written from the registers (most tiles).
+        const bool add = t.add_to_y;
+        const bool scaled = t.scale != 1.0f;
+        const __m256 scale = _mm256_set1_ps(t.scale);
+        const __m256 b0 = !add && t.bias != nullptr ? _mm256_loadu_ps(t.bias) : _mm256_setzero_ps();
+        const __m256 b1 = !add && t.bias != nullptr ? _mm256_loadu_ps(t.bias + 8) : _mm256_setzero_ps();
+        const auto store = [&](int r, __m256 lo, __m256 hi) {
+            if (r >= t.rows) return;
+            float* y = t.y + r * t.y_stride;
+            if (scaled) {
+                lo = _mm256_mul_ps(lo, scale);
+                hi = _mm256_mul_ps(hi, scale);
+            }
+            if (add) {
+                lo = _mm256_add_ps(lo, _mm256_loadu_ps(y));
+                hi = _mm256_add_ps(hi, _mm256_loadu_ps(y + 8));
+            } else {
+                lo = _mm256_add_ps(lo, b0);
+                hi = _mm256_add_ps(hi, b1);
+            }
+            _mm256_storeu_ps(y, lo);
+            _mm256_storeu_ps(y + 8, hi);
+        };
+        store(0, c00, c01);
+        store(1, c10, c11);
+        store(2, c20, c21);
+        store(3, c30, c31);
+        store(4, c40, c41);
+        store(5, c50, c51);
+        return;
+    }
+    alignas(32) float acc[tile_rows][width];
+    _mm256_store_ps(acc[0], c00);
+    _mm256_store_ps(acc[0] + 8, c01);
+    _mm256_store_ps(acc[1], c10);
+    _mm256_store_ps(acc[1] + 8, c11);
+    _mm256_store_ps(acc[2], c20);
+    _mm256_store_ps(acc[2] + 8, c21);
+    _mm256_store_ps(acc[3], c30);
+    _mm256_store_ps(acc[3] + 8, c31);
+    _mm256_store_ps(acc[4], c40);
+    _mm256_store_ps(acc[4] + 8, c41);
+    _mm256_store_ps(acc[5], c50);
+    _mm256_store_ps(acc[5] + 8, c51);
+    finish(t, acc);
+}
+
+bool cpu_has_avx2_fma() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
+using TileKernel = void (*)(const Tile&);
+
+TileKernel tile_kernel(WeightPanels::Kernel kernel) {
+#ifdef HEADSCOPE_X86_KERNELS
+    static const bool avx2 = cpu_has_avx2_fma();   // a fact about the CPU, read once
+    if (kernel == WeightPanels::Kernel::best && avx2) return tile_avx2;
+#else
+    (void)kernel;
+#endif
+    return tile_portable;
+}
+
+} // namespace
+
+WeightPanels::WeightPanels(const float* stored, Index out, Index in, Index row_stride, bool transposed)
+    : out_(out), in_(in) {
+    const Index panels = (out + width - 1) / width;
+    values_.setZero(panels * in * width);
+    for (Index p = 0; p < panels; ++p) {
+        float* dst = values_.data() + p * in * width;
+        const Index cols = std::min(width, out - p * width);
+        if (transposed) {
+            // The memory holds [in, out]: a panel's 16 weights for input k are 16
+            // neighbours in stored row k.
+            for (Index k = 0; k < in; ++k) std::copy_n(stored + k * row_stride + p * width, cols, dst + k * width);
+        } else {
+            for (Index j = 0; j < cols; ++j) {
+                const float* row = stored + (p * width + j) * row_stride;
+                for (Index k = 0; k < in; ++k) dst[k * width + j] = row[k];
+            }
+        }
+    }
+}
+
+Matrix WeightPanels::to_matrix() const {
+    Matrix w(out_, in_);
+    for (Index o = 0; o < out_; ++o) {
+        const float* p = panel(o / width);
+        for (Index k = 0; k < in_; ++k) w(o, k) = p[k * width + o % width];
+    }
+    return w;
+}
+
+void WeightPanels::multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* bias, float scale) const {
+    multiply_with(Kernel::best, x, y, bias, scale);
+}
+
+void WeightPanels::multiply_with(Kernel kernel, const ConstMatrixRef& x, MatrixRef y, const Vector* bias,
+                                 float scale) const {
+    eigen_assert(x.cols() == in_ && y.rows() == x.rows() && y.cols() == out_);
+    eigen_assert(bias == nullptr || bias->size() == out_);
+    const Index T = x.rows();
+    if (T == 0 || out_ == 0) return;
+    if (in_ == 0) {
+        if (bias != nullptr) {
+            y.rowwise() = bias->transpose();
+        } else {
+            y.setZero();
+        }
+        return;
+    }
+    const TileKernel run_tile = tile_kernel(kernel);
+    const Index panels = (out_ + width - 1) / width;
+    // Rows in equal blocks of at most 256, each a multiple of the tile's 6 rows.
+    const Index row_blocks = (T + max_row_block - 1) / max_row_block;
+    const Index row_block = ((T + row_blocks - 1) / row_blocks + tile_rows - 1) / tile_rows * tile_rows;
+    // Pieces of a few panels each: enough pieces that threads finish together, few enough
+    // that each reads a panel's worth of x from L2 many times over.
+    const Index wanted_pieces = 8 * static_cast<Index>(compute_threads());
+    const Index panels_per_piece = std::clamp<Index>(panels * row_blocks / wanted_pieces, 1, 16);
+    const Index panel_groups = (panels + panels_per_piece - 1) / panels_per_piece;
+    const float* x_data = x.data();
+    const Index x_stride = x.outerStride();
+    float* y_data = y.data();
+    const Index y_stride = y.outerStride();
+    const float* bias_data = bias != nullptr ? bias->data() : nullptr;
+    const double flops = 2.0 * static_cast<double>(T) * static_cast<double>(out_) * static_cast<double>(in_);
+    // Piece i: panel group i / row_blocks over row block i % row_blocks, so one group's
+    // panels are reused from cache across the row blocks of a long input.
+    parallel_items(panel_groups * row_blocks, flops, [&](Index piece) {
+        const Index first_panel = piece / row_blocks * panels_per_piece;
+        const Index last_panel = std::min(panels, first_panel + panels_per_piece);
+        const Index first_row = piece % row_blocks * row_block;
+        const Index last_row = std::min(T, first_row + row_block);
+        for (Index k = 0; k < in_; k += depth_block) {
+            const Index depth = std::min(depth_block, in_ - k);
+            for (Index p = first_panel; p < last_panel; ++p) {
+                const Index col = p * width;
+                Tile tile{};
+                tile.depth = depth;
+                tile.x_stride = x_stride;
+                tile.panel = panel(p) + k * width;
+                tile.y_stride = y_stride;
+                tile.cols = static_cast<int>(std::min(width, out_ - col));
+                tile.bias = bias_data != nullptr ? bias_data + col : nullptr;
+                tile.scale = scale;
+                tile.add_to_y = k > 0;
+                // The block this piece reads next comes from memory (weights are read once
+                // per forward): ask for it into L2 a few lines per tile while this one
+                // computes, as the hardware's prefetch stops at every 4 KB page.
+                const float* next = nullptr;
+                Index next_lines = 0;   // one 64-byte line per input
+                if (p + 1 < last_panel) {
+                    next = panel(p + 1) + k * width;
+                    next_lines = depth;
+                } else if (k + depth_block < in_) {
+                    next = panel(first_panel) + (k + depth_block) * width;
+                    next_lines = std::min(depth_block, in_ - k - depth_block);
+                }
+                const Index tiles = (last_row - first_row + tile_rows - 1) / tile_rows;
+                const Index lines_per_tile = (next_lines + tiles - 1) / tiles;
+                Index line = 0;
+                for (Index r = first_row; r < last_row; r += tile_rows) {
+                    for (Index end = std::min(next_lines, line + lines_per_tile); line < end; ++line) {
+                        __builtin_prefetch(next + line * width, 0, 2);
+                    }
+                    tile.x = x_data + r * x_stride + k;
+                    tile.rows = static_cast<int>(std::min<Index>(tile_rows, last_row - r));
+                    tile.y = y_data + r * y_stride + col;
+                    run_tile(tile);
+                }
+            }
+        }
+    });
+}
+
+} // namespace headscope

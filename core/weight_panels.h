@@ -1,0 +1,50 @@
+#pragma once
+// A weight matrix [out, in] laid out for the products of a forward pass, once, so that no
+// forward packs it again. A BLAS packs both sides of every product into its own layout
+// before it computes; for y = x W^T the weights are by far the larger side (ViT-B/16:
+// 340 MB per forward against a few MB of activations), and re-packing them every time
+// measured 12% of a forward. Here W is re-laid once, into panels of 16 output columns,
+// each panel [in][16]: the 16 weights a step of the product needs are one contiguous
+// 64-byte run, and a panel is read front to back. x is read where it lies.
+//
+// The product is a 6 x 16 register tile (12 AVX2 accumulators, as BLIS and OpenBLAS use
+// on this kind of core) over blocks of 256 inputs, so a panel's block stays in L1 while
+// every row of x passes over it. Threads take pieces of the output as they come free,
+// rather than fixed halves: on a shared machine one core is often slower than the other.
+
+#include "core/matrix.h"
+
+namespace headscope {
+
+class WeightPanels {
+public:
+    static constexpr Eigen::Index panel_width = 16;   // output columns per panel
+
+    WeightPanels() = default;
+    // From a weight's values as they lie in memory: [out, in], or [in, out] when
+    // `transposed` (GPT-2's Conv1D); rows `row_stride` floats apart.
+    WeightPanels(const float* stored, Eigen::Index out, Eigen::Index in, Eigen::Index row_stride, bool transposed);
+
+    Eigen::Index rows() const { return out_; }   // out
+    Eigen::Index cols() const { return in_; }    // in
+    // The [out, in] values back from the panels (tests).
+    Matrix to_matrix() const;
+
+    // y = scale * x W^T (+ bias: [out]), x [T, in], y [T, out]; on every compute thread
+    // (on this one alone when called from one of them).
+    void multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* bias = nullptr, float scale = 1.0f) const;
+
+    // The kernel each product runs: AVX2 + FMA where the CPU has them (checked at run
+    // time, so portable builds get it too), else plain C++ loops that compute the same.
+    enum class Kernel { best, portable };
+    void multiply_with(Kernel kernel, const ConstMatrixRef& x, MatrixRef y, const Vector* bias, float scale = 1.0f) const;
+
+private:
+    const float* panel(Eigen::Index p) const { return values_.data() + p * in_ * panel_width; }
+
+    Vector values_;            // [panels][in][16]; the last panel's missing columns are 0
+    Eigen::Index out_ = 0;
+    Eigen::Index in_ = 0;
+};
+
+} // namespace headscope

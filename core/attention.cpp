@@ -156,6 +156,16 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
     trace.concat.resize(Tq, D);
     // Every buffer a thread writes is allocated here, before the threads start: the
     // threads then only compute (an allocation failure stays an exception on this thread).
+    // Each head's keys and values are laid out for the products as it runs (a copy of a
+    // [Tk, Dh] block each, small next to the products); the room for them is made here.
+    std::vector<WeightPanels> key_panels;
+    std::vector<WeightPanels> value_panels;
+    key_panels.reserve(static_cast<std::size_t>(H));
+    value_panels.reserve(static_cast<std::size_t>(H));
+    for (Eigen::Index h = 0; h < H; ++h) {
+        key_panels.emplace_back(Tk, Dh);     // K_h as the weight [out = keys, in = Dh]
+        value_panels.emplace_back(Dh, Tk);   // V_h as W^T: [in = keys, out = Dh]
+    }
     for (HeadTrace& head : trace.heads) {
         head.weights.resize(Tq, Tk);
         if (all_stages) {
@@ -163,35 +173,34 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
             head.masked.resize(Tq, Tk);
         }
     }
-    // Each head on one thread, its scores computed straight into the map it keeps, then
-    // its context into its own columns of concat.
+    // Each head on one thread (handed out as threads come free), its scores computed
+    // straight into the map it keeps, then its context into its own columns of concat.
     const double flops_per_head = 4.0 * static_cast<double>(Tq) * static_cast<double>(Tk) * static_cast<double>(Dh);
-    parallel_ranges(H, flops_per_head * static_cast<double>(H), [&](Eigen::Index first, Eigen::Index last) {
-        for (Eigen::Index h = first; h < last; ++h) {
-            HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
-            const auto qh = q.middleCols(h * Dh, Dh);   // [Tq, Dh]
-            const auto kh = k.middleCols(h * Dh, Dh);   // [Tk, Dh]
-            const auto vh = v.middleCols(h * Dh, Dh);   // [Tk, Dh]
-            // Keys and values are small next to the weights (a head's [Tk, Dh]); laying
-            // them out as panels costs a copy of each and then runs the same kernel.
-            WeightPanels(kh.data(), Tk, Dh, kh.outerStride(), false).multiply(qh, head.weights, nullptr, scale);
-            if (all_stages) {
-                head.scores = head.weights;
-                if (allowed) {
-                    head.masked = allowed->select(head.scores.array(), -std::numeric_limits<float>::infinity()).matrix();
-                } else {
-                    head.masked = head.scores;
-                }
-            }
-            softmax_rows(head.weights, allowed);
-            auto context = trace.concat.middleCols(h * Dh, Dh);
-            const bool disabled =
-                !options.disabled_heads.empty() && options.disabled_heads[static_cast<std::size_t>(h)];
-            if (disabled) {
-                context.setZero();
+    parallel_items(H, flops_per_head * static_cast<double>(H), [&](Eigen::Index h) {
+        HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
+        const auto qh = q.middleCols(h * Dh, Dh);   // [Tq, Dh]
+        const auto kh = k.middleCols(h * Dh, Dh);   // [Tk, Dh]
+        const auto vh = v.middleCols(h * Dh, Dh);   // [Tk, Dh]
+        WeightPanels& keys = key_panels[static_cast<std::size_t>(h)];
+        keys.assign(kh.data(), kh.outerStride(), false);
+        keys.multiply(qh, head.weights, nullptr, scale);
+        if (all_stages) {
+            head.scores = head.weights;
+            if (allowed) {
+                head.masked = allowed->select(head.scores.array(), -std::numeric_limits<float>::infinity()).matrix();
             } else {
-                WeightPanels(vh.data(), Dh, Tk, vh.outerStride(), true).multiply(head.weights, context);   // vh is W^T
+                head.masked = head.scores;
             }
+        }
+        softmax_rows(head.weights, allowed);
+        auto context = trace.concat.middleCols(h * Dh, Dh);
+        const bool disabled = !options.disabled_heads.empty() && options.disabled_heads[static_cast<std::size_t>(h)];
+        if (disabled) {
+            context.setZero();
+        } else {
+            WeightPanels& values = value_panels[static_cast<std::size_t>(h)];
+            values.assign(vh.data(), vh.outerStride(), true);
+            values.multiply(head.weights, context);
         }
     });
     if (all_stages) {

@@ -67,6 +67,27 @@ void tile_portable(const Tile& t) {
 }
 
 #ifdef HEADSCOPE_X86_KERNELS
+// One row of a whole tile from its two accumulators: y = scale * acc + bias on the first
+// depth block, y += scale * acc after. (A function of its own with the kernel's target,
+// where a lambda would be compiled without it.)
+__attribute__((target("avx2,fma"))) inline void store_row(const Tile& t, int r, __m256 lo, __m256 hi, bool add,
+                                                            bool scaled, __m256 scale, __m256 b0, __m256 b1) {
+    float* y = t.y + r * t.y_stride;
+    if (scaled) {
+        lo = _mm256_mul_ps(lo, scale);
+        hi = _mm256_mul_ps(hi, scale);
+    }
+    if (add) {
+        lo = _mm256_add_ps(lo, _mm256_loadu_ps(y));
+        hi = _mm256_add_ps(hi, _mm256_loadu_ps(y + 8));
+    } else {
+        lo = _mm256_add_ps(lo, b0);
+        hi = _mm256_add_ps(hi, b1);
+    }
+    _mm256_storeu_ps(y, lo);
+    _mm256_storeu_ps(y + 8, hi);
+}
+
 // Twelve accumulators (6 rows x two 8-float halves), two panel loads and six broadcasts
 // per input: the FMA units, not the loads, set the pace. Rows past `rows` read row 0
 // again (in bounds) and are not written.
@@ -110,29 +131,12 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Tile& t) {
         const __m256 scale = _mm256_set1_ps(t.scale);
         const __m256 b0 = !add && t.bias != nullptr ? _mm256_loadu_ps(t.bias) : _mm256_setzero_ps();
         const __m256 b1 = !add && t.bias != nullptr ? _mm256_loadu_ps(t.bias + 8) : _mm256_setzero_ps();
-        const auto store = [&](int r, __m256 lo, __m256 hi) {
-            if (r >= t.rows) return;
-            float* y = t.y + r * t.y_stride;
-            if (scaled) {
-                lo = _mm256_mul_ps(lo, scale);
-                hi = _mm256_mul_ps(hi, scale);
-            }
-            if (add) {
-                lo = _mm256_add_ps(lo, _mm256_loadu_ps(y));
-                hi = _mm256_add_ps(hi, _mm256_loadu_ps(y + 8));
-            } else {
-                lo = _mm256_add_ps(lo, b0);
-                hi = _mm256_add_ps(hi, b1);
-            }
-            _mm256_storeu_ps(y, lo);
-            _mm256_storeu_ps(y + 8, hi);
-        };
-        store(0, c00, c01);
-        store(1, c10, c11);
-        store(2, c20, c21);
-        store(3, c30, c31);
-        store(4, c40, c41);
-        store(5, c50, c51);
+        store_row(t, 0, c00, c01, add, scaled, scale, b0, b1);
+        if (t.rows > 1) store_row(t, 1, c10, c11, add, scaled, scale, b0, b1);
+        if (t.rows > 2) store_row(t, 2, c20, c21, add, scaled, scale, b0, b1);
+        if (t.rows > 3) store_row(t, 3, c30, c31, add, scaled, scale, b0, b1);
+        if (t.rows > 4) store_row(t, 4, c40, c41, add, scaled, scale, b0, b1);
+        if (t.rows > 5) store_row(t, 5, c50, c51, add, scaled, scale, b0, b1);
         return;
     }
     alignas(32) float acc[tile_rows][width];
@@ -172,20 +176,27 @@ TileKernel tile_kernel(WeightPanels::Kernel kernel) {
 } // namespace
 
 WeightPanels::WeightPanels(const float* stored, Index out, Index in, Index row_stride, bool transposed)
-    : out_(out), in_(in) {
-    const Index panels = (out + width - 1) / width;
-    values_.setZero(panels * in * width);
+    : WeightPanels(out, in) {
+    assign(stored, row_stride, transposed);
+}
+
+WeightPanels::WeightPanels(Index out, Index in) : out_(out), in_(in) {
+    values_.setZero((out + width - 1) / width * in * width);   // the last panel's missing columns stay 0
+}
+
+void WeightPanels::assign(const float* stored, Index row_stride, bool transposed) {
+    const Index panels = (out_ + width - 1) / width;
     for (Index p = 0; p < panels; ++p) {
-        float* dst = values_.data() + p * in * width;
-        const Index cols = std::min(width, out - p * width);
+        float* dst = values_.data() + p * in_ * width;
+        const Index cols = std::min(width, out_ - p * width);
         if (transposed) {
             // The memory holds [in, out]: a panel's 16 weights for input k are 16
             // neighbours in stored row k.
-            for (Index k = 0; k < in; ++k) std::copy_n(stored + k * row_stride + p * width, cols, dst + k * width);
+            for (Index k = 0; k < in_; ++k) std::copy_n(stored + k * row_stride + p * width, cols, dst + k * width);
         } else {
             for (Index j = 0; j < cols; ++j) {
                 const float* row = stored + (p * width + j) * row_stride;
-                for (Index k = 0; k < in; ++k) dst[k * width + j] = row[k];
+                for (Index k = 0; k < in_; ++k) dst[k * width + j] = row[k];
             }
         }
     }

@@ -24,6 +24,11 @@ public:
     // From a weight's values as they lie in memory: [out, in], or [in, out] when
     // `transposed` (GPT-2's Conv1D); rows `row_stride` floats apart.
     WeightPanels(const float* stored, Eigen::Index out, Eigen::Index in, Eigen::Index row_stride, bool transposed);
+    // Room for an [out, in] weight, to be filled by assign(): inside a parallel region,
+    // where nothing may allocate (an exception there cannot reach the caller).
+    WeightPanels(Eigen::Index out, Eigen::Index in);
+    // Lays out new values of the shape this was made for, in place (no allocation).
+    void assign(const float* stored, Eigen::Index row_stride, bool transposed);
 
     Eigen::Index rows() const { return out_; }   // out
     Eigen::Index cols() const { return in_; }    // in

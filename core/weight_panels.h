@@ -8,7 +8,7 @@
 // 64-byte run, and a panel is read front to back. x is read where it lies.
 //
 // The product is a 6 x 16 register tile (12 AVX2 accumulators, as BLIS and OpenBLAS use
-// on this kind of core) over blocks of 256 inputs, so a panel's block stays in L1 while
+// on this kind of core) over blocks of 384 inputs, so a panel's block stays in L1 while
 // every row of x passes over it. Threads take pieces of the output as they come free,
 // rather than fixed halves: on a shared machine one core is often slower than the other.
 

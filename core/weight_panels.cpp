@@ -90,15 +90,21 @@ __attribute__((target("avx2,fma"))) inline void store_row(const Tile& t, int r, 
 }
 
 // Twelve accumulators (6 rows x two 8-float halves), two panel loads and six broadcasts
-// per input: the FMA units, not the loads, set the pace. Rows past `rows` read row 0
-// again (in bounds) and are not written.
-__attribute__((target("avx2,fma"))) void tile_avx2(const Tile& t) {
+// per input: the FMA units, not the loads, set the pace. A tile of fewer rows (the last
+// of a block) has its own copy with fewer accumulators rather than computing rows it
+// throws away: at T = 128 that waste was 3% of every product.
+// R must be t.rows: the tile's rows are read and written without checking.
+template <int R>
+__attribute__((target("avx2,fma"))) void tile_avx2_rows(const Tile& t) {
+    static_assert(R >= 1 && R <= tile_rows);
+    eigen_assert(t.rows == R);
     const float* x0 = t.x;
-    const float* x1 = t.rows > 1 ? x0 + t.x_stride : x0;
-    const float* x2 = t.rows > 2 ? x0 + 2 * t.x_stride : x0;
-    const float* x3 = t.rows > 3 ? x0 + 3 * t.x_stride : x0;
-    const float* x4 = t.rows > 4 ? x0 + 4 * t.x_stride : x0;
-    const float* x5 = t.rows > 5 ? x0 + 5 * t.x_stride : x0;
+    // Only the tile's own rows are addressed (unused pointers stay on row 0).
+    const float* x1 = R > 1 ? x0 + t.x_stride : x0;
+    const float* x2 = R > 2 ? x0 + 2 * t.x_stride : x0;
+    const float* x3 = R > 3 ? x0 + 3 * t.x_stride : x0;
+    const float* x4 = R > 4 ? x0 + 4 * t.x_stride : x0;
+    const float* x5 = R > 5 ? x0 + 5 * t.x_stride : x0;
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     const float* w = t.panel;
@@ -109,21 +115,31 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Tile& t) {
         __m256 a = _mm256_broadcast_ss(x0 + k);
         c00 = _mm256_fmadd_ps(a, w0, c00);
         c01 = _mm256_fmadd_ps(a, w1, c01);
-        a = _mm256_broadcast_ss(x1 + k);
-        c10 = _mm256_fmadd_ps(a, w0, c10);
-        c11 = _mm256_fmadd_ps(a, w1, c11);
-        a = _mm256_broadcast_ss(x2 + k);
-        c20 = _mm256_fmadd_ps(a, w0, c20);
-        c21 = _mm256_fmadd_ps(a, w1, c21);
-        a = _mm256_broadcast_ss(x3 + k);
-        c30 = _mm256_fmadd_ps(a, w0, c30);
-        c31 = _mm256_fmadd_ps(a, w1, c31);
-        a = _mm256_broadcast_ss(x4 + k);
-        c40 = _mm256_fmadd_ps(a, w0, c40);
-        c41 = _mm256_fmadd_ps(a, w1, c41);
-        a = _mm256_broadcast_ss(x5 + k);
-        c50 = _mm256_fmadd_ps(a, w0, c50);
-        c51 = _mm256_fmadd_ps(a, w1, c51);
+        if constexpr (R > 1) {
+            a = _mm256_broadcast_ss(x1 + k);
+            c10 = _mm256_fmadd_ps(a, w0, c10);
+            c11 = _mm256_fmadd_ps(a, w1, c11);
+        }
+        if constexpr (R > 2) {
+            a = _mm256_broadcast_ss(x2 + k);
+            c20 = _mm256_fmadd_ps(a, w0, c20);
+            c21 = _mm256_fmadd_ps(a, w1, c21);
+        }
+        if constexpr (R > 3) {
+            a = _mm256_broadcast_ss(x3 + k);
+            c30 = _mm256_fmadd_ps(a, w0, c30);
+            c31 = _mm256_fmadd_ps(a, w1, c31);
+        }
+        if constexpr (R > 4) {
+            a = _mm256_broadcast_ss(x4 + k);
+            c40 = _mm256_fmadd_ps(a, w0, c40);
+            c41 = _mm256_fmadd_ps(a, w1, c41);
+        }
+        if constexpr (R > 5) {
+            a = _mm256_broadcast_ss(x5 + k);
+            c50 = _mm256_fmadd_ps(a, w0, c50);
+            c51 = _mm256_fmadd_ps(a, w1, c51);
+        }
     }
     if (t.cols == width) {
         // A whole tile: written from the registers (most tiles).
@@ -133,11 +149,11 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Tile& t) {
         const __m256 b0 = !add && t.bias != nullptr ? _mm256_loadu_ps(t.bias) : _mm256_setzero_ps();
         const __m256 b1 = !add && t.bias != nullptr ? _mm256_loadu_ps(t.bias + 8) : _mm256_setzero_ps();
         store_row(t, 0, c00, c01, add, scaled, scale, b0, b1);
-        if (t.rows > 1) store_row(t, 1, c10, c11, add, scaled, scale, b0, b1);
-        if (t.rows > 2) store_row(t, 2, c20, c21, add, scaled, scale, b0, b1);
-        if (t.rows > 3) store_row(t, 3, c30, c31, add, scaled, scale, b0, b1);
-        if (t.rows > 4) store_row(t, 4, c40, c41, add, scaled, scale, b0, b1);
-        if (t.rows > 5) store_row(t, 5, c50, c51, add, scaled, scale, b0, b1);
+        if constexpr (R > 1) store_row(t, 1, c10, c11, add, scaled, scale, b0, b1);
+        if constexpr (R > 2) store_row(t, 2, c20, c21, add, scaled, scale, b0, b1);
+        if constexpr (R > 3) store_row(t, 3, c30, c31, add, scaled, scale, b0, b1);
+        if constexpr (R > 4) store_row(t, 4, c40, c41, add, scaled, scale, b0, b1);
+        if constexpr (R > 5) store_row(t, 5, c50, c51, add, scaled, scale, b0, b1);
         return;
     }
     alignas(32) float acc[tile_rows][width];
@@ -154,6 +170,17 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Tile& t) {
     _mm256_store_ps(acc[5], c50);
     _mm256_store_ps(acc[5] + 8, c51);
     finish(t, acc);
+}
+
+void tile_avx2(const Tile& t) {
+    switch (t.rows) {
+        case 1: return tile_avx2_rows<1>(t);
+        case 2: return tile_avx2_rows<2>(t);
+        case 3: return tile_avx2_rows<3>(t);
+        case 4: return tile_avx2_rows<4>(t);
+        case 5: return tile_avx2_rows<5>(t);
+        default: return tile_avx2_rows<6>(t);
+    }
 }
 
 bool cpu_has_avx2_fma() {
@@ -182,7 +209,13 @@ WeightPanels::WeightPanels(const float* stored, Index out, Index in, Index row_s
 }
 
 WeightPanels::WeightPanels(Index out, Index in) : out_(out), in_(in) {
-    values_.setZero((out + width - 1) / width * in * width);   // the last panel's missing columns stay 0
+    values_.resize((out + width - 1) / width * in * width);
+    // The last panel's missing columns are 0 for good; assign() writes the rest.
+    const Index cols = out % width;
+    if (cols != 0) {
+        float* last = values_.data() + (out / width) * in * width;
+        for (Index k = 0; k < in; ++k) std::fill_n(last + k * width + cols, width - cols, 0.0f);
+    }
 }
 
 void WeightPanels::assign(const float* stored, Index row_stride, bool transposed) {

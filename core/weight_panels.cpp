@@ -220,20 +220,24 @@ WeightPanels::WeightPanels(Index out, Index in) : out_(out), in_(in) {
 
 void WeightPanels::assign(const float* stored, Index row_stride, bool transposed) {
     const Index panels = (out_ + width - 1) / width;
-    for (Index p = 0; p < panels; ++p) {
-        float* dst = values_.data() + p * in_ * width;
-        const Index cols = std::min(width, out_ - p * width);
-        if (transposed) {
-            // The memory holds [in, out]: a panel's 16 weights for input k are 16
-            // neighbours in stored row k.
-            for (Index k = 0; k < in_; ++k) std::copy_n(stored + k * row_stride + p * width, cols, dst + k * width);
-        } else {
-            for (Index j = 0; j < cols; ++j) {
-                const float* row = stored + (p * width + j) * row_stride;
-                for (Index k = 0; k < in_; ++k) dst[k * width + j] = row[k];
+    // On every core: a model's first forward lays out all its weights (GPT-2 small: 500 MB).
+    const double work = static_cast<double>(out_) * static_cast<double>(in_);
+    parallel_ranges(panels, work, [&](Index first, Index last) {
+        for (Index p = first; p < last; ++p) {
+            float* dst = values_.data() + p * in_ * width;
+            const Index cols = std::min(width, out_ - p * width);
+            if (transposed) {
+                // The memory holds [in, out]: a panel's 16 weights for input k are 16
+                // neighbours in stored row k.
+                for (Index k = 0; k < in_; ++k) std::copy_n(stored + k * row_stride + p * width, cols, dst + k * width);
+            } else {
+                for (Index j = 0; j < cols; ++j) {
+                    const float* row = stored + (p * width + j) * row_stride;
+                    for (Index k = 0; k < in_; ++k) dst[k * width + j] = row[k];
+                }
             }
         }
-    }
+    });
 }
 
 Matrix WeightPanels::to_matrix() const {

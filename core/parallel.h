@@ -28,6 +28,16 @@ void set_compute_threads(int n);
 // more than it saves (a region's start is a few microseconds).
 inline constexpr double min_flops_per_thread = 2.0e5;
 
+#ifdef _OPENMP
+// Threads for a region over n items of `flops` work in all: as many as the work
+// justifies, at most n and the thread count, and 1 when already inside a region.
+inline int region_threads(Eigen::Index n, double flops) {
+    if (omp_in_parallel()) return 1;
+    const auto by_work = static_cast<Eigen::Index>(flops / min_flops_per_thread);
+    return static_cast<int>(std::min<Eigen::Index>({n, by_work, omp_get_max_threads()}));
+}
+#endif
+
 // Calls body(begin, end) on contiguous ranges that cover [0, n): one range per thread,
 // as many threads as `flops` (the whole job's work) justifies; all on the calling
 // thread when that is one, or when already inside a parallel region. `body` must not
@@ -36,9 +46,8 @@ template <typename Body>
 void parallel_ranges(Eigen::Index n, double flops, Body&& body) {
     if (n <= 0) return;
 #ifdef _OPENMP
-    const auto by_work = static_cast<Eigen::Index>(flops / min_flops_per_thread);
-    const auto threads = static_cast<int>(std::min<Eigen::Index>({n, by_work, omp_get_max_threads()}));
-    if (threads > 1 && !omp_in_parallel()) {
+    const int threads = region_threads(n, flops);
+    if (threads > 1) {
 #pragma omp parallel num_threads(threads)
         {
             const Eigen::Index count = omp_get_num_threads();
@@ -62,9 +71,8 @@ template <typename Body>
 void parallel_items(Eigen::Index n, double flops, Body&& body) {
     if (n <= 0) return;
 #ifdef _OPENMP
-    const auto by_work = static_cast<Eigen::Index>(flops / min_flops_per_thread);
-    const auto threads = static_cast<int>(std::min<Eigen::Index>({n, by_work, omp_get_max_threads()}));
-    if (threads > 1 && !omp_in_parallel()) {
+    const int threads = region_threads(n, flops);
+    if (threads > 1) {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (Eigen::Index i = 0; i < n; ++i) body(i);
         return;

@@ -89,6 +89,15 @@ __attribute__((target("avx2,fma"))) inline void store_row(const Tile& t, int r, 
     _mm256_storeu_ps(y + 8, hi);
 }
 
+// One row's step of a tile: its x value times the panel's 16 weights, into its two
+// accumulators. (Always inlined: the accumulators stay in registers.)
+__attribute__((target("avx2,fma"), always_inline)) inline void fma_row(const float* x, __m256 w0, __m256 w1,
+                                                                       __m256& lo, __m256& hi) {
+    const __m256 a = _mm256_broadcast_ss(x);
+    lo = _mm256_fmadd_ps(a, w0, lo);
+    hi = _mm256_fmadd_ps(a, w1, hi);
+}
+
 // Twelve accumulators (6 rows x two 8-float halves), two panel loads and six broadcasts
 // per input: the FMA units, not the loads, set the pace. A tile of fewer rows (the last
 // of a block) has its own copy with fewer accumulators rather than computing rows it
@@ -112,34 +121,12 @@ __attribute__((target("avx2,fma"))) void tile_avx2_rows(const Tile& t) {
     for (Index k = 0; k < depth; ++k, w += width) {
         const __m256 w0 = _mm256_loadu_ps(w);
         const __m256 w1 = _mm256_loadu_ps(w + 8);
-        __m256 a = _mm256_broadcast_ss(x0 + k);
-        c00 = _mm256_fmadd_ps(a, w0, c00);
-        c01 = _mm256_fmadd_ps(a, w1, c01);
-        if constexpr (R > 1) {
-            a = _mm256_broadcast_ss(x1 + k);
-            c10 = _mm256_fmadd_ps(a, w0, c10);
-            c11 = _mm256_fmadd_ps(a, w1, c11);
-        }
-        if constexpr (R > 2) {
-            a = _mm256_broadcast_ss(x2 + k);
-            c20 = _mm256_fmadd_ps(a, w0, c20);
-            c21 = _mm256_fmadd_ps(a, w1, c21);
-        }
-        if constexpr (R > 3) {
-            a = _mm256_broadcast_ss(x3 + k);
-            c30 = _mm256_fmadd_ps(a, w0, c30);
-            c31 = _mm256_fmadd_ps(a, w1, c31);
-        }
-        if constexpr (R > 4) {
-            a = _mm256_broadcast_ss(x4 + k);
-            c40 = _mm256_fmadd_ps(a, w0, c40);
-            c41 = _mm256_fmadd_ps(a, w1, c41);
-        }
-        if constexpr (R > 5) {
-            a = _mm256_broadcast_ss(x5 + k);
-            c50 = _mm256_fmadd_ps(a, w0, c50);
-            c51 = _mm256_fmadd_ps(a, w1, c51);
-        }
+        fma_row(x0 + k, w0, w1, c00, c01);
+        if constexpr (R > 1) fma_row(x1 + k, w0, w1, c10, c11);
+        if constexpr (R > 2) fma_row(x2 + k, w0, w1, c20, c21);
+        if constexpr (R > 3) fma_row(x3 + k, w0, w1, c30, c31);
+        if constexpr (R > 4) fma_row(x4 + k, w0, w1, c40, c41);
+        if constexpr (R > 5) fma_row(x5 + k, w0, w1, c50, c51);
     }
     if (t.cols == width) {
         // A whole tile: written from the registers (most tiles).

@@ -143,19 +143,13 @@ __attribute__((target("avx2,fma"))) void tile_avx2_rows(const Tile& t) {
         if constexpr (R > 5) store_row(t, 5, c50, c51, add, scaled, scale, b0, b1);
         return;
     }
+    // A panel's last, partial tile: through memory, so finish() writes only its columns.
     alignas(32) float acc[tile_rows][width];
-    _mm256_store_ps(acc[0], c00);
-    _mm256_store_ps(acc[0] + 8, c01);
-    _mm256_store_ps(acc[1], c10);
-    _mm256_store_ps(acc[1] + 8, c11);
-    _mm256_store_ps(acc[2], c20);
-    _mm256_store_ps(acc[2] + 8, c21);
-    _mm256_store_ps(acc[3], c30);
-    _mm256_store_ps(acc[3] + 8, c31);
-    _mm256_store_ps(acc[4], c40);
-    _mm256_store_ps(acc[4] + 8, c41);
-    _mm256_store_ps(acc[5], c50);
-    _mm256_store_ps(acc[5] + 8, c51);
+    const __m256 rows[tile_rows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    for (int r = 0; r < tile_rows; ++r) {
+        _mm256_store_ps(acc[r], rows[r][0]);
+        _mm256_store_ps(acc[r] + 8, rows[r][1]);
+    }
     finish(t, acc);
 }
 

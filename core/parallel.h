@@ -28,6 +28,15 @@ void set_compute_threads(int n);
 // more than it saves (a region's start is a few microseconds).
 inline constexpr double min_flops_per_thread = 2.0e5;
 
+// Whether the calling thread is inside a parallel region (whose work must not allocate).
+inline bool in_parallel_region() {
+#ifdef _OPENMP
+    return omp_in_parallel() != 0;
+#else
+    return false;
+#endif
+}
+
 #ifdef _OPENMP
 // Threads for a region over n items of `flops` work in all: as many as the work
 // justifies, at most n and the thread count, and 1 when already inside a region.
@@ -79,6 +88,30 @@ void parallel_items(Eigen::Index n, double flops, Body&& body) {
     }
 #endif
     (void)flops;
+    for (Eigen::Index i = 0; i < n; ++i) body(i);
+}
+
+// prepare(j) for every j in [0, m) (in equal shares), and once all are done, body(i)
+// for every i in [0, n) (as parallel_items hands them out), in one parallel region: one
+// start of the threads and one wait between the two, rather than two regions. The
+// thread count comes from n and `flops`, as in parallel_items.
+template <typename Prepare, typename Body>
+void parallel_items_after(Eigen::Index m, Prepare&& prepare, Eigen::Index n, double flops, Body&& body) {
+#ifdef _OPENMP
+    const int threads = n > 0 ? region_threads(n, flops) : 1;
+    if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+        {
+#pragma omp for schedule(static)
+            for (Eigen::Index j = 0; j < m; ++j) prepare(j);
+#pragma omp for schedule(dynamic, 1)
+            for (Eigen::Index i = 0; i < n; ++i) body(i);
+        }
+        return;
+    }
+#endif
+    (void)flops;
+    for (Eigen::Index j = 0; j < m; ++j) prepare(j);
     for (Eigen::Index i = 0; i < n; ++i) body(i);
 }
 

@@ -77,10 +77,11 @@ struct ThreadCount {
 TEST_CASE("weight panels: scale * x W^T + bias on strided blocks, at every tile and block edge, both kernels") {
     ThreadCount restore;
     std::mt19937 rng(7);
-    // out around the 16-column panels, in around the 384-input blocks, T around the 6-row
-    // tiles and the 256-row blocks.
-    const std::vector<Eigen::Index> outs = {1, 15, 16, 17, 40};
-    const std::vector<Eigen::Index> ins = {1, 7, 384, 385, 800};
+    // out around the 16-column panels and the 16 panels from which x is packed, in around
+    // the 384-input blocks (x in place) and the 3072-input ones (packed), T around the
+    // 6-row tiles and the 256-row blocks.
+    const std::vector<Eigen::Index> outs = {1, 15, 16, 17, 40, 255, 256, 257};
+    const std::vector<Eigen::Index> ins = {1, 7, 384, 385, 800, 3073};
     const std::vector<Eigen::Index> Ts = {1, 5, 6, 7, 13, 300};
     for (const Eigen::Index out : outs) {
         for (const Eigen::Index in : ins) {

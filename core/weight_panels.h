@@ -5,12 +5,14 @@
 // 340 MB per forward against a few MB of activations), and re-packing them every time
 // measured 12% of a forward. Here W is re-laid once, into panels of 16 output columns,
 // each panel [in][16]: the 16 weights a step of the product needs are one contiguous
-// 64-byte run, and a panel is read front to back. x is read where it lies.
+// 64-byte run, and a panel is read front to back.
 //
 // The product is a 6 x 16 register tile (12 AVX2 accumulators, as BLIS and OpenBLAS use
-// on this kind of core) over blocks of 384 inputs, so a panel's block stays in L1 while
-// every row of x passes over it. Threads take pieces of the output as they come free,
-// rather than fixed halves: on a shared machine one core is often slower than the other.
+// on this kind of core). Where 16 panels or more read x, x is first packed 6 rows at a
+// time ([in][6]), so a tile reads two sequential streams over all its inputs; otherwise
+// x is read where it lies, over blocks of 384 inputs that keep a panel's block in L1.
+// Threads take pieces of the output as they come free, rather than fixed halves: on a
+// shared machine one core is often slower than the other.
 
 #include "core/matrix.h"
 

@@ -221,7 +221,7 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
 }
 
 // Self-attention's Q, K and V of x: one product with packed weights ([T, 3D], then three
-// column blocks of it), three otherwise.
+// column blocks of it), or one over the three weights.
 struct Projected {
     Matrix qkv, q, k, v;
     Eigen::Index D = 0;
@@ -236,9 +236,16 @@ Projected project_self(const AttentionWeights& w, const ConstMatrixRef& x) {
     if (w.qkv.weight.size() != 0 && w.key_width() == w.model_width()) {
         p.qkv = linear_forward(w.qkv, x);
     } else {
-        p.q = linear_forward(w.q, x);
-        p.k = linear_forward(w.k, x);
-        p.v = linear_forward(w.v, x);
+        // Three weights (ViT, BERT), still one product: x read and packed once, and the
+        // pieces of all three shared out together.
+        p.q.resize(x.rows(), p.D);
+        p.k.resize(x.rows(), p.D);
+        p.v.resize(x.rows(), p.D);
+        const auto bias = [](const Linear& layer) { return layer.bias.size() != 0 ? &layer.bias : nullptr; };
+        const WeightPanels::Output outputs[] = {{&w.q.weight.panels(), p.q, bias(w.q)},
+                                                {&w.k.weight.panels(), p.k, bias(w.k)},
+                                                {&w.v.weight.panels(), p.v, bias(w.v)}};
+        WeightPanels::multiply_each(x, outputs);
     }
     return p;
 }

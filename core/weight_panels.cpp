@@ -3,6 +3,9 @@
 #include "core/parallel.h"
 
 #include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string>
 #include <memory>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -404,19 +407,43 @@ void WeightPanels::multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* 
 
 void WeightPanels::multiply_with(Kernel kernel, const ConstMatrixRef& x, MatrixRef y, const Vector* bias,
                                  float scale) const {
-    eigen_assert(x.cols() == in_ && y.rows() == x.rows() && y.cols() == out_);
-    eigen_assert(bias == nullptr || bias->size() == out_);
-    const Index T = x.rows();
-    if (T == 0 || out_ == 0) return;
-    if (in_ == 0) {
-        if (bias != nullptr) {
-            y.rowwise() = bias->transpose();
-        } else {
-            y.setZero();
-        }
-        return;
+    const Output output{this, y, bias};
+    multiply_all(kernel, x, std::span(&output, 1), scale);
+}
+
+void WeightPanels::multiply_each(const ConstMatrixRef& x, std::span<const Output> outputs, Kernel kernel) {
+    if (outputs.size() > max_outputs) {
+        throw std::invalid_argument("WeightPanels::multiply_each: at most " + std::to_string(max_outputs) + " outputs");
     }
-    const Index panels = (out_ + width - 1) / width;
+    multiply_all(kernel, x, outputs, 1.0f);
+}
+
+// Called inside parallel regions too (a head's products): nothing here allocates but x's
+// packed copy, which is only made outside them.
+void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::span<const Output> outputs, float scale) {
+    eigen_assert(outputs.size() <= max_outputs);
+    const Index T = x.rows();
+    const Index in = x.cols();
+    for (const Output& o : outputs) {
+        eigen_assert(o.weights->in_ == in && o.y.rows() == T && o.y.cols() == o.weights->out_);
+        eigen_assert(o.bias == nullptr || o.bias->size() == o.weights->out_);
+        if (in == 0 && T > 0) {
+            MatrixRef y = o.y;   // a view of the caller's matrix
+            if (o.bias != nullptr) {
+                y.rowwise() = o.bias->transpose();
+            } else {
+                y.setZero();
+            }
+        }
+    }
+    if (T == 0 || in == 0) return;
+    Index panels = 0;
+    double flops = 0.0;
+    for (const Output& o : outputs) {
+        panels += (o.weights->out_ + width - 1) / width;
+        flops += 2.0 * static_cast<double>(T) * static_cast<double>(o.weights->out_) * static_cast<double>(in);
+    }
+    if (panels == 0) return;
     const Index row_block = row_block_size(T);
     const Index row_blocks = (T + row_block - 1) / row_block;
     // Pieces of a few panels each: enough that the threads finish close together (the
@@ -424,30 +451,42 @@ void WeightPanels::multiply_with(Kernel kernel, const ConstMatrixRef& x, MatrixR
     // from L2 many times over. 24 per thread ran 3-5% faster than 8, side by side.
     const Index wanted_pieces = 24 * static_cast<Index>(compute_threads());
     const Index panels_per_piece = std::clamp<Index>(panels * row_blocks / wanted_pieces, 1, 16);
-    const Index panel_groups = (panels + panels_per_piece - 1) / panels_per_piece;
-    const double flops = 2.0 * static_cast<double>(T) * static_cast<double>(out_) * static_cast<double>(in_);
     // x is packed where enough panels read it, and where the room for it may be made
     // here: not inside a parallel region (one head's products), where nothing allocates.
     const bool pack = panels >= min_panels_to_pack && !in_parallel_region();
     const Index x_tiles = (T + tile_rows - 1) / tile_rows;
-    std::unique_ptr<float[]> packed_x(pack ? new float[static_cast<std::size_t>(x_tiles * tile_rows * in_)] : nullptr);
-    const Product m{values_.data(), out_,
-                    in_, tile_kernel(kernel),
-                    pack ? packed_x.get() : x.data(), x.outerStride(),
-                    pack, pack ? packed_depth_block : depth_block,
-                    y.data(), y.outerStride(),
-                    bias != nullptr ? bias->data() : nullptr, scale};
+    std::unique_ptr<float[]> packed_x(pack ? new float[static_cast<std::size_t>(x_tiles * tile_rows * in)] : nullptr);
+    // Each output's product, and where its panel groups start among all of them.
+    std::array<Product, max_outputs> products;
+    std::array<Index, max_outputs + 1> first_group{};
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const Output& o = outputs[i];
+        MatrixRef y = o.y;   // a view of the caller's matrix
+        products[i] = Product{o.weights->values_.data(), o.weights->out_,
+                              in, tile_kernel(kernel),
+                              pack ? packed_x.get() : x.data(), x.outerStride(),
+                              pack, pack ? packed_depth_block : depth_block,
+                              y.data(), y.outerStride(),
+                              o.bias != nullptr ? o.bias->data() : nullptr, scale};
+        const Index own_panels = (o.weights->out_ + width - 1) / width;
+        first_group[i + 1] = first_group[i] + (own_panels + panels_per_piece - 1) / panels_per_piece;
+    }
+    const Index groups = first_group[outputs.size()];
     // Piece i: panel group i / row_blocks over row block i % row_blocks, so one group's
     // panels are reused from cache across the row blocks of a long input; after x's
     // tiles are packed, when they are, by the same threads.
     parallel_items_after(
         pack ? x_tiles : 0,
-        [&](Index tile) { pack_rows(x, tile * tile_rows, packed_x.get() + tile * tile_rows * in_, avx2_kernel(kernel)); },
-        panel_groups * row_blocks, flops, [&](Index piece) {
-            const Index first_panel = piece / row_blocks * panels_per_piece;
+        [&](Index tile) { pack_rows(x, tile * tile_rows, packed_x.get() + tile * tile_rows * in, avx2_kernel(kernel)); },
+        groups * row_blocks, flops, [&](Index piece) {
+            const Index group = piece / row_blocks;
+            std::size_t i = 0;
+            while (group >= first_group[i + 1]) ++i;
+            const Product& m = products[i];
+            const Index first_panel = (group - first_group[i]) * panels_per_piece;
             const Index first_row = piece % row_blocks * row_block;
-            multiply_block(m, first_panel, std::min(panels, first_panel + panels_per_piece), first_row,
-                           std::min(T, first_row + row_block));
+            multiply_block(m, first_panel, std::min((m.out + width - 1) / width, first_panel + panels_per_piece),
+                           first_row, std::min(T, first_row + row_block));
         });
 }
 

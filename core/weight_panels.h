@@ -16,6 +16,8 @@
 
 #include "core/matrix.h"
 
+#include <span>
+
 namespace headscope {
 
 class WeightPanels {
@@ -46,7 +48,22 @@ public:
     enum class Kernel { best, portable };
     void multiply_with(Kernel kernel, const ConstMatrixRef& x, MatrixRef y, const Vector* bias, float scale = 1.0f) const;
 
+    // One of several products of the same x (multiply_each): y [T, out] = x W^T (+ bias).
+    struct Output {
+        const WeightPanels* weights;
+        MatrixRef y;
+        const Vector* bias = nullptr;
+    };
+    static constexpr std::size_t max_outputs = 4;
+    // Each output's product, made as one: x is packed once, and the pieces of all of them
+    // are shared out in one parallel region (self-attention's q, k and v where a
+    // checkpoint holds them as three weights, as ViT and BERT do). At most max_outputs,
+    // all of x's width.
+    static void multiply_each(const ConstMatrixRef& x, std::span<const Output> outputs, Kernel kernel = Kernel::best);
+
 private:
+    static void multiply_all(Kernel kernel, const ConstMatrixRef& x, std::span<const Output> outputs, float scale);
+
     const float* panel(Eigen::Index p) const { return values_.data() + p * in_ * panel_width; }
 
     Vector values_;            // [panels][in][16]; the last panel's missing columns are 0

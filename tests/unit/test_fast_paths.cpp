@@ -166,6 +166,47 @@ TEST_CASE("weights times inputs: the same on 1 and 2 threads, over one row block
     }
 }
 
+TEST_CASE("several weights times one input, as one product: each output as its own product gives it") {
+    ThreadCount restore;
+    std::mt19937 rng(13);
+    // Outputs of 17, 256 and 40: together 16 panels or more, so x is packed once for all
+    // three, though two of them alone would read it in place.
+    const Eigen::Index in = 70;
+    std::vector<WeightPanels> weights;
+    std::vector<Vector> biases;
+    for (const Eigen::Index out : {17, 256, 40}) {
+        const Matrix w = random_matrix(out, in, rng, 0.3f);
+        weights.emplace_back(w.data(), out, in, in, false);
+        biases.push_back(random_matrix(out, 1, rng, 1.0f));
+    }
+    for (const Eigen::Index T : {1, 7, 300}) {
+        CAPTURE(T);
+        const Matrix x = random_matrix(T, in, rng, 1.0f);
+        for (const auto kernel : {WeightPanels::Kernel::best, WeightPanels::Kernel::portable}) {
+            for (const int threads : {1, 2}) {
+                CAPTURE(threads);
+                set_compute_threads(threads);
+                Matrix a(T, 17), b(T, 256), c(T, 40);
+                const WeightPanels::Output outputs[] = {{&weights[0], a, &biases[0]}, {&weights[1], b, nullptr},
+                                                        {&weights[2], c, &biases[2]}};
+                WeightPanels::multiply_each(x, outputs, kernel);
+                Matrix want_a(T, 17), want_b(T, 256), want_c(T, 40);
+                weights[0].multiply_with(kernel, x, want_a, &biases[0]);
+                weights[1].multiply_with(kernel, x, want_b, nullptr);
+                weights[2].multiply_with(kernel, x, want_c, &biases[2]);
+                CHECK(max_diff(a, want_a.cast<double>()) < 1e-5);
+                CHECK(b == want_b);   // 16 panels alone: packed either way, the same sums
+                CHECK(max_diff(c, want_c.cast<double>()) < 1e-5);
+            }
+        }
+    }
+    std::vector<Matrix> ys(WeightPanels::max_outputs + 1, Matrix(1, 17));
+    std::vector<WeightPanels::Output> too_many;
+    for (Matrix& y : ys) too_many.push_back({&weights[0], y, nullptr});
+    CHECK_THROWS_WITH_AS(WeightPanels::multiply_each(Matrix(1, in), too_many), doctest::Contains("at most 4 outputs"),
+                         std::invalid_argument);
+}
+
 TEST_CASE("softmax: rows with one run of allowed keys (causal) and rows with gaps agree with the reference") {
     std::mt19937 rng(3);
     const Eigen::Index T = 70;

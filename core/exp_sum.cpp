@@ -6,7 +6,51 @@
 
 namespace headscope {
 
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(__AVX512F__)
+
+namespace {
+
+// exp_nonpositive below, 16 floats at a time; 2^n by scalef (exact for these n).
+__m512 exp_nonpositive(__m512 x) {
+    const __m512 lowest = _mm512_set1_ps(-87.33654f);   // ln of the smallest normal float
+    const __mmask16 normal = _mm512_cmp_ps_mask(x, lowest, _CMP_NLT_UQ);   // true for NaN
+    x = _mm512_max_ps(lowest, x);   // NaN stays NaN, as below
+    x = _mm512_min_ps(_mm512_set1_ps(0.0f), x);
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);   // ln 2 in two parts
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    const __m512 e = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+    return _mm512_maskz_scalef_ps(normal, e, n);
+}
+
+} // namespace
+
+float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
+    const __m512 s = _mm512_set1_ps(shift);
+    __m512 sum = _mm512_setzero_ps();
+    Eigen::Index i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_loadu_ps(values + i), s));
+        _mm512_storeu_ps(values + i, e);
+        sum = _mm512_add_ps(sum, e);
+    }
+    if (i < n) {   // the last 1..15: a masked load reads nothing past the row's end
+        const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1u);
+        const __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, values + i), s));
+        _mm512_mask_storeu_ps(values + i, mask, e);
+        sum = _mm512_mask_add_ps(sum, mask, sum, e);
+    }
+    return _mm512_reduce_add_ps(sum);
+}
+
+#elif defined(__AVX2__) && defined(__FMA__)
 
 namespace {
 

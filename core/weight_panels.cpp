@@ -39,7 +39,8 @@ constexpr Index min_panels_to_pack = 16;
 // Rows of x per piece of work: 256 rows of a depth block (384 KB) stay in L2.
 constexpr Index max_row_block = 256;
 
-// One 6 x 16 tile of y: rows of x times a panel's depth block. Row r's input k is
+// One tile of y: up to 6 rows of x times a depth block of one panel, or of two
+// neighbouring panels (the AVX-512 kernel: 6 x 32). Row r's input k is
 // x[r * x_stride + k * x_step]: in place (x_step 1) or packed (x_stride 1, x_step 6).
 struct Tile {
     Index depth;
@@ -48,21 +49,23 @@ struct Tile {
     Index x_step;
     int rows;                  // 1..6
     const float* panel;        // [depth][16]
+    int panels;                // 1, or 2: the second panel_stride floats after the first
+    Index panel_stride;
     float* y;                  // the tile's first value
     Index y_stride;
-    int cols;                  // 1..16
-    const float* bias;         // the tile's 16 (or `cols`) biases; null: none
+    int cols;                  // 1..16 per panel
+    const float* bias;         // the tile's `cols` biases; null: none
     float scale;               // multiplies the product (not the bias)
     bool add_to_y;             // a later depth block: add onto what is there
 };
 
-// Writes the accumulated tile: y = scale * acc (+ bias) on the first depth block,
-// y += scale * acc after.
-void finish(const Tile& t, const float (&acc)[tile_rows][width]) {
+// Writes the accumulated tile (row r's sums at acc[r * width]): y = scale * acc (+ bias)
+// on the first depth block, y += scale * acc after. A one-panel tile.
+void finish(const Tile& t, const float* acc) {
     for (int r = 0; r < t.rows; ++r) {
         float* y = t.y + r * t.y_stride;
         for (int j = 0; j < t.cols; ++j) {
-            const float product = t.scale * acc[r][j];
+            const float product = t.scale * acc[r * width + j];
             if (t.add_to_y) {
                 y[j] += product;
             } else {
@@ -73,6 +76,7 @@ void finish(const Tile& t, const float (&acc)[tile_rows][width]) {
 }
 
 void tile_portable(const Tile& t) {
+    eigen_assert(t.panels == 1);
     float acc[tile_rows][width] = {};
     for (int r = 0; r < t.rows; ++r) {
         const float* x = t.x + r * t.x_stride;
@@ -82,7 +86,7 @@ void tile_portable(const Tile& t) {
             for (Index j = 0; j < width; ++j) acc[r][j] += a * w[j];
         }
     }
-    finish(t, acc);
+    finish(t, acc[0]);
 }
 
 #ifdef HEADSCOPE_X86_KERNELS
@@ -125,7 +129,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void fma_row(const flo
 template <int R, int Step>
 __attribute__((target("avx2,fma"))) void tile_avx2_rows(const Tile& t) {
     static_assert(R >= 1 && R <= tile_rows);
-    eigen_assert(t.rows == R && t.x_step == Step && (Step == 1 || t.x_stride == 1));
+    eigen_assert(t.rows == R && t.panels == 1 && t.x_step == Step && (Step == 1 || t.x_stride == 1));
     const float* x0 = t.x;
     // Packed rows are neighbours: a constant the addresses fold in.
     const Index stride = Step == 1 ? t.x_stride : 1;
@@ -171,7 +175,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2_rows(const Tile& t) {
         _mm256_store_ps(acc[r], rows[r][0]);
         _mm256_store_ps(acc[r] + 8, rows[r][1]);
     }
-    finish(t, acc);
+    finish(t, acc[0]);
 }
 
 template <int Step>
@@ -189,6 +193,76 @@ void tile_avx2_step(const Tile& t) {
 void tile_avx2(const Tile& t) {
     if (t.x_step == 1) return tile_avx2_step<1>(t);
     tile_avx2_step<tile_rows>(t);
+}
+
+// The same with AVX-512: one 16-float register per row and panel, so a tile covers two
+// panels (6 x 32, twelve accumulators, two panel loads and six broadcasts per input, as
+// in the AVX2 tile) and each FMA does twice the work: on cores with two 512-bit FMA
+// units (Intel's Xeons, AMD's Zen 5) that is twice the AVX2 kernel's peak. A panel's
+// last columns, and a one-panel tile's, are written through masks, not through memory.
+template <int R, int Step, int Panels>
+__attribute__((target("avx512f"))) void tile_avx512_rows(const Tile& t) {
+    static_assert(R >= 1 && R <= tile_rows && (Panels == 1 || Panels == 2));
+    eigen_assert(t.rows == R && t.panels == Panels && t.x_step == Step && (Step == 1 || t.x_stride == 1));
+    // Packed rows are neighbours: a constant the addresses fold in. Only the tile's own
+    // rows are addressed.
+    const Index stride = Step == 1 ? t.x_stride : 1;
+    const float* x[tile_rows];
+    for (int r = 0; r < tile_rows; ++r) x[r] = t.x + (r < R ? r : 0) * stride;
+    __m512 acc[R][Panels];
+    for (int r = 0; r < R; ++r) {
+        for (int p = 0; p < Panels; ++p) acc[r][p] = _mm512_setzero_ps();
+    }
+    const float* w = t.panel;
+    const Index second = Panels > 1 ? t.panel_stride : 0;
+    const Index depth = t.depth;
+    for (Index k = 0; k < depth; ++k, w += width) {
+        const __m512 w0 = _mm512_loadu_ps(w);
+        const __m512 w1 = Panels > 1 ? _mm512_loadu_ps(w + second) : w0;
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+            const __m512 a = _mm512_set1_ps(x[r][k * Step]);
+            acc[r][0] = _mm512_fmadd_ps(a, w0, acc[r][0]);
+            if constexpr (Panels > 1) acc[r][1] = _mm512_fmadd_ps(a, w1, acc[r][1]);
+        }
+    }
+    const bool add = t.add_to_y;
+    const bool scaled = t.scale != 1.0f;
+    const __m512 scale = _mm512_set1_ps(t.scale);
+    for (int p = 0; p < Panels; ++p) {
+        const int cols = std::clamp(t.cols - p * static_cast<int>(width), 0, static_cast<int>(width));
+        const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1u);
+        const __m512 bias = !add && t.bias != nullptr ? _mm512_maskz_loadu_ps(mask, t.bias + p * width)
+                                                      : _mm512_setzero_ps();
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+            float* y = t.y + r * t.y_stride + p * width;
+            __m512 v = scaled ? _mm512_mul_ps(acc[r][p], scale) : acc[r][p];
+            v = _mm512_add_ps(v, add ? _mm512_maskz_loadu_ps(mask, y) : bias);
+            _mm512_mask_storeu_ps(y, mask, v);
+        }
+    }
+}
+
+template <int Step, int Panels>
+void tile_avx512_step(const Tile& t) {
+    switch (t.rows) {
+        case 1: return tile_avx512_rows<1, Step, Panels>(t);
+        case 2: return tile_avx512_rows<2, Step, Panels>(t);
+        case 3: return tile_avx512_rows<3, Step, Panels>(t);
+        case 4: return tile_avx512_rows<4, Step, Panels>(t);
+        case 5: return tile_avx512_rows<5, Step, Panels>(t);
+        default: return tile_avx512_rows<6, Step, Panels>(t);
+    }
+}
+
+void tile_avx512(const Tile& t) {
+    if (t.panels == 1) {
+        if (t.x_step == 1) return tile_avx512_step<1, 1>(t);
+        return tile_avx512_step<tile_rows, 1>(t);
+    }
+    if (t.x_step == 1) return tile_avx512_step<1, 2>(t);
+    tile_avx512_step<tile_rows, 2>(t);
 }
 
 // Inputs [k, k + 8) of six rows into a packed tile: an 8 x 8 transpose in registers (the
@@ -225,30 +299,45 @@ __attribute__((target("avx2"))) void pack_8_inputs(const float* const (&rows)[ti
     _mm_storel_pi(reinterpret_cast<__m64*>(out + 7 * tile_rows + 4), _mm256_extractf128_ps(last, 1));
 }
 
-bool cpu_has_avx2_fma() {
+enum class Isa { portable, avx2, avx512 };
+
+// The widest kernel this CPU runs (read once: a fact about the CPU).
+Isa cpu_isa() {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return Isa::portable;
+    return __builtin_cpu_supports("avx512f") ? Isa::avx512 : Isa::avx2;
 }
-#endif
-
-// Whether `kernel` is to run the AVX2 code: asked for, and the CPU has it.
-bool avx2_kernel(WeightPanels::Kernel kernel) {
-#ifdef HEADSCOPE_X86_KERNELS
-    static const bool avx2 = cpu_has_avx2_fma();   // a fact about the CPU, read once
-    return kernel == WeightPanels::Kernel::best && avx2;
 #else
-    (void)kernel;
-    return false;
+enum class Isa { portable };
 #endif
+
+// The code `kernel` runs on this CPU: what was asked for, where the CPU has it.
+Isa isa_for(WeightPanels::Kernel kernel) {
+#ifdef HEADSCOPE_X86_KERNELS
+    static const Isa cpu = cpu_isa();
+    switch (kernel) {
+        case WeightPanels::Kernel::best: return cpu;
+        case WeightPanels::Kernel::avx2: return std::min(cpu, Isa::avx2);
+        case WeightPanels::Kernel::portable: return Isa::portable;
+    }
+#endif
+    (void)kernel;
+    return Isa::portable;
 }
 
-using TileKernel = void (*)(const Tile&);
+// A kernel's tile function and how many panels one tile covers.
+struct TileKernel {
+    void (*run)(const Tile&);
+    Index panels;
+};
 
-TileKernel tile_kernel(WeightPanels::Kernel kernel) {
+TileKernel tile_kernel(Isa isa) {
 #ifdef HEADSCOPE_X86_KERNELS
-    if (avx2_kernel(kernel)) return tile_avx2;
+    if (isa == Isa::avx512) return {tile_avx512, 2};
+    if (isa == Isa::avx2) return {tile_avx2, 1};
 #endif
-    return tile_portable;
+    (void)isa;
+    return {tile_portable, 1};
 }
 
 } // namespace
@@ -354,22 +443,26 @@ void pack_rows(const ConstMatrixRef& x, Index first, float* tile, bool avx2) {
 }
 
 // Panels [first_panel, last_panel) over rows [first_row, last_row) (first_row a multiple
-// of 6): every depth block, every panel, every tile of rows.
+// of 6): every depth block, every tile's panels, every tile of rows.
 void multiply_block(const Product& m, Index first_panel, Index last_panel, Index first_row, Index last_row) {
     const Index in = m.in;
     const Index block = m.depth_block;
-    const auto panel = [&](Index p) { return m.panels + p * in * width; };
+    const Index panel_stride = in * width;
+    const auto panel = [&](Index p) { return m.panels + p * panel_stride; };
+    const auto panels_from = [&](Index p) { return std::min(m.run_tile.panels, last_panel - p); };
     for (Index k = 0; k < in; k += block) {
         const Index depth = std::min(block, in - k);
-        for (Index p = first_panel; p < last_panel; ++p) {
+        for (Index p = first_panel; p < last_panel; p += m.run_tile.panels) {
             const Index col = p * width;
             Tile tile{};
             tile.depth = depth;
             tile.x_stride = m.packed ? 1 : m.x_stride;
             tile.x_step = m.packed ? tile_rows : 1;
             tile.panel = panel(p) + k * width;
+            tile.panels = static_cast<int>(panels_from(p));
+            tile.panel_stride = panel_stride;
             tile.y_stride = m.y_stride;
-            tile.cols = static_cast<int>(std::min(width, m.out - col));
+            tile.cols = static_cast<int>(std::min(width * tile.panels, m.out - col));
             tile.bias = m.bias != nullptr ? m.bias + col : nullptr;
             tile.scale = m.scale;
             tile.add_to_y = k > 0;
@@ -377,25 +470,28 @@ void multiply_block(const Product& m, Index first_panel, Index last_panel, Index
             // per forward): ask for it into L2 a few lines per tile while this one
             // computes, as the hardware's prefetch stops at every 4 KB page.
             const float* next = nullptr;
-            Index next_lines = 0;   // one 64-byte line per input
-            if (p + 1 < last_panel) {
-                next = panel(p + 1) + k * width;
+            Index next_lines = 0;    // one 64-byte line per input and panel
+            Index next_panels = 0;   // the next tile's panels, panel_stride apart
+            if (p + tile.panels < last_panel) {
+                next = panel(p + tile.panels) + k * width;
                 next_lines = depth;
+                next_panels = panels_from(p + tile.panels);
             } else if (k + block < in) {
                 next = panel(first_panel) + (k + block) * width;
                 next_lines = std::min(block, in - k - block);
+                next_panels = panels_from(first_panel);
             }
             const Index tiles = (last_row - first_row + tile_rows - 1) / tile_rows;
-            const Index lines_per_tile = (next_lines + tiles - 1) / tiles;
+            const Index lines_per_tile = (next_lines * next_panels + tiles - 1) / tiles;
             Index line = 0;
             for (Index r = first_row; r < last_row; r += tile_rows) {
-                for (Index end = std::min(next_lines, line + lines_per_tile); line < end; ++line) {
-                    __builtin_prefetch(next + line * width, 0, 2);
+                for (Index end = std::min(next_lines * next_panels, line + lines_per_tile); line < end; ++line) {
+                    __builtin_prefetch(next + line / next_lines * panel_stride + line % next_lines * width, 0, 2);
                 }
                 tile.x = m.packed ? m.x + r * in + k * tile_rows : m.x + r * m.x_stride + k;
                 tile.rows = static_cast<int>(std::min<Index>(tile_rows, last_row - r));
                 tile.y = m.y + r * m.y_stride + col;
-                m.run_tile(tile);
+                m.run_tile.run(tile);
             }
         }
     }
@@ -451,8 +547,13 @@ void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::spa
     // Pieces of a few panels each: enough that the threads finish close together (the
     // last piece is what the other thread waits for), few enough that each still reads x
     // from L2 many times over. 24 per thread ran 3-5% faster than 8, side by side.
+    // A piece holds whole tiles (two panels each for AVX-512).
+    const Isa isa = isa_for(kernel);
+    const TileKernel run_tile = tile_kernel(isa);
     const Index wanted_pieces = 24 * static_cast<Index>(compute_threads());
-    const Index panels_per_piece = std::clamp<Index>(panels * row_blocks / wanted_pieces, 1, 16);
+    const Index panels_per_piece =
+        (std::clamp<Index>(panels * row_blocks / wanted_pieces, 1, 16) + run_tile.panels - 1) / run_tile.panels *
+        run_tile.panels;
     // x is packed where enough panels read it, and where the room for it may be made
     // here: not inside a parallel region (one head's products), where nothing allocates.
     const bool pack = panels >= min_panels_to_pack && !in_parallel_region();
@@ -465,9 +566,9 @@ void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::spa
         const Output& o = outputs[i];
         MatrixRef y = o.y;   // a view of the caller's matrix
         products[i] = Product{o.weights->values_.data(), o.weights->out_,
-                              in, tile_kernel(kernel),
+                              in, run_tile,
                               pack ? packed_x.get() : x.data(), x.outerStride(),
-                              pack, pack ? packed_depth_block : depth_block,
+                              pack, pack ? packed_depth_block : depth_block / run_tile.panels,
                               y.data(), y.outerStride(),
                               o.bias != nullptr ? o.bias->data() : nullptr, scale};
         const Index own_panels = (o.weights->out_ + width - 1) / width;
@@ -479,7 +580,7 @@ void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::spa
     // tiles are packed, when they are, by the same threads.
     parallel_items_after(
         pack ? x_tiles : 0,
-        [&](Index tile) { pack_rows(x, tile * tile_rows, packed_x.get() + tile * tile_rows * in, avx2_kernel(kernel)); },
+        [&](Index tile) { pack_rows(x, tile * tile_rows, packed_x.get() + tile * tile_rows * in, isa != Isa::portable); },
         groups * row_blocks, flops, [&](Index piece) {
             const Index group = piece / row_blocks;
             std::size_t i = 0;

@@ -8,9 +8,10 @@
 // 64-byte run, and a panel is read front to back.
 //
 // The product is a 6 x 16 register tile (12 AVX2 accumulators, as BLIS and OpenBLAS use
-// on this kind of core). Where 16 panels or more read x, x is first packed 6 rows at a
-// time ([in][6]), so a tile reads two sequential streams over all its inputs; otherwise
-// x is read where it lies, over blocks of 384 inputs that keep a panel's block in L1.
+// on this kind of core), or with AVX-512 a 6 x 32 tile over two neighbouring panels.
+// Where 16 panels or more read x, x is first packed 6 rows at a time ([in][6]), so a
+// tile reads two sequential streams over all its inputs; otherwise x is read where it
+// lies, over blocks of 384 inputs that keep a panel's block in L1.
 // Threads take pieces of the output as they come free, rather than fixed halves: on a
 // shared machine one core is often slower than the other.
 
@@ -43,9 +44,10 @@ public:
     // (on this one alone when called from one of them).
     void multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* bias = nullptr, float scale = 1.0f) const;
 
-    // The kernel each product runs: AVX2 + FMA where the CPU has them (checked at run
-    // time, so portable builds get it too), else plain C++ loops that compute the same.
-    enum class Kernel { best, portable };
+    // The kernel each product runs, checked against the CPU at run time (so portable
+    // builds get them too): `best` is AVX-512 where the CPU has it, else AVX2 + FMA, else
+    // plain C++ loops that compute the same; `avx2` stops at AVX2 (tests compare them).
+    enum class Kernel { best, avx2, portable };
     void multiply_with(Kernel kernel, const ConstMatrixRef& x, MatrixRef y, const Vector* bias, float scale = 1.0f) const;
 
     // One of several products of the same x (multiply_each): y [T, out] = x W^T (+ bias).

@@ -213,7 +213,11 @@ inline void check_catalogue_row(const CatalogueRow& row) {
                              shell_quote(dir.file("config")) + " ";
     const int status = std::system((home + command).c_str());
     const int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::string err = read_bytes(dir.file("stderr"));
+    // Everything the run printed, for a failure's report: what is filtered out below can
+    // say why it failed (a sanitizer's report, xvfb-run's note).
+    const std::string printed = read_bytes(dir.file("stderr"));
+    CAPTURE(printed);
+    std::string err = printed;
     // xvfb-run may add its own notes; the GUI's own lines start with "headscope:".
     if (program == "xvfb-run") {
         std::istringstream lines(err);

@@ -112,7 +112,7 @@ TEST_CASE("weight panels: scale * x W^T + bias on strided blocks, at every tile 
             const MatrixD xw = x.cast<double>() * w.cast<double>().transpose();
             const MatrixD xw_t = x.cast<double>() * w_t.cast<double>();
             const double tolerance = 1e-5 * std::sqrt(static_cast<double>(in)) * 4;
-            for (const auto kernel : {WeightPanels::Kernel::best, WeightPanels::Kernel::portable}) {
+            for (const auto kernel : {WeightPanels::Kernel::best, WeightPanels::Kernel::avx2, WeightPanels::Kernel::portable}) {
                 for (const int threads : {1, 2}) {
                     set_compute_threads(threads);
                     // The result goes into a block of a larger matrix; the rest stays.
@@ -182,7 +182,7 @@ TEST_CASE("several weights times one input, as one product: each output as its o
     for (const Eigen::Index T : {1, 7, 300}) {
         CAPTURE(T);
         const Matrix x = random_matrix(T, in, rng, 1.0f);
-        for (const auto kernel : {WeightPanels::Kernel::best, WeightPanels::Kernel::portable}) {
+        for (const auto kernel : {WeightPanels::Kernel::best, WeightPanels::Kernel::avx2, WeightPanels::Kernel::portable}) {
             for (const int threads : {1, 2}) {
                 CAPTURE(threads);
                 set_compute_threads(threads);

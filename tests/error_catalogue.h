@@ -211,8 +211,7 @@ inline void check_catalogue_row(const CatalogueRow& row) {
     command += " >" + shell_quote(dir.file("stdout")) + " 2>" + shell_quote(dir.file("stderr")) + " </dev/null";
     const std::string home = "HOME=" + shell_quote(dir.path().string()) + " XDG_CONFIG_HOME=" +
                              shell_quote(dir.file("config")) + " ";
-    const int status = std::system((home + command).c_str());
-    const int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const int exit_code = run_command(home + command, dir.file("stderr"));
     // Everything the run printed, for a failure's report: what is filtered out below can
     // say why it failed (a sanitizer's report, xvfb-run's note).
     const std::string printed = read_bytes(dir.file("stderr"));

@@ -36,9 +36,8 @@ inline RunResult run_cli(const std::vector<std::string>& args) {
     std::string command = shell_quote(HEADSCOPE_CLI);
     for (const auto& a : args) command.append(" ").append(shell_quote(a));
     command += " >" + shell_quote(streams.file("out")) + " 2>" + shell_quote(streams.file("err")) + " </dev/null";
-    const int status = std::system(command.c_str());
     RunResult r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.exit_code = test::run_command(command, streams.file("err"));
     r.out = test::read_bytes(streams.file("out"));
     r.err = test::read_bytes(streams.file("err"));
     return r;

@@ -23,8 +23,6 @@ struct Run {
     std::string err;
 };
 
-int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
-
 // `args` after the app's path; `display`: under xvfb-run (the argument errors need none).
 Run run_app(const std::string& args, bool display) {
     const TempDir dir;
@@ -32,7 +30,7 @@ Run run_app(const std::string& args, bool display) {
                                 (display ? headscope::test::xvfb_run_prefix(dir) : "") + "'" HEADSCOPE_GUI "' " +
                                 args + " >'" + dir.file("out") + "' 2>'" + dir.file("err") + "' </dev/null";
     Run run;
-    run.exit_code = exit_code_of(std::system(command.c_str()));
+    run.exit_code = headscope::test::run_command(command, dir.file("err"));
     run.out = headscope::test::read_bytes(dir.file("out"));
     run.err = headscope::test::read_bytes(dir.file("err"));
     return run;

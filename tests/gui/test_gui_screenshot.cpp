@@ -59,8 +59,6 @@ Screenshot load(const std::string& png, int exit_code, const std::string& err_fi
     return shot;
 }
 
-int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
-
 // Runs the app once; its recent-models list goes to `config` (XDG_CONFIG_HOME), never
 // to the user's own.
 // As a user launches it: no --model / --text added.
@@ -70,7 +68,7 @@ Screenshot take_screenshot_as_launched(const std::string& args, const TempDir& c
     const std::string command = "XDG_CONFIG_HOME='" + config.path().string() + "' " +
                                 headscope::test::xvfb_run_prefix(dir) + "'" HEADSCOPE_GUI "' --screenshot '" + png +
                                 "' " + args + " 2>'" + dir.file("err") + "' </dev/null";
-    return load(png, exit_code_of(std::system(command.c_str())), dir.file("err"));
+    return load(png, headscope::test::run_command(command, dir.file("err")), dir.file("err"));
 }
 
 Screenshot take_screenshot(const std::string& args, const TempDir& config) {
@@ -248,7 +246,7 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " + headscope::test::xvfb_run_prefix(dir) +
                                 "bash -c \"" +
                                 script + "\" </dev/null";
-    REQUIRE(exit_code_of(std::system(command.c_str())) == 0);
+    REQUIRE(headscope::test::exit_code_of(std::system(command.c_str())) == 0);
     const Screenshot a = load(before, 0, err);
     const Screenshot b = load(after, 0, err);
     INFO("stderr: " << b.err);

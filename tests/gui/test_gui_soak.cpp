@@ -12,12 +12,6 @@
 
 using headscope::test::TempDir;
 
-namespace {
-
-int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
-
-} // namespace
-
 TEST_CASE("gui: 1,000 random actions through the controls: no crash, no hang, no NaN on screen, no growing memory") {
     const TempDir dir;
     // The app's own bounds (60 s per computation, no frame for 60 s) report a hang by
@@ -33,7 +27,7 @@ TEST_CASE("gui: 1,000 random actions through the controls: no crash, no hang, no
                                 headscope::test::xvfb_run_prefix(dir) + "'" HEADSCOPE_GUI
                                 "' --soak 1000 --soak-seed 1 >'" + dir.file("out") + "' 2>'" + dir.file("err") +
                                 "' </dev/null";
-    const int exit_code = exit_code_of(std::system(command.c_str()));
+    const int exit_code = headscope::test::exit_code_of(std::system(command.c_str()));
     const std::string out = headscope::test::read_bytes(dir.file("out"));
     const std::string err = headscope::test::read_bytes(dir.file("err"));
     INFO("stdout: " << out);

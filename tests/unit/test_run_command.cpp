@@ -1,0 +1,48 @@
+// The tests' own command runner (test_support.h): a run that LeakSanitizer's tracer broke
+// is made again once, and nothing else is.
+
+#include "test_support.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+using headscope::test::read_bytes;
+using headscope::test::run_command;
+using headscope::test::TempDir;
+
+namespace {
+
+// A command that appends a line to `count` each time it runs, prints `message` on stderr
+// and exits with `code`.
+std::string counting_command(const TempDir& dir, const std::string& message, int code) {
+    return "{ echo run >>'" + dir.file("count") + "'; printf '%s\\n' '" + message + "' >&2; exit " +
+           std::to_string(code) + "; }";
+}
+
+int runs(const TempDir& dir) {
+    const std::string lines = read_bytes(dir.file("count"));
+    return static_cast<int>(std::count(lines.begin(), lines.end(), '\n'));
+}
+
+} // namespace
+
+TEST_CASE("run_command: LeakSanitizer's own crash at exit runs the command once more") {
+    const TempDir dir;
+    const std::string command =
+        counting_command(dir, "==7==LeakSanitizer has encountered a fatal error.", 134) + " 2>'" + dir.file("err") + "'";
+    CHECK(run_command(command, dir.file("err")) == 134);   // it crashes again: the second code stands
+    CHECK(runs(dir) == 2);
+}
+
+TEST_CASE("run_command: a leak found, any other failure, and success run once") {
+    for (const auto& [message, code] : {std::pair{std::string("==7==ERROR: LeakSanitizer: detected memory leaks"), 1},
+                                        std::pair{std::string("headscope: bad input"), 2},
+                                        std::pair{std::string(""), 0}}) {
+        CAPTURE(message);
+        const TempDir dir;
+        const std::string command = counting_command(dir, message, code) + " 2>'" + dir.file("err") + "'";
+        CHECK(run_command(command, dir.file("err")) == code);
+        CHECK(runs(dir) == 1);
+    }
+}

@@ -6,26 +6,40 @@
 
 namespace headscope {
 
+namespace {
+// Below this exp leaves the normal floats; every path gives exactly 0 there.
+constexpr float lowest_normal_log = -87.33654f;   // ln of the smallest normal float
+} // namespace
+
+#if defined(__AVX2__) && defined(__FMA__)
+namespace {
+// Cephes' expf, shared by both widths below: exp(x) = 2^n * e^r, n = round(x / ln 2), r
+// the rest, ln 2 split in two parts so that r keeps its low bits, and e^r = 1 + r +
+// r^2 * p(r) with p of degree 5 (its coefficients from the highest power down).
+constexpr float log2_e = 1.44269504088896341f;
+constexpr float ln2_high = 0.693359375f;
+constexpr float ln2_low = -2.12194440e-4f;
+constexpr float exp_poly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                              4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+} // namespace
+#endif
+
 #if defined(__AVX512F__)
 
 namespace {
 
 // exp_nonpositive below, 16 floats at a time; 2^n by scalef (exact for these n).
 __m512 exp_nonpositive(__m512 x) {
-    const __m512 lowest = _mm512_set1_ps(-87.33654f);   // ln of the smallest normal float
+    const __m512 lowest = _mm512_set1_ps(lowest_normal_log);
     const __mmask16 normal = _mm512_cmp_ps_mask(x, lowest, _CMP_NLT_UQ);   // true for NaN
     x = _mm512_max_ps(lowest, x);   // NaN stays NaN, as below
     x = _mm512_min_ps(_mm512_set1_ps(0.0f), x);
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(log2_e)),
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);   // ln 2 in two parts
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_high), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_low), r);
+    __m512 p = _mm512_set1_ps(exp_poly[0]);
+    for (int k = 1; k < 6; ++k) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(exp_poly[k]));
     const __m512 e = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
     return _mm512_maskz_scalef_ps(normal, e, n);
 }
@@ -58,24 +72,20 @@ namespace {
 // Cephes' degree-5 polynomial, 2^n built from its bits. Below -87.3 (where exp leaves the
 // normal floats) it is exactly 0, so a masked or far-off key weighs nothing.
 __m256 exp_nonpositive(__m256 x) {
-    const __m256 lowest = _mm256_set1_ps(-87.33654f);   // ln of the smallest normal float
+    const __m256 lowest = _mm256_set1_ps(lowest_normal_log);
     const __m256 underflows = _mm256_cmp_ps(x, lowest, _CMP_LT_OQ);   // false for NaN
     // max/min return their second operand when either is NaN: x goes second, so a NaN
     // score stays NaN instead of being clamped into a number.
     x = _mm256_max_ps(lowest, x);
     x = _mm256_min_ps(_mm256_set1_ps(0.0f), x);
     const __m256 round_magic = _mm256_set1_ps(12582912.0f);   // 1.5 * 2^23: adding it rounds to an integer
-    const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), round_magic);
+    const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(log2_e), round_magic);
     const __m256 n = _mm256_sub_ps(t, round_magic);
     const __m256i n_int = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(round_magic));
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);   // ln 2 in two parts
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(ln2_high), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(ln2_low), r);
+    __m256 p = _mm256_set1_ps(exp_poly[0]);
+    for (int k = 1; k < 6; ++k) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(exp_poly[k]));
     const __m256 e = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
     const __m256 two_to_n = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n_int, _mm256_set1_epi32(127)), 23));
     return _mm256_andnot_ps(underflows, _mm256_mul_ps(e, two_to_n));
@@ -110,7 +120,7 @@ float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
 float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
     Eigen::Map<Eigen::ArrayXf> row(values, n);
     const auto shifted = row - shift;   // element by element: no aliasing across entries
-    row = (shifted < -87.33654f).select(0.0f, shifted.exp());
+    row = (shifted < lowest_normal_log).select(0.0f, shifted.exp());
     return row.sum();
 }
 

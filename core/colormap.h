@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace headscope {
@@ -22,6 +23,10 @@ std::optional<Colormap> colormap_from_name(std::string_view name);
 
 // t in [0, 1] (clamped; NaN maps to the colour for "not a number" below).
 Rgba8 colormap_lookup(Colormap map, float t);
+// colormap_lookup of each value, written as 4 bytes (r, g, b, a) per value to `rgba`:
+// the same colours, with the map chosen once instead of per cell (a 1024 x 1024
+// heatmap's texture is 1.4 M lookups).
+void colormap_lookup_many(Colormap map, std::span<const float> values, std::uint8_t* rgba);
 
 // Drawn where a mask forbids the pair: a neutral grey no colour map produces at any
 // level, so "masked" never reads as "weight 0".

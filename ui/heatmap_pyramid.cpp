@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 namespace headscope::ui {
 
@@ -41,24 +42,28 @@ Matrix pool_by(const Matrix& values, Rank rank) {
     return out;
 }
 
-float rank_sequential(float v) { return v; }
+// Function objects, not functions: pool_by is then made for each, with its rank inlined.
+constexpr auto rank_sequential = [](float v) { return v; };
 
 // coolwarm: 0.5 is "no difference"; both ends are strong. The sentinels keep their order.
-float rank_diverging(float v) { return std::isinf(v) ? v : std::abs(v - 0.5f); }
+constexpr auto rank_diverging = [](float v) { return std::isinf(v) ? v : std::abs(v - 0.5f); };
 
 RgbaImage colour(const Matrix& values, Colormap map) {
     RgbaImage image;
     image.width = static_cast<int>(values.cols());
     image.height = static_cast<int>(values.rows());
     image.pixels.resize(static_cast<std::size_t>(values.size()) * 4);
-    std::uint8_t* out = image.pixels.data();
-    for (Eigen::Index k = 0; k < values.size(); ++k) {
-        const float v = values.data()[k];
-        const Rgba8 c = v == loudest ? not_finite_colour : v == quietest ? masked_colour : colormap_lookup(map, v);
-        *out++ = c.r;
-        *out++ = c.g;
-        *out++ = c.b;
-        *out++ = c.a;
+    // Every cell through the colour map in one pass, then the few sentinels painted over.
+    const std::span<const float> cells(values.data(), static_cast<std::size_t>(values.size()));
+    colormap_lookup_many(map, cells, image.pixels.data());
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+        if (!std::isinf(cells[k])) continue;
+        const Rgba8 c = cells[k] == loudest ? not_finite_colour : masked_colour;
+        std::uint8_t* out = image.pixels.data() + 4 * k;
+        out[0] = c.r;
+        out[1] = c.g;
+        out[2] = c.b;
+        out[3] = c.a;
     }
     return image;
 }

@@ -5,18 +5,35 @@
 // Rebuilding is spread over frames: a frame rebuilds stale textures until it has spent
 // its budget, then draws the rest from their previous content and rebuilds them in the
 // next frames. A new result for the 12 x 12 model view of ViT-B/16 (144 maps, each
-// pooled and coloured) took one frame of half a second otherwise; the window must stay
-// above 30 fps while the worker recomputes. A texture never built is always built.
+// pooled and coloured, ~1 ms apiece) took one frame of half a second otherwise; the
+// window must stay above 30 fps while the worker recomputes. A texture never built is
+// always built.
+//
+// A map too big for any frame's budget (a 1024 x 1024 matrix: 40-80 ms to pool and colour
+// on the window's thread under llvmpipe, beside the rasteriser and the worker) is rebuilt
+// on a thread of its own instead (get_in_background), and uploaded once it is done.
 
 #include "ui/heatmap_texture.h"
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <string>
 
 namespace headscope::ui {
+
+// What a frame may spend rebuilding textures, given how long the previous frame took
+// without its own rebuilding: what is left of frame_goal, at least rebuild_floor (so
+// every frame makes progress) and at most rebuild_ceiling. A fixed 20 ms suited a GPU,
+// where drawing takes ~4 ms; under software rendering (llvmpipe) the ViT-B/16 model view
+// takes ~17 ms to draw, and the frames after each new result took ~37 ms (27 fps).
+std::chrono::steady_clock::duration rebuild_budget(std::chrono::steady_clock::duration drawing);
+// 40 fps: leaves 8 ms of a 30 fps frame for the host's hiccups.
+inline constexpr std::chrono::milliseconds frame_goal{25};
+inline constexpr std::chrono::milliseconds rebuild_floor{1};
+inline constexpr std::chrono::milliseconds rebuild_ceiling{20};
 
 class TexturePool {
 public:
@@ -25,10 +42,19 @@ public:
     // A heatmap: its max-pooled mip levels (heatmap_mip_levels), so it stays faithful
     // when drawn smaller than its size.
     const HeatmapTexture& get(const std::string& key, const std::function<MipLevels()>& make);
+    // As get(key, make) for a heatmap, but once the texture exists a rebuild runs on a
+    // thread of its own while frames draw the previous content; the first frame after it
+    // finishes uploads it. `make` runs after this call returns, so it must own what it
+    // reads. A texture never built is built here, at once.
+    const HeatmapTexture& get_in_background(const std::string& key, std::function<MipLevels()> make);
     void invalidate() { ++epoch_; }
 
-    // Once per frame, before drawing: starts the frame's rebuilding budget.
-    void begin_frame();
+    using Clock = std::chrono::steady_clock;
+
+    // Once per frame, before drawing: starts the frame's rebuilding budget (rebuild_budget).
+    // `previous_frame`: the previous frame from its start (after any sleep) to its swap,
+    // its rebuilding included; zero for the first.
+    void begin_frame(Clock::duration previous_frame);
     // False while a stale texture was drawn from its previous content since the last
     // begin_frame(): the screen is not yet the newest result's (screenshots wait).
     bool caught_up() const { return deferred_ == 0; }
@@ -37,6 +63,9 @@ private:
     struct Entry {
         HeatmapTexture texture;
         std::uint64_t epoch = 0;
+        // get_in_background: the rebuild under way, and the epoch it started in.
+        std::future<MipLevels> building;
+        std::uint64_t building_epoch = 0;
     };
     // Marked built only after the upload: a `make` that throws is tried again next frame.
     template <typename Make>
@@ -54,14 +83,12 @@ private:
         }
         return entry.texture;
     }
-    using Clock = std::chrono::steady_clock;
-    bool over_budget() const { return spent_ >= budget; }
-    // What rebuilding may take of a frame: with ~5 ms of drawing, 40 fps at worst.
-    static constexpr std::chrono::milliseconds budget{20};
+    bool over_budget() const { return spent_ >= budget_; }
 
     std::map<std::string, Entry> entries_;
     std::uint64_t epoch_ = 1;
-    Clock::duration spent_{};   // rebuilding, this frame
+    Clock::duration budget_ = rebuild_ceiling;   // for rebuilding, this frame
+    Clock::duration spent_{};                     // rebuilding, this frame
     int deferred_ = 0;          // stale textures drawn as they were, this frame
 };
 

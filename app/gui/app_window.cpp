@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -66,6 +67,26 @@ void probability_bar(float probability, ImU32 bar, ImU32 track) {
     draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + bar_width, y1), track);
     draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + std::round(bar_width * p), y1), bar);
     ImGui::Dummy(ImVec2(bar_width, height));
+}
+
+// Maps of at least this many cells are coloured off the window's thread (texture_pool.h):
+// 256 x 256 takes ~1 ms on a quiet core, a frame's share; 1024 x 1024 took 40-80 ms.
+constexpr Eigen::Index background_cells = 256 * 256;
+
+// A map's texture levels under the colour map and scale.
+ui::MipLevels weights_levels(const Matrix& weights, const Mask* allowed, Colormap map, HeatScale scale) {
+    switch (scale) {
+    case HeatScale::per_head:
+        return ui::heatmap_mip_levels(weights, allowed, map, std::max(weights.maxCoeff(), 1e-12f));
+    case HeatScale::log: {
+        // log(1 + 999 w) / log(1000): 0 -> 0, 0.001 -> 0.1, 1 -> 1.
+        const Matrix lifted = weights.unaryExpr([](float w) { return std::log1p(999.0f * w) / std::log(1000.0f); });
+        return ui::heatmap_mip_levels(lifted, allowed, map, 1.0f);
+    }
+    case HeatScale::shared:
+        break;
+    }
+    return ui::heatmap_mip_levels(weights, allowed, map, 1.0f);
 }
 
 } // namespace
@@ -213,20 +234,17 @@ void AppWindow::on_drop(const std::string& path) {
 }
 
 const ui::HeatmapTexture& AppWindow::weights_texture(const std::string& key, const Matrix& weights) {
-    return textures_.get(key, [&] {
-        switch (state_.scale) {
-        case HeatScale::per_head:
-            return ui::heatmap_mip_levels(weights, mask(), state_.colormap, std::max(weights.maxCoeff(), 1e-12f));
-        case HeatScale::log: {
-            // log(1 + 999 w) / log(1000): 0 -> 0, 0.001 -> 0.1, 1 -> 1.
-            const Matrix lifted = weights.unaryExpr([](float w) { return std::log1p(999.0f * w) / std::log(1000.0f); });
-            return ui::heatmap_mip_levels(lifted, mask(), state_.colormap, 1.0f);
-        }
-        case HeatScale::shared:
-            break;
-        }
-        return ui::heatmap_mip_levels(weights, mask(), state_.colormap, 1.0f);
-    });
+    if (weights.size() < background_cells) {
+        return textures_.get(key, [&] { return weights_levels(weights, mask(), state_.colormap, state_.scale); });
+    }
+    // Built after this frame, on another thread: it gets copies (4 MB at T = 1024), never
+    // references into a snapshot the window may drop before it runs.
+    std::optional<Mask> allowed;
+    if (const Mask* m = mask()) allowed = *m;
+    return textures_.get_in_background(
+        key, [weights = Matrix(weights), allowed = std::move(allowed), map = state_.colormap, scale = state_.scale] {
+            return weights_levels(weights, allowed ? &*allowed : nullptr, map, scale);
+        });
 }
 
 const ui::HeatmapTexture& AppWindow::signed_texture(const std::string& key, const Matrix& values, const Mask* allowed) {
@@ -255,8 +273,8 @@ void AppWindow::handle_keys() {
     if (pressed(ImGuiKey_C, false)) state_.causal = !causal_on(state_, shown_->info);   // a toggle: no auto-repeat
 }
 
-void AppWindow::draw() {
-    textures_.begin_frame();
+void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
+    textures_.begin_frame(previous_frame);
     handle_keys();
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);

@@ -13,6 +13,7 @@
 
 #include <imgui.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,7 +29,9 @@ public:
 
     // Once per frame: submits what changed, swaps in a finished result.
     void update();
-    void draw();
+    // `previous_frame`: the previous frame from its start (after any sleep) to its swap;
+    // what it left of a 25 ms frame goes to rebuilding textures (texture_pool.h).
+    void draw(std::chrono::steady_clock::duration previous_frame);
 
     // A file dropped on the window: an image, or a model folder (config.json inside).
     void on_drop(const std::string& path);

@@ -17,6 +17,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -248,6 +249,9 @@ int main(int argc, char** argv) {
         gui::FrameTimer frame_timer;
         bool timing = false;
         int recomputes = 0;   // --bench-recompute: requests made while timing
+        // The previous frame's busy time, swap included (the rasterising, under llvmpipe):
+        // how much of the next one may go to rebuilding textures.
+        std::chrono::steady_clock::duration previous_frame{};
         try {
             for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
                 if (!screenshot_mode && !soak && !bench_mode && glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
@@ -262,6 +266,7 @@ int main(int argc, char** argv) {
                     frames_before_sleep = glfwGetTime() - slept_from < timeout ? 3 : 1;
                 }
                 const bool timed_frame = timing;   // timing may begin halfway through this frame
+                const auto frame_start = std::chrono::steady_clock::now();
                 if (timed_frame) frame_timer.start();
                 glfwPollEvents();
                 app.update();
@@ -269,7 +274,7 @@ int main(int argc, char** argv) {
                 ImGui_ImplOpenGL3_NewFrame();
                 ImGui_ImplGlfw_NewFrame();
                 ImGui::NewFrame();
-                app.draw();
+                app.draw(previous_frame);
                 ImGui::Render();
 
                 int fb_width = 0;
@@ -331,6 +336,7 @@ int main(int argc, char** argv) {
                     break;
                 }
                 glfwSwapBuffers(window);
+                previous_frame = std::chrono::steady_clock::now() - frame_start;
                 if (timed_frame && bench_recompute) frame_timer.stop();
             }
         } catch (const std::exception& e) {

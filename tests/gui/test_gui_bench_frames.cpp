@@ -2,6 +2,7 @@
 // the app under xvfb-run timing N settled frames and exiting with one line on stdout.
 
 #include "app/gui/frame_timer.h"
+#include "core/png_export.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
@@ -121,6 +122,33 @@ TEST_CASE("bench-frames --bench-recompute: frames timed whole while the worker k
     CHECK(alone.exit_code == 2);
     CHECK(count_lines(alone.err) == 1);
     CHECK(alone.err.find("--bench-recompute") != std::string::npos);
+}
+
+TEST_CASE("bench-frames --bench-recompute: a map too big for a frame is rebuilt off the window's thread, and lands") {
+    // 128 x 128 px at its own resolution in 8 px patches: 256 patches + [CLS], a 257 x 257
+    // matrix, past the size the window colours on a thread of its own (app_window.cpp).
+    const TempDir dir;
+    headscope::RgbaImage picture{128, 128, {}};
+    for (int y = 0; y < 128; ++y) {
+        for (int x = 0; x < 128; ++x) {
+            const auto v = static_cast<std::uint8_t>((x * 2 + y) % 256);
+            picture.pixels.insert(picture.pixels.end(), {v, static_cast<std::uint8_t>(255 - v), static_cast<std::uint8_t>(x), 255});
+        }
+    }
+    headscope::write_png(dir.file("big.png"), picture);
+    const Run run = run_app("--bench-frames 60 --bench-recompute --model '" HEADSCOPE_SOURCE_DIR
+                            "/tests/checkpoints/vit_tiny' --own-resolution --image '" + dir.file("big.png") +
+                                "' --view matrix",
+                            true);
+    INFO("stdout: " << run.out);
+    INFO("stderr: " << run.err);
+    REQUIRE(run.exit_code == 0);
+    const std::regex line(R"(headscope: bench-frames: 60 frames, view matrix, .*, (\d+) recomputes, .*\n)");
+    std::smatch m;
+    REQUIRE(std::regex_match(run.out, m, line));
+    // A new request goes out only once the screen shows the last result (settled): each
+    // recompute after the first means a rebuild in the background finished and was uploaded.
+    CHECK(std::stoi(m[1].str()) >= 2);
 }
 
 TEST_CASE("bench-frames: a count below 1, or with --screenshot, is a one-line error") {

@@ -6,7 +6,9 @@
 
 #include <stb_image.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace headscope;
 
@@ -39,6 +41,29 @@ TEST_CASE("colour maps match matplotlib's at the ends and the middle") {
     CHECK(colormap_lookup(Colormap::viridis, std::nanf("")) == not_finite_colour);
     CHECK(colormap_from_name("magma") == Colormap::magma);
     CHECK_FALSE(colormap_from_name("jet").has_value());
+}
+
+TEST_CASE("colour maps: the many-cell lookup gives each cell's colour; bytes round half away from zero") {
+    std::vector<float> values;
+    for (int k = -2000; k <= 22000; ++k) values.push_back(static_cast<float>(k) / 20000.0f);   // -0.1 .. 1.1
+    for (float special : {std::nanf(""), INFINITY, -INFINITY, 0.5f, 127.5f / 255.0f, 1.0f - 1e-7f}) values.push_back(special);
+    for (Colormap map : {Colormap::viridis, Colormap::magma, Colormap::cividis, Colormap::greys, Colormap::coolwarm}) {
+        std::vector<std::uint8_t> rgba(values.size() * 4);
+        colormap_lookup_many(map, values, rgba.data());
+        for (std::size_t k = 0; k < values.size(); ++k) {
+            const Rgba8 one = colormap_lookup(map, values[k]);
+            INFO(colormap_name(map) << " value " << values[k]);
+            REQUIRE(Rgba8{rgba[4 * k], rgba[4 * k + 1], rgba[4 * k + 2], rgba[4 * k + 3]} == one);
+        }
+    }
+    // Greys, computed here with the library's lround: (1 - t) * 255 at 127.5 and every
+    // other value of the sweep rounds as lround does.
+    for (float t : values) {
+        if (std::isnan(t)) continue;
+        const auto v = static_cast<std::uint8_t>(std::lround(std::clamp(1.0f - std::clamp(t, 0.0f, 1.0f), 0.0f, 1.0f) * 255.0f));
+        INFO("t " << t);
+        REQUIRE(colormap_lookup(Colormap::greys, t) == Rgba8{v, v, v, 255});
+    }
 }
 
 TEST_CASE("heatmap image: one pixel per cell, masked and non-finite cells distinct from zero") {

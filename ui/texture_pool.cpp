@@ -6,7 +6,7 @@ namespace headscope::ui {
 
 std::chrono::steady_clock::duration rebuild_budget(std::chrono::steady_clock::duration drawing) {
     const std::chrono::steady_clock::duration left = frame_goal - drawing;
-    return std::clamp<std::chrono::steady_clock::duration>(left, rebuild_floor, rebuild_ceiling);
+    return std::clamp<std::chrono::steady_clock::duration>(left, rebuild_floor, frame_goal);
 }
 
 void TexturePool::begin_frame(Clock::duration previous_frame) {

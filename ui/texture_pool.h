@@ -25,15 +25,15 @@
 namespace headscope::ui {
 
 // What a frame may spend rebuilding textures, given how long the previous frame took
-// without its own rebuilding: what is left of frame_goal, at least rebuild_floor (so
-// every frame makes progress) and at most rebuild_ceiling. A fixed 20 ms suited a GPU,
-// where drawing takes ~4 ms; under software rendering (llvmpipe) the ViT-B/16 model view
-// takes ~17 ms to draw, and the frames after each new result took ~37 ms (27 fps).
+// without its own rebuilding: what is left of frame_goal, and at least rebuild_floor (so
+// every frame makes progress). A fixed 20 ms suited a GPU, where drawing takes ~4 ms;
+// under software rendering (llvmpipe) the ViT-B/16 model view took ~17 ms to draw, and
+// the frames after each new result took ~37 ms (27 fps).
 std::chrono::steady_clock::duration rebuild_budget(std::chrono::steady_clock::duration drawing);
-// 40 fps: leaves 8 ms of a 30 fps frame for the host's hiccups.
-inline constexpr std::chrono::milliseconds frame_goal{25};
+// 50 fps: leaves 13 ms of a 30 fps frame for the host's hiccups (a shared machine's
+// slowest frames ran 5-10 ms over the rest).
+inline constexpr std::chrono::milliseconds frame_goal{20};
 inline constexpr std::chrono::milliseconds rebuild_floor{1};
-inline constexpr std::chrono::milliseconds rebuild_ceiling{20};
 
 class TexturePool {
 public:
@@ -87,7 +87,7 @@ private:
 
     std::map<std::string, Entry> entries_;
     std::uint64_t epoch_ = 1;
-    Clock::duration budget_ = rebuild_ceiling;   // for rebuilding, this frame
+    Clock::duration budget_ = frame_goal;   // for rebuilding, this frame
     Clock::duration spent_{};                     // rebuilding, this frame
     int deferred_ = 0;          // stale textures drawn as they were, this frame
 };

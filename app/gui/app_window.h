@@ -30,7 +30,7 @@ public:
     // Once per frame: submits what changed, swaps in a finished result.
     void update();
     // `previous_frame`: the previous frame from its start (after any sleep) to its swap;
-    // what it left of a 25 ms frame goes to rebuilding textures (texture_pool.h).
+    // what it left of a 20 ms frame goes to rebuilding textures (texture_pool.h).
     void draw(std::chrono::steady_clock::duration previous_frame);
 
     // A file dropped on the window: an image, or a model folder (config.json inside).

@@ -281,7 +281,9 @@ int main(int argc, char** argv) {
                 int fb_height = 0;
                 glfwGetFramebufferSize(window, &fb_width, &fb_height);
                 glViewport(0, 0, fb_width, fb_height);
-                glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+                // The main window draws no background (app_window.cpp): the clear is its colour.
+                const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+                glClearColor(background.x, background.y, background.z, 1.0f);
                 glClear(GL_COLOR_BUFFER_BIT);
                 ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
                 if (timed_frame && !bench_recompute) frame_timer.stop();

@@ -15,6 +15,7 @@
 
 #include "ui/heatmap_texture.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -35,18 +36,40 @@ std::chrono::steady_clock::duration rebuild_budget(std::chrono::steady_clock::du
 inline constexpr std::chrono::milliseconds frame_goal{20};
 inline constexpr std::chrono::milliseconds rebuild_floor{1};
 
-class TexturePool {
+// The pool over any texture type with upload(const MipLevels&), upload(const RgbaImage&)
+// and empty(): the window's is TexturePool (GL); the tests count uploads on a stand-in.
+template <typename Texture>
+class BasicTexturePool {
 public:
     // A picture: one level.
-    const HeatmapTexture& get(const std::string& key, const std::function<RgbaImage()>& make);
+    const Texture& get(const std::string& key, const std::function<RgbaImage()>& make) { return get_or_build(key, make); }
     // A heatmap: its max-pooled mip levels (heatmap_mip_levels), so it stays faithful
     // when drawn smaller than its size.
-    const HeatmapTexture& get(const std::string& key, const std::function<MipLevels()>& make);
+    const Texture& get(const std::string& key, const std::function<MipLevels()>& make) { return get_or_build(key, make); }
     // As get(key, make) for a heatmap, but once the texture exists a rebuild runs on a
     // thread of its own while frames draw the previous content; the first frame after it
-    // finishes uploads it. `make` runs after this call returns, so it must own what it
-    // reads. A texture never built is built here, at once.
-    const HeatmapTexture& get_in_background(const std::string& key, std::function<MipLevels()> make);
+    // finishes uploads it. `prepare` runs here, on the caller's thread, and only when a
+    // build starts; the job it returns runs after this call returns, so it must own what
+    // it reads (copies made in `prepare`, never once per frame: a 1024 x 1024 map's copy
+    // is 4 MB). A texture never built is built here, at once.
+    using BackgroundJob = std::function<MipLevels()>;
+    const Texture& get_in_background(const std::string& key, const std::function<BackgroundJob()>& prepare) {
+        Entry& entry = entries_[key];
+        if (entry.building.valid() && entry.building.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+            // get() rethrows what the job threw, as get() does; the entry stays stale and is tried again.
+            const MipLevels levels = entry.building.get();
+            entry.texture.upload(levels);
+            entry.epoch = entry.building_epoch;   // stale again if invalidated meanwhile: rebuilt below
+        }
+        if (entry.epoch == epoch_) return entry.texture;
+        if (entry.texture.empty()) return get_or_build(key, [&] { return prepare()(); });
+        ++deferred_;
+        if (!entry.building.valid()) {
+            entry.building = std::async(std::launch::async, prepare());
+            entry.building_epoch = epoch_;
+        }
+        return entry.texture;
+    }
     void invalidate() { ++epoch_; }
 
     using Clock = std::chrono::steady_clock;
@@ -54,14 +77,19 @@ public:
     // Once per frame, before drawing: starts the frame's rebuilding budget (rebuild_budget).
     // `previous_frame`: the previous frame from its start (after any sleep) to its swap,
     // its rebuilding included; zero for the first.
-    void begin_frame(Clock::duration previous_frame);
+    void begin_frame(Clock::duration previous_frame) {
+        // spent_ still holds the previous frame's rebuilding.
+        budget_ = rebuild_budget(std::max(previous_frame - spent_, Clock::duration::zero()));
+        spent_ = Clock::duration::zero();
+        deferred_ = 0;
+    }
     // False while a stale texture was drawn from its previous content since the last
     // begin_frame(): the screen is not yet the newest result's (screenshots wait).
     bool caught_up() const { return deferred_ == 0; }
 
 private:
     struct Entry {
-        HeatmapTexture texture;
+        Texture texture;
         std::uint64_t epoch = 0;
         // get_in_background: the rebuild under way, and the epoch it started in.
         std::future<MipLevels> building;
@@ -69,7 +97,7 @@ private:
     };
     // Marked built only after the upload: a `make` that throws is tried again next frame.
     template <typename Make>
-    const HeatmapTexture& get_or_build(const std::string& key, const Make& make) {
+    const Texture& get_or_build(const std::string& key, const Make& make) {
         Entry& entry = entries_[key];
         if (entry.epoch != epoch_) {
             if (!entry.texture.empty() && over_budget()) {
@@ -88,8 +116,10 @@ private:
     std::map<std::string, Entry> entries_;
     std::uint64_t epoch_ = 1;
     Clock::duration budget_ = frame_goal;   // for rebuilding, this frame
-    Clock::duration spent_{};                     // rebuilding, this frame
-    int deferred_ = 0;          // stale textures drawn as they were, this frame
+    Clock::duration spent_{};               // rebuilding, this frame
+    int deferred_ = 0;                      // stale textures drawn as they were, this frame
 };
+
+using TexturePool = BasicTexturePool<HeatmapTexture>;
 
 } // namespace headscope::ui

@@ -238,13 +238,15 @@ const ui::HeatmapTexture& AppWindow::weights_texture(const std::string& key, con
         return textures_.get(key, [&] { return weights_levels(weights, mask(), state_.colormap, state_.scale); });
     }
     // Built after this frame, on another thread: it gets copies (4 MB at T = 1024), never
-    // references into a snapshot the window may drop before it runs.
-    std::optional<Mask> allowed;
-    if (const Mask* m = mask()) allowed = *m;
-    return textures_.get_in_background(
-        key, [weights = Matrix(weights), allowed = std::move(allowed), map = state_.colormap, scale = state_.scale] {
+    // references into a snapshot the window may drop before it runs. They are made only
+    // when a rebuild starts: made every frame, they were half of the window's page faults.
+    return textures_.get_in_background(key, [&]() -> ui::TexturePool::BackgroundJob {
+        std::optional<Mask> allowed;
+        if (const Mask* m = mask()) allowed = *m;
+        return [weights = Matrix(weights), allowed = std::move(allowed), map = state_.colormap, scale = state_.scale] {
             return weights_levels(weights, allowed ? &*allowed : nullptr, map, scale);
-        });
+        };
+    });
 }
 
 const ui::HeatmapTexture& AppWindow::signed_texture(const std::string& key, const Matrix& values, const Mask* allowed) {

@@ -22,6 +22,8 @@
 #include <future>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace headscope::ui {
 
@@ -50,22 +52,30 @@ public:
     // thread of its own while frames draw the previous content; the first frame after it
     // finishes uploads it. `prepare` runs here, on the caller's thread, and only when a
     // build starts; the job it returns runs after this call returns, so it must own what
-    // it reads (copies made in `prepare`, never once per frame: a 1024 x 1024 map's copy
-    // is 4 MB). A texture never built is built here, at once.
+    // it reads (gathered in `prepare`, never once per frame: a 1024 x 1024 map's copy is
+    // 4 MB). A texture never built is built here, at once. The levels a job made are freed
+    // on the next job's thread (see below).
     using BackgroundJob = std::function<MipLevels()>;
     const Texture& get_in_background(const std::string& key, const std::function<BackgroundJob()>& prepare) {
         Entry& entry = entries_[key];
         if (entry.building.valid() && entry.building.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
             // get() rethrows what the job threw, as get() does; the entry stays stale and is tried again.
-            const MipLevels levels = entry.building.get();
+            MipLevels levels = entry.building.get();
             entry.texture.upload(levels);
+            // Freed by the next rebuild's thread, not here: on the window's thread, giving
+            // back a 1024 x 1024 map's 5.6 MB of levels took 5-8 ms while the worker was
+            // unmapping its previous result. At most one per map drawn meanwhile waits.
+            retired_.push_back(std::move(levels));
             entry.epoch = entry.building_epoch;   // stale again if invalidated meanwhile: rebuilt below
         }
         if (entry.epoch == epoch_) return entry.texture;
         if (entry.texture.empty()) return get_or_build(key, [&] { return prepare()(); });
         ++deferred_;
         if (!entry.building.valid()) {
-            entry.building = std::async(std::launch::async, prepare());
+            entry.building = std::async(std::launch::async, [job = prepare(), retired = std::exchange(retired_, {})]() mutable {
+                std::vector<MipLevels>().swap(retired);
+                return job();
+            });
             entry.building_epoch = epoch_;
         }
         return entry.texture;
@@ -118,6 +128,7 @@ private:
     Clock::duration budget_ = frame_goal;   // for rebuilding, this frame
     Clock::duration spent_{};               // rebuilding, this frame
     int deferred_ = 0;                      // stale textures drawn as they were, this frame
+    std::vector<MipLevels> retired_;        // uploaded levels, for the next background rebuild to free
 };
 
 using TexturePool = BasicTexturePool<HeatmapTexture>;

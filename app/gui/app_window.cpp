@@ -237,14 +237,20 @@ const ui::HeatmapTexture& AppWindow::weights_texture(const std::string& key, con
     if (weights.size() < background_cells) {
         return textures_.get(key, [&] { return weights_levels(weights, mask(), state_.colormap, state_.scale); });
     }
-    // Built after this frame, on another thread: it gets copies (4 MB at T = 1024), never
-    // references into a snapshot the window may drop before it runs. They are made only
-    // when a rebuild starts: made every frame, they were half of the window's page faults.
+    // Built after this frame, on another thread, from the shown result itself: the job owns
+    // it (shared_ptr aliases of the map and the mask), so a result the window drops meanwhile
+    // lives until the job is done, and the job lets go of it on its own thread (the last
+    // owner of a GPT-2 result at T = 1024 frees a gigabyte). Not from a copy: a 4 MB copy
+    // made on the window's thread just as the worker freed the previous result took 20-33
+    // ms, its page faults queued behind the worker's unmapping.
     return textures_.get_in_background(key, [&]() -> ui::TexturePool::BackgroundJob {
-        std::optional<Mask> allowed;
-        if (const Mask* m = mask()) allowed = *m;
-        return [weights = Matrix(weights), allowed = std::move(allowed), map = state_.colormap, scale = state_.scale] {
-            return weights_levels(weights, allowed ? &*allowed : nullptr, map, scale);
+        std::shared_ptr<const Matrix> map(shown_, &weights);
+        std::shared_ptr<const Mask> allowed = mask() != nullptr ? std::shared_ptr<const Mask>(shown_, mask()) : nullptr;
+        return [map = std::move(map), allowed = std::move(allowed), colormap = state_.colormap,
+                scale = state_.scale]() mutable {
+            const std::shared_ptr<const Matrix> held_map = std::move(map);
+            const std::shared_ptr<const Mask> held_mask = std::move(allowed);
+            return weights_levels(*held_map, held_mask.get(), colormap, scale);
         };
     });
 }

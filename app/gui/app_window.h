@@ -107,7 +107,8 @@ private:
     // Predictions rows for the snapshot on screen, recomputed when it or the query changes.
     const std::vector<PredictionTable>& prediction_tables(const PredictionTarget& target);
 
-    // The texture of weights (any [R, C] map) drawn with the current colour map and scale.
+    // The texture of weights (any [R, C] map of the shown result, shown_: a big one is built
+    // on another thread that holds the result) drawn with the current colour map and scale.
     const ui::HeatmapTexture& weights_texture(const std::string& key, const Matrix& weights);
     const ui::HeatmapTexture& signed_texture(const std::string& key, const Matrix& values, const Mask* allowed);
     const Mask* mask() const;

@@ -1,6 +1,7 @@
 #include "core/hf_gpt2.h"
 
 #include "core/hf_tensors.h"
+#include "core/memory_reuse.h"
 #include "core/prefix_reuse.h"
 
 #include "core/error.h"
@@ -190,6 +191,7 @@ void HfGpt2Model::mlp_forward_inplace(const HfGpt2LayerWeights& layer, Matrix& x
 Matrix HfGpt2Model::lm_logits(const Matrix& hidden) const {
     const WeightMatrix& head = weights_.lm_head.size() != 0 ? weights_.lm_head : weights_.wte;   // [V, E]
     Matrix logits(hidden.rows(), head.rows());                                                    // [T, V]
+    advise_huge_pages(logits.data(), static_cast<std::size_t>(logits.size()) * sizeof(float));
     head.multiply(hidden, logits);
     return logits;
 }

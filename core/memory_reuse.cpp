@@ -5,6 +5,11 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#include <cstdint>
 
 namespace headscope {
 
@@ -20,6 +25,21 @@ void reuse_freed_memory() {
 void keep_freed_heap() {
 #if defined(__GLIBC__)
     mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024);
+#endif
+}
+
+void advise_huge_pages(void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    constexpr std::size_t own_mapping = 32u << 20;   // glibc's largest M_MMAP_THRESHOLD
+    constexpr std::uintptr_t huge_page = 2u << 20;
+    if (data == nullptr || bytes < own_mapping) return;
+    // The whole huge pages inside the block: advice past its ends would reach other memory.
+    const auto begin = (reinterpret_cast<std::uintptr_t>(data) + huge_page - 1) & ~(huge_page - 1);
+    const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(huge_page - 1);
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);   // advice: a refusal is harmless
+#else
+    (void)data;
+    (void)bytes;
 #endif
 }
 

@@ -1,6 +1,7 @@
 #include "core/prefix_reuse.h"
 
 #include "core/error.h"
+#include "core/memory_reuse.h"
 
 #include <cmath>
 #include <limits>
@@ -54,6 +55,7 @@ OptionalMask mask_rows_from(const OptionalMask& mask, Eigen::Index p) {
 
 Matrix stack_rows(const Matrix& top, Eigen::Index p, const Matrix& bottom) {
     Matrix out(p + bottom.rows(), bottom.cols());
+    advise_huge_pages(out.data(), static_cast<std::size_t>(out.size()) * sizeof(float));   // GPT-2's logits: 206 MB at T=1024
     out.topRows(p) = top.topLeftCorner(p, bottom.cols());
     out.bottomRows(bottom.rows()) = bottom;
     return out;

@@ -173,6 +173,19 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
             head.masked.resize(Tq, Tk);
         }
     }
+    // Where each query's allowed keys end (causal: at itself). The products skip what lies
+    // past it (multiply_leading): a masked score is never read, and a masked weight is 0.
+    // The stages, when kept, show every score, so those are all computed.
+    std::vector<Eigen::Index> key_ends;
+    if (allowed) {
+        key_ends.resize(static_cast<std::size_t>(Tq));
+        for (Eigen::Index i = 0; i < Tq; ++i) {
+            const bool* keep = allowed->row(i).data();
+            key_ends[static_cast<std::size_t>(i)] = std::find(std::reverse_iterator(keep + Tk), std::reverse_iterator(keep), true).base() - keep;
+        }
+    }
+    using Leading = WeightPanels::Leading;
+    constexpr WeightPanels::Kernel best = WeightPanels::Kernel::best;
     // Each head on one thread (handed out as threads come free), its scores computed
     // straight into the map it keeps, then its context into its own columns of concat.
     const double flops_per_head = 4.0 * static_cast<double>(Tq) * static_cast<double>(Tk) * static_cast<double>(Dh);
@@ -183,7 +196,11 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
         const auto vh = v.middleCols(h * Dh, Dh);   // [Tk, Dh]
         WeightPanels& keys = key_panels[static_cast<std::size_t>(h)];
         keys.assign(kh.data(), kh.outerStride(), false);
-        keys.multiply(qh, head.weights, nullptr, scale);
+        if (key_ends.empty() || all_stages) {
+            keys.multiply(qh, head.weights, nullptr, scale);
+        } else {
+            keys.multiply_leading(best, qh, head.weights, key_ends, Leading::outputs, scale);
+        }
         if (all_stages) {
             head.scores = head.weights;
             if (allowed) {
@@ -200,7 +217,11 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
         } else {
             WeightPanels& values = value_panels[static_cast<std::size_t>(h)];
             values.assign(vh.data(), vh.outerStride(), true);
-            values.multiply(head.weights, context);
+            if (key_ends.empty()) {
+                values.multiply(head.weights, context);
+            } else {
+                values.multiply_leading(best, head.weights, context, key_ends, Leading::inputs);
+            }
         }
     });
     if (all_stages) {

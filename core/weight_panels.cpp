@@ -406,7 +406,15 @@ struct Product {
     Index y_stride;
     const float* bias;   // [out], or null
     float scale;
+    // Row i's leading part (WeightPanels::multiply_leading), or null: every row whole.
+    const Index* row_ends;
+    bool ends_limit_inputs;
 };
+
+// The largest of rows [first, first + rows)'s ends: how far their tile must go.
+Index tile_end(const Index* row_ends, Index first, int rows) {
+    return *std::max_element(row_ends + first, row_ends + first + rows);
+}
 
 // Rows in equal blocks of at most 256, each a multiple of the tile's 6 rows.
 Index row_block_size(Index T) {
@@ -491,6 +499,18 @@ void multiply_block(const Product& m, Index first_panel, Index last_panel, Index
                 tile.x = m.packed ? m.x + r * in + k * tile_rows : m.x + r * m.x_stride + k;
                 tile.rows = static_cast<int>(std::min<Index>(tile_rows, last_row - r));
                 tile.y = m.y + r * m.y_stride + col;
+                if (m.row_ends != nullptr) {
+                    const Index end = tile_end(m.row_ends, r, tile.rows);
+                    if (!m.ends_limit_inputs) {
+                        if (col >= end) continue;   // none of these outputs is needed
+                    } else {
+                        // Inputs past `end` are 0 in all the tile's rows: they add nothing.
+                        // The first block is still run (if need be over no inputs) so that
+                        // y gets its bias; later ones add, and are skipped.
+                        tile.depth = std::clamp<Index>(end - k, 0, depth);
+                        if (tile.depth == 0 && k > 0) continue;
+                    }
+                }
                 m.run_tile.run(tile);
             }
         }
@@ -509,6 +529,17 @@ void WeightPanels::multiply_with(Kernel kernel, const ConstMatrixRef& x, MatrixR
     multiply_all(kernel, x, std::span(&output, 1), scale);
 }
 
+void WeightPanels::multiply_leading(Kernel kernel, const ConstMatrixRef& x, MatrixRef y, std::span<const Index> ends,
+                                    Leading what, float scale) const {
+    // Checked by the caller (attention, from its mask), not here: this runs inside parallel
+    // regions, which an exception must not leave.
+    eigen_assert(static_cast<Index>(ends.size()) == x.rows());
+    eigen_assert(std::all_of(ends.begin(), ends.end(),
+                             [limit = what == Leading::outputs ? out_ : in_](Index end) { return end >= 0 && end <= limit; }));
+    const Output output{this, y, nullptr};
+    multiply_all(kernel, x, std::span(&output, 1), scale, ends, what);
+}
+
 void WeightPanels::multiply_each(const ConstMatrixRef& x, std::span<const Output> outputs, Kernel kernel) {
     if (outputs.size() > max_outputs) {
         throw std::invalid_argument("WeightPanels::multiply_each: at most " + std::to_string(max_outputs) + " outputs");
@@ -518,7 +549,8 @@ void WeightPanels::multiply_each(const ConstMatrixRef& x, std::span<const Output
 
 // Called inside parallel regions too (a head's products): nothing here allocates but x's
 // packed copy, which is only made outside them.
-void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::span<const Output> outputs, float scale) {
+void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::span<const Output> outputs, float scale,
+                                std::span<const Index> ends, Leading what) {
     eigen_assert(outputs.size() <= max_outputs);
     const Index T = x.rows();
     const Index in = x.cols();
@@ -570,7 +602,8 @@ void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::spa
                               pack ? packed_x.get() : x.data(), x.outerStride(),
                               pack, pack ? packed_depth_block : depth_block / run_tile.panels,
                               y.data(), y.outerStride(),
-                              o.bias != nullptr ? o.bias->data() : nullptr, scale};
+                              o.bias != nullptr ? o.bias->data() : nullptr, scale,
+                              ends.empty() ? nullptr : ends.data(), what == Leading::inputs};
         const Index own_panels = (o.weights->out_ + width - 1) / width;
         first_group[i + 1] = first_group[i] + (own_panels + panels_per_piece - 1) / panels_per_piece;
     }

@@ -50,6 +50,19 @@ public:
     enum class Kernel { best, avx2, portable };
     void multiply_with(Kernel kernel, const ConstMatrixRef& x, MatrixRef y, const Vector* bias, float scale = 1.0f) const;
 
+    // As multiply_with(), where each row of the product needs only its start: causal
+    // attention, where query i reads keys [0, ends[i]) alone (ends: [T]). What a tile of 6
+    // rows needs none of is skipped: half of a causal map's products.
+    // - Leading::outputs: row i of y is computed over columns [0, ends[i]) at least; the
+    //   rest of the row may be left as it was. ends[i] in [0, out].
+    // - Leading::inputs: row i of x is 0 from column ends[i] on (as masked weights are),
+    //   so a tile reads its inputs only up to its rows' largest end. ends[i] in [0, in].
+    // The values computed are those multiply_with() computes: bit for bit with the AVX2 and
+    // AVX-512 kernels; with the portable loops, to within an ulp (the compiler vectorises
+    // those differently for different lengths).
+    enum class Leading { outputs, inputs };
+    void multiply_leading(Kernel kernel, const ConstMatrixRef& x, MatrixRef y, std::span<const Eigen::Index> ends,
+                          Leading what, float scale = 1.0f) const;
     // One of several products of the same x (multiply_each): y [T, out] = x W^T (+ bias).
     struct Output {
         const WeightPanels* weights;
@@ -64,7 +77,9 @@ public:
     static void multiply_each(const ConstMatrixRef& x, std::span<const Output> outputs, Kernel kernel = Kernel::best);
 
 private:
-    static void multiply_all(Kernel kernel, const ConstMatrixRef& x, std::span<const Output> outputs, float scale);
+    // ends: empty, or the rows' leading parts (multiply_leading).
+    static void multiply_all(Kernel kernel, const ConstMatrixRef& x, std::span<const Output> outputs, float scale,
+                             std::span<const Eigen::Index> ends = {}, Leading what = Leading::outputs);
 
     const float* panel(Eigen::Index p) const { return values_.data() + p * in_ * panel_width; }
 

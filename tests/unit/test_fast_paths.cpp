@@ -14,6 +14,7 @@
 #include "core/weight_panels.h"
 #include "test_support.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -139,6 +140,82 @@ TEST_CASE("weight panels: scale * x W^T + bias on strided blocks, at every tile 
     const Vector bias = Vector::LinSpaced(3, 1.0f, 3.0f);
     empty.multiply(Matrix(2, 0), y, &bias);
     CHECK(y.row(1) == bias.transpose());
+}
+
+TEST_CASE("weight panels, leading parts (causal attention): each row's first outputs, or its product over its first "
+          "inputs, as the whole product computes them (bit for bit with the x86 kernels); the rest skipped") {
+    ThreadCount restore;
+    std::mt19937 rng(17);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    // Ends: causal (row i: i + 1, clipped), random, and a few rows with none.
+    const auto make_ends = [&rng](Eigen::Index T, Eigen::Index limit, bool causal) {
+        std::vector<Eigen::Index> ends(static_cast<std::size_t>(T));
+        std::uniform_int_distribution<Eigen::Index> any(0, limit);
+        for (Eigen::Index i = 0; i < T; ++i) ends[static_cast<std::size_t>(i)] = causal ? std::min(i + 1, limit) : any(rng);
+        if (T > 3) ends[3] = 0;
+        return ends;
+    };
+    // out around the panels and a wide one; in within one 384-input block and across blocks.
+    for (const auto& shape : std::vector<std::pair<Eigen::Index, Eigen::Index>>{{40, 64}, {300, 64}, {64, 300}, {64, 800}}) {
+        const Eigen::Index out = shape.first;
+        const Eigen::Index in = shape.second;
+        const Matrix w = random_matrix(out, in, rng, 0.5f);
+        const WeightPanels panels(w.data(), out, in, in, false);
+        for (const Eigen::Index T : {1, 7, 150, 300}) {
+            const Matrix x = random_matrix(T, in, rng, 1.0f);
+            for (const bool causal : {true, false}) {
+                CAPTURE(out);
+                CAPTURE(in);
+                CAPTURE(T);
+                CAPTURE(causal);
+                const std::vector<Eigen::Index> out_ends = make_ends(T, out, causal);
+                const std::vector<Eigen::Index> in_ends = make_ends(T, in, causal);
+                // x with each row 0 from its end on, as softmax leaves masked weights.
+                Matrix x_led = x;
+                for (Eigen::Index i = 0; i < T; ++i) {
+                    const Eigen::Index end = in_ends[static_cast<std::size_t>(i)];
+                    x_led.row(i).tail(in - end).setZero();
+                }
+                for (const auto kernel : {WeightPanels::Kernel::best, WeightPanels::Kernel::avx2, WeightPanels::Kernel::portable}) {
+                    for (const int threads : {1, 2}) {
+                        set_compute_threads(threads);
+                        Matrix whole(T, out);
+                        panels.multiply_with(kernel, x, whole, nullptr, 0.25f);
+                        Matrix led = Matrix::Constant(T, out, nan);
+                        panels.multiply_leading(kernel, x, led, out_ends, WeightPanels::Leading::outputs, 0.25f);
+                        bool leading_equal = true;
+                        bool past_tiles_untouched = true;
+                        for (Eigen::Index i = 0; i < T; ++i) {
+                            const Eigen::Index end = out_ends[static_cast<std::size_t>(i)];
+                            leading_equal = leading_equal && led.row(i).head(end) == whole.row(i).head(end);
+                            // Past the largest end of its 6-row tile, rounded up to a whole
+                            // tile (32 columns with AVX-512, 16 otherwise): never written.
+                            const Eigen::Index first = i / 6 * 6;
+                            const Eigen::Index tile_end =
+                                *std::max_element(out_ends.begin() + first, out_ends.begin() + std::min(T, first + 6));
+                            const Eigen::Index written = std::min(out, (tile_end + 31) / 32 * 32);
+                            past_tiles_untouched = past_tiles_untouched && led.row(i).tail(out - written).array().isNaN().all();
+                        }
+                        CHECK(leading_equal);
+                        CHECK(past_tiles_untouched);
+
+                        Matrix whole_in(T, out);
+                        panels.multiply_with(kernel, x_led, whole_in, nullptr, 0.25f);
+                        Matrix led_in = Matrix::Constant(T, out, nan);
+                        panels.multiply_leading(kernel, x_led, led_in, in_ends, WeightPanels::Leading::inputs, 0.25f);
+                        CAPTURE(threads);
+                        if (kernel == WeightPanels::Kernel::portable) {
+                            // Plain loops the compiler vectorises as it sees fit, per trip
+                            // count: the same sums, rounded alike only to within an ulp.
+                            CHECK(max_diff(led_in, whole_in.cast<double>()) < 1e-6);
+                        } else {
+                            CHECK(led_in == whole_in);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 TEST_CASE("weights times inputs: the same on 1 and 2 threads, over one row block and several, stored either way") {

@@ -29,9 +29,10 @@
 
 namespace {
 
-// Used when assets/default_sentence.txt cannot be read (an app copied elsewhere).
 // --bench-recompute paces frames as a 60 Hz display does.
 constexpr std::chrono::microseconds display_refresh{16667};
+
+// Used when assets/default_sentence.txt cannot be read (an app copied elsewhere).
 constexpr const char* fallback_sentence = "The cat sat on the mat because the cat was tired .";
 
 std::string default_sentence() {

@@ -199,10 +199,9 @@ ModelInput HfBertModel::embed(std::vector<std::int64_t> ids, const std::vector<s
     mapped_.check();
     const auto T = static_cast<Eigen::Index>(ids.size());
     Matrix x = weights_.position_embeddings.topRows(T);   // [T, E]
-    const WeightMatrix::Stored words = weights_.word_embeddings.stored();
+    const Matrix words = weights_.word_embeddings.gather_rows(ids);   // [T, E]
     for (Eigen::Index t = 0; t < T; ++t) {
-        const auto i = static_cast<std::size_t>(t);
-        x.row(t) += words.row(ids[i]) + weights_.token_type_embeddings.row(type_ids[i]);
+        x.row(t) += words.row(t) + weights_.token_type_embeddings.row(type_ids[static_cast<std::size_t>(t)]);
     }
     ModelInput input;
     input.embeddings = layer_norm_forward(weights_.embeddings_norm, x);

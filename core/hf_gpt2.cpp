@@ -125,9 +125,8 @@ ModelInput HfGpt2Model::embed(std::vector<std::int64_t> ids) const {
     mapped_.check();
     const auto T = static_cast<Eigen::Index>(ids.size());
     ModelInput input;
-    const WeightMatrix::Stored wte = weights_.wte.stored();
     input.embeddings = weights_.wpe.stored().topRows(T);
-    for (Eigen::Index t = 0; t < T; ++t) input.embeddings.row(t) += wte.row(ids[static_cast<std::size_t>(t)]);
+    input.embeddings += weights_.wte.gather_rows(ids);
     input.ids = std::move(ids);
     return input;
 }

@@ -18,8 +18,10 @@
 #include "core/matrix.h"
 #include "core/weight_panels.h"
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 
 namespace headscope {
 
@@ -51,6 +53,12 @@ public:
     Matrix to_matrix() const;
     // Rows [first, first + n) of [out, in], sharing this one's memory when it is a view.
     WeightMatrix middle_rows(Eigen::Index first, Eigen::Index n) const;
+    // Rows `ids` of [out, in], copied as [ids.size(), in]: an embedding lookup. In a mapped
+    // file, reading one row maps the pages around it too (the kernel's fault-around: up to
+    // 64 KB for GPT-2's 3 KB row), so 1,024 token ids put ~70 MB of wte back into RSS at
+    // the peak of a forward; those pages are handed back once the rows are copied, as they
+    // are once the panels are made. Throws headscope::Error for an id outside [0, out).
+    Matrix gather_rows(std::span<const std::int64_t> ids) const;
     // The values to edit in place; only for owned weights (the demo models' init), and
     // only before their first product (the reference is not to be kept).
     Matrix& values();
@@ -65,6 +73,9 @@ public:
     bool operator==(const WeightMatrix& other) const;
 
 private:
+    // A mapped file's pages under this weight, handed back to the kernel (see panels()).
+    void release_stored_pages() const;
+
     Matrix owned_;                           // [out, in] when owned
     std::shared_ptr<const void> owner_;      // views: what keeps `data_` valid
     const float* data_ = nullptr;            // views: the first stored value

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,27 @@ inline double max_abs_diff(const float* a, const float* b, std::size_t n) {
 inline double max_abs_diff(const Matrix& a, const Matrix& b) {
     if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
     return max_abs_diff(a.data(), b.data(), static_cast<std::size_t>(a.size()));
+}
+
+// The line of /proc/self/smaps that starts with `field` ("VmFlags:", "Rss:") for the
+// mapping of this process that holds `address`; empty when none does.
+inline std::string smaps_line_at(const void* address, const std::string& field) {
+    std::ifstream smaps("/proc/self/smaps");
+    const auto at = reinterpret_cast<std::uintptr_t>(address);
+    bool inside = false;
+    std::string line;
+    while (std::getline(smaps, line)) {
+        std::uintptr_t begin = 0;
+        std::uintptr_t end = 0;
+        char dash = 0;
+        std::istringstream range(line);
+        if (range >> std::hex >> begin >> dash >> end && dash == '-') {
+            inside = begin <= at && at < end;
+            continue;
+        }
+        if (inside && line.rfind(field, 0) == 0) return line;
+    }
+    return {};
 }
 
 // The absolute tolerance of every golden comparison (issue: <= 1e-5).

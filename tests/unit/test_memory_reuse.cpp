@@ -2,38 +2,18 @@
 // for transparent huge pages (the kernel's "hg" flag on that mapping), and leaves small
 // blocks, which may share the heap's mapping, alone.
 #include "core/memory_reuse.h"
+#include "test_support.h"
 
 #include <doctest/doctest.h>
 
-#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 namespace {
 
-// The VmFlags of the mapping of this process that holds `address`, from /proc/self/smaps;
-// empty when none does.
-std::string vm_flags_at(const void* address) {
-    std::ifstream smaps("/proc/self/smaps");
-    const auto at = reinterpret_cast<std::uintptr_t>(address);
-    bool inside = false;
-    std::string line;
-    while (std::getline(smaps, line)) {
-        std::uintptr_t begin = 0;
-        std::uintptr_t end = 0;
-        char dash = 0;
-        std::istringstream range(line);
-        if (range >> std::hex >> begin >> dash >> end && dash == '-') {
-            inside = begin <= at && at < end;
-            continue;
-        }
-        if (inside && line.rfind("VmFlags:", 0) == 0) return line;
-    }
-    return {};
-}
+// The VmFlags of the mapping of this process that holds `address`; empty when none does.
+std::string vm_flags_at(const void* address) { return headscope::test::smaps_line_at(address, "VmFlags:"); }
 
 bool has_flag(const std::string& vm_flags, const std::string& flag) {
     return (vm_flags + " ").find(" " + flag + " ") != std::string::npos;

@@ -11,6 +11,7 @@
 #include "test_support.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -139,6 +140,61 @@ TEST_CASE("A mapped weight's pages, handed back after its first product, read th
     CHECK(mapped.to_matrix() == w);                         // read again from the file
     CHECK(product(mapped, x).isApprox(expected, 1e-6f));
     CHECK(product(mapped.middle_rows(10, 20), x).isApprox(x * w.middleRows(10, 20).transpose(), 1e-6f));
+}
+
+// The resident kB of the mapping that holds `address` (smaps' "Rss:"); -1 when unknown.
+long resident_kb_at(const void* address) {
+    const std::string line = test::smaps_line_at(address, "Rss:");
+    return line.empty() ? -1 : std::stol(line.substr(4));
+}
+
+TEST_CASE("Embedding rows gathered from a weight: its rows in order, and a mapped file's pages handed back") {
+    test::TempDir dir;
+    Matrix w(512, 64);   // 128 KiB: 32 whole pages of the mapping, every value distinct
+    for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = 0.001f * static_cast<float>(i);
+    write_safetensors(dir.file("model.safetensors"),
+                      {tensor_f32("wte.weight", {512, 64}, {w.data(), static_cast<std::size_t>(w.size())})});
+    const HfWeights weights = HfWeights::open(dir.path().string());
+    HfTensorTable table(weights, "", dir.path().string(), LoadControl{});
+    const WeightMatrix mapped = table.weight("wte.weight", 512, 64, "test");
+    REQUIRE(mapped.is_view());
+    const std::vector<std::int64_t> ids{5, 0, 511, 5, 300};
+
+    // Reading rows in place maps pages of the file into this process...
+    const WeightMatrix::Stored stored = mapped.stored();
+    float sum = 0.0f;
+    for (const std::int64_t id : ids) sum += stored.row(id).sum();
+    CHECK(std::isfinite(sum));
+    const long touched = resident_kb_at(stored.data() + 300 * 64);
+
+    // ...gather_rows copies the same rows and hands those pages back.
+    const Matrix rows = mapped.gather_rows(ids);
+    REQUIRE(rows.rows() == 5);
+    REQUIRE(rows.cols() == 64);
+    for (std::size_t i = 0; i < ids.size(); ++i) CHECK(rows.row(static_cast<Eigen::Index>(i)) == w.row(ids[i]));
+    const long after = resident_kb_at(stored.data() + 300 * 64);
+    if (touched < 0) {
+        MESSAGE("no /proc/self/smaps here: the pages handed back are not checked");
+    } else {
+        CHECK(touched >= 8);   // at least the pages of the rows read (two rows a page)
+        CHECK(after <= 8);     // at most the partial pages at the tensor's ends (the header's, the file's last)
+        CHECK(after < touched);
+    }
+    CHECK(mapped.gather_rows(ids) == rows);   // read again from the file, the same
+
+    CHECK_THROWS_WITH_AS(mapped.gather_rows(std::vector<std::int64_t>{3, 512}), "weight rows: id 512 outside [0, 512)",
+                         Error);
+    CHECK_THROWS_WITH_AS(mapped.gather_rows(std::vector<std::int64_t>{-1}), "weight rows: id -1 outside [0, 512)",
+                         Error);
+    CHECK(mapped.gather_rows({}).rows() == 0);
+
+    // Owned and transposed ([in, out] in memory, as GPT-2's Conv1D) weights: row r of [out, in].
+    const Matrix small = w.topRows(6).leftCols(4);   // [out 6, in 4]
+    const WeightMatrix owned(small);
+    CHECK(owned.gather_rows(std::vector<std::int64_t>{4, 1}) == Matrix(small(std::vector<Eigen::Index>{4, 1}, Eigen::all)));
+    const Matrix stored_t = small.transpose();   // [in 4, out 6]
+    const WeightMatrix transposed = WeightMatrix::view(nullptr, stored_t.data(), 4, 6, 6, true);
+    CHECK(transposed.gather_rows(std::vector<std::int64_t>{2, 5}) == Matrix(small(std::vector<Eigen::Index>{2, 5}, Eigen::all)));
 }
 
 TEST_CASE("Mapped weights outlive the table and the HfWeights they came from") {

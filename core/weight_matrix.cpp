@@ -101,7 +101,6 @@ Matrix& WeightMatrix::values() {
     return owned_;
 }
 
-
 const WeightPanels& WeightMatrix::panels() const {
     std::call_once(panels_->made, [this] {
         const Stored w = stored();

@@ -267,6 +267,12 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
     trace.mask = run_mask(info_, options, T);
     AttentionOptions attention_options;
     attention_options.keep = trace.mask;
+    // A classifier reads the last layer's [CLS] row (and DeiT's teacher the next one): the
+    // other rows' last MLP feeds no map and no logit, so it is not run (5% of ViT-B/16's
+    // products). Without a head, every row is the output.
+    const Eigen::Index read_rows = weights_.head == HfVitHead::none                ? T
+                                   : weights_.head == HfVitHead::classifier_with_teacher ? 2
+                                                                                        : 1;
     Matrix x = input.embeddings;   // [T, E]
     for (auto l = static_cast<std::size_t>(resume_layers(info_, options, trace, x)); l < weights_.layers.size(); ++l) {
         const HfVitLayerWeights& layer = weights_.layers[l];
@@ -275,11 +281,13 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
         trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.layernorm_before, x),
                                                  attention_options));
         x += trace.layers.back().output;
-        Matrix hidden = linear_forward(layer.intermediate, layer_norm_forward(layer.layernorm_after, x));   // [T, I]
+        const bool last = l + 1 == weights_.layers.size();
+        auto rows = x.topRows(last ? read_rows : T);
+        Matrix hidden = linear_forward(layer.intermediate, layer_norm_forward(layer.layernorm_after, rows));   // [rows, I]
         hf_activate_inplace(hidden, config_.activation);
-        x += linear_forward(layer.output, hidden);
+        rows += linear_forward(layer.output, hidden);
     }
-    trace.hidden = layer_norm_forward(weights_.layernorm, x);
+    trace.hidden = layer_norm_forward(weights_.layernorm, x.topRows(read_rows));
     switch (weights_.head) {
     case HfVitHead::none: break;
     case HfVitHead::classifier: trace.logits = linear_forward(weights_.classifier, trace.hidden.topRows(1)); break;

@@ -103,7 +103,9 @@ struct RunOptions {
 struct ModelTrace {
     std::vector<AttentionTrace> layers;   // [L]
     OptionalMask mask;                    // [T, T], the same for every layer; absent = all allowed
-    Matrix hidden;                        // [T, E] after the last layer (and final norm)
+    // [T, E] after the last layer (and final norm); only the rows a head reads when it
+    // reads some alone (a ViT classifier: [1, E], [CLS]; DeiT's with a teacher: [2, E]).
+    Matrix hidden;
     Matrix logits;                        // [T, V] or [1, labels]; empty when the model has no head
     std::vector<Matrix> layer_inputs;     // [L] x [T, E] entering each layer (RunOptions::keep_layer_inputs), else empty
 };

@@ -379,6 +379,10 @@ the (torch threads, OpenBLAS threads) setting that was fastest in a calibration 
 Headscope: `forward_ms_median` of `headscope-cli bench` on the same checkpoint folder and the
 same image / token ids: the input's encoding (patch or token embedding) and the forward with
 every head's map kept; loading the model and decoding the image are outside the timer.
+Both sides give the same maps and logits, but not by the same work: Headscope skips what
+feeds neither. With a causal mask (GPT-2) it leaves out the products' masked parts; with a
+classifier (ViT-B/16) it runs the last layer's MLP for the [CLS] row the classifier reads,
+not for all 197 rows (5% of the forward's products). PyTorch runs both in full.
 
 **Interactive recompute** (Headscope only, `bench --disable-heads 11.0 --incremental`):
 switching a head off in the last layer redoes that layer alone, from the layer inputs a

@@ -30,6 +30,17 @@ std::string architecture_name(const HfVitConfig& c, HfVitHead head) {
     return family + "Model";
 }
 
+// How many of the last layer's first rows a head reads: [CLS], and DeiT's teacher the
+// distillation row too; without a head, every row is the output.
+Eigen::Index rows_read_by(HfVitHead head, Eigen::Index T) {
+    switch (head) {
+    case HfVitHead::none: return T;
+    case HfVitHead::classifier: return 1;
+    case HfVitHead::classifier_with_teacher: return 2;
+    }
+    return T;
+}
+
 } // namespace
 
 RgbImage hf_preprocess_pixels(const RgbImage& image, const HfImageProcessorConfig& p) {
@@ -267,12 +278,9 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
     trace.mask = run_mask(info_, options, T);
     AttentionOptions attention_options;
     attention_options.keep = trace.mask;
-    // A classifier reads the last layer's [CLS] row (and DeiT's teacher the next one): the
-    // other rows' last MLP feeds no map and no logit, so it is not run (5% of ViT-B/16's
-    // products). Without a head, every row is the output.
-    const Eigen::Index read_rows = weights_.head == HfVitHead::none                ? T
-                                   : weights_.head == HfVitHead::classifier_with_teacher ? 2
-                                                                                        : 1;
+    // The last layer's MLP runs for the rows the head reads alone: the others feed no map
+    // and no logit (5% of ViT-B/16's products).
+    const Eigen::Index read_rows = rows_read_by(weights_.head, T);
     Matrix x = input.embeddings;   // [T, E]
     for (auto l = static_cast<std::size_t>(resume_layers(info_, options, trace, x)); l < weights_.layers.size(); ++l) {
         const HfVitLayerWeights& layer = weights_.layers[l];

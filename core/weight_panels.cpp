@@ -419,10 +419,13 @@ Index tile_end(const Index* row_ends, Index first, int rows) {
 // Into how many row blocks the last group of panels per thread is cut.
 constexpr Index tail_cut = 3;
 
+// n rows rounded up to whole tiles of 6.
+Index whole_tiles(Index n) { return (n + tile_rows - 1) / tile_rows * tile_rows; }
+
 // Rows in equal blocks of at most 256, each a multiple of the tile's 6 rows.
 Index row_block_size(Index T) {
     const Index row_blocks = (T + max_row_block - 1) / max_row_block;
-    return ((T + row_blocks - 1) / row_blocks + tile_rows - 1) / tile_rows * tile_rows;
+    return whole_tiles((T + row_blocks - 1) / row_blocks);
 }
 
 // x's rows [first, first + 6) (fewer at its end) as one packed tile: [in][6], row r's
@@ -625,7 +628,7 @@ void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::spa
     // into thirds: the threads finish closer together, for a few panels read twice more.
     const Index threads = in_parallel_region() ? 1 : compute_threads();
     const Index tail_groups = threads > 1 ? std::min<Index>(groups, threads) : 0;
-    const Index tail_row_block = ((row_block + tail_cut - 1) / tail_cut + tile_rows - 1) / tile_rows * tile_rows;
+    const Index tail_row_block = whole_tiles((row_block + tail_cut - 1) / tail_cut);
     const Index tail_row_blocks = (T + tail_row_block - 1) / tail_row_block;
     const Index whole_pieces = (groups - tail_groups) * row_blocks;
     // Piece i: panel group i / row_blocks over row block i % row_blocks, so one group's

@@ -1,5 +1,8 @@
 #include "core/exp_sum.h"
 
+#include <algorithm>
+#include <limits>
+
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #endif
@@ -28,12 +31,11 @@ constexpr float exp_poly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-
 
 namespace {
 
-// exp_nonpositive below, 16 floats at a time; 2^n by scalef (exact for these n).
+// exp_nonpositive below, 16 floats at a time; 2^n by scalef (exact for these n). No clamp
+// of x into [-87.3, 0] is needed: below, the mask makes the result 0 whatever the steps
+// computed (a sixth fewer instructions per exp than clamping first), and x <= 0 is given.
 __m512 exp_nonpositive(__m512 x) {
-    const __m512 lowest = _mm512_set1_ps(lowest_normal_log);
-    const __mmask16 normal = _mm512_cmp_ps_mask(x, lowest, _CMP_NLT_UQ);   // true for NaN
-    x = _mm512_max_ps(lowest, x);   // NaN stays NaN, as below
-    x = _mm512_min_ps(_mm512_set1_ps(0.0f), x);
+    const __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(lowest_normal_log), _CMP_NLT_UQ);   // true for NaN
     const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(log2_e)),
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_high), x);
@@ -62,6 +64,35 @@ float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
         sum = _mm512_mask_add_ps(sum, mask, sum, e);
     }
     return _mm512_reduce_add_ps(sum);
+}
+
+float max_value(const float* values, Eigen::Index n) {
+    // Four chains of maxima, so that a row's loads are not one long dependency.
+    const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    __m512 m0 = lowest, m1 = lowest, m2 = lowest, m3 = lowest;
+    Eigen::Index i = 0;
+    for (; i + 64 <= n; i += 64) {
+        m0 = _mm512_max_ps(m0, _mm512_loadu_ps(values + i));
+        m1 = _mm512_max_ps(m1, _mm512_loadu_ps(values + i + 16));
+        m2 = _mm512_max_ps(m2, _mm512_loadu_ps(values + i + 32));
+        m3 = _mm512_max_ps(m3, _mm512_loadu_ps(values + i + 48));
+    }
+    for (; i + 16 <= n; i += 16) m0 = _mm512_max_ps(m0, _mm512_loadu_ps(values + i));
+    if (i < n) {
+        const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1u);
+        m1 = _mm512_mask_max_ps(m1, mask, m1, _mm512_maskz_loadu_ps(mask, values + i));
+    }
+    return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+}
+
+void scale_values(float* values, Eigen::Index n, float factor) {
+    const __m512 f = _mm512_set1_ps(factor);
+    Eigen::Index i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(values + i, _mm512_mul_ps(_mm512_loadu_ps(values + i), f));
+    if (i < n) {
+        const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(values + i, mask, _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, values + i), f));
+    }
 }
 
 #elif defined(__AVX2__) && defined(__FMA__)
@@ -115,6 +146,29 @@ float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
     return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
 }
 
+float max_value(const float* values, Eigen::Index n) {
+    const __m256 lowest = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    __m256 m0 = lowest, m1 = lowest;
+    Eigen::Index i = 0;
+    for (; i + 16 <= n; i += 16) {
+        m0 = _mm256_max_ps(m0, _mm256_loadu_ps(values + i));
+        m1 = _mm256_max_ps(m1, _mm256_loadu_ps(values + i + 8));
+    }
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, _mm256_max_ps(m0, m1));
+    float max = lanes[0];
+    for (int j = 1; j < 8; ++j) max = std::max(max, lanes[j]);
+    for (; i < n; ++i) max = std::max(max, values[i]);
+    return max;
+}
+
+void scale_values(float* values, Eigen::Index n, float factor) {
+    const __m256 f = _mm256_set1_ps(factor);
+    Eigen::Index i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(values + i, _mm256_mul_ps(_mm256_loadu_ps(values + i), f));
+    for (; i < n; ++i) values[i] *= factor;
+}
+
 #else
 
 float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
@@ -123,6 +177,10 @@ float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
     row = (shifted < lowest_normal_log).select(0.0f, shifted.exp());
     return row.sum();
 }
+
+float max_value(const float* values, Eigen::Index n) { return Eigen::Map<const Eigen::ArrayXf>(values, n).maxCoeff(); }
+
+void scale_values(float* values, Eigen::Index n, float factor) { Eigen::Map<Eigen::ArrayXf>(values, n) *= factor; }
 
 #endif
 

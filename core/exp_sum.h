@@ -15,4 +15,10 @@ namespace headscope {
 // leaves the normal floats, the result is 0 (so is exp(-inf)). NaN stays NaN.
 float exp_shifted_sum(float* values, Eigen::Index n, float shift);
 
+// The other two passes of a softmax row, vectorised the same way (Eigen's reductions and
+// products on a row of dynamic length spend much of a short row in their set-up and tail):
+// the largest of values[0, n) (n >= 1; -inf when all are), and values[i] *= factor.
+float max_value(const float* values, Eigen::Index n);
+void scale_values(float* values, Eigen::Index n, float factor);
+
 } // namespace headscope

@@ -498,6 +498,30 @@ TEST_CASE("exp_shifted_sum: exp(x - shift) within 2e-7 of double precision, and 
     CHECK(std::abs(edge[8] - std::exp(-6.0f)) <= 2e-7f * std::exp(-6.0f));
 }
 
+TEST_CASE("max_value and scale_values: every length and every place of the largest, nothing past the end touched") {
+    std::mt19937 rng(12);
+    std::uniform_real_distribution<float> score(-50.0f, 50.0f);
+    const float minus_inf = -std::numeric_limits<float>::infinity();
+    for (Eigen::Index n = 1; n <= 70; ++n) {
+        CAPTURE(n);
+        std::vector<float> values(static_cast<std::size_t>(n) + 1);
+        for (float& v : values) v = score(rng);
+        values[static_cast<std::size_t>(n)] = 1000.0f;   // one past the end: neither read nor written
+        for (Eigen::Index at = 0; at < n; ++at) {
+            CAPTURE(at);
+            std::vector<float> row = values;
+            row[static_cast<std::size_t>(at)] = 60.0f;
+            CHECK(max_value(row.data(), n) == 60.0f);
+        }
+        std::vector<float> all_minus_inf(static_cast<std::size_t>(n), minus_inf);
+        CHECK(max_value(all_minus_inf.data(), n) == minus_inf);
+        std::vector<float> scaled = values;
+        scale_values(scaled.data(), n, 0.25f);
+        for (Eigen::Index i = 0; i < n; ++i) CHECK(scaled[static_cast<std::size_t>(i)] == values[static_cast<std::size_t>(i)] * 0.25f);
+        CHECK(scaled[static_cast<std::size_t>(n)] == 1000.0f);
+    }
+}
+
 TEST_CASE("ViT: with a classifier, the last layer's MLP runs for the rows the head reads alone, without one for all") {
     // The logits from those rows are PyTorch's (the checkpoint goldens, which cover these
     // three folders); here, that no other row is computed, or shown as data.

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <string>
@@ -73,18 +73,23 @@ struct AllowedKeys {
 };
 
 std::vector<AllowedKeys> allowed_keys(const Mask& allowed) {
-    const Eigen::Index n = allowed.cols();
+    // The flags as bytes (a bool is one byte, 0 or 1), searched with glibc's vectorised
+    // memchr and memrchr: std::find went a byte at a time, and at T = 1024 this scan, on
+    // one thread before the heads start, took 0.6% of a two-thread GPT-2 forward.
+    const auto n = static_cast<std::size_t>(allowed.cols());
+    const auto at = [](const void* found, const bool* keep) {
+        return static_cast<Eigen::Index>(static_cast<const unsigned char*>(found) - reinterpret_cast<const unsigned char*>(keep));
+    };
     std::vector<AllowedKeys> rows(static_cast<std::size_t>(allowed.rows()));
     for (Eigen::Index i = 0; i < allowed.rows(); ++i) {
         const bool* keep = allowed.row(i).data();
         AllowedKeys& row = rows[static_cast<std::size_t>(i)];
-        row.first = std::find(keep, keep + n, true) - keep;
-        if (row.first == n) {   // none: an empty run at 0 (a product needs none of the row)
-            row.first = 0;
-            continue;
-        }
-        row.end = std::find(std::reverse_iterator(keep + n), std::reverse_iterator(keep + row.first), true).base() - keep;
-        row.gaps = std::find(keep + row.first, keep + row.end, false) != keep + row.end;
+        const void* first = std::memchr(keep, true, n);
+        if (first == nullptr) continue;   // none: an empty run at 0 (a product needs none of the row)
+        row.first = at(first, keep);
+        const auto from_first = n - static_cast<std::size_t>(row.first);
+        row.end = at(memrchr(first, true, from_first), keep) + 1;
+        row.gaps = std::memchr(first, false, static_cast<std::size_t>(row.end - row.first)) != nullptr;
     }
     return rows;
 }

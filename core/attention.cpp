@@ -81,6 +81,7 @@ std::vector<AllowedKeys> allowed_keys(const Mask& allowed) {
         return static_cast<Eigen::Index>(static_cast<const unsigned char*>(found) - reinterpret_cast<const unsigned char*>(keep));
     };
     std::vector<AllowedKeys> rows(static_cast<std::size_t>(allowed.rows()));
+    if (n == 0) return rows;   // no keys (and no memory to search)
     for (Eigen::Index i = 0; i < allowed.rows(); ++i) {
         const bool* keep = allowed.row(i).data();
         AllowedKeys& row = rows[static_cast<std::size_t>(i)];
@@ -102,8 +103,10 @@ template <typename Row, typename Keep>
 void softmax_with_gaps(Row row, const Keep& keep) {
     constexpr float minus_inf = -std::numeric_limits<float>::infinity();
     const float max = keep.select(row, minus_inf).maxCoeff();
-    if (max == minus_inf) {
+    if (max == minus_inf) {   // no allowed key, or only -inf (and maybe NaN: maxCoeff may skip it)
+        const bool nan = (keep && row.isNaN()).any();
         row.setZero();
+        if (nan) row = keep.select(row + std::numeric_limits<float>::quiet_NaN(), row);
         return;
     }
     row = keep.select((row - max).exp(), 0.0f);
@@ -116,7 +119,7 @@ void softmax_rows(MatrixRef scores, const Mask* allowed, std::span<const Allowed
     // Rows a block at a time, in three passes over the block (maxima, exponentials and
     // their sums, scaling): the rows' work is independent, so the core overlaps one row's
     // reductions with the next row's loads, where a row at a time waits on each (a head's
-    // 64 x 64 map: 2.2 -> 1.5 us).
+    // 64 x 64 map: 2.17 -> 1.66 us, with max_value and scale_values).
     constexpr Eigen::Index block = 32;
     constexpr float minus_inf = -std::numeric_limits<float>::infinity();
     for (Eigen::Index top = 0; top < scores.rows(); top += block) {
@@ -158,6 +161,10 @@ void softmax_rows(MatrixRef scores, const Mask* allowed, std::span<const Allowed
 } // namespace
 
 void softmax_rows(MatrixRef scores, const Mask* allowed) {
+    if (allowed != nullptr && (allowed->rows() != scores.rows() || allowed->cols() != scores.cols())) {
+        throw Error("mask: expected shape " + dims(scores.rows(), scores.cols()) + " (the scores'), got " +
+                    dims(allowed->rows(), allowed->cols()));
+    }
     softmax_rows(scores, allowed, allowed != nullptr ? allowed_keys(*allowed) : std::vector<AllowedKeys>{});
 }
 

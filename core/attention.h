@@ -101,8 +101,9 @@ AttentionTrace attention_forward_after(const AttentionWeights& weights, const Co
 Matrix linear_forward(const Linear& layer, const ConstMatrixRef& x);
 
 // Numerically stable softmax of each row of `scores` in place, over the keys `allowed`
-// permits (all when null). Disallowed entries become exactly 0; a row with no allowed
-// key becomes all 0.
+// permits (all when null; else of the scores' shape, or headscope::Error). Disallowed
+// entries become exactly 0; a row with no allowed key, or only -inf scores, becomes all 0;
+// a NaN score makes the row's allowed entries NaN.
 void softmax_rows(MatrixRef scores, const Mask* allowed);
 
 } // namespace headscope

@@ -210,6 +210,40 @@ TEST_CASE("softmax: a NaN score (NaN weights) leaves the masked cells exactly 0,
     CHECK(s(1, 2) == 0.0f);
 }
 
+TEST_CASE("softmax: a NaN among many allowed keys, or beside only -inf, makes the allowed cells NaN and the masked ones 0") {
+    const float nan = std::nanf("");
+    const float inf = std::numeric_limits<float>::infinity();
+    const Eigen::Index n = 40;
+    Matrix s = Matrix::Constant(4, n, 1.0f);
+    Mask keep = Mask::Constant(4, n, true);
+    s(0, 25) = nan;                                      // row 0: a run of 40 keys, one NaN
+    s.row(1).setConstant(-inf);                          // row 1: a run of 35 keys, -inf and one NaN
+    s(1, 3) = nan;
+    keep.block(1, 35, 1, 5).setConstant(false);
+    s.row(2).setConstant(-inf);                          // row 2: the same with a gap
+    s(2, 3) = nan;
+    keep(2, 10) = false;
+    keep(3, 0) = false;                                  // row 3: a gap, no NaN: a real softmax
+    keep(3, 20) = false;
+    softmax_rows(s, &keep);
+    for (Eigen::Index i = 0; i < 3; ++i) {
+        CAPTURE(i);
+        for (Eigen::Index j = 0; j < n; ++j) {
+            if (keep(i, j)) {
+                CHECK(std::isnan(s(i, j)));
+            } else {
+                CHECK(s(i, j) == 0.0f);
+            }
+        }
+    }
+    CHECK(s(3, 0) == 0.0f);
+    CHECK(s(3, 20) == 0.0f);
+    CHECK(std::abs(s.row(3).sum() - 1.0f) < 1e-6f);
+    CHECK(std::abs(s(3, 1) - 1.0f / 38.0f) < 1e-7f);
+    Matrix wrong(3, n);
+    CHECK_THROWS_WITH_AS(softmax_rows(wrong, &keep), "mask: expected shape [3, 40] (the scores'), got [4, 40]", Error);
+}
+
 TEST_CASE("shape errors are headscope::Error with both shapes named") {
     std::mt19937 rng(1);
     AttentionWeights w = random_attention(8, 8, 2, 8, rng);

@@ -1,7 +1,8 @@
 #pragma once
-// Images in: decoding (stb_image) to 8-bit RGB exactly as Pillow's convert("RGB")
-// does, resizing with Pillow's resampling algorithm (so results equal Pillow's, as
-// Hugging Face preprocessing uses it), rescale + normalise, and patchify for a ViT.
+// Images in: decoding (stb_image, and libjpeg-turbo for JPEG) to 8-bit RGB exactly as
+// Pillow's convert("RGB") does, resizing with Pillow's resampling algorithm (so results
+// equal Pillow's, as Hugging Face preprocessing uses it), rescale + normalise, and
+// patchify for a ViT.
 
 #include "core/matrix.h"
 #include "core/weight_matrix.h"
@@ -32,10 +33,9 @@ inline constexpr std::int64_t max_image_pixels = std::int64_t{1} << 27;
 
 // PNG (8/16-bit; grey, grey+alpha, palette, RGB, RGBA), JPEG (baseline, progressive),
 // BMP, GIF (first frame), TGA. Alpha is dropped and grey replicated, as Pillow's
-// convert("RGB"), byte for byte except JPEG (stb's IDCT and upsampling are not
-// libjpeg's: within 2 levels, about 0.1 on average). Throws headscope::Error naming the
-// file on a missing, unreadable, corrupt, truncated, empty or oversized file, and on
-// formats other than these five.
+// convert("RGB"), byte for byte (JPEG too: both decode it with libjpeg-turbo). Throws
+// headscope::Error naming the file on a missing, unreadable, corrupt, truncated, empty
+// or oversized file, on a CMYK JPEG, and on formats other than these five.
 RgbImage decode_image_file(const std::string& path);
 // The same from bytes in memory; `label` names the source in error messages.
 RgbImage decode_image_bytes(std::span<const std::byte> bytes, const std::string& label);

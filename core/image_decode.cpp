@@ -9,13 +9,14 @@
 // 16-bit greyscale PNG (Pillow clips the value to 0..255, stb takes the high byte),
 // GIF transparency (Pillow shows the palette colour of the transparent index, stb
 // black), and 16-bit BMP (Pillow scales a 5-bit channel by v * 255 / 31, stb replicates
-// bits). JPEG is the exception to "exact": stb's IDCT, chroma upsampling and YCbCr
-// conversion are not libjpeg-turbo's, so pixels differ by a few levels (see the tests).
+// bits). JPEG is the exception: after (1) to (3) it is decoded by libjpeg-turbo, the
+// decoder Pillow uses, rather than stb (decode_jpeg says why).
 
 #include "core/error.h"
 #include "core/image.h"
 
 #include <stb_image.h>
+#include <turbojpeg.h>
 
 #include <algorithm>
 #include <array>
@@ -418,6 +419,42 @@ void fix_bmp16(RgbImage& image, const Bmp16Masks& masks) {
     }
 }
 
+struct TurboJpegFree {
+    void operator()(void* handle) const { tjDestroy(handle); }
+};
+
+// JPEG goes through libjpeg-turbo's TurboJPEG API, not stb_image: stb_image 2.27 reads
+// past its Huffman tables on entropy-coded data that no valid code reaches
+// (tests/fuzz/README.md), which no check before decoding can find, and on a hostile file
+// that read can crash the process (the fuzz target hit it in CI). libjpeg-turbo is also
+// the decoder Pillow uses, with the same defaults (accurate integer IDCT, smooth chroma
+// upsampling), so the pixels are Pillow's. Warnings (a cut or damaged scan, which libjpeg
+// would fill with grey) refuse the file, as do more than 500 progressive scans (a
+// decoding-time bomb). CMYK JPEGs are refused: libjpeg does not convert them to RGB.
+RgbImage decode_jpeg(std::span<const std::uint8_t> data, const std::string& label) {
+    const std::unique_ptr<void, TurboJpegFree> decoder(tjInitDecompress());
+    if (!decoder) throw Error(label + ": cannot start the JPEG decoder (" + tjGetErrorStr2(nullptr) + ")");
+    const auto reason = [&] { return std::string("libjpeg-turbo: ") + tjGetErrorStr2(decoder.get()); };
+    const auto size = static_cast<unsigned long>(data.size());
+    int width = 0, height = 0, subsampling = 0, colorspace = 0;
+    if (tjDecompressHeader3(decoder.get(), data.data(), size, &width, &height, &subsampling, &colorspace) != 0) {
+        corrupt(label, Format::jpeg, reason());
+    }
+    check_size(label, width, height);
+    if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) {
+        throw Error(label + ": CMYK JPEG is not supported; expected a colour (YCbCr or RGB) or greyscale JPEG");
+    }
+    RgbImage image;
+    image.pixels.resize(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 3);
+    if (tjDecompress2(decoder.get(), data.data(), size, image.pixels.data(), width, 0, height, TJPF_RGB,
+                      TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
+        corrupt(label, Format::jpeg, reason());
+    }
+    image.width = width;
+    image.height = height;
+    return image;
+}
+
 } // namespace
 
 RgbImage decode_image_bytes(std::span<const std::byte> bytes, const std::string& label) {
@@ -440,6 +477,7 @@ RgbImage decode_image_bytes(std::span<const std::byte> bytes, const std::string&
     // The size the header claims, refused before stb allocates anything (stb's own limit is
     // about 2^30 bytes of pixels, and it reports it as "unknown image type").
     check_size(label, info.width, info.height);
+    if (format == Format::jpeg) return decode_jpeg(data, label);
 
     const auto* stb_bytes = reinterpret_cast<const stbi_uc*>(data.data());
     const int n_bytes = static_cast<int>(data.size());

@@ -10,6 +10,8 @@ if(HEADSCOPE_OPENMP)
 endif()
 pkg_check_modules(STB REQUIRED IMPORTED_TARGET stb)     # libstb-dev (stb_image, stb_image_write)
 add_library(hs::stb ALIAS PkgConfig::STB)
+pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)   # libturbojpeg0-dev (JPEG, as Pillow decodes it)
+add_library(hs::turbojpeg ALIAS PkgConfig::TURBOJPEG)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)   # libutf8proc-dev (Unicode classes)
 add_library(hs::utf8proc ALIAS PkgConfig::UTF8PROC)
 

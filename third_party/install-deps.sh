@@ -8,7 +8,7 @@ packages=(
     # toolchain
     cmake g++ make pkg-config
     # core: linear algebra, JSON, images
-    libeigen3-dev nlohmann-json3-dev libstb-dev libutf8proc-dev
+    libeigen3-dev nlohmann-json3-dev libstb-dev libturbojpeg0-dev libutf8proc-dev
     # headscope-cli
     libcli11-dev
     # GUI: window, OpenGL, Dear ImGui (ships its GLFW + OpenGL3 backends), a UI font

@@ -15,6 +15,8 @@
 #include <future>
 #include <random>
 #include <sys/stat.h>
+#include <turbojpeg.h>
+#include <vector>
 
 using namespace headscope;
 
@@ -483,4 +485,28 @@ TEST_CASE("image decode: a JPEG whose scans reach no Huffman code is refused wit
         message = e.what();
     }
     CHECK(message == file + ": corrupt JPEG file (libjpeg-turbo: Corrupt JPEG data: 2 extraneous bytes before marker 0xc2)");
+}
+
+// libjpeg does not convert CMYK (or YCCK) to RGB, so such a JPEG is refused by name rather
+// than shown in wrong colours. The file is made by libjpeg-turbo's own encoder.
+TEST_CASE("image decode: a CMYK JPEG is refused with one line naming it") {
+    const int width = 16, height = 8;
+    std::vector<unsigned char> cmyk(static_cast<std::size_t>(width * height * 4));
+    for (std::size_t i = 0; i < cmyk.size(); ++i) cmyk[i] = static_cast<unsigned char>(i * 7);
+    tjhandle encoder = tjInitCompress();
+    REQUIRE(encoder != nullptr);
+    unsigned char* jpeg = nullptr;
+    unsigned long size = 0;
+    const int failed = tjCompress2(encoder, cmyk.data(), width, 0, height, TJPF_CMYK, &jpeg, &size, TJSAMP_444, 90, 0);
+    tjDestroy(encoder);
+    REQUIRE(failed == 0);
+    const std::string bytes(reinterpret_cast<const char*>(jpeg), size);
+    tjFree(jpeg);
+    std::string message;
+    try {
+        decode_image_bytes(as_bytes(bytes), "cmyk.jpg");
+    } catch (const Error& e) {
+        message = e.what();
+    }
+    CHECK(message == "cmyk.jpg: CMYK JPEG is not supported; expected a colour (YCbCr or RGB) or greyscale JPEG");
 }

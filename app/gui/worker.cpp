@@ -49,15 +49,6 @@ std::string input_key_text(const ModelChoice& model, const RunKey& key) {
     return model.name + " " + text;
 }
 
-bool any_disabled(const std::vector<std::vector<bool>>& disabled) {
-    for (const auto& layer : disabled) {
-        for (const bool off : layer) {
-            if (off) return true;
-        }
-    }
-    return false;
-}
-
 // The first layer whose disabled heads differ between two sets of flags ([L][H] or
 // empty = none disabled); n_layers when none differs.
 Eigen::Index first_changed_layer(const std::vector<std::vector<bool>>& a, const std::vector<std::vector<bool>>& b,
@@ -76,6 +67,15 @@ Eigen::Index first_changed_layer(const std::vector<std::vector<bool>>& a, const 
 }
 
 } // namespace
+
+bool any_disabled(const std::vector<std::vector<bool>>& disabled) {
+    for (const auto& layer : disabled) {
+        for (const bool off : layer) {
+            if (off) return true;
+        }
+    }
+    return false;
+}
 
 bool ModelChoice::operator==(const ModelChoice& o) const {
     const ToyConfig& a = config;

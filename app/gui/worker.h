@@ -60,6 +60,9 @@ struct Request {
     bool operator==(const Request& other) const = default;
 };
 
+// Whether any head is switched off in [L][H] flags (empty: none).
+bool any_disabled(const std::vector<std::vector<bool>>& disabled);
+
 // One finished computation; never changed after it is published.
 struct Snapshot {
     std::uint64_t generation = 0;   // of the request it answers

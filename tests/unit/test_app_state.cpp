@@ -88,6 +88,24 @@ TEST_CASE("app state: views by name, fitting to a model, stepping and toggling")
     CHECK(make_request(s).stages_layer == std::optional<int>(s.layer));
 }
 
+TEST_CASE("app state: sizing the head flags to a newly loaded model asks for nothing new") {
+    // The first request goes out before the model's shape is known (no flags); its result
+    // sizes them [L][H], all on. That must give the same request, or the worker would run
+    // the model a second time for nothing.
+    AppState s;
+    const Request before = make_request(s);
+    CHECK(before.disabled_heads.empty());
+    fit_to_model(s, 3, 4);
+    REQUIRE(s.disabled_heads.size() == 3);
+    CHECK(make_request(s) == before);
+    toggle_disabled(s, 2, 1);
+    const Request off = make_request(s);
+    CHECK_FALSE(off == before);
+    CHECK(off.disabled_heads == s.disabled_heads);
+    toggle_disabled(s, 2, 1);   // back on: the same computation as before
+    CHECK(make_request(s) == before);
+}
+
 TEST_CASE("app state: the showcase head is the most nameable one (induction, then previous token, then by score)") {
     // 2 layers x 3 heads; each head given exactly the metric its role is read from.
     std::vector<HeadMetrics> metrics(6);

@@ -177,6 +177,7 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
     info_.mlp_width = I;
     info_.max_tokens = c.max_position_embeddings;
     info_.takes_text = true;
+    info_.reads_ids_only = !text_refusal_.empty();
     info_.causal = false;
     info_.classifier = w.head == HfBertHead::classifier;
     info_.n_parameters = table.n_parameters() - (decoder_is_embeddings ? V * E : 0) - (decoder_bias_repeated ? V : 0);

@@ -105,6 +105,7 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     info_.mlp_width = I;
     info_.max_tokens = c.n_positions;
     info_.takes_text = true;
+    info_.reads_ids_only = !tokenizer_;
     info_.causal = true;
     info_.n_parameters = table.n_parameters() - (head_is_wte ? V * E : 0);
     info_.warnings = table.warnings();

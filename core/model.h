@@ -29,6 +29,8 @@ struct ModelInfo {
     Eigen::Index mlp_width = 0;
     Eigen::Index max_tokens = 0;     // the longest sequence it takes
     bool takes_text = false;
+    // A text checkpoint without (usable) tokenizer files: it reads token ids, not text.
+    bool reads_ids_only = false;
     bool takes_image = false;
     bool causal = false;             // masks the future unless told otherwise
     bool classifier = false;         // logits are one row for the whole input ([1, labels]), not [T, V]

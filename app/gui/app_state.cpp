@@ -74,11 +74,17 @@ std::string model_display_name(const std::string& name) {
 }
 
 void suit_demo_picture(AppState& state) {
+    if (!state.image_is_demo) return;
     const std::string demo_picture = (assets_dir() / "shapes.png").string();
     const std::string demo_scene = (assets_dir() / "scenes" / "star.png").string();
     const bool wants_scene = state.model.name == "builtin:tiny-shapes";
     if (wants_scene && state.image_path == demo_picture) state.image_path = demo_scene;
     if (!wants_scene && state.image_path == demo_scene) state.image_path = demo_picture;
+}
+
+void choose_picture(AppState& state, const std::string& path) {
+    state.image_path = path;
+    state.image_is_demo = false;
 }
 
 void choose_model(AppState& state, const std::string& name) {
@@ -190,7 +196,7 @@ bool open_dropped_file(AppState& state, const std::string& path) {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     static constexpr std::array<std::string_view, 7> image_extensions = {"png", "jpg", "jpeg", "bmp", "gif", "tga", "tpic"};
     if (std::find(image_extensions.begin(), image_extensions.end(), extension) == image_extensions.end()) return false;
-    state.image_path = path;
+    choose_picture(state, path);
     // The built-in text models cannot take it: switch to the demo image model that shows
     // patterns on any picture (builtin:tiny-shapes knows only its own 64 px scenes).
     if (state.model.name == "builtin:toy-text" || state.model.name == "builtin:tiny-story") {

@@ -34,6 +34,9 @@ struct AppState {
     ModelChoice model;
     std::string text;
     std::string image_path;
+    // Whether image_path is the demo picture the app chose (it then follows the demo
+    // model: suit_demo_picture), not one the user asked for, even the same file.
+    bool image_is_demo = true;
     std::optional<bool> causal;                      // the causal mask; unset: the model's default (GPT-2: on)
     bool own_resolution = false;                     // image checkpoints: run at the picture's own size
     std::vector<std::vector<bool>> disabled_heads;   // [L][H]: ablated (zero context), recomputes
@@ -82,8 +85,11 @@ std::string model_display_name(const std::string& name);
 void choose_model(AppState& state, const std::string& name);
 // builtin:tiny-shapes knows only its own 64 px scenes: while the picture is the app's
 // demo picture (assets/shapes.png) it gets a scene of its own (assets/scenes/star.png),
-// and any other model gets the demo picture back. A picture the user chose stays.
+// and any other model gets the demo picture back. A picture the user chose stays, even
+// one of those two files.
 void suit_demo_picture(AppState& state);
+// The user's own picture (--image, typed, picked or dropped): it stays across models.
+void choose_picture(AppState& state, const std::string& path);
 // After a load was cancelled or failed: back to the model the worker still holds (the
 // default built-in model when none loaded yet).
 void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use);

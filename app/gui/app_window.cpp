@@ -631,16 +631,19 @@ void AppWindow::draw_controls() {
             image_edit_source_ = state_.image_path;
         }
         if (ImGui::InputText("##image", &image_edit_, ImGuiInputTextFlags_EnterReturnsTrue)) {
-            state_.image_path = image_edit_;
+            choose_picture(state_, image_edit_);
             remember_file(image_edit_);
         }
         ImGui::SameLine();
         if (const auto picked = file_picker_.draw("images", state_.image_path, recent_.files)) {
-            state_.image_path = *picked;
+            choose_picture(state_, *picked);
             remember_file(*picked);
         }
     } else {
-        ImGui::TextUnformatted("Sentence");
+        // A checkpoint without tokenizer files reads token ids (the worker parses them).
+        ImGui::TextWrapped("%s", shown_ && shown_->info.reads_ids_only
+                                     ? "Token ids, comma-separated (the folder has no tokenizer files)"
+                                     : "Sentence");
         ImGui::InputTextMultiline("##sentence", &state_.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 5));
     }
     bool causal = shown_ ? causal_on(state_, shown_->info) : state_.causal.value_or(false);

@@ -88,7 +88,11 @@ int main(int argc, char** argv) {
                    "checkpoint folder "
                    "(config.json + model.safetensors)")
         ->capture_default_str();
-    cli.add_option("--text", state.text, "The sentence to show (text models)");
+    auto* text_option = cli.add_option("--text", state.text, "The sentence to show (text models)");
+    std::string tokens;
+    cli.add_option("--tokens", tokens,
+                   "Token ids, comma-separated: for a text checkpoint without tokenizer files (typed in the same box)")
+        ->excludes(text_option);
     cli.add_option("--image", state.image_path, "The image to show (image models)");
     bool causal = false;
     cli.add_flag("--causal", causal, "Start with the causal mask on (GPT-2 has it on anyway)");
@@ -175,6 +179,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "headscope: %s\n", e.what());
         return 2;
     }
+    if (cli.count("--tokens") > 0) state.text = tokens;
+    if (cli.count("--image") > 0) gui::choose_picture(state, state.image_path);
     gui::suit_demo_picture(state);
     if (causal) state.causal = true;
     state.own_resolution = own_resolution;

@@ -156,7 +156,7 @@ public:
     // The image path field, then Enter (shown for image models only).
     void type_image_path(const std::string& path) {
         if (!app_.shown_ || !app_.shown_->info.takes_image) return;
-        app_.state_.image_path = path;
+        choose_picture(app_.state_, path);
         app_.remember_file(path);
     }
     // The compare view's input B field, then Enter (image models).
@@ -424,6 +424,7 @@ void return_to_start(SoakControls& ui, const AppState& initial) {
     s.model.config = initial.model.config;
     s.text = initial.text;
     s.image_path = initial.image_path;
+    s.image_is_demo = initial.image_is_demo;
     s.causal = initial.causal;
     s.own_resolution = initial.own_resolution;
     for (auto& layer : s.disabled_heads) std::fill(layer.begin(), layer.end(), false);

@@ -1,5 +1,6 @@
 #include "app/gui/worker.h"
 
+#include "app/common/arg_lists.h"
 #include "core/error.h"
 #include "core/model_registry.h"
 
@@ -67,6 +68,22 @@ Eigen::Index first_changed_layer(const std::vector<std::vector<bool>>& a, const 
 }
 
 } // namespace
+
+std::vector<std::int64_t> token_ids_typed(const std::string& text) {
+    // Each item trimmed, so that an error quotes what was typed ("The cat", not "Thecat").
+    std::string list;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::size_t first = text.find_first_not_of(" \t\r\n", start);
+        const std::size_t last = text.find_last_not_of(" \t\r\n", comma == 0 ? 0 : comma - 1);
+        if (first < comma && last != std::string::npos && last >= first) list += text.substr(first, last - first + 1);
+        if (comma == text.size()) break;
+        list += ',';
+        start = comma + 1;
+    }
+    return app::parse_index_list("token ids (the checkpoint has no tokenizer files)", list, "464,3797,3332");
+}
 
 bool any_disabled(const std::vector<std::vector<bool>>& disabled) {
     for (const auto& layer : disabled) {
@@ -257,6 +274,7 @@ void Worker::run() {
             snapshot->model_ref = model;
             snapshot->info = model->info();
             const auto encode = [&](const std::string& text, const std::string& image_path) {
+                if (snapshot->info.reads_ids_only) return model->encode_ids(token_ids_typed(text));
                 if (!snapshot->info.takes_image) return model->encode_text(text);
                 ImageOptions image_options;
                 image_options.own_resolution = request.own_resolution;

@@ -60,6 +60,10 @@ struct Request {
     bool operator==(const Request& other) const = default;
 };
 
+// A text box's token ids, for a checkpoint without tokenizer files: comma-separated
+// whole numbers, spaces and line breaks around them ignored ("464, 3797, 3332").
+std::vector<std::int64_t> token_ids_typed(const std::string& text);
+
 // Whether any head is switched off in [L][H] flags (empty: none).
 bool any_disabled(const std::vector<std::vector<bool>>& disabled);
 

@@ -153,9 +153,17 @@ TEST_CASE("app state: the demo picture follows the demo image models, a chosen p
     CHECK(s.image_path == scene);
     choose_model(s, "builtin:toy-vit");
     CHECK(s.image_path == picture);
-    s.image_path = "/pics/cat.png";
+    choose_picture(s, "/pics/cat.png");
     choose_model(s, "builtin:tiny-shapes");
     CHECK(s.image_path == "/pics/cat.png");
+    // The scene itself, asked for by the user (--image, picked, dropped), stays too.
+    AppState t;
+    t.image_path = picture;
+    choose_picture(t, scene);
+    choose_model(t, "builtin:toy-vit");
+    CHECK(t.image_path == scene);
+    suit_demo_picture(t);
+    CHECK(t.image_path == scene);
 }
 
 TEST_CASE("worker: computes off the caller's thread, reports errors, and the newest request wins") {
@@ -868,4 +876,16 @@ TEST_CASE("background jobs: results by key, a cancel sticks until restarted, for
     wait_idle();
     CHECK_FALSE(jobs.result<int>("b"));
     CHECK_FALSE(jobs.result<int>("a"));
+}
+
+TEST_CASE("worker: token ids typed for a checkpoint without tokenizer files") {
+    CHECK(token_ids_typed("464, 3797,3332 \n") == std::vector<std::int64_t>{464, 3797, 3332});
+    CHECK(token_ids_typed(" 7 ") == std::vector<std::int64_t>{7});
+    // What was typed is quoted as it was, spaces and all.
+    CHECK_THROWS_WITH_AS(token_ids_typed("The cat, 4"),
+                         "token ids (the checkpoint has no tokenizer files): 'The cat' is not a non-negative whole "
+                         "number (expected e.g. 464,3797,3332)",
+                         headscope::Error);
+    CHECK_THROWS_AS(token_ids_typed("1,,2"), headscope::Error);
+    CHECK_THROWS_AS(token_ids_typed("   "), headscope::Error);
 }

@@ -117,8 +117,15 @@ bool draw_heatmap_thumbnail(const char* id, const HeatmapTexture& texture, float
     draw->AddImage(texture.id(), origin, ImVec2(origin.x + side, origin.y + side));
     const ImU32 frame = selected ? ImGui::GetColorU32(ImGuiCol_PlotHistogram)
                                  : (ImGui::IsItemHovered() ? ImGui::GetColorU32(ImGuiCol_Text) : ImGui::GetColorU32(ImGuiCol_Border));
-    draw->AddRect(ImVec2(origin.x - 1, origin.y - 1), ImVec2(origin.x + side + 1, origin.y + side + 1), frame, 0.0f, 0,
-                  selected ? 3.0f : 1.0f);
+    // The frame lies wholly outside the map: ImGui strokes a rect's edge centred half a
+    // pixel inside its corners, so it is moved out by half its width and that half pixel;
+    // the selection's, a pixel further, so that a dark gap parts it from a bright edge.
+    // (Drawn over the map, a 3-pixel frame hid its first row and column: a [CLS] or
+    // first-token column, where many heads put most of their weight.)
+    const float thickness = selected ? 2.0f : 1.0f;
+    const float out = thickness / 2.0f + 0.5f + (selected ? 1.0f : 0.0f);
+    draw->AddRect(ImVec2(origin.x - out, origin.y - out), ImVec2(origin.x + side + out, origin.y + side + out), frame, 0.0f,
+                  0, thickness);
     ImGui::PopID();
     return clicked;
 }

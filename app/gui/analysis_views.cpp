@@ -160,7 +160,7 @@ void AppWindow::draw_heads_view() {
                         100.0 * e.value);
         }
     } else {
-        ImGui::TextDisabled("No head disabled: untick \"on\" in Controls to see what a head's absence changes.");
+        ImGui::TextDisabled("No head disabled: tick \"disable\" beside a head (left panel) to see what its absence changes.");
     }
 
     // Importance scan: each head alone disabled, one after another.

@@ -263,7 +263,12 @@ const ui::HeatmapTexture& AppWindow::signed_texture(const std::string& key, cons
             if (std::isfinite(values.data()[i])) bound = std::max(bound, std::abs(values.data()[i]));
         }
         bound = std::max(bound, 1e-12f);
-        const Matrix shifted = values.unaryExpr([bound](float v) { return std::isfinite(v) ? 0.5f + 0.5f * v / bound : v; });
+        Matrix shifted = values.unaryExpr([bound](float v) { return std::isfinite(v) ? 0.5f + 0.5f * v / bound : v; });
+        // The masked scores hold -inf where the mask forbids: drawn as masked (grey, as the
+        // legend says), not as "not finite", which is checked first and kept for the rest.
+        if (allowed != nullptr && allowed->rows() == values.rows() && allowed->cols() == values.cols()) {
+            shifted = allowed->select(shifted.array(), 0.5f).matrix();
+        }
         return ui::heatmap_mip_levels(shifted, allowed, Colormap::coolwarm, 1.0f);
     });
 }
@@ -505,10 +510,15 @@ void AppWindow::draw_predictions() {
     const std::vector<PredictionTable>& tables = prediction_tables(target);
     const bool compare = shown_->ablated && !tables.empty() && !tables.front().intact.empty();
     if (compare && shown_->effect && shown_->effect->measure == EffectMeasure::kl_divergence) {
+        char text[96];
+        std::snprintf(text, sizeof text,
+                      shown_->info.classifier ? "   KL(intact || ablated) = %.4g nats, over the classes"
+                                              : "   KL(intact || ablated) = %.4g nats, mean over positions",
+                      shown_->effect->value);
+        // Beside the heading where it fits, else under it: never cut at the panel's edge.
         ImGui::SameLine();
-        ImGui::TextDisabled(shown_->info.classifier ? "   KL(intact || ablated) = %.4g nats, over the classes"
-                                                    : "   KL(intact || ablated) = %.4g nats, mean over positions",
-                            shown_->effect->value);
+        if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(text).x) ImGui::NewLine();
+        ImGui::TextDisabled("%s", text);
     }
     const float width = ImGui::GetContentRegionAvail().x / static_cast<float>(std::max<std::size_t>(1, tables.size()));
     for (std::size_t n = 0; n < tables.size(); ++n) {
@@ -969,7 +979,10 @@ void AppWindow::draw_stages_view() {
                                                 : signed_texture(key, *s.values, s.values == &head.masked ? mask() : nullptr);
         const float aspect = static_cast<float>(s.values->cols()) / static_cast<float>(std::max<Eigen::Index>(1, s.values->rows()));
         const ImVec2 origin = ImGui::GetCursorScreenPos();
-        const ImVec2 extent = aspect >= 1.0f ? ImVec2(side, side / aspect) : ImVec2(side * aspect, side);
+        // No thinner than a third of the square: a short input's [21, 768] is a readable
+        // band (rows stretched), not a strip of 4 pixels.
+        const ImVec2 extent = aspect >= 1.0f ? ImVec2(side, std::max(side / aspect, side / 3.0f))
+                                             : ImVec2(std::max(side * aspect, side / 3.0f), side);
         ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + extent.x, origin.y + extent.y));
         ImGui::Dummy(ImVec2(side, side));
         ImGui::EndGroup();

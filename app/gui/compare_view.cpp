@@ -53,6 +53,11 @@ void AppWindow::draw_compare_view() {
     state_.compare_head = std::clamp(state_.compare_head, 0, static_cast<int>(info.n_heads) - 1);
     const Matrix* a = &head_of(shown_->trace, state_.layer, state_.head);
     const Matrix* b = nullptr;
+    // Each side's mask, so that masked cells are grey, not drawn as weight 0: A's is the
+    // shown run's; B's that of the run it comes from.
+    const auto mask_of = [](const ModelTrace& trace) { return trace.mask ? &*trace.mask : nullptr; };
+    const Mask* mask_a = mask();
+    const Mask* mask_b = mask_a;
     std::string a_title = numbered("head ", state_.layer, state_.head);
     std::string b_title;
     std::string waiting;
@@ -93,6 +98,7 @@ void AppWindow::draw_compare_view() {
     case CompareMode::mask_on_off:
         if (shown_->flipped) {
             b = &head_of(*shown_->flipped, state_.layer, state_.head);
+            mask_b = mask_of(*shown_->flipped);
             a_title += shown_->causal ? " (causal)" : " (no mask)";
             b_title = numbered("head ", state_.layer, state_.head) + (shown_->causal ? " (no mask)" : " (causal)");
         } else {
@@ -102,11 +108,12 @@ void AppWindow::draw_compare_view() {
     case CompareMode::ablation_on_off:
         if (shown_->intact) {
             b = &head_of(*shown_->intact, state_.layer, state_.head);
+            mask_b = mask_of(*shown_->intact);
             a_title += " (heads disabled)";
             b_title = numbered("head ", state_.layer, state_.head) + " (every head on)";
         } else {
-            waiting = "No head is disabled: untick \"on\" for some heads in Controls, and this shows what it changes "
-                      "downstream.";
+            waiting = "No head is disabled: tick \"disable\" beside some heads (left panel), and this shows what "
+                      "it changes downstream.";
         }
         break;
     case CompareMode::two_inputs: {
@@ -130,6 +137,7 @@ void AppWindow::draw_compare_view() {
             waiting = "input B: " + shown_->other_error;
         } else if (shown_->other_trace) {
             b = &head_of(*shown_->other_trace, state_.layer, state_.head);
+            mask_b = mask_of(*shown_->other_trace);
             a_title += " on input A";
             b_title = numbered("head ", state_.layer, state_.head) + " on input B";
         } else {
@@ -156,8 +164,8 @@ void AppWindow::draw_compare_view() {
     const float side = std::clamp((ImGui::GetContentRegionAvail().x - 40.0f) / 3.0f, 96.0f, 420.0f);
     const std::string key = numbered("cmp", state_.layer, state_.head) + numbered("-", state_.compare_layer, state_.compare_head) +
                             "m" + std::to_string(mode);
-    const ui::HeatmapTexture& ta = textures_.get(key + "a", [&] { return ui::heatmap_mip_levels(*a, nullptr, state_.colormap, max); });
-    const ui::HeatmapTexture& tb = textures_.get(key + "b", [&] { return ui::heatmap_mip_levels(*b, nullptr, state_.colormap, max); });
+    const ui::HeatmapTexture& ta = textures_.get(key + "a", [&] { return ui::heatmap_mip_levels(*a, mask_a, state_.colormap, max); });
+    const ui::HeatmapTexture& tb = textures_.get(key + "b", [&] { return ui::heatmap_mip_levels(*b, mask_b, state_.colormap, max); });
     const auto panel = [&](const char* id, const std::string& title, const ui::HeatmapTexture& t) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(title.c_str());
@@ -172,7 +180,7 @@ void AppWindow::draw_compare_view() {
         const Matrix diff = *a - *b;
         panel("D", "A - B", signed_texture(key + "d", diff, nullptr));
     }
-    colour_legend(state_.colormap, "0", "max of A, B", false);
+    colour_legend(state_.colormap, "0", "max of A, B", mask_a != nullptr || mask_b != nullptr);
     if (same_shape) {
         ImGui::SameLine();
         colour_legend(Colormap::coolwarm, "B larger", "A larger", false);

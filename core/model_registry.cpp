@@ -25,7 +25,7 @@ struct TrainedModel {
 
 constexpr TrainedModel trained_models[] = {
     {"builtin:tiny-story", "tiny-story", "tools/train_text.py",
-     "GPT-2 trained here on the King James Bible, one token per character (L=2 H=4 E=128, 128 positions); "
+     "GPT-2 trained here on the King James Bible, one token per byte, so per character of plain English (L=2 H=4 E=128, 128 positions); "
      "has a previous-token and an induction head"},
     {"builtin:tiny-shapes", "tiny-shapes", "tools/train_vision.py",
      "ViT trained here to name the shape in a 64 px scene (circle, square, triangle, cross, ring, star; "
@@ -42,18 +42,39 @@ public:
         info_.description = trained.description;
     }
     const ModelInfo& info() const override { return info_; }
-    ModelInput encode_text(std::string_view text) const override { return model_->encode_text(text); }
-    ModelInput encode_image(const RgbImage& image, const ImageOptions& options) const override {
-        return model_->encode_image(image, options);
+    ModelInput encode_text(std::string_view text) const override {
+        return named([&] { return model_->encode_text(text); });
     }
-    ModelInput encode_ids(std::span<const std::int64_t> ids) const override { return model_->encode_ids(ids); }
+    ModelInput encode_image(const RgbImage& image, const ImageOptions& options) const override {
+        return named([&] { return model_->encode_image(image, options); });
+    }
+    ModelInput encode_ids(std::span<const std::int64_t> ids) const override {
+        return named([&] { return model_->encode_ids(ids); });
+    }
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
-        return model_->forward(input, options);
+        return named([&] { return model_->forward(input, options); });
     }
     std::string output_label(Eigen::Index index) const override { return model_->output_label(index); }
     std::vector<OwnedTensor> export_weights() const override { return model_->export_weights(); }
 
 private:
+    // The checkpoint's errors name its folder ("more than /.../assets/models/tiny-story's
+    // limit"): they are told with the name the user gave instead.
+    template <typename Call>
+    auto named(Call&& call) const -> decltype(call()) {
+        try {
+            return call();
+        } catch (const Error& e) {
+            std::string message = e.what();
+            const std::string& folder = model_->info().name;
+            for (std::size_t at = message.find(folder); !folder.empty() && at != std::string::npos;
+                 at = message.find(folder, at + info_.name.size())) {
+                message.replace(at, folder.size(), info_.name);
+            }
+            throw Error(message);
+        }
+    }
+
     std::unique_ptr<Model> model_;
     ModelInfo info_;
 };

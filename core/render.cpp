@@ -101,6 +101,10 @@ int widest(const std::vector<std::string>& labels, std::size_t limit) {
     return width;
 }
 
+// How wide a picture must be for its title (drawn at x = 10) to fit whole: a short
+// input's matrix is narrower than "builtin:tiny-story  layer 0 head 1".
+int title_width(const std::string& title) { return 10 + text_width(title) + 10; }
+
 // A vertical colour bar [0 .. scale_max] with its two end labels, the masked swatch, and
 // the not-finite one when the map holds NaN or Inf (e.g. from NaN weights).
 void colour_bar(Canvas& canvas, int x, int y, int height, const RenderStyle& style, bool not_finite) {
@@ -134,7 +138,7 @@ RgbaImage render_matrix(const Matrix& weights, const Mask* allowed, const std::v
     constexpr std::size_t label_chars = 16;
     const int left = 10 + (labelled ? widest(query_labels, label_chars) + 6 : 0);
     const int top = 30 + (labelled ? widest(key_labels, label_chars) + 6 : 0);
-    const int width = left + Tk * cell + 90;
+    const int width = std::max(left + Tk * cell + 90, title_width(title));
     const int height = std::max(top + Tq * cell + 20, top + 180);
     Canvas canvas(width, height);
     canvas.text(10, 8, title, ink);
@@ -163,7 +167,7 @@ RgbaImage render_overlay(const RgbImage& image, const Matrix& weights, Eigen::In
     }
     const int scale = std::max(1, 448 / std::max(image.width, image.height));   // small images drawn larger
     const int top = 30;
-    Canvas canvas(image.width * scale + 100, std::max(top + image.height * scale + 10, top + 240));
+    Canvas canvas(std::max(image.width * scale + 100, title_width(title)), std::max(top + image.height * scale + 10, top + 240));
     canvas.text(10, 8, title, ink);
     const float cell_w = static_cast<float>(image.width) / static_cast<float>(grid_width);
     const float cell_h = static_cast<float>(image.height) / static_cast<float>(grid_height);
@@ -204,7 +208,7 @@ RgbaImage render_grid(const ModelTrace& trace, const std::string& title, const R
     const int left = 40;
     const int top = 44;
     const int gap = 10;
-    Canvas canvas(left + H * (side + gap) + 10, top + L * (side + gap) + 10);
+    Canvas canvas(std::max(left + H * (side + gap) + 10, title_width(title)), top + L * (side + gap) + 10);
     canvas.text(10, 8, title, ink);
     const Mask* allowed = trace.mask ? &*trace.mask : nullptr;
     for (int h = 0; h < H; ++h) canvas.text(left + h * (side + gap), top - 14, numbered("head ", h), ink);

@@ -7,6 +7,8 @@
 #include "core/png_export.h"
 #include "core/render.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <memory>
 
@@ -46,6 +48,13 @@ Command add_render_command(CLI::App& app) {
         ->check(CLI::IsMember({"shared", "head"}));
     cmd->add_option("--out", args->out, "Output .png")->required();
     return {cmd, [args] {
+                // A PNG under another name would mislead whatever opens it by its extension.
+                const std::string& out = args->out;
+                if (out.size() < 4 || !std::equal(out.end() - 4, out.end(), ".png", [](char a, char b) {
+                        return std::tolower(static_cast<unsigned char>(a)) == b;
+                    })) {
+                    throw Error("--out " + out + ": render writes PNG; expected a file name ending in .png");
+                }
                 const auto model = open_model_from(args->model);
                 const ModelInfo& info = model->info();
                 if (args->layer < 0 || args->layer >= info.n_layers) {

@@ -144,6 +144,43 @@ std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, 
     return best;
 }
 
+std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, Eigen::Index T) {
+    std::vector<std::string> notes;
+    const std::string last_layer = std::to_string(info.n_layers - 1);
+    const std::string last_head = std::to_string(info.n_heads - 1);
+    if (choices.layer && (*choices.layer < 0 || *choices.layer >= info.n_layers)) {
+        notes.push_back("--layer " + std::to_string(*choices.layer) + ": " + info.name + " has layers 0.." + last_layer +
+                        "; showing layer " + std::to_string(std::clamp<Eigen::Index>(*choices.layer, 0, info.n_layers - 1)));
+    }
+    if (choices.head && (*choices.head < 0 || *choices.head >= info.n_heads)) {
+        notes.push_back("--head " + std::to_string(*choices.head) + ": " + info.name + " has heads 0.." + last_head +
+                        "; showing head " + std::to_string(std::clamp<Eigen::Index>(*choices.head, 0, info.n_heads - 1)));
+    }
+    if (choices.query && (*choices.query < 0 || *choices.query >= T)) {
+        notes.push_back("--query " + std::to_string(*choices.query) + ": the input has positions 0.." +
+                        std::to_string(T - 1) + "; no query pinned");
+    }
+    std::string outside;
+    for (const auto& [l, h] : choices.disabled) {
+        if (l < info.n_layers && h < info.n_heads) continue;
+        if (!outside.empty()) outside += ',';
+        outside += std::to_string(l);
+        outside += '.';
+        outside += std::to_string(h);
+    }
+    if (!outside.empty()) {
+        notes.push_back("--disable " + outside + ": " + info.name + " has layers 0.." + last_layer + " and heads 0.." +
+                        last_head + "; not disabled");
+    }
+    if (choices.image_given && !info.takes_image) {
+        notes.push_back("--image: " + info.name + " reads text, not pictures; the picture is not used");
+    }
+    if (choices.text_given && !info.takes_text) {
+        notes.push_back("--text: " + info.name + " reads pictures, not text; the text is not used");
+    }
+    return notes;
+}
+
 void fit_to_length(AppState& state, int n_tokens) {
     if (state.query >= n_tokens) state.query = -1;
     if (state.rollout_query >= n_tokens) state.rollout_query = -1;

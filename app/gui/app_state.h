@@ -94,6 +94,21 @@ void choose_picture(AppState& state, const std::string& path);
 // default built-in model when none loaded yet).
 void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use);
 
+// What the command line chose before any model was known, checked against the model once
+// its first result is in: a choice that does not fit is clamped or left out by the
+// window (it still opens), and says so.
+struct StartChoices {
+    std::optional<int> layer;
+    std::optional<int> head;
+    std::optional<int> query;
+    std::vector<std::pair<std::int64_t, std::int64_t>> disabled;   // --disable's LAYER.HEAD pairs
+    bool text_given = false;    // --text or --tokens
+    bool image_given = false;   // --image
+};
+// One line per choice that does not fit `info` (T: the input's positions), naming the
+// flag, what the model has, and what the window shows instead; empty when all fit.
+std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, Eigen::Index T);
+
 // After a model (re)loads: per-head flags sized [L][H] (kept where they still fit,
 // unset elsewhere), and layer / head / compare choices clamped into range.
 void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);

@@ -113,6 +113,7 @@ void AppWindow::update() {
         const bool other_folder = !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
         worker_.dispose(std::exchange(shown_, latest));
         if (new_model) {
+            if (!start_choices_) start_notes_.clear();   // they were about the model before
             fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
             scan_jobs_.forget_results();
             view_jobs_.forget_results();
@@ -153,6 +154,11 @@ void AppWindow::update() {
         has_request_ = true;
     }
     loading_ = worker_.loading();
+    if (start_choices_ && shown_ && !showing_other_model() && shown_->generation == submitted_) {
+        start_notes_ = start_choice_notes(*start_choices_, shown_->info, static_cast<Eigen::Index>(shown_->input.labels.size()));
+        for (const std::string& note : start_notes_) std::fprintf(stderr, "headscope: %s\n", note.c_str());
+        start_choices_.reset();
+    }
     if (showcase_on_first_result_ && (!error_.empty() || !model_error_.empty())) showcase_on_first_result_ = false;
     if (showcase_on_first_result_ && shown_ && !showing_other_model() && shown_->generation == submitted_) {
         showcase_on_first_result_ = false;
@@ -314,6 +320,12 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
         } else if (shown_) {
             ImGui::TextDisabled("(showing the last result that worked)");
         }
+        ImGui::Separator();
+    }
+    if (!start_notes_.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 90, 255));
+        for (const std::string& note : start_notes_) ImGui::TextWrapped("%s", note.c_str());
+        ImGui::PopStyleColor();
         ImGui::Separator();
     }
     if (shown_ && !showing_other_model() && !shown_->info.warnings.empty()) {

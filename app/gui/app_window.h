@@ -41,6 +41,9 @@ public:
     // Selects the most nameable head (app_state.h: showcase_head) once the first result
     // is in: a first launch opens on a learned head doing something, not on head 0.0.
     void select_showcase_head_when_ready() { showcase_on_first_result_ = true; }
+    // Checks the command line's choices against the model once its first result is in,
+    // and says (above the views, and on stderr) which of them did not fit.
+    void check_start_choices_when_ready(StartChoices choices) { start_choices_ = std::move(choices); }
 
     // Switches a head off, or on again, as its switch in the controls does
     // (--bench-recompute); a head the model lacks is ignored.
@@ -163,6 +166,8 @@ private:
     std::uint64_t rollout_shown_generation_ = 0;
     bool scan_on_first_result_ = false;   // --scan-importance
     bool showcase_on_first_result_ = false;
+    std::optional<StartChoices> start_choices_;   // until the first result is in
+    std::vector<std::string> start_notes_;        // what of them did not fit (until another model)
     // The compare view's head-pair divergences of two layers, and for which result / layers.
     std::string layer_means_key_;
     Matrix layer_mean_a_;

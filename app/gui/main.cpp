@@ -235,6 +235,14 @@ int main(int argc, char** argv) {
         if (scan_importance) app.scan_importance_when_ready();
         // Without --layer / --head, land on the head that does something nameable.
         if (cli.count("--layer") == 0 && cli.count("--head") == 0) app.select_showcase_head_when_ready();
+        gui::StartChoices choices;
+        if (cli.count("--layer") > 0) choices.layer = state.layer;
+        if (cli.count("--head") > 0) choices.head = state.head;
+        if (cli.count("--query") > 0) choices.query = state.query;
+        if (!disable.empty()) choices.disabled = app::parse_layer_head_list("--disable", disable);
+        choices.text_given = cli.count("--text") > 0 || cli.count("--tokens") > 0;
+        choices.image_given = cli.count("--image") > 0;
+        app.check_start_choices_when_ready(std::move(choices));
         glfwSetWindowUserPointer(window, &app);
         glfwSetDropCallback(window, on_drop);
         std::optional<gui::SoakDriver> soak;

@@ -241,6 +241,22 @@ TEST_CASE("render: pixels show the weights, masked cells and the colour map") {
     check_bad_input(run_cli({"render", "--model", "builtin:toy-text", "--text", "a b", "--view", "overlay", "--out",
                              dir.file("x.png")}),
                     "takes text");
+    // render writes PNG: another extension is refused before any work, and nothing is written.
+    const std::string jpeg = dir.file("m.jpg");
+    check_bad_input(run_cli({"render", "--model", "builtin:toy-text", "--text", "a b", "--out", jpeg}),
+                    "--out " + jpeg + ": render writes PNG; expected a file name ending in .png");
+    CHECK_FALSE(std::filesystem::exists(jpeg));
+    // A short input's picture is wide enough for its whole title.
+    const std::string short_input = dir.file("short.PNG");
+    REQUIRE(run_cli({"render", "--model", "builtin:toy-text", "--text", "a", "--layer", "0", "--head", "1", "--out",
+                     short_input}).exit_code == 0);
+    // (The title's band, rows 4..20, is background in its last 8 columns: the text ended before them.)
+    const auto picture = load_png(short_input);
+    int ink_at_right = 0;
+    for (int y = 4; y < 20; ++y) {
+        for (int x = picture.width - 8; x < picture.width; ++x) ink_at_right += picture.at(x, y) != picture.at(0, 0);
+    }
+    CHECK(ink_at_right == 0);
 }
 
 TEST_CASE("render: NaN in a checkpoint's weights is a warning, and the map shows the cells as not finite") {

@@ -889,3 +889,41 @@ TEST_CASE("worker: token ids typed for a checkpoint without tokenizer files") {
     CHECK_THROWS_AS(token_ids_typed("1,,2"), headscope::Error);
     CHECK_THROWS_AS(token_ids_typed("   "), headscope::Error);
 }
+
+TEST_CASE("app state: command-line choices that do not fit the model are named, with what is shown instead") {
+    ModelInfo info;
+    info.name = "builtin:tiny-story";
+    info.n_layers = 2;
+    info.n_heads = 4;
+    info.takes_text = true;
+    StartChoices fits;
+    fits.layer = 1;
+    fits.head = 3;
+    fits.query = 79;
+    fits.disabled = {{0, 1}, {1, 3}};
+    fits.text_given = true;
+    CHECK(start_choice_notes(fits, info, 80).empty());
+
+    StartChoices wrong;
+    wrong.layer = 9;
+    wrong.head = -1;
+    wrong.query = 80;
+    wrong.disabled = {{0, 1}, {5, 9}, {1, 4}};
+    wrong.image_given = true;
+    const std::vector<std::string> notes = start_choice_notes(wrong, info, 80);
+    REQUIRE(notes.size() == 5);
+    CHECK(notes[0] == "--layer 9: builtin:tiny-story has layers 0..1; showing layer 1");
+    CHECK(notes[1] == "--head -1: builtin:tiny-story has heads 0..3; showing head 0");
+    CHECK(notes[2] == "--query 80: the input has positions 0..79; no query pinned");
+    CHECK(notes[3] == "--disable 5.9,1.4: builtin:tiny-story has layers 0..1 and heads 0..3; not disabled");
+    CHECK(notes[4] == "--image: builtin:tiny-story reads text, not pictures; the picture is not used");
+
+    ModelInfo vit = info;
+    vit.name = "vit";
+    vit.takes_text = false;
+    vit.takes_image = true;
+    StartChoices text;
+    text.text_given = true;
+    CHECK(start_choice_notes(text, vit, 197) ==
+          std::vector<std::string>{"--text: vit reads pictures, not text; the text is not used"});
+}

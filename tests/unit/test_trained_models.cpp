@@ -31,6 +31,10 @@ TEST_CASE("trained models: listed, and opened under the built-in name") {
     CHECK_FALSE(is_toy_model("builtin:tiny-story"));
     // One token per character: the byte-level tokenizer has no merges.
     CHECK(story->encode_text("In the beginning").ids.size() == 16);
+    // Its errors name it as the user did, not the folder it was read from.
+    CHECK_THROWS_WITH_AS(story->encode_text(std::string(200, 'a')),
+                         "text: 200 tokens, more than builtin:tiny-story's limit of 128 (config.json: n_positions)",
+                         Error);
     const auto shapes = open_model("builtin:tiny-shapes", ToyConfig{});
     CHECK(shapes->info().name == "builtin:tiny-shapes");
     CHECK(shapes->info().takes_image);

@@ -21,6 +21,7 @@ std::string system_error_text(int error) { return std::strerror(error); }
 void write_file_atomically(const std::string& path, std::span<const std::byte> bytes) {
     namespace fs = std::filesystem;
     std::error_code ec;
+    if (path.empty()) throw Error("cannot write: the output file name is empty");
     if (fs::is_directory(path, ec)) {
         throw Error(path + ": is a directory, expected a file path to write");
     }
@@ -47,7 +48,10 @@ void write_file_atomically(const std::string& path, std::span<const std::byte> b
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
-        throw Error(path + ": cannot write: " + system_error_text(errno));
+        // The file is written beside its target first: say so, or "No such file or
+        // directory" for /proc/version reads as if the target were missing.
+        throw Error(path + ": cannot write: cannot create a file in folder '" + folder.string() + "' (" +
+                    system_error_text(errno) + ")");
     }
 
     auto fail = [&](int error) {

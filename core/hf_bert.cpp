@@ -124,7 +124,8 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
         if (next_sentence) w.seq_relationship = table.linear("cls.seq_relationship", 2, E, e_why + ", 2 classes (is next, is not)");
     } else if (w.head == HfBertHead::classifier) {
         w.classifier = table.linear("classifier", n_labels, E,
-                                    e_why + ", " + std::to_string(n_labels) + " labels in id2label / num_labels");
+                                    e_why + ", " + std::to_string(n_labels) + (n_labels == 1 ? " label" : " labels") +
+                                    " in id2label / num_labels");
         id2label_ = c.id2label;
     }
 

@@ -129,7 +129,7 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
     }
 
     const auto n_labels = static_cast<Eigen::Index>(c.id2label.size());
-    const std::string label_why = e_why + ", " + std::to_string(n_labels) + " labels in id2label";
+    const std::string label_why = e_why + ", " + std::to_string(n_labels) + (n_labels == 1 ? " label" : " labels") + " in id2label";
     if (w.head == HfVitHead::classifier) {
         w.classifier = table.linear("classifier", n_labels, E, label_why);
     } else if (w.head == HfVitHead::classifier_with_teacher) {

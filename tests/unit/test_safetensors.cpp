@@ -87,6 +87,14 @@ TEST_CASE("safetensors writer refuses inconsistent tensors and leaves the target
                          doctest::Contains("does not exist"), Error);
     CHECK_THROWS_WITH_AS(write_safetensors(dir.path().string(), {tensor_f32("a", {3}, three)}),
                          doctest::Contains("is a directory"), Error);
+    CHECK_THROWS_WITH_AS(write_safetensors("", {tensor_f32("a", {3}, three)}),
+                         "cannot write: the output file name is empty", Error);
+    // A folder where no file can be made (/proc on Linux): the message says where it tried.
+    if (std::filesystem::is_directory("/proc")) {
+        CHECK_THROWS_WITH_AS(write_safetensors("/proc/version", {tensor_f32("a", {3}, three)}),
+                             doctest::Contains("/proc/version: cannot write: cannot create a file in folder '/proc'"),
+                             Error);
+    }
 }
 
 TEST_CASE("bad safetensors files are rejected with the file and tensor named") {

@@ -144,6 +144,16 @@ std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, 
     return best;
 }
 
+void follow_compare_b(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) {
+    if (state.compare_b_chosen || n_layers < 1 || n_heads < 1) return;
+    if (state.compare_mode == CompareMode::two_layers) {
+        state.compare_layer = static_cast<int>((state.layer + 1) % n_layers);
+    } else {
+        state.compare_layer = state.layer;
+        state.compare_head = static_cast<int>((state.head + 1) % n_heads);
+    }
+}
+
 std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, Eigen::Index T) {
     std::vector<std::string> notes;
     const std::string last_layer = std::to_string(info.n_layers - 1);

@@ -54,6 +54,9 @@ struct AppState {
     std::vector<std::pair<int, int>> forbidden;      // the custom mask: (query, key) pairs, sorted
     int compare_layer = 0;                           // head B of the compare view
     int compare_head = 1;
+    // Until the user moves a B slider, B is the head after A in A's layer (two heads) or
+    // the layer after A's (two layers): the view never opens on A compared with itself.
+    bool compare_b_chosen = false;
     std::string compare_text;                        // compare view, input B (text models)
     std::string compare_image_path;                  // compare view, input B (image models)
     // Analysis (core/head_metrics.h, core/rollout.h): the metric the Heads view plots and
@@ -93,6 +96,10 @@ void choose_picture(AppState& state, const std::string& path);
 // After a load was cancelled or failed: back to the model the worker still holds (the
 // default built-in model when none loaded yet).
 void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use);
+
+// Compare view: while the user has not moved a B slider, B follows A: the head after A
+// in A's layer (two heads), the layer after A's (two layers), wrapping at the end.
+void follow_compare_b(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
 
 // What the command line chose before any model was known, checked against the model once
 // its first result is in: a choice that does not fit is clamped or left out by the

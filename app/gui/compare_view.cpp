@@ -63,13 +63,18 @@ void AppWindow::draw_compare_view() {
     std::string waiting;
     switch (state_.compare_mode) {
     case CompareMode::two_heads:
+        follow_compare_b(state_, info.n_layers, info.n_heads);
         ImGui::SetNextItemWidth(160.0f);
-        ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
-                         ImGuiSliderFlags_AlwaysClamp);
+        if (ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+                             ImGuiSliderFlags_AlwaysClamp)) {
+            state_.compare_b_chosen = true;
+        }
         ImGui::SameLine();
         ImGui::SetNextItemWidth(160.0f);
-        ImGui::SliderInt("head B", &state_.compare_head, 0, static_cast<int>(info.n_heads) - 1, "%d",
-                         ImGuiSliderFlags_AlwaysClamp);
+        if (ImGui::SliderInt("head B", &state_.compare_head, 0, static_cast<int>(info.n_heads) - 1, "%d",
+                             ImGuiSliderFlags_AlwaysClamp)) {
+            state_.compare_b_chosen = true;
+        }
         b = &head_of(shown_->trace, state_.compare_layer, state_.compare_head);
         b_title = numbered("head ", state_.compare_layer, state_.compare_head);
         break;
@@ -78,9 +83,12 @@ void AppWindow::draw_compare_view() {
         ImGui::SliderInt("layer A", &state_.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
                          ImGuiSliderFlags_AlwaysClamp);
         ImGui::SameLine();
+        follow_compare_b(state_, info.n_layers, info.n_heads);
         ImGui::SetNextItemWidth(160.0f);
-        ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
-                         ImGuiSliderFlags_AlwaysClamp);
+        if (ImGui::SliderInt("layer B", &state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+                             ImGuiSliderFlags_AlwaysClamp)) {
+            state_.compare_b_chosen = true;
+        }
         state_.layer = std::clamp(state_.layer, 0, static_cast<int>(info.n_layers) - 1);
         state_.compare_layer = std::clamp(state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
         // Averaged once per result and pair of layers, not every frame.

@@ -326,6 +326,7 @@ const std::vector<Action> actions = {
          if (!c.ui.shown()) return;
          c.state().compare_layer = c.pick(0, c.n_layers());
          c.state().compare_head = c.pick(1, c.n_heads());
+         c.state().compare_b_chosen = true;
      }},
     {"compare: input B sentence", 1, [](Ctx& c) {
          c.state().compare_text = c.pick(1, 4) == 0 ? std::string() : c.pick(0, words) + " " + c.initial.text;

@@ -927,3 +927,21 @@ TEST_CASE("app state: command-line choices that do not fit the model are named, 
     CHECK(start_choice_notes(text, vit, 197) ==
           std::vector<std::string>{"--text: vit reads pictures, not text; the text is not used"});
 }
+
+TEST_CASE("app state: the compare view's B follows A until the user picks it") {
+    AppState s;
+    s.layer = 1;
+    s.head = 3;
+    follow_compare_b(s, 2, 4);
+    CHECK(s.compare_layer == 1);
+    CHECK(s.compare_head == 0);   // the head after 3 of 4 wraps to 0
+    s.compare_mode = CompareMode::two_layers;
+    follow_compare_b(s, 2, 4);
+    CHECK(s.compare_layer == 0);   // the layer after 1 of 2
+    s.compare_b_chosen = true;
+    s.compare_layer = 1;
+    s.compare_head = 3;
+    follow_compare_b(s, 2, 4);
+    CHECK(s.compare_layer == 1);   // chosen: left alone, even equal to A
+    CHECK(s.compare_head == 3);
+}

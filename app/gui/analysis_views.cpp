@@ -468,7 +468,9 @@ void AppWindow::draw_rollout_view() {
     ImGui::SameLine();
     float discard = static_cast<float>(o.discard_ratio);
     ImGui::SetNextItemWidth(160.0f);
-    if (ImGui::SliderFloat("discard ratio", &discard, 0.0f, 0.99f, "%.2f")) o.discard_ratio = std::clamp(discard, 0.0f, 0.99f);
+    if (ImGui::SliderFloat("discard ratio", &discard, 0.0f, 0.99f, "%.2f", ImGuiSliderFlags_AlwaysClamp)) {
+        o.discard_ratio = std::clamp(discard, 0.0f, 0.99f);
+    }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Drop this fraction of each layer's lowest fused weights (never [CLS]'s own)");
     ImGui::SameLine();
     int end = o.end_layer < 0 ? L - 1 : o.end_layer;

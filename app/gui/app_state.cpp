@@ -93,6 +93,7 @@ void choose_model(AppState& state, const std::string& name) {
     suit_demo_picture(state);
     state.query = -1;
     state.causal.reset();
+    leave_model_choices(state);   // asked of the next model's first run, not after it
 }
 
 void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use) {
@@ -142,6 +143,12 @@ std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, 
         }
     }
     return best;
+}
+
+void leave_model_choices(AppState& state) {
+    for (auto& layer : state.disabled_heads) std::fill(layer.begin(), layer.end(), false);
+    state.forbidden.clear();
+    state.editing_mask = false;
 }
 
 void follow_compare_b(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) {

@@ -83,7 +83,8 @@ bool is_builtin_model(const std::string& name);
 std::string model_display_name(const std::string& name);
 
 // Opening another model (the Model control, --model, a dropped folder): the pinned
-// query and the causal choice belong to the old model's input, so they reset.
+// query, the causal choice, the heads switched off and the custom mask belong to the
+// old model, so they reset (leave_model_choices).
 // The picture follows too while it is one of the demo pictures (suit_demo_picture).
 void choose_model(AppState& state, const std::string& name);
 // builtin:tiny-shapes knows only its own 64 px scenes: while the picture is the app's
@@ -100,6 +101,10 @@ void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use);
 // Compare view: while the user has not moved a B slider, B follows A: the head after A
 // in A's layer (two heads), the layer after A's (two layers), wrapping at the end.
 void follow_compare_b(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
+
+// A model of another shape is in: the heads switched off and the custom mask, chosen for
+// the last one's heads and positions, are let go (all heads on, no pairs forbidden).
+void leave_model_choices(AppState& state);
 
 // What the command line chose before any model was known, checked against the model once
 // its first result is in: a choice that does not fit is clamped or left out by the

@@ -111,7 +111,14 @@ void AppWindow::update() {
         const bool new_model = !shown_ || shown_->info.name != latest->info.name ||
                                shown_->info.n_layers != latest->info.n_layers || shown_->info.n_heads != latest->info.n_heads;
         const bool other_folder = !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
+        const bool had_model = shown_ != nullptr;
         worker_.dispose(std::exchange(shown_, latest));
+        if (new_model && had_model) {
+            // Heads switched off and a custom mask were chosen for the last model's heads
+            // and positions: another model starts without them (--disable, given before
+            // any model, applies to the first).
+            leave_model_choices(state_);
+        }
         if (new_model) {
             if (!start_choices_) start_notes_.clear();   // they were about the model before
             fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
@@ -281,6 +288,8 @@ const ui::HeatmapTexture& AppWindow::signed_texture(const std::string& key, cons
 
 void AppWindow::handle_keys() {
     if (ImGui::GetIO().WantTextInput) return;
+    // Not behind an open pop-up (a file picker, the Model list): its keys are its own.
+    if (ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)) return;
     // Dear ImGui 1.86 indexes keys by the backend's codes: translate through GetKeyIndex.
     const auto pressed = [](ImGuiKey key, bool repeat = true) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat); };
     if (loading_ && pressed(ImGuiKey_Escape, false)) cancel_loading();
@@ -693,7 +702,9 @@ void AppWindow::draw_controls() {
     const ModelInfo& info = shown_->info;
     if (state_.disabled_heads.size() != static_cast<std::size_t>(info.n_layers)) return;
     ImGui::Separator();
-    ImGui::SliderInt("Layer (up/down)", &state_.layer, 0, static_cast<int>(info.n_layers) - 1);
+    // Clamped even when typed (Ctrl+click): the layer indexes the per-layer flags below.
+    ImGui::SliderInt("Layer (up/down)", &state_.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+                     ImGuiSliderFlags_AlwaysClamp);
     ImGui::TextUnformatted("Heads (left/right): show, disable = ablate");
     auto& disabled = state_.disabled_heads[static_cast<std::size_t>(state_.layer)];
     auto& hidden = state_.hidden_heads[static_cast<std::size_t>(state_.layer)];
@@ -765,7 +776,9 @@ void AppWindow::draw_matrix_view() {
         const bool inside = io.MousePos.x >= g.min.x && io.MousePos.y >= g.min.y &&
                             io.MousePos.x < g.min.x + g.cell * static_cast<float>(trace.weights.cols()) &&
                             io.MousePos.y < g.min.y + g.cell * static_cast<float>(trace.weights.rows()) &&
-                            ImGui::IsWindowHovered();
+                            // The map's own button is the active item while a mouse button
+                            // is held on it: hovering counts through it, or no drag would.
+                            ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);
         const int j = ui::cell_under(io.MousePos.x, g.min.x, g.cell, static_cast<int>(trace.weights.cols()));
         const int i = ui::cell_under(io.MousePos.y, g.min.y, g.cell, static_cast<int>(trace.weights.rows()));
         if (inside && ImGui::IsMouseDown(ImGuiMouseButton_Left)) set_forbidden(state_, i, j, true);
@@ -854,7 +867,9 @@ void AppWindow::draw_image_view() {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(120.0f);
         float percent = state_.keep_mass_share * 100.0f;
-        if (ImGui::SliderFloat("% of the mass", &percent, 1.0f, 99.0f, "%.0f")) state_.keep_mass_share = percent / 100.0f;
+        if (ImGui::SliderFloat("% of the mass", &percent, 1.0f, 99.0f, "%.0f", ImGuiSliderFlags_AlwaysClamp)) {
+            state_.keep_mass_share = percent / 100.0f;
+        }
     }
     if (!is_toy_model(shown_->model.name)) {
         ImGui::SameLine();
@@ -872,17 +887,23 @@ void AppWindow::draw_image_view() {
     // The patch map: the query's row (or column) over the patches, one cell per patch.
     Matrix map = Matrix::Zero(grid_h, grid_w);
     int counted = 0;
+    std::string averaged;   // which heads the map holds: part of its texture's key
     for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
         if (mode == 0 ? h != state_.head : static_cast<bool>(hidden[static_cast<std::size_t>(h)])) continue;
+        averaged += numbered(",", h);
         const Matrix& w = heads[static_cast<std::size_t>(h)].weights;
         for (int n = 0; n < grid_w * grid_h; ++n) {
             map(n / grid_w, n % grid_w) += state_.show_column ? w(prefix + n, query) : w(query, prefix + n);
         }
         ++counted;
     }
-    if (counted > 0) map /= static_cast<float>(counted);
+    if (counted == 0) {
+        ImGui::TextDisabled("No head of layer %d is shown: tick \"show\" beside a head (left panel).", state_.layer);
+        return;
+    }
+    map /= static_cast<float>(counted);
     const std::string key = numbered("img", state_.layer, state_.head) + (state_.show_column ? "c" : "r") +
-                            std::to_string(query) + "m" + std::to_string(mode);
+                            std::to_string(query) + "m" + std::to_string(mode) + averaged;
     const float max = std::max(map.maxCoeff(), 1e-12f);
     const ui::HeatmapTexture& heat =
         textures_.get(key, [&] { return ui::heatmap_mip_levels(map, nullptr, state_.colormap, max); });

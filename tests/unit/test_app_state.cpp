@@ -945,3 +945,24 @@ TEST_CASE("app state: the compare view's B follows A until the user picks it") {
     CHECK(s.compare_layer == 1);   // chosen: left alone, even equal to A
     CHECK(s.compare_head == 3);
 }
+
+TEST_CASE("app state: another model starts with every head on and no custom mask") {
+    AppState s;
+    fit_to_model(s, 2, 4);
+    toggle_disabled(s, 1, 3);
+    set_forbidden(s, 2, 1, true);
+    s.editing_mask = true;
+    REQUIRE(any_disabled(s.disabled_heads));
+    REQUIRE_FALSE(s.forbidden.empty());
+    leave_model_choices(s);
+    CHECK_FALSE(any_disabled(s.disabled_heads));
+    CHECK(s.forbidden.empty());
+    CHECK_FALSE(s.editing_mask);
+    CHECK(s.disabled_heads.size() == 2);   // still sized: only the choices go
+    // Choosing another model lets them go at once: its first run is asked without them.
+    toggle_disabled(s, 0, 1);
+    set_forbidden(s, 1, 0, true);
+    choose_model(s, "builtin:toy-vit");
+    CHECK_FALSE(any_disabled(s.disabled_heads));
+    CHECK(s.forbidden.empty());
+}

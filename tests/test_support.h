@@ -78,12 +78,28 @@ inline int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(sta
 // of the window). It then prints "LeakSanitizer has encountered a fatal error" and
 // aborts (134). That says nothing about our code, so such a run is made once more; a
 // leak it finds ("detected memory leaks"), or any other failure, counts as it is.
+// Some builds of the window crash the tracer on nearly every run (2026-11-24: the same
+// source passed in one build tree and failed in another, always at the same place in
+// its SuspendAllThreads, before any leak is looked at). After a second such crash the
+// run is made a third time without the leak check at exit, ASan and UBSan still on: the
+// test then checks what it was written for, and the soak and every other run still
+// check for leaks.
 inline int run_command(const std::string& command, const std::string& stderr_path) {
+    const auto tracer_failed = [&] {
+        return read_bytes(stderr_path).find("LeakSanitizer has encountered a fatal error") != std::string::npos;
+    };
     int exit_code = exit_code_of(std::system(command.c_str()));
-    if (exit_code != 0 &&
-        read_bytes(stderr_path).find("LeakSanitizer has encountered a fatal error") != std::string::npos) {
+    if (exit_code != 0 && tracer_failed()) {
         MESSAGE("LeakSanitizer's own tracer failed at exit; running again: " << command);
         exit_code = exit_code_of(std::system(command.c_str()));
+    }
+    if (exit_code != 0 && tracer_failed()) {
+        MESSAGE("LeakSanitizer's tracer failed again; once more without the leak check at exit");
+        const char* options = std::getenv("ASAN_OPTIONS");
+        const std::string without_leaks = "ASAN_OPTIONS='" + std::string(options != nullptr ? options : "") +
+                                          (options != nullptr && *options != '\0' ? ":" : "") + "detect_leaks=0' " +
+                                          command;
+        exit_code = exit_code_of(std::system(without_leaks.c_str()));
     }
     return exit_code;
 }

@@ -96,9 +96,10 @@ inline int run_command(const std::string& command, const std::string& stderr_pat
     if (exit_code != 0 && tracer_failed()) {
         MESSAGE("LeakSanitizer's tracer failed again; once more without the leak check at exit");
         const char* options = std::getenv("ASAN_OPTIONS");
+        // Exported first, so that any shell command (not only a simple one) runs under it.
         const std::string without_leaks = "ASAN_OPTIONS='" + std::string(options != nullptr ? options : "") +
-                                          (options != nullptr && *options != '\0' ? ":" : "") + "detect_leaks=0' " +
-                                          command;
+                                          (options != nullptr && *options != '\0' ? ":" : "") +
+                                          "detect_leaks=0'; export ASAN_OPTIONS; " + command;
         exit_code = exit_code_of(std::system(without_leaks.c_str()));
     }
     return exit_code;

@@ -1,5 +1,6 @@
 // The tests' own command runner (test_support.h): a run that LeakSanitizer's tracer broke
-// is made again once, and nothing else is.
+// is made again, and after a second such crash once more without the leak check; nothing
+// else is run again.
 
 #include "test_support.h"
 
@@ -16,7 +17,7 @@ namespace {
 // A command that appends a line to `count` each time it runs, prints `message` on stderr
 // and exits with `code`.
 std::string counting_command(const TempDir& dir, const std::string& message, int code) {
-    return "{ echo run >>'" + dir.file("count") + "'; printf '%s\\n' '" + message + "' >&2; exit " +
+    return "{ echo \"run $ASAN_OPTIONS\" >>'" + dir.file("count") + "'; printf '%s\\n' '" + message + "' >&2; exit " +
            std::to_string(code) + "; }";
 }
 
@@ -27,12 +28,17 @@ int runs(const TempDir& dir) {
 
 } // namespace
 
-TEST_CASE("run_command: LeakSanitizer's own crash at exit runs the command once more") {
+TEST_CASE("run_command: LeakSanitizer's own crash at exit runs the command again, then without the leak check") {
     const TempDir dir;
     const std::string command =
         counting_command(dir, "==7==LeakSanitizer has encountered a fatal error.", 134) + " 2>'" + dir.file("err") + "'";
-    CHECK(run_command(command, dir.file("err")) == 134);   // it crashes again: the second code stands
-    CHECK(runs(dir) == 2);
+    CHECK(run_command(command, dir.file("err")) == 134);   // it crashes every time: the last code stands
+    CHECK(runs(dir) == 3);
+    // Only the third run has the leak check off.
+    const std::string lines = read_bytes(dir.file("count"));
+    CHECK(std::count(lines.begin(), lines.end(), '\n') == 3);
+    CHECK(lines.find("detect_leaks=0") == lines.rfind("detect_leaks=0"));
+    CHECK(lines.substr(lines.find('\n', lines.find('\n') + 1) + 1).find("detect_leaks=0") != std::string::npos);
 }
 
 TEST_CASE("run_command: a leak found, any other failure, and success run once") {

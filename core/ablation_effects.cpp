@@ -32,7 +32,7 @@ Eigen::ArrayXd log_softmax(const Eigen::Ref<const RowVector>& logits) {
     return z - (top + std::log((z - top).exp().sum()));
 }
 
-} // namespace
+}   // namespace
 
 std::string_view effect_measure_name(EffectMeasure measure) {
     return measure == EffectMeasure::kl_divergence ? "kl_divergence" : "relative_change";
@@ -60,7 +60,8 @@ double relative_change(const Matrix& reference, const Matrix& changed) {
 }
 
 OutputChange output_change(const ModelTrace& intact, const ModelTrace& ablated) {
-    if (intact.logits.size() != 0) return {EffectMeasure::kl_divergence, mean_kl_divergence(intact.logits, ablated.logits)};
+    if (intact.logits.size() != 0)
+        return {EffectMeasure::kl_divergence, mean_kl_divergence(intact.logits, ablated.logits)};
     return {EffectMeasure::relative_change, relative_change(intact.hidden, ablated.hidden)};
 }
 
@@ -100,4 +101,4 @@ ImportanceScan importance_scan(const Model& model, const ModelInput& input, cons
     return scan;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -47,4 +47,4 @@ struct ImportanceScan {
 ImportanceScan importance_scan(const Model& model, const ModelInput& input, const RunOptions& options,
                                const LoadControl& control = {});
 
-} // namespace headscope
+}   // namespace headscope

@@ -56,7 +56,7 @@ std::string csv_number(double value) {
     return text;
 }
 
-} // namespace
+}   // namespace
 
 std::string analysis_json(const AnalysisReport& report) {
     Json out;
@@ -155,4 +155,4 @@ std::string analysis_csv(const AnalysisReport& report) {
     return csv;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -26,10 +26,10 @@ struct RolloutResult {
 
 struct AnalysisReport {
     std::string model;
-    std::vector<std::string> tokens;          // [T] labels of the positions
+    std::vector<std::string> tokens;   // [T] labels of the positions
     Eigen::Index n_layers = 0;
     Eigen::Index n_heads = 0;
-    std::vector<HeadMetrics> metrics;         // [L * H] layer-major, or empty when not asked
+    std::vector<HeadMetrics> metrics;   // [L * H] layer-major, or empty when not asked
     std::optional<RolloutResult> rollout;
     std::optional<HeadSimilarity> similarity;
     std::optional<ImportanceScan> importance;
@@ -40,4 +40,4 @@ std::string analysis_json(const AnalysisReport& report);
 // in a table of heads) or nothing per head.
 std::string analysis_csv(const AnalysisReport& report);
 
-} // namespace headscope
+}   // namespace headscope

@@ -9,4 +9,4 @@ std::filesystem::path assets_dir() {
     return HEADSCOPE_ASSETS_DIR;
 }
 
-} // namespace headscope
+}   // namespace headscope

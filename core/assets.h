@@ -9,4 +9,4 @@ namespace headscope {
 
 std::filesystem::path assets_dir();
 
-} // namespace headscope
+}   // namespace headscope

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <unistd.h>
 #include <random>
+#include <unistd.h>
 
 namespace headscope {
 
@@ -16,7 +16,7 @@ namespace {
 
 std::string system_error_text(int error) { return std::strerror(error); }
 
-} // namespace
+}   // namespace
 
 void write_file_atomically(const std::string& path, std::span<const std::byte> bytes) {
     namespace fs = std::filesystem;
@@ -82,4 +82,4 @@ void write_file_atomically(const std::string& path, std::span<const std::byte> b
     }
 }
 
-} // namespace headscope
+}   // namespace headscope

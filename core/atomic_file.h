@@ -12,4 +12,4 @@ namespace headscope {
 
 void write_file_atomically(const std::string& path, std::span<const std::byte> bytes);
 
-} // namespace headscope
+}   // namespace headscope

@@ -2,8 +2,8 @@
 
 #include "core/error.h"
 #include "core/exp_sum.h"
-#include "core/weight_panels.h"
 #include "core/parallel.h"
+#include "core/weight_panels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -33,7 +33,7 @@ void check_linear(const Linear& layer, const char* name, Eigen::Index out, Eigen
     }
 }
 
-} // namespace
+}   // namespace
 
 void AttentionWeights::validate() const {
     if (n_heads < 1) throw Error("number of heads must be at least 1, got " + std::to_string(n_heads));
@@ -78,7 +78,8 @@ std::vector<AllowedKeys> allowed_keys(const Mask& allowed) {
     // one thread before the heads start, took 0.6% of a two-thread GPT-2 forward.
     const auto n = static_cast<std::size_t>(allowed.cols());
     const auto at = [](const void* found, const bool* keep) {
-        return static_cast<Eigen::Index>(static_cast<const unsigned char*>(found) - reinterpret_cast<const unsigned char*>(keep));
+        return static_cast<Eigen::Index>(static_cast<const unsigned char*>(found) -
+                                         reinterpret_cast<const unsigned char*>(keep));
     };
     std::vector<AllowedKeys> rows(static_cast<std::size_t>(allowed.rows()));
     if (n == 0) return rows;   // no keys (and no memory to search)
@@ -150,15 +151,17 @@ void softmax_rows(MatrixRef scores, const Mask* allowed, std::span<const Allowed
         }
         float sum[block];
         for (Eigen::Index r = 0; r < rows; ++r) {
-            if (!run[r].gaps) sum[r] = exp_shifted_sum(scores.row(top + r).data() + run[r].first, run[r].end - run[r].first, max[r]);
+            if (!run[r].gaps)
+                sum[r] = exp_shifted_sum(scores.row(top + r).data() + run[r].first, run[r].end - run[r].first, max[r]);
         }
         for (Eigen::Index r = 0; r < rows; ++r) {
-            if (!run[r].gaps) scale_values(scores.row(top + r).data() + run[r].first, run[r].end - run[r].first, 1.0f / sum[r]);
+            if (!run[r].gaps)
+                scale_values(scores.row(top + r).data() + run[r].first, run[r].end - run[r].first, 1.0f / sum[r]);
         }
     }
 }
 
-} // namespace
+}   // namespace
 
 void softmax_rows(MatrixRef scores, const Mask* allowed) {
     if (allowed != nullptr && (allowed->rows() != scores.rows() || allowed->cols() != scores.cols())) {
@@ -318,15 +321,16 @@ Projected project_self(const AttentionWeights& w, const ConstMatrixRef& x) {
     return p;
 }
 
-} // namespace
+}   // namespace
 
 AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& x_kv,
                                  const AttentionOptions& options) {
     w.validate();
     const Eigen::Index Tq = x_q.rows();
     const Eigen::Index Tk = x_kv.rows();
-    if (Tq < 1 || Tk < 1) throw Error("attention needs at least one query and one key, got Tq = " +
-                                      std::to_string(Tq) + ", Tk = " + std::to_string(Tk));
+    if (Tq < 1 || Tk < 1)
+        throw Error("attention needs at least one query and one key, got Tq = " + std::to_string(Tq) +
+                    ", Tk = " + std::to_string(Tk));
     check_query_width(w, x_q);
     if (x_kv.cols() != w.key_width() || x_kv.cols() != w.value_width()) {
         throw Error("key/value input: expected width " + std::to_string(w.key_width()) +
@@ -375,4 +379,4 @@ AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMat
     return attention_forward(weights, x, x, options);
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -38,10 +38,10 @@ struct AttentionWeights {
     // them (a view, no copy); the separate q, k, v stay the reference.
     Linear qkv;
 
-    Eigen::Index model_width() const { return q.weight.cols(); }    // E
-    Eigen::Index inner_width() const { return q.weight.rows(); }    // D
-    Eigen::Index key_width() const { return k.weight.cols(); }      // Ek
-    Eigen::Index value_width() const { return v.weight.cols(); }    // Ev
+    Eigen::Index model_width() const { return q.weight.cols(); }                            // E
+    Eigen::Index inner_width() const { return q.weight.rows(); }                            // D
+    Eigen::Index key_width() const { return k.weight.cols(); }                              // Ek
+    Eigen::Index value_width() const { return v.weight.cols(); }                            // Ev
     Eigen::Index head_width() const { return n_heads > 0 ? inner_width() / n_heads : 0; }   // Dh
 
     // Throws headscope::Error when the shapes do not form one attention layer
@@ -84,8 +84,8 @@ struct AttentionTrace {
 };
 
 // x_q: [Tq, E]; x_kv: [Tk, Ek] (Ek == Ev). Throws headscope::Error on shape mismatch.
-AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x_q,
-                                 const ConstMatrixRef& x_kv, const AttentionOptions& options = {});
+AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x_q, const ConstMatrixRef& x_kv,
+                                 const AttentionOptions& options = {});
 // Self-attention: keys and values from x itself.
 AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x,
                                  const AttentionOptions& options = {});
@@ -106,4 +106,4 @@ Matrix linear_forward(const Linear& layer, const ConstMatrixRef& x);
 // a NaN score makes the row's allowed entries NaN.
 void softmax_rows(MatrixRef scores, const Mask* allowed);
 
-} // namespace headscope
+}   // namespace headscope

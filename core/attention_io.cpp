@@ -12,7 +12,7 @@ namespace {
 
 const std::set<std::string> torch_names = {"in_proj_weight", "in_proj_bias", "q_proj_weight", "k_proj_weight",
                                            "v_proj_weight"};
-const std::set<std::string> separate_names = {"q_proj.weight", "q_proj.bias", "k_proj.weight",
+const std::set<std::string> separate_names = {"q_proj.weight", "q_proj.bias",   "k_proj.weight",
                                               "k_proj.bias",   "v_proj.weight", "v_proj.bias"};
 const std::set<std::string> shared_names = {"out_proj.weight", "out_proj.bias"};
 
@@ -38,14 +38,12 @@ Matrix read_checked(const SafetensorsFile& file, const std::string& name, const 
         for (std::size_t i = 0; i < expected.size(); ++i) {
             known += (i ? ", " : "") + (expected[i] < 0 ? std::string("*") : std::to_string(expected[i]));
         }
-        throw Error(where + ": expected shape " + symbolic + " = " + known + "], got " +
-                    shape_to_string(view.shape));
+        throw Error(where + ": expected shape " + symbolic + " = " + known + "], got " + shape_to_string(view.shape));
     }
     return file.matrix(name);
 }
 
-Vector read_bias(const SafetensorsFile& file, const std::string& name, std::int64_t size,
-                 const std::string& symbolic) {
+Vector read_bias(const SafetensorsFile& file, const std::string& name, std::int64_t size, const std::string& symbolic) {
     if (!file.contains(name)) return {};
     const Matrix row = read_checked(file, name, {size}, symbolic);
     return row.row(0).transpose();
@@ -66,11 +64,11 @@ LoadedAttention load_torch(const SafetensorsFile& file) {
     LoadedAttention loaded;
     AttentionWeights& w = loaded.weights;
     const bool packed = file.contains("in_proj_weight");
-    const bool split = file.contains("q_proj_weight") || file.contains("k_proj_weight") ||
-                       file.contains("v_proj_weight");
+    const bool split =
+        file.contains("q_proj_weight") || file.contains("k_proj_weight") || file.contains("v_proj_weight");
     if (packed && split) {
         throw Error(file.path() + ": holds both in_proj_weight and q/k/v_proj_weight: expected one of "
-                    "nn.MultiheadAttention's two layouts");
+                                  "nn.MultiheadAttention's two layouts");
     }
     if (packed) {
         loaded.layout = AttentionLayout::torch_packed;
@@ -83,12 +81,14 @@ LoadedAttention load_torch(const SafetensorsFile& file) {
     } else {
         loaded.layout = AttentionLayout::torch_separate_kv;
         if (!split) {
-            throw Error(file.path() + ": no q/k/v projection weights: expected in_proj_weight [3E, E], or "
+            throw Error(file.path() +
+                        ": no q/k/v projection weights: expected in_proj_weight [3E, E], or "
                         "q_proj_weight, k_proj_weight and v_proj_weight (nn.MultiheadAttention with kdim/vdim)");
         }
         for (const char* name : {"q_proj_weight", "k_proj_weight", "v_proj_weight"}) {
             if (!file.contains(name)) {
-                throw Error(file.path() + ": no tensor '" + name + "' (nn.MultiheadAttention with kdim/vdim "
+                throw Error(file.path() + ": no tensor '" + name +
+                            "' (nn.MultiheadAttention with kdim/vdim "
                             "needs q_proj_weight, k_proj_weight and v_proj_weight)");
             }
         }
@@ -117,7 +117,8 @@ LoadedAttention load_separate(const SafetensorsFile& file) {
     AttentionWeights& w = loaded.weights;
     for (const char* name : {"q_proj.weight", "k_proj.weight", "v_proj.weight", "out_proj.weight"}) {
         if (!file.contains(name)) {
-            throw Error(file.path() + ": no tensor '" + name + "' (separate projections need q_proj.weight, "
+            throw Error(file.path() + ": no tensor '" + name +
+                        "' (separate projections need q_proj.weight, "
                         "k_proj.weight, v_proj.weight and out_proj.weight)");
         }
     }
@@ -134,7 +135,7 @@ LoadedAttention load_separate(const SafetensorsFile& file) {
     return loaded;
 }
 
-} // namespace
+}   // namespace
 
 LoadedAttention load_attention_weights(const SafetensorsFile& file, Eigen::Index n_heads) {
     bool any_torch = false;
@@ -152,11 +153,11 @@ LoadedAttention load_attention_weights(const SafetensorsFile& file, Eigen::Index
     }
     if (any_torch && any_separate) {
         throw Error(file.path() + ": ambiguous weights: holds both nn.MultiheadAttention tensors (in_proj_*, "
-                    "*_proj_weight) and separate projections (*_proj.weight); expected one layout");
+                                  "*_proj_weight) and separate projections (*_proj.weight); expected one layout");
     }
     if (!any_torch && !any_separate) {
         throw Error(file.path() + ": no attention weights: expected in_proj_weight (nn.MultiheadAttention) "
-                    "or q_proj.weight, k_proj.weight, v_proj.weight (separate projections)");
+                                  "or q_proj.weight, k_proj.weight, v_proj.weight (separate projections)");
     }
     LoadedAttention loaded = any_torch ? load_torch(file) : load_separate(file);
     loaded.weights.n_heads = n_heads;
@@ -170,4 +171,4 @@ LoadedAttention load_attention_weights(const SafetensorsFile& file, Eigen::Index
     return loaded;
 }
 
-} // namespace headscope
+}   // namespace headscope

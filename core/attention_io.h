@@ -24,4 +24,4 @@ struct LoadedAttention {
 // inner width is not divisible by n_heads.
 LoadedAttention load_attention_weights(const SafetensorsFile& file, Eigen::Index n_heads);
 
-} // namespace headscope
+}   // namespace headscope

@@ -167,25 +167,21 @@ Class classify(utf8proc_int32_t c) {
     case UTF8PROC_CATEGORY_LL:
     case UTF8PROC_CATEGORY_LT:
     case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-        return Class::letter;
+    case UTF8PROC_CATEGORY_LO: return Class::letter;
     case UTF8PROC_CATEGORY_ND:
     case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_NO:
-        return Class::number;
+    case UTF8PROC_CATEGORY_NO: return Class::number;
     case UTF8PROC_CATEGORY_ZS:
     case UTF8PROC_CATEGORY_ZL:
-    case UTF8PROC_CATEGORY_ZP:
-        return Class::space;
+    case UTF8PROC_CATEGORY_ZP: return Class::space;
     case UTF8PROC_CATEGORY_CC:
         // White_Space among the controls: \t \n \v \f \r and NEL (U+0085).
         return (c >= 0x09 && c <= 0x0D) || c == 0x85 ? Class::space : Class::other;
-    default:
-        return Class::other;
+    default: return Class::other;
     }
 }
 
-} // namespace
+}   // namespace
 
 char32_t gpt2_byte_to_char(std::uint8_t byte) { return byte_chars[byte]; }
 
@@ -250,12 +246,10 @@ std::vector<std::pair<std::size_t, std::size_t>> gpt2_pretokenize(std::string_vi
     std::size_t i = 0;
     while (i < n) {
         std::size_t end = i;
-        if (cps[i].c == '\'' &&
-            (is(i + 1, 's') || is(i + 1, 't') || is(i + 1, 'm') || is(i + 1, 'd'))) {
+        if (cps[i].c == '\'' && (is(i + 1, 's') || is(i + 1, 't') || is(i + 1, 'm') || is(i + 1, 'd'))) {
             end = i + 2;   // 's 't 'm 'd (lower case only, as the regex)
-        } else if (cps[i].c == '\'' &&
-                   ((is(i + 1, 'r') && is(i + 2, 'e')) || (is(i + 1, 'v') && is(i + 2, 'e')) ||
-                    (is(i + 1, 'l') && is(i + 2, 'l')))) {
+        } else if (cps[i].c == '\'' && ((is(i + 1, 'r') && is(i + 2, 'e')) || (is(i + 1, 'v') && is(i + 2, 'e')) ||
+                                        (is(i + 1, 'l') && is(i + 2, 'l')))) {
             end = i + 3;   // 're 've 'll
         } else if (cps[i].cls != Class::space || (cps[i].c == ' ' && i + 1 < n && cps[i + 1].cls != Class::space)) {
             // " ?\p{L}+", " ?\p{N}+", " ?[^\s\p{L}\p{N}]+": an optional U+0020, then a run of one class.
@@ -336,16 +330,17 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, std::int32_t
         const auto lookup = [&](const std::string& token) {
             const auto it = ids_.find(token);
             if (it == ids_.end()) {
-                throw Error(where(i) + ": " + quote_token(token) + " (merge " + quote_token(merges[i].first + " " +
-                            merges[i].second) + ") is not in the vocabulary (" + vocab_label + ")");
+                throw Error(where(i) + ": " + quote_token(token) + " (merge " +
+                            quote_token(merges[i].first + " " + merges[i].second) + ") is not in the vocabulary (" +
+                            vocab_label + ")");
             }
             return it->second;
         };
         const std::int32_t left = lookup(merges[i].first);
         const std::int32_t right = lookup(merges[i].second);
         const std::int32_t merged = lookup(merges[i].first + merges[i].second);
-        const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32) |
-                                  static_cast<std::uint32_t>(right);
+        const std::uint64_t key =
+            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32) | static_cast<std::uint32_t>(right);
         // A pair listed twice keeps its last rank, as Hugging Face's loaders do.
         merges_.insert_or_assign(key, MergeTarget{static_cast<std::uint32_t>(i), merged});
     }
@@ -393,9 +388,8 @@ BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json_path, const 
     for (const auto& [token, id] : vocab) {
         if (token == "<|endoftext|>") options.special_tokens.push_back(token);
     }
-    return BpeTokenizer(vocab, merges, std::move(options), vocab_json_path, [&](std::size_t i) {
-        return merges_txt_path + " line " + std::to_string(lines[i]);
-    });
+    return BpeTokenizer(vocab, merges, std::move(options), vocab_json_path,
+                        [&](std::size_t i) { return merges_txt_path + " line " + std::to_string(lines[i]); });
 }
 
 BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
@@ -526,7 +520,7 @@ void BpeTokenizer::encode_piece(std::string_view text, std::size_t begin, std::s
     };
     struct Candidate {
         std::uint32_t rank;
-        std::size_t left;                // index of the left symbol
+        std::size_t left;   // index of the left symbol
         std::int32_t left_id, right_id;
         bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
     };
@@ -553,8 +547,8 @@ void BpeTokenizer::encode_piece(std::string_view text, std::size_t begin, std::s
         const Symbol& l = symbols[static_cast<std::size_t>(left)];
         if (l.next < 0) return;
         const Symbol& r = symbols[static_cast<std::size_t>(l.next)];
-        const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(l.id)) << 32) |
-                                  static_cast<std::uint32_t>(r.id);
+        const std::uint64_t key =
+            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(l.id)) << 32) | static_cast<std::uint32_t>(r.id);
         const auto it = merges_.find(key);
         if (it != merges_.end()) heap.push({it->second.rank, static_cast<std::size_t>(left), l.id, r.id});
     };
@@ -567,8 +561,8 @@ void BpeTokenizer::encode_piece(std::string_view text, std::size_t begin, std::s
         if (!l.alive || l.id != c.left_id || l.next < 0) continue;
         Symbol& r = symbols[static_cast<std::size_t>(l.next)];
         if (r.id != c.right_id) continue;
-        const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(l.id)) << 32) |
-                                  static_cast<std::uint32_t>(r.id);
+        const std::uint64_t key =
+            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(l.id)) << 32) | static_cast<std::uint32_t>(r.id);
         l.id = merges_.at(key).id;
         l.end = r.end;
         l.next = r.next;
@@ -626,4 +620,4 @@ std::string BpeTokenizer::decode(std::span<const std::int32_t> ids) const {
     return bytes;
 }
 
-} // namespace headscope
+}   // namespace headscope

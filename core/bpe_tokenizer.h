@@ -23,7 +23,7 @@ struct BpeToken {
     std::int32_t id = 0;
     std::size_t begin = 0;   // byte span [begin, end) in the input text
     std::size_t end = 0;
-    std::string label;       // as a person reads it: "Ġcat" shows as " cat"; see bpe_label
+    std::string label;   // as a person reads it: "Ġcat" shows as " cat"; see bpe_label
 };
 
 struct BpeOptions {
@@ -71,8 +71,8 @@ public:
     std::size_t vocab_size() const { return token_count_; }
     std::size_t merge_count() const { return merge_count_; }
     bool has_id(std::int32_t id) const;
-    const std::string& token(std::int32_t id) const;      // the vocabulary's form: "Ġcat"
-    std::string label(std::int32_t id) const;             // as in BpeToken::label: " cat"
+    const std::string& token(std::int32_t id) const;   // the vocabulary's form: "Ġcat"
+    std::string label(std::int32_t id) const;          // as in BpeToken::label: " cat"
     std::optional<std::int32_t> find(std::string_view token) const;
 
 private:
@@ -90,11 +90,11 @@ private:
                       std::vector<BpeToken>& out) const;
     void encode_chunk(std::string_view chunk, std::size_t offset, std::vector<BpeToken>& out) const;
 
-    std::vector<Entry> entries_;                                  // by id; holes have present = false
-    std::unordered_map<std::string, std::int32_t> ids_;           // vocabulary form -> id
-    std::unordered_map<std::uint64_t, MergeTarget> merges_;   // (left id, right id) -> rank, merged id
-    std::vector<std::int32_t> byte_ids_;                          // [256] byte -> id of its one-byte token, -1 if none
-    std::vector<std::pair<std::string, std::int32_t>> specials_;  // longest first
+    std::vector<Entry> entries_;                                   // by id; holes have present = false
+    std::unordered_map<std::string, std::int32_t> ids_;            // vocabulary form -> id
+    std::unordered_map<std::uint64_t, MergeTarget> merges_;        // (left id, right id) -> rank, merged id
+    std::vector<std::int32_t> byte_ids_;                           // [256] byte -> id of its one-byte token, -1 if none
+    std::vector<std::pair<std::string, std::int32_t>> specials_;   // longest first
     BpeOptions options_;
     std::size_t token_count_ = 0;
     std::size_t merge_count_ = 0;
@@ -115,4 +115,4 @@ std::vector<std::pair<std::size_t, std::size_t>> gpt2_pretokenize(std::string_vi
 // characters as \n, \t, \r or \x01, and bytes that are not a complete character as \xe2.
 std::string bpe_label(std::string_view bytes);
 
-} // namespace headscope
+}   // namespace headscope

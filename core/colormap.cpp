@@ -16,7 +16,9 @@ namespace {
 
 // std::lround for v in [0, 255], without its library call: in double, v + 0.5 is exact,
 // so truncating it rounds halves away from zero exactly as lround does.
-std::uint32_t round_to_byte(float v) { return static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<double>(v) + 0.5)); }
+std::uint32_t round_to_byte(float v) {
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<double>(v) + 0.5));
+}
 
 // r, g, b, a in memory order, as one 32-bit store.
 std::uint32_t packed(std::uint32_t r, std::uint32_t g, std::uint32_t b, std::uint32_t a) {
@@ -68,7 +70,9 @@ std::uint32_t table_colour(const Channels& table, float t) {
     const float x = t * 255.0f;
     const auto i = static_cast<std::size_t>(std::min(x, 254.0f));
     const float f = x - static_cast<float>(i);
-    const auto channel = [&](const std::array<float, 256>& c) { return round_to_byte(c[i] * (1.0f - f) + c[i + 1] * f); };
+    const auto channel = [&](const std::array<float, 256>& c) {
+        return round_to_byte(c[i] * (1.0f - f) + c[i + 1] * f);
+    };
     const std::uint32_t pixel = packed(channel(table.r), channel(table.g), channel(table.b), 255);
     return nan ? packed(not_finite_colour) : pixel;
 }
@@ -92,7 +96,7 @@ void colour_each(std::span<const float> values, std::uint8_t* rgba, Colour colou
     }
 }
 
-} // namespace
+}   // namespace
 
 std::string_view colormap_name(Colormap map) {
     switch (map) {
@@ -125,4 +129,4 @@ void colormap_lookup_many(Colormap map, std::span<const float> values, std::uint
     }
 }
 
-} // namespace headscope
+}   // namespace headscope

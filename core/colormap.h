@@ -34,4 +34,4 @@ inline constexpr Rgba8 masked_colour{150, 150, 150, 255};
 // Drawn for values that are not finite (NaN/Inf in the weights): loud magenta.
 inline constexpr Rgba8 not_finite_colour{255, 0, 255, 255};
 
-} // namespace headscope
+}   // namespace headscope

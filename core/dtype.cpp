@@ -36,7 +36,7 @@ const DTypeInfo& info(DType dtype) {
     for (const auto& entry : dtype_table) {
         if (entry.dtype == dtype) return entry;
     }
-    return dtype_table[0]; // unreachable: every enumerator is in the table
+    return dtype_table[0];   // unreachable: every enumerator is in the table
 }
 
 template <typename T>
@@ -46,7 +46,7 @@ T load(const std::byte* bytes) {
     return value;
 }
 
-} // namespace
+}   // namespace
 
 std::string_view dtype_name(DType dtype) { return info(dtype).name; }
 std::size_t dtype_size(DType dtype) { return info(dtype).size; }
@@ -64,13 +64,13 @@ float half_to_float(std::uint16_t bits) {
     std::uint32_t exponent = (bits >> 10) & 0x1fu;
     std::uint32_t mantissa = bits & 0x3ffu;
     std::uint32_t out;
-    if (exponent == 0x1f) {                 // inf or NaN (payload kept)
+    if (exponent == 0x1f) {   // inf or NaN (payload kept)
         out = sign | 0x7f800000u | (mantissa << 13);
-    } else if (exponent != 0) {             // normal
+    } else if (exponent != 0) {   // normal
         out = sign | ((exponent + 112) << 23) | (mantissa << 13);
-    } else if (mantissa == 0) {             // signed zero
+    } else if (mantissa == 0) {   // signed zero
         out = sign;
-    } else {                                // subnormal: normalise it
+    } else {   // subnormal: normalise it
         exponent = 113;
         while ((mantissa & 0x400u) == 0) {
             mantissa <<= 1;
@@ -81,14 +81,12 @@ float half_to_float(std::uint16_t bits) {
     return std::bit_cast<float>(out);
 }
 
-float bfloat16_to_float(std::uint16_t bits) {
-    return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-}
+float bfloat16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
 std::uint16_t float_to_bfloat16(float value) {
     std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
     if ((bits & 0x7fffffffu) > 0x7f800000u) {
-        return static_cast<std::uint16_t>((bits >> 16) | 0x40u); // quiet NaN
+        return static_cast<std::uint16_t>((bits >> 16) | 0x40u);   // quiet NaN
     }
     bits += 0x7fffu + ((bits >> 16) & 1u);
     return static_cast<std::uint16_t>(bits >> 16);
@@ -98,13 +96,13 @@ std::uint16_t float_to_half(float value) {
     const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
     const std::uint16_t sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
     const std::uint32_t abs = bits & 0x7fffffffu;
-    if (abs > 0x7f800000u) return sign | 0x7e00u;           // NaN
-    if (abs >= 0x477ff000u) return sign | 0x7c00u;          // rounds to >= 65520: inf
-    if (abs < 0x38800000u) {                                // below the smallest normal half
-        if (abs < 0x33000000u) return sign;                 // below half the smallest subnormal
+    if (abs > 0x7f800000u) return sign | 0x7e00u;    // NaN
+    if (abs >= 0x477ff000u) return sign | 0x7c00u;   // rounds to >= 65520: inf
+    if (abs < 0x38800000u) {                         // below the smallest normal half
+        if (abs < 0x33000000u) return sign;          // below half the smallest subnormal
         const std::uint32_t exponent = abs >> 23;
         const std::uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;
-        const std::uint32_t shift = 126 - exponent;         // 14..24
+        const std::uint32_t shift = 126 - exponent;   // 14..24
         std::uint32_t half = mantissa >> shift;
         const std::uint32_t rest = mantissa & ((1u << shift) - 1);
         const std::uint32_t halfway = 1u << (shift - 1);
@@ -112,7 +110,7 @@ std::uint16_t float_to_half(float value) {
         return sign | static_cast<std::uint16_t>(half);
     }
     std::uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u);
-    rounded -= 112u << 23;                                  // rebias exponent 127 -> 15
+    rounded -= 112u << 23;   // rebias exponent 127 -> 15
     return sign | static_cast<std::uint16_t>(rounded >> 13);
 }
 
@@ -121,9 +119,7 @@ void convert_to_float(DType dtype, const std::byte* bytes, std::span<float> out)
     // An empty tensor ([0, 4]) has no storage: memcpy from or to a null pointer is UB even for 0 bytes.
     if (n == 0) return;
     switch (dtype) {
-    case DType::F32:
-        std::memcpy(out.data(), bytes, n * sizeof(float));
-        return;
+    case DType::F32: std::memcpy(out.data(), bytes, n * sizeof(float)); return;
     case DType::F16:
         for (std::size_t i = 0; i < n; ++i) out[i] = half_to_float(load<std::uint16_t>(bytes + 2 * i));
         return;
@@ -135,8 +131,9 @@ void convert_to_float(DType dtype, const std::byte* bytes, std::span<float> out)
             // Out-of-range doubles become +-inf explicitly (a plain cast would be UB).
             const double v = load<double>(bytes + 8 * i);
             constexpr double top = std::numeric_limits<float>::max();
-            out[i] = v > top ? std::numeric_limits<float>::infinity()
-                   : v < -top ? -std::numeric_limits<float>::infinity() : static_cast<float>(v);
+            out[i] = v > top    ? std::numeric_limits<float>::infinity()
+                     : v < -top ? -std::numeric_limits<float>::infinity()
+                                : static_cast<float>(v);
         }
         return;
     case DType::I64:
@@ -198,4 +195,4 @@ std::int64_t count_non_finite(DType dtype, const std::byte* bytes, std::size_t n
     return count;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -39,4 +39,4 @@ void convert_to_nonzero(DType dtype, const std::byte* bytes, std::span<bool> out
 // (so an F64 beyond float's range counts too). Integer and bool dtypes have none.
 std::int64_t count_non_finite(DType dtype, const std::byte* bytes, std::size_t n);
 
-} // namespace headscope
+}   // namespace headscope

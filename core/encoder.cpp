@@ -61,7 +61,7 @@ void export_norm(const std::string& prefix, const LayerNorm& norm, std::vector<O
 
 std::int64_t linear_count(const Linear& layer) { return layer.weight.size() + layer.bias.size(); }
 
-} // namespace
+}   // namespace
 
 void export_encoder(const EncoderStack& stack, std::vector<OwnedTensor>& out) {
     for (std::size_t l = 0; l < stack.blocks.size(); ++l) {
@@ -89,4 +89,4 @@ std::int64_t encoder_parameter_count(const EncoderStack& stack) {
     return n;
 }
 
-} // namespace headscope
+}   // namespace headscope

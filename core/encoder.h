@@ -10,10 +10,10 @@
 namespace headscope {
 
 struct EncoderBlock {
-    LayerNorm ln1;             // layers.{l}.ln1.weight / .bias
-    AttentionWeights attn;     // layers.{l}.attn.{q,k,v,out}_proj.weight / .bias
-    LayerNorm ln2;             // layers.{l}.ln2.weight / .bias
-    Mlp mlp;                   // layers.{l}.mlp.fc1 / fc2 .weight / .bias
+    LayerNorm ln1;           // layers.{l}.ln1.weight / .bias
+    AttentionWeights attn;   // layers.{l}.attn.{q,k,v,out}_proj.weight / .bias
+    LayerNorm ln2;           // layers.{l}.ln2.weight / .bias
+    Mlp mlp;                 // layers.{l}.mlp.fc1 / fc2 .weight / .bias
 };
 
 struct EncoderStack {
@@ -37,4 +37,4 @@ std::int64_t encoder_parameter_count(const EncoderStack& stack);
 OwnedTensor owned_tensor(std::string name, const Matrix& m);
 OwnedTensor owned_tensor(std::string name, const Vector& v);
 
-} // namespace headscope
+}   // namespace headscope

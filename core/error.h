@@ -13,4 +13,4 @@ public:
     explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
-} // namespace headscope
+}   // namespace headscope

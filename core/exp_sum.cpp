@@ -12,7 +12,7 @@ namespace headscope {
 namespace {
 // Below this exp leaves the normal floats; every path gives exactly 0 there.
 constexpr float lowest_normal_log = -87.33654f;   // ln of the smallest normal float
-} // namespace
+}   // namespace
 
 #if defined(__AVX2__) && defined(__FMA__)
 namespace {
@@ -24,7 +24,7 @@ constexpr float ln2_high = 0.693359375f;
 constexpr float ln2_low = -2.12194440e-4f;
 constexpr float exp_poly[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
                               4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
-} // namespace
+}   // namespace
 #endif
 
 #if defined(__AVX512F__)
@@ -36,8 +36,8 @@ namespace {
 // computed (a sixth fewer instructions per exp than clamping first), and x <= 0 is given.
 __m512 exp_nonpositive(__m512 x) {
     const __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(lowest_normal_log), _CMP_NLT_UQ);   // true for NaN
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(log2_e)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 n =
+        _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(log2_e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_high), x);
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(ln2_low), r);
     __m512 p = _mm512_set1_ps(exp_poly[0]);
@@ -46,7 +46,7 @@ __m512 exp_nonpositive(__m512 x) {
     return _mm512_maskz_scalef_ps(normal, e, n);
 }
 
-} // namespace
+}   // namespace
 
 float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
     const __m512 s = _mm512_set1_ps(shift);
@@ -122,7 +122,7 @@ __m256 exp_nonpositive(__m256 x) {
     return _mm256_andnot_ps(underflows, _mm256_mul_ps(e, two_to_n));
 }
 
-} // namespace
+}   // namespace
 
 float exp_shifted_sum(float* values, Eigen::Index n, float shift) {
     const __m256 s = _mm256_set1_ps(shift);
@@ -184,4 +184,4 @@ void scale_values(float* values, Eigen::Index n, float factor) { Eigen::Map<Eige
 
 #endif
 
-} // namespace headscope
+}   // namespace headscope

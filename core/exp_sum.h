@@ -21,4 +21,4 @@ float exp_shifted_sum(float* values, Eigen::Index n, float shift);
 float max_value(const float* values, Eigen::Index n);
 void scale_values(float* values, Eigen::Index n, float factor);
 
-} // namespace headscope
+}   // namespace headscope

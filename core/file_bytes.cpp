@@ -31,4 +31,4 @@ std::string read_file_bytes(const std::string& path, std::uintmax_t max_bytes, s
     return bytes;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -14,4 +14,4 @@ namespace headscope {
 // "<path>: 300000000 bytes, more than the 256 MiB a tokenizer file may have".
 std::string read_file_bytes(const std::string& path, std::uintmax_t max_bytes, std::string_view what);
 
-} // namespace headscope
+}   // namespace headscope

@@ -20,8 +20,8 @@ struct CubicTaps {
 
 std::vector<CubicTaps> cubic_taps(int in_size, int out_size) {
     constexpr float A = -0.75f;
-    const auto near = [](float t) { return ((A + 2.0f) * t - (A + 3.0f)) * t * t + 1.0f; };          // |t| <= 1
-    const auto far = [](float t) { return ((A * t - 5.0f * A) * t + 8.0f * A) * t - 4.0f * A; };     // 1 < |t| < 2
+    const auto near = [](float t) { return ((A + 2.0f) * t - (A + 3.0f)) * t * t + 1.0f; };        // |t| <= 1
+    const auto far = [](float t) { return ((A * t - 5.0f * A) * t + 8.0f * A) * t - 4.0f * A; };   // 1 < |t| < 2
     const float scale = static_cast<float>(in_size) / static_cast<float>(out_size);
     std::vector<CubicTaps> taps(static_cast<std::size_t>(out_size));
     for (int o = 0; o < out_size; ++o) {
@@ -37,12 +37,12 @@ std::vector<CubicTaps> cubic_taps(int in_size, int out_size) {
     return taps;
 }
 
-} // namespace
+}   // namespace
 
 Matrix resize_grid_bicubic(const ConstMatrixRef& grid, int in_h, int in_w, int out_h, int out_w) {
     if (in_h < 1 || in_w < 1 || out_h < 1 || out_w < 1 || grid.rows() != static_cast<Eigen::Index>(in_h) * in_w) {
-        throw Error("grid resize: a " + std::to_string(grid.rows()) + "-cell grid is not " + std::to_string(in_h) + " x " +
-                    std::to_string(in_w) + ", or a size is below 1 (to " + std::to_string(out_h) + " x " +
+        throw Error("grid resize: a " + std::to_string(grid.rows()) + "-cell grid is not " + std::to_string(in_h) +
+                    " x " + std::to_string(in_w) + ", or a size is below 1 (to " + std::to_string(out_h) + " x " +
                     std::to_string(out_w) + ")");
     }
     const std::vector<CubicTaps> rows = cubic_taps(in_h, out_h);
@@ -64,4 +64,4 @@ Matrix resize_grid_bicubic(const ConstMatrixRef& grid, int in_h, int in_w, int o
     return out;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -17,4 +17,4 @@ namespace headscope {
 // Returns [out_h * out_w, C] in the same order. Sizes must be at least 1.
 Matrix resize_grid_bicubic(const ConstMatrixRef& grid, int in_h, int in_w, int out_h, int out_w);
 
-} // namespace headscope
+}   // namespace headscope

@@ -23,7 +23,7 @@ double sum_m_ln_m(const Eigen::Ref<const RowVector>& a, const Eigen::Ref<const R
     return static_cast<double>((m * m.max(std::numeric_limits<float>::min()).log()).sum());
 }
 
-} // namespace
+}   // namespace
 
 RowEntropies row_entropies(const Matrix& map) {
     RowEntropies e;
@@ -65,4 +65,4 @@ HeadComparison compare_heads(const Matrix& a, const Matrix& b) {
     return result;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -28,8 +28,8 @@ HeadComparison compare_heads(const Matrix& a, const Matrix& b);
 // functions. The per-cell terms are summed in float (Eigen vectorises the float log, not
 // the double one): a JS value is good to about 1e-6 bits, and JS(P, P) is exactly 0.
 struct RowEntropies {
-    Eigen::VectorXd sum_p_ln_p;       // [Tq] sum_j p_ij ln p_ij (minus the row's entropy in nats; 0 ln 0 = 0)
-    std::vector<bool> has_weight;     // [Tq] the row sums to more than 0
+    Eigen::VectorXd sum_p_ln_p;     // [Tq] sum_j p_ij ln p_ij (minus the row's entropy in nats; 0 ln 0 = 0)
+    std::vector<bool> has_weight;   // [Tq] the row sums to more than 0
 };
 RowEntropies row_entropies(const Matrix& map);
 
@@ -40,4 +40,4 @@ struct MeanJs {
 // a, b: the same shape (not checked here); ea, eb: their row_entropies().
 MeanJs mean_js_divergence(const Matrix& a, const RowEntropies& ea, const Matrix& b, const RowEntropies& eb);
 
-} // namespace headscope
+}   // namespace headscope

@@ -130,7 +130,8 @@ public:
                 if (row[j] >= bar) candidates_.push_back(row[j]);
             }
         }
-        const auto kth = candidates_.begin() + std::min<std::ptrdiff_t>(k, static_cast<std::ptrdiff_t>(candidates_.size()));
+        const auto kth =
+            candidates_.begin() + std::min<std::ptrdiff_t>(k, static_cast<std::ptrdiff_t>(candidates_.size()));
         std::nth_element(candidates_.begin(), kth - 1, candidates_.end(), std::greater<float>());
         for (auto it = candidates_.begin(); it != kth; ++it) top.top_k += static_cast<double>(*it);
         return top;
@@ -142,7 +143,8 @@ private:
 
 HeadMetrics metrics_of(const Matrix& weights, const Prepared& p) {
     if (weights.rows() != p.T || weights.cols() != p.T) {
-        throw Error("metrics: a map is " + shape_text(weights.rows(), weights.cols()) + ", expected " + shape_text(p.T, p.T));
+        throw Error("metrics: a map is " + shape_text(weights.rows(), weights.cols()) + ", expected " +
+                    shape_text(p.T, p.T));
     }
     const Eigen::Index T = p.T;
     const Eigen::Index n_patches = p.patch_distance.rows();
@@ -208,11 +210,11 @@ HeadMetrics metrics_of(const Matrix& weights, const Prepared& p) {
 }
 
 constexpr std::array<std::string_view, metric_count> metric_names = {
-    "entropy", "entropy_norm", "mean_distance", "max_weight", "top_k_mass",
-    "sink_mass", "special_mass", "diag", "prev_token", "induction",
+    "entropy",   "entropy_norm", "mean_distance", "max_weight", "top_k_mass",
+    "sink_mass", "special_mass", "diag",          "prev_token", "induction",
 };
 
-} // namespace
+}   // namespace
 
 MetricContext metric_context(const ModelInput& input, const ModelInfo& info) {
     MetricContext c;
@@ -240,18 +242,20 @@ MetricContext metric_context(const ModelInput& input, const ModelInfo& info) {
 
 HeadMetrics compute_head_metrics(const Matrix& weights, const Mask* allowed, const MetricContext& context) {
     if (weights.rows() != weights.cols()) {
-        throw Error("metrics: the map is " + shape_text(weights.rows(), weights.cols()) + ", not square (self-attention)");
+        throw Error("metrics: the map is " + shape_text(weights.rows(), weights.cols()) +
+                    ", not square (self-attention)");
     }
     return metrics_of(weights, prepare(weights.rows(), allowed, context));
 }
 
 std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const MetricContext& context,
-                                              std::size_t first_layer) {
+                                               std::size_t first_layer) {
     std::vector<HeadMetrics> out;
     if (trace.layers.empty() || trace.layers[0].heads.empty()) return out;
     const Matrix& first = trace.layers[0].heads[0].weights;
     if (first.rows() != first.cols()) {
-        throw Error("metrics: the maps are " + shape_text(first.rows(), first.cols()) + ", not square (self-attention)");
+        throw Error("metrics: the maps are " + shape_text(first.rows(), first.cols()) +
+                    ", not square (self-attention)");
     }
     const Prepared p = prepare(first.rows(), trace.mask ? &*trace.mask : nullptr, context);
     for (std::size_t l = first_layer; l < trace.layers.size(); ++l) {
@@ -291,4 +295,4 @@ std::optional<double> metric_value(const HeadMetrics& m, Metric metric) {
     return std::nullopt;
 }
 
-} // namespace headscope
+}   // namespace headscope

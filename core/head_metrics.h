@@ -74,15 +74,24 @@ HeadMetrics compute_head_metrics(const Matrix& weights, const Mask* allowed, con
 // Every layer x head of a trace, in order (layer-major).
 // `first_layer` > 0 leaves out the layers before it (a run resumed there reuses their metrics).
 std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const MetricContext& context,
-                                              std::size_t first_layer = 0);
+                                               std::size_t first_layer = 0);
 
 // The metrics by name, for sorting, colouring and export.
 enum class Metric {
-    entropy, entropy_norm, mean_distance, max_weight, top_k_mass, sink_mass, special_mass, diag, prev_token, induction
+    entropy,
+    entropy_norm,
+    mean_distance,
+    max_weight,
+    top_k_mass,
+    sink_mass,
+    special_mass,
+    diag,
+    prev_token,
+    induction
 };
 inline constexpr int metric_count = 10;
 std::string_view metric_name(Metric metric);   // as in the JSON: "entropy", "prev_token", ...
 std::optional<Metric> metric_from_name(std::string_view name);
 std::optional<double> metric_value(const HeadMetrics& metrics, Metric metric);   // absent: induction without repeats
 
-} // namespace headscope
+}   // namespace headscope

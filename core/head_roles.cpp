@@ -27,4 +27,4 @@ std::optional<MeasuredRole> measured_role(const HeadMetrics& m, bool images) {
     return best;
 }
 
-} // namespace headscope
+}   // namespace headscope

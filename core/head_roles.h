@@ -25,4 +25,4 @@ struct MeasuredRole {
 // images: the input is a picture (position 0 is [CLS], not a first word).
 std::optional<MeasuredRole> measured_role(const HeadMetrics& metrics, bool images);
 
-} // namespace headscope
+}   // namespace headscope

@@ -17,18 +17,19 @@ std::string shape_text(const Matrix& m) {
 }
 
 void check_square(const Matrix& m, const char* what) {
-    if (m.rows() != m.cols()) throw Error(std::string(what) + ": the distance matrix is " + shape_text(m) + ", not square");
+    if (m.rows() != m.cols())
+        throw Error(std::string(what) + ": the distance matrix is " + shape_text(m) + ", not square");
 }
 
-} // namespace
+}   // namespace
 
 Matrix js_divergence_matrix(const std::vector<const Matrix*>& maps, const LoadControl& control) {
     const auto N = static_cast<Eigen::Index>(maps.size());
     for (Eigen::Index i = 1; i < N; ++i) {
         if (maps[static_cast<std::size_t>(i)]->rows() != maps[0]->rows() ||
             maps[static_cast<std::size_t>(i)]->cols() != maps[0]->cols()) {
-            throw Error("head similarity: map " + std::to_string(i) + " is " + shape_text(*maps[static_cast<std::size_t>(i)]) +
-                        ", map 0 is " + shape_text(*maps[0]));
+            throw Error("head similarity: map " + std::to_string(i) + " is " +
+                        shape_text(*maps[static_cast<std::size_t>(i)]) + ", map 0 is " + shape_text(*maps[0]));
         }
     }
     control.report(0.0);
@@ -135,7 +136,8 @@ HeadSimilarity head_similarity(const ModelTrace& trace, const std::vector<std::v
                                const LoadControl& control) {
     if (!include.empty()) {
         bool fits = include.size() == trace.layers.size();
-        for (std::size_t l = 0; fits && l < include.size(); ++l) fits = include[l].size() == trace.layers[l].heads.size();
+        for (std::size_t l = 0; fits && l < include.size(); ++l)
+            fits = include[l].size() == trace.layers[l].heads.size();
         if (!fits) throw Error("head similarity: the heads to include are not shaped [layers][heads] like the trace");
     }
     HeadSimilarity result;
@@ -153,4 +155,4 @@ HeadSimilarity head_similarity(const ModelTrace& trace, const std::vector<std::v
     return result;
 }
 
-} // namespace headscope
+}   // namespace headscope

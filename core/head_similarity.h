@@ -43,4 +43,4 @@ Matrix classical_mds(const Matrix& distances, int dims = 2);
 HeadSimilarity head_similarity(const ModelTrace& trace, const std::vector<std::vector<bool>>& include = {},
                                const LoadControl& control = {});
 
-} // namespace headscope
+}   // namespace headscope

@@ -5,7 +5,8 @@
 namespace headscope {
 
 Rgba8 RgbaImage::at(int x, int y) const {
-    const std::size_t i = (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) * 4;
+    const std::size_t i =
+        (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) * 4;
     return {pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3]};
 }
 
@@ -36,4 +37,4 @@ RgbaImage heatmap_image(const Matrix& weights, const Mask* allowed, Colormap map
     return image;
 }
 
-} // namespace headscope
+}   // namespace headscope

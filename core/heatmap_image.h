@@ -24,4 +24,4 @@ struct RgbaImage {
 // through the colour map (scale_max > 0; 1 for the shared 0..1 scale).
 RgbaImage heatmap_image(const Matrix& weights, const Mask* allowed, Colormap map, float scale_max = 1.0f);
 
-} // namespace headscope
+}   // namespace headscope

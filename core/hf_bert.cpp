@@ -26,7 +26,7 @@ std::string architecture_name(const HfBertConfig& c, HfBertHead head, bool next_
     return "BertModel";
 }
 
-} // namespace
+}   // namespace
 
 HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) {
     const fs::path dir(folder);
@@ -121,11 +121,12 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
         // BertForPreTraining's next-sentence head: checked and kept (for export), not run.
         next_sentence = c.architecture == "BertForPreTraining" || table.has("cls.seq_relationship.weight") ||
                         table.has("cls.seq_relationship.bias");
-        if (next_sentence) w.seq_relationship = table.linear("cls.seq_relationship", 2, E, e_why + ", 2 classes (is next, is not)");
+        if (next_sentence)
+            w.seq_relationship = table.linear("cls.seq_relationship", 2, E, e_why + ", 2 classes (is next, is not)");
     } else if (w.head == HfBertHead::classifier) {
         w.classifier = table.linear("classifier", n_labels, E,
                                     e_why + ", " + std::to_string(n_labels) + (n_labels == 1 ? " label" : " labels") +
-                                    " in id2label / num_labels");
+                                        " in id2label / num_labels");
         id2label_ = c.id2label;
     }
 
@@ -145,7 +146,8 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
             text_refusal_ = e.what();
         }
         tokenizer_ = WordPieceTokenizer::from_file((dir / "vocab.txt").string(), options);
-        tokenizer_files = fs::exists(dir / "tokenizer_config.json", ec) ? "vocab.txt + tokenizer_config.json" : "vocab.txt";
+        tokenizer_files =
+            fs::exists(dir / "tokenizer_config.json", ec) ? "vocab.txt + tokenizer_config.json" : "vocab.txt";
         if (text_refusal_.empty()) {
             tokenizer_files += std::string(" (WordPiece, ") + (options.do_lower_case ? "lower-cased" : "cased") + ")";
         } else {
@@ -158,7 +160,7 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
     std::string head_text = "none";
     if (w.head == HfBertHead::masked_lm) {
         head_text = "masked LM (cls.predictions), decoder ";
-        head_text += w.decoder.size() != 0       ? "cls.predictions.decoder.weight"
+        head_text += w.decoder.size() != 0   ? "cls.predictions.decoder.weight"
                      : decoder_is_embeddings ? "tied to word_embeddings (cls.predictions.decoder.weight equals it)"
                                              : "tied to word_embeddings";
         if (next_sentence) head_text += "; next-sentence head cls.seq_relationship loaded, not run";
@@ -167,8 +169,8 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
     }
 
     info_.name = folder;
-    info_.description = "Hugging Face " + architecture + " (bert: E=" + std::to_string(E) + " H=" +
-                        std::to_string(c.num_attention_heads) + " L=" + std::to_string(c.num_hidden_layers) +
+    info_.description = "Hugging Face " + architecture + " (bert: E=" + std::to_string(E) +
+                        " H=" + std::to_string(c.num_attention_heads) + " L=" + std::to_string(c.num_hidden_layers) +
                         ", V=" + std::to_string(V) + ", " + std::to_string(c.max_position_embeddings) + " positions" +
                         (w.head == HfBertHead::classifier ? ", " + std::to_string(n_labels) + " labels" : "") + ")";
     info_.n_layers = c.num_hidden_layers;
@@ -200,7 +202,7 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
 ModelInput HfBertModel::embed(std::vector<std::int64_t> ids, const std::vector<std::int32_t>& type_ids) const {
     mapped_.check();
     const auto T = static_cast<Eigen::Index>(ids.size());
-    Matrix x = weights_.position_embeddings.topRows(T);   // [T, E]
+    Matrix x = weights_.position_embeddings.topRows(T);               // [T, E]
     const Matrix words = weights_.word_embeddings.gather_rows(ids);   // [T, E]
     for (Eigen::Index t = 0; t < T; ++t) {
         x.row(t) += words.row(t) + weights_.token_type_embeddings.row(type_ids[static_cast<std::size_t>(t)]);
@@ -256,7 +258,8 @@ ModelInput HfBertModel::encode_text(std::string_view text) const {
 ModelInput HfBertModel::encode_ids(std::span<const std::int64_t> ids) const {
     hf_check_token_ids(ids, config_.vocab_size, config_.max_position_embeddings, info_.name, "max_position_embeddings");
     // Ids carry no segment: every position is token type 0.
-    ModelInput input = embed(std::vector<std::int64_t>(ids.begin(), ids.end()), std::vector<std::int32_t>(ids.size(), 0));
+    ModelInput input =
+        embed(std::vector<std::int64_t>(ids.begin(), ids.end()), std::vector<std::int32_t>(ids.size(), 0));
     for (const std::int64_t id : ids) input.labels.push_back(output_label(id));
     return input;
 }
@@ -284,8 +287,9 @@ ModelTrace HfBertModel::forward(const ModelInput& input, const RunOptions& optio
         Matrix h = linear_forward(weights_.transform, trace.hidden);   // [T, E]
         hf_activate_inplace(h, config_.activation);
         h = layer_norm_forward(weights_.transform_norm, h);
-        const WeightMatrix& decoder = weights_.decoder.size() != 0 ? weights_.decoder : weights_.word_embeddings;   // [V, E]
-        trace.logits.resize(h.rows(), decoder.rows());                                                             // [T, V]
+        const WeightMatrix& decoder =
+            weights_.decoder.size() != 0 ? weights_.decoder : weights_.word_embeddings;   // [V, E]
+        trace.logits.resize(h.rows(), decoder.rows());                                    // [T, V]
         decoder.multiply(h, trace.logits);
         trace.logits.rowwise() += weights_.decoder_bias.transpose();
         break;
@@ -293,7 +297,7 @@ ModelTrace HfBertModel::forward(const ModelInput& input, const RunOptions& optio
     case HfBertHead::classifier: {
         Matrix pooled = linear_forward(weights_.pooler, trace.hidden.topRows(1));   // [1, E], from [CLS]
         pooled = pooled.array().tanh().matrix();
-        trace.logits = linear_forward(weights_.classifier, pooled);                 // [1, labels]
+        trace.logits = linear_forward(weights_.classifier, pooled);   // [1, labels]
         break;
     }
     }
@@ -347,4 +351,4 @@ std::unique_ptr<Model> load_hf_bert(const std::string& folder, const LoadControl
     return std::make_unique<HfBertModel>(folder, control);
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -50,27 +50,27 @@ struct HfBertLayerWeights {
 
 // Which head the checkpoint carries.
 enum class HfBertHead {
-    none,             // BertModel: no logits
-    masked_lm,        // BertForMaskedLM, BertForPreTraining: cls.predictions -> [T, V]
-    classifier,       // BertForSequenceClassification: pooler + classifier -> [1, labels]
+    none,         // BertModel: no logits
+    masked_lm,    // BertForMaskedLM, BertForPreTraining: cls.predictions -> [T, V]
+    classifier,   // BertForSequenceClassification: pooler + classifier -> [1, labels]
 };
 
 // Names are transformers' own, without the "bert." prefix.
 struct HfBertWeights {
-    WeightMatrix word_embeddings;           // embeddings.word_embeddings.weight       [V, E]
-    Matrix position_embeddings;             // embeddings.position_embeddings.weight   [max_position_embeddings, E]
-    Matrix token_type_embeddings;           // embeddings.token_type_embeddings.weight [type_vocab_size, E]
-    LayerNorm embeddings_norm;              // embeddings.LayerNorm.weight / .bias     [E]
-    std::vector<HfBertLayerWeights> layers; // encoder.layer.{l}.*                     [L]
-    Linear pooler;                          // pooler.dense [E, E] / [E]; empty when not stored
+    WeightMatrix word_embeddings;             // embeddings.word_embeddings.weight       [V, E]
+    Matrix position_embeddings;               // embeddings.position_embeddings.weight   [max_position_embeddings, E]
+    Matrix token_type_embeddings;             // embeddings.token_type_embeddings.weight [type_vocab_size, E]
+    LayerNorm embeddings_norm;                // embeddings.LayerNorm.weight / .bias     [E]
+    std::vector<HfBertLayerWeights> layers;   // encoder.layer.{l}.*                     [L]
+    Linear pooler;                            // pooler.dense [E, E] / [E]; empty when not stored
     HfBertHead head = HfBertHead::none;
-    Linear transform;                       // cls.predictions.transform.dense [E, E] / [E]
-    LayerNorm transform_norm;               // cls.predictions.transform.LayerNorm     [E]
-    WeightMatrix decoder;                   // cls.predictions.decoder.weight [V, E] when stored apart;
-                                            // empty = word_embeddings (tied)
-    Vector decoder_bias;                    // cls.predictions.bias (= cls.predictions.decoder.bias) [V]
-    Linear seq_relationship;                // cls.seq_relationship [2, E] / [2] (next sentence; not run)
-    Linear classifier;                      // classifier [labels, E] / [labels]
+    Linear transform;           // cls.predictions.transform.dense [E, E] / [E]
+    LayerNorm transform_norm;   // cls.predictions.transform.LayerNorm     [E]
+    WeightMatrix decoder;       // cls.predictions.decoder.weight [V, E] when stored apart;
+                                // empty = word_embeddings (tied)
+    Vector decoder_bias;        // cls.predictions.bias (= cls.predictions.decoder.bias) [V]
+    Linear seq_relationship;    // cls.seq_relationship [2, E] / [2] (next sentence; not run)
+    Linear classifier;          // classifier [labels, E] / [labels]
 };
 
 class HfBertModel final : public Model {
@@ -96,7 +96,7 @@ private:
 
     HfBertConfig config_;
     HfBertWeights weights_;
-    HfMappedFiles mapped_;   // the files F32 weights are read from in place
+    HfMappedFiles mapped_;                          // the files F32 weights are read from in place
     std::optional<WordPieceTokenizer> tokenizer_;   // from vocab.txt; labels even when text_refusal_ is set
     std::string text_refusal_;                      // why --text cannot be encoded; empty when it can
     std::vector<std::string> id2label_;             // classifier only
@@ -106,4 +106,4 @@ private:
 // Opens a BERT checkpoint folder (model_type "bert").
 std::unique_ptr<Model> load_hf_bert(const std::string& folder, const LoadControl& control = {});
 
-} // namespace headscope
+}   // namespace headscope

@@ -87,7 +87,8 @@ public:
     std::int64_t integer_value(const std::string& name, const json& v, std::int64_t lo, std::int64_t hi) const {
         const std::string expected = "an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
         if (!v.is_number_integer()) fail(name, expected, v);
-        if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi) : v.get<std::int64_t>() > hi) {
+        if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)
+                                   : v.get<std::int64_t>() > hi) {
             fail(name, expected, v);
         }
         const auto value = v.get<std::int64_t>();
@@ -136,7 +137,7 @@ HfActivation activation_from_name(const Fields& f, const std::string& name, cons
     if (name == "relu") return HfActivation::relu;
     if (name == "silu" || name == "swish") return HfActivation::silu;
     f.fail(field, in_quotes(name) + " is not supported (supported: gelu, gelu_python, gelu_new, "
-                                        "gelu_pytorch_tanh, gelu_fast, quick_gelu, relu, silu, swish)");
+                                    "gelu_pytorch_tanh, gelu_fast, quick_gelu, relu, silu, swish)");
 }
 
 // architectures[0] ("" when absent), which must be one of `known`.
@@ -162,7 +163,8 @@ float read_epsilon(const Fields& f, const std::string& name, float fallback) {
 }
 
 std::vector<std::string> supported_architectures(const std::string& model_type) {
-    if (model_type == "deit") return {"DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher"};
+    if (model_type == "deit")
+        return {"DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher"};
     return {"ViTModel", "ViTForImageClassification"};
 }
 
@@ -179,7 +181,8 @@ std::vector<std::string> read_labels(const Fields& f) {
     }
     if (!id2label->is_object()) f.fail("id2label", "an object {\"0\": \"name\", ...}", *id2label);
     if (id2label->size() > static_cast<std::size_t>(max_labels)) {
-        f.fail("id2label", "has " + std::to_string(id2label->size()) + " entries, more than " + std::to_string(max_labels));
+        f.fail("id2label",
+               "has " + std::to_string(id2label->size()) + " entries, more than " + std::to_string(max_labels));
     }
     const std::size_t n = id2label->size();
     std::vector<std::string> labels(n);
@@ -250,7 +253,7 @@ void read_channels(const Fields& f, const std::string& name, float (&out)[3]) {
     }
 }
 
-} // namespace
+}   // namespace
 
 std::vector<std::string> hf_supported_model_types() { return {"vit", "deit", "gpt2", "bert"}; }
 
@@ -334,8 +337,8 @@ HfGpt2Config read_hf_gpt2_config(const std::string& config_path) {
         f.fail("scale_attn_by_inverse_layer_idx", "true is not supported");
     }
     if (c.n_embd % c.n_head != 0) {
-        throw Error(config_path + ": n_embd = " + std::to_string(c.n_embd) + " is not divisible by n_head = " +
-                    std::to_string(c.n_head));
+        throw Error(config_path + ": n_embd = " + std::to_string(c.n_embd) +
+                    " is not divisible by n_head = " + std::to_string(c.n_head));
     }
     return c;
 }
@@ -464,8 +467,10 @@ HfImageProcessorConfig read_hf_image_processor_config(const std::string& path, c
             if (!std::isfinite((pixel * rescale - mean) / std)) {
                 char formula[160];
                 std::snprintf(formula, sizeof formula, "(%g * %g - %g) / %g", pixel, rescale, mean, std);
-                throw Error(path + ": rescale_factor, image_mean and image_std take pixel values past float's range "
-                                   "(channel " + std::to_string(c) + ": " + formula +
+                throw Error(path +
+                            ": rescale_factor, image_mean and image_std take pixel values past float's range "
+                            "(channel " +
+                            std::to_string(c) + ": " + formula +
                             " is not finite); expected values that keep them finite");
             }
         }
@@ -491,9 +496,13 @@ RgbImage center_crop_image(const RgbImage& image, int width, int height) {
         for (int x = 0; x < width; ++x) {
             const int sx = x + left;
             if (sx < 0 || sx >= image.width) continue;
-            const std::size_t from = (static_cast<std::size_t>(sy) * static_cast<std::size_t>(image.width) + static_cast<std::size_t>(sx)) * 3;
-            const std::size_t to = (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) * 3;
-            for (int c = 0; c < 3; ++c) out.pixels[to + static_cast<std::size_t>(c)] = image.pixels[from + static_cast<std::size_t>(c)];
+            const std::size_t from =
+                (static_cast<std::size_t>(sy) * static_cast<std::size_t>(image.width) + static_cast<std::size_t>(sx)) *
+                3;
+            const std::size_t to =
+                (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) * 3;
+            for (int c = 0; c < 3; ++c)
+                out.pixels[to + static_cast<std::size_t>(c)] = image.pixels[from + static_cast<std::size_t>(c)];
         }
     }
     return out;
@@ -519,11 +528,13 @@ HfWeights HfWeights::open(const std::string& folder) {
         }
         std::set<std::string> shards;
         for (const auto& [name, file] : map->items()) {
-            if (!file.is_string()) f.fail("weight_map", "tensor " + in_quotes(name) + ": expected a file name, got " + brief(file));
+            if (!file.is_string())
+                f.fail("weight_map", "tensor " + in_quotes(name) + ": expected a file name, got " + brief(file));
             const std::string shard = file.get<std::string>();
             if (shard.empty() || shard == "." || shard == ".." || shard.find('/') != std::string::npos ||
                 shard.find('\\') != std::string::npos) {
-                f.fail("weight_map", "tensor " + in_quotes(name) + ": " + in_quotes(shard) + " is not a file name in this folder");
+                f.fail("weight_map",
+                       "tensor " + in_quotes(name) + ": " + in_quotes(shard) + " is not a file name in this folder");
             }
             weight_map[name] = shard;
             shards.insert(shard);
@@ -564,8 +575,8 @@ HfWeights HfWeights::open(const std::string& folder) {
                     throw Error(file.path() + ": tensor " + in_quotes(t.name) + " is not listed in " + index);
                 }
                 if (listed->second != shard) {
-                    throw Error(file.path() + ": tensor " + in_quotes(t.name) + " is here, but " + index + " puts it in " +
-                                listed->second);
+                    throw Error(file.path() + ": tensor " + in_quotes(t.name) + " is here, but " + index +
+                                " puts it in " + listed->second);
                 }
             }
         }
@@ -578,4 +589,4 @@ HfWeights HfWeights::open(const std::string& folder) {
     return w;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -50,12 +50,12 @@ struct HfVitConfig {
     std::string hidden_act = "gelu";
     HfActivation activation = HfActivation::gelu;
     float layer_norm_eps = 1e-12f;
-    int image_size = 224;                    // square input side in pixels
-    int patch_size = 16;                     // P; image_size % P == 0
-    int num_channels = 3;                    // must be 3 (RGB)
+    int image_size = 224;   // square input side in pixels
+    int patch_size = 16;    // P; image_size % P == 0
+    int num_channels = 3;   // must be 3 (RGB)
     bool qkv_bias = true;
-    Eigen::Index pooler_output_size = 0;     // pooler.dense rows; 0 = hidden_size
-    std::vector<std::string> id2label;       // [num_labels]; "LABEL_i" where the file names none
+    Eigen::Index pooler_output_size = 0;   // pooler.dense rows; 0 = hidden_size
+    std::vector<std::string> id2label;     // [num_labels]; "LABEL_i" where the file names none
 
     // Tokens before the patches: [CLS], and DeiT's distillation token.
     int n_prefix_tokens() const { return model_type == "deit" ? 2 : 1; }
@@ -69,13 +69,13 @@ HfVitConfig read_hf_vit_config(const std::string& config_path);
 // GPT2Config (model_type "gpt2"): transformers' field names and defaults (gpt2, the
 // 124M model). n_inner absent or null means 4 * n_embd.
 struct HfGpt2Config {
-    std::string architecture;                      // architectures[0], or "" when absent
-    Eigen::Index vocab_size = 50257;               // V
-    Eigen::Index n_positions = 1024;               // the longest sequence
-    Eigen::Index n_embd = 768;                     // E
-    Eigen::Index n_layer = 12;                     // L
-    Eigen::Index n_head = 12;                      // H; E % H == 0
-    Eigen::Index n_inner = 0;                      // MLP width; 0 = 4 * n_embd
+    std::string architecture;          // architectures[0], or "" when absent
+    Eigen::Index vocab_size = 50257;   // V
+    Eigen::Index n_positions = 1024;   // the longest sequence
+    Eigen::Index n_embd = 768;         // E
+    Eigen::Index n_layer = 12;         // L
+    Eigen::Index n_head = 12;          // H; E % H == 0
+    Eigen::Index n_inner = 0;          // MLP width; 0 = 4 * n_embd
     std::string activation_function = "gelu_new";
     HfActivation activation = HfActivation::gelu_tanh;
     float layer_norm_epsilon = 1e-5f;
@@ -91,18 +91,18 @@ HfGpt2Config read_hf_gpt2_config(const std::string& config_path);
 // (bert-base-uncased). Settings this build does not compute are refused, naming the
 // field: position_embedding_type other than "absolute", is_decoder, add_cross_attention.
 struct HfBertConfig {
-    std::string architecture;                     // architectures[0], or "" when absent
-    Eigen::Index vocab_size = 30522;              // V
-    Eigen::Index hidden_size = 768;               // E
-    Eigen::Index num_hidden_layers = 12;          // L
-    Eigen::Index num_attention_heads = 12;        // H; E % H == 0
-    Eigen::Index intermediate_size = 3072;        // MLP width
-    std::string hidden_act = "gelu";              // "gelu" is the exact erf form
+    std::string architecture;                // architectures[0], or "" when absent
+    Eigen::Index vocab_size = 30522;         // V
+    Eigen::Index hidden_size = 768;          // E
+    Eigen::Index num_hidden_layers = 12;     // L
+    Eigen::Index num_attention_heads = 12;   // H; E % H == 0
+    Eigen::Index intermediate_size = 3072;   // MLP width
+    std::string hidden_act = "gelu";         // "gelu" is the exact erf form
     HfActivation activation = HfActivation::gelu;
     Eigen::Index max_position_embeddings = 512;   // the longest sequence
     Eigen::Index type_vocab_size = 2;             // token types (segments A and B)
     float layer_norm_eps = 1e-12f;
-    std::vector<std::string> id2label;            // [num_labels]; "LABEL_i" where the file names none
+    std::vector<std::string> id2label;   // [num_labels]; "LABEL_i" where the file names none
 };
 
 // Reads and validates a BERT config.json.
@@ -153,9 +153,9 @@ public:
     static HfWeights open(const std::string& folder);
 
     struct Entry {
-        const TensorView* tensor = nullptr;              // valid while `owner` lives
-        std::string file;                                // path of the file that holds it
-        std::shared_ptr<const SafetensorsFile> owner;    // the mapped file: views of its bytes keep it
+        const TensorView* tensor = nullptr;             // valid while `owner` lives
+        std::string file;                               // path of the file that holds it
+        std::shared_ptr<const SafetensorsFile> owner;   // the mapped file: views of its bytes keep it
     };
     // Every tensor by its stored name.
     const std::map<std::string, Entry>& tensors() const { return tensors_; }
@@ -170,4 +170,4 @@ private:
     std::string description_;
 };
 
-} // namespace headscope
+}   // namespace headscope

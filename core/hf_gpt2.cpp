@@ -25,7 +25,7 @@ Linear rows_of(const Linear& l, Eigen::Index first, Eigen::Index n) {
     return part;
 }
 
-} // namespace
+}   // namespace
 
 HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) {
     const fs::path dir(folder);
@@ -45,8 +45,9 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
 
     HfGpt2Weights& w = weights_;
     w.wte = table.weight("wte.weight", V, E, v_why);
-    w.wpe = table.weight("wpe.weight", c.n_positions, E,
-                         "config.json: n_positions = " + std::to_string(c.n_positions) + ", n_embd = " + std::to_string(E));
+    w.wpe =
+        table.weight("wpe.weight", c.n_positions, E,
+                     "config.json: n_positions = " + std::to_string(c.n_positions) + ", n_embd = " + std::to_string(E));
     std::set<std::string> ignorable;
     for (Eigen::Index l = 0; l < c.n_layer; ++l) {
         const std::string prefix = "h." + std::to_string(l) + ".";
@@ -95,9 +96,9 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     }
 
     info_.name = folder;
-    info_.description = "Hugging Face " + architecture + " (gpt2: E=" + std::to_string(E) + " H=" +
-                        std::to_string(c.n_head) + " L=" + std::to_string(c.n_layer) + ", V=" + std::to_string(V) +
-                        ", " + std::to_string(c.n_positions) + " positions)";
+    info_.description = "Hugging Face " + architecture + " (gpt2: E=" + std::to_string(E) +
+                        " H=" + std::to_string(c.n_head) + " L=" + std::to_string(c.n_layer) +
+                        ", V=" + std::to_string(V) + ", " + std::to_string(c.n_positions) + " positions)";
     info_.n_layers = c.n_layer;
     info_.n_heads = c.n_head;
     info_.width = E;
@@ -116,7 +117,9 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
         {"layer_norm_epsilon", hf_number_text(c.layer_norm_epsilon)},
         {"vocab_size", std::to_string(V)},
         {"n_positions", std::to_string(c.n_positions)},
-        {"lm_head", !separate_head ? "tied to wte" : head_is_wte ? "tied to wte (lm_head.weight equals it)" : "lm_head.weight"},
+        {"lm_head", !separate_head ? "tied to wte"
+                    : head_is_wte  ? "tied to wte (lm_head.weight equals it)"
+                                   : "lm_head.weight"},
         {"tokenizer", tokenizer_files_},
         {"weights", stored.description()},
     };
@@ -167,13 +170,15 @@ ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& optio
     mapped_.check();
     ModelTrace trace;
     AttentionOptions attention_options = hf_begin_forward(info_, input, options, trace);
-    if (options.prefix_from != nullptr) return forward_after_prefix(input, options, std::move(trace), attention_options);
+    if (options.prefix_from != nullptr)
+        return forward_after_prefix(input, options, std::move(trace), attention_options);
     Matrix x = input.embeddings;   // [T, E]
     for (auto l = static_cast<std::size_t>(resume_layers(info_, options, trace, x)); l < weights_.layers.size(); ++l) {
         const HfGpt2LayerWeights& layer = weights_.layers[l];
         note_layer_input(options, trace, x);
         set_layer_options(options, l, attention_options);
-        trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.ln_1, x), attention_options));
+        trace.layers.push_back(
+            attention_forward(layer.attention, layer_norm_forward(layer.ln_1, x), attention_options));
         x += trace.layers.back().output;
         mlp_forward_inplace(layer, x);
     }
@@ -190,7 +195,7 @@ void HfGpt2Model::mlp_forward_inplace(const HfGpt2LayerWeights& layer, Matrix& x
 
 Matrix HfGpt2Model::lm_logits(const Matrix& hidden) const {
     const WeightMatrix& head = weights_.lm_head.size() != 0 ? weights_.lm_head : weights_.wte;   // [V, E]
-    Matrix logits(hidden.rows(), head.rows());                                                    // [T, V]
+    Matrix logits(hidden.rows(), head.rows());                                                   // [T, V]
     advise_huge_pages(logits.data(), static_cast<std::size_t>(logits.size()) * sizeof(float));
     head.multiply(hidden, logits);
     return logits;
@@ -203,15 +208,15 @@ ModelTrace HfGpt2Model::forward_after_prefix(const ModelInput& input, const RunO
     const ModelTrace& kept = *options.prefix_from;
     const Eigen::Index p = options.prefix_rows;
     attention_options.keep = mask_rows_from(trace.mask, p);   // the new queries' rows
-    Matrix x = input.embeddings.bottomRows(T - p);              // [T - p, E]: only the new positions
+    Matrix x = input.embeddings.bottomRows(T - p);            // [T - p, E]: only the new positions
     for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
         const HfGpt2LayerWeights& layer = weights_.layers[l];
         if (options.keep_layer_inputs) note_layer_input(options, trace, stack_rows(kept.layer_inputs[l], p, x));
         set_layer_options(options, l, attention_options);
         // The new positions' queries against the kept positions' keys and values and their own.
-        const AttentionTrace computed = attention_forward_after(layer.attention, layer_norm_forward(layer.ln_1, x),
-                                                                kept.layers[l].keys, kept.layers[l].values, p,
-                                                                attention_options);
+        const AttentionTrace computed =
+            attention_forward_after(layer.attention, layer_norm_forward(layer.ln_1, x), kept.layers[l].keys,
+                                    kept.layers[l].values, p, attention_options);
         x += computed.output;
         const TraceDetail detail = options.detail_at(static_cast<Eigen::Index>(l));
         trace.layers.push_back(join_prefix(kept.layers[l], computed, p, trace.mask, detail));
@@ -270,4 +275,4 @@ std::unique_ptr<Model> load_hf_gpt2(const std::string& folder, const LoadControl
     return std::make_unique<HfGpt2Model>(folder, control);
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -19,8 +19,8 @@
 #include "core/bpe_tokenizer.h"
 #include "core/hf_config.h"
 #include "core/hf_tensors.h"
-#include "core/load_control.h"
 #include "core/layers.h"
+#include "core/load_control.h"
 #include "core/model.h"
 
 #include <memory>
@@ -42,11 +42,11 @@ struct HfGpt2LayerWeights {
 
 // Names are transformers' own, without the "transformer." prefix.
 struct HfGpt2Weights {
-    WeightMatrix wte;                        // wte.weight [V, E]
-    WeightMatrix wpe;                        // wpe.weight [n_positions, E]
-    std::vector<HfGpt2LayerWeights> layers;  // h.{l}.*   [L]
-    LayerNorm ln_f;                          // ln_f.weight / .bias [E]
-    WeightMatrix lm_head;                    // lm_head.weight [V, E] when stored apart; empty = wte
+    WeightMatrix wte;                         // wte.weight [V, E]
+    WeightMatrix wpe;                         // wpe.weight [n_positions, E]
+    std::vector<HfGpt2LayerWeights> layers;   // h.{l}.*   [L]
+    LayerNorm ln_f;                           // ln_f.weight / .bias [E]
+    WeightMatrix lm_head;                     // lm_head.weight [V, E] when stored apart; empty = wte
 };
 
 class HfGpt2Model final : public Model {
@@ -87,4 +87,4 @@ private:
 // Opens a GPT-2 checkpoint folder (model_type "gpt2").
 std::unique_ptr<Model> load_hf_gpt2(const std::string& folder, const LoadControl& control = {});
 
-} // namespace headscope
+}   // namespace headscope

@@ -18,9 +18,10 @@ std::string in_quotes(const std::string& s) {
     return text;
 }
 
-} // namespace
+}   // namespace
 
-HfTensorTable::HfTensorTable(const HfWeights& weights, std::string prefix, std::string folder, const LoadControl& control)
+HfTensorTable::HfTensorTable(const HfWeights& weights, std::string prefix, std::string folder,
+                             const LoadControl& control)
     : prefix_(std::move(prefix)), folder_(std::move(folder)), description_(weights.description()), control_(control) {
     for (const auto& [stored, entry] : weights.tensors()) {
         std::string name = stored;
@@ -63,7 +64,8 @@ const HfTensorTable::Stored& HfTensorTable::checked(const std::string& name, con
 
 void HfTensorTable::report_read(const Stored& s) {
     const TensorView& t = *s.entry.tensor;
-    if (const std::int64_t bad = count_non_finite(t.dtype, t.bytes.data(), static_cast<std::size_t>(t.numel())); bad > 0) {
+    if (const std::int64_t bad = count_non_finite(t.dtype, t.bytes.data(), static_cast<std::size_t>(t.numel()));
+        bad > 0) {
         warnings_.push_back(s.entry.file + ": tensor " + in_quotes(s.stored_name) + " holds " + std::to_string(bad) +
                             (bad == 1 ? " non-finite value" : " non-finite values") +
                             " (NaN or Inf); the maps show the cells it reaches as not finite");
@@ -165,7 +167,8 @@ void hf_activate_inplace(MatrixRef x, HfActivation activation) {
     switch (activation) {
     case HfActivation::gelu: gelu_inplace(x); break;
     case HfActivation::gelu_tanh: {
-        // PyTorch's gelu(approximate="tanh") = transformers' NewGELUActivation: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+        // PyTorch's gelu(approximate="tanh") = transformers' NewGELUActivation: 0.5 x (1 + tanh(sqrt(2 / pi) (x +
+        // 0.044715 x^3)))
         for_each_row_range(x, [](auto v) {
             constexpr float sqrt_2_over_pi = 0.79788456080286535588f;
             v = 0.5f * v * (1.0f + (sqrt_2_over_pi * (v + 0.044715f * v.cube())).tanh());
@@ -245,4 +248,4 @@ std::string hf_number_text(double value) {
     return s.str();
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -41,7 +41,8 @@ public:
                         Shape shape = {});
     Vector vector(const std::string& name, Eigen::Index n, const std::string& why);
     RowVector token(const std::string& name, Eigen::Index n, const std::string& why);   // stored [1, 1, n]
-    Linear linear(const std::string& prefix, Eigen::Index out, Eigen::Index in, const std::string& why, bool bias = true);
+    Linear linear(const std::string& prefix, Eigen::Index out, Eigen::Index in, const std::string& why,
+                  bool bias = true);
     // GPT-2's Conv1D (weight stored [in, out], bias [out]) as a Linear [out, in], read in
     // place: its WeightMatrix knows the memory holds the transpose.
     Linear conv1d(const std::string& prefix, Eigen::Index in, Eigen::Index out, const std::string& why);
@@ -126,4 +127,4 @@ void hf_export_norm(std::vector<OwnedTensor>& out, const std::string& name, cons
 // A config number as messages and `info` print it (shortest round form, e.g. 1e-12).
 std::string hf_number_text(double value);
 
-} // namespace headscope
+}   // namespace headscope

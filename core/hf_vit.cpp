@@ -17,8 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
-
 std::string architecture_name(const HfVitConfig& c, HfVitHead head) {
     if (!c.architecture.empty()) return c.architecture;
     const std::string family = c.model_type == "deit" ? "DeiT" : "ViT";
@@ -41,7 +39,7 @@ Eigen::Index rows_read_by(HfVitHead head, Eigen::Index T) {
     return T;
 }
 
-} // namespace
+}   // namespace
 
 RgbImage hf_preprocess_pixels(const RgbImage& image, const HfImageProcessorConfig& p) {
     RgbImage pixels = image;
@@ -98,11 +96,12 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
 
     w.cls_token = table.token("embeddings.cls_token", E, e_why);
     if (c.model_type == "deit") w.distillation_token = table.token("embeddings.distillation_token", E, e_why);
-    w.position_embeddings = table.matrix(
-        "embeddings.position_embeddings", T, E,
-        e_why + ", image_size / patch_size = " + std::to_string(c.grid_side()) + ": " + std::to_string(c.n_patches()) +
-            " patches + " + std::to_string(c.n_prefix_tokens()) + (c.n_prefix_tokens() == 1 ? " [CLS]" : " [CLS], [DIST]"),
-        {1, T, E});
+    w.position_embeddings =
+        table.matrix("embeddings.position_embeddings", T, E,
+                     e_why + ", image_size / patch_size = " + std::to_string(c.grid_side()) + ": " +
+                         std::to_string(c.n_patches()) + " patches + " + std::to_string(c.n_prefix_tokens()) +
+                         (c.n_prefix_tokens() == 1 ? " [CLS]" : " [CLS], [DIST]"),
+                     {1, T, E});
     w.patch_weight = table.weight("embeddings.patch_embeddings.projection.weight", E, 3 * P * P,
                                   e_why + ", num_channels = 3, patch_size = " + std::to_string(P), {E, 3, P, P});
     w.patch_bias = table.vector("embeddings.patch_embeddings.projection.bias", E, e_why);
@@ -129,7 +128,8 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
     }
 
     const auto n_labels = static_cast<Eigen::Index>(c.id2label.size());
-    const std::string label_why = e_why + ", " + std::to_string(n_labels) + (n_labels == 1 ? " label" : " labels") + " in id2label";
+    const std::string label_why =
+        e_why + ", " + std::to_string(n_labels) + (n_labels == 1 ? " label" : " labels") + " in id2label";
     if (w.head == HfVitHead::classifier) {
         w.classifier = table.linear("classifier", n_labels, E, label_why);
     } else if (w.head == HfVitHead::classifier_with_teacher) {
@@ -161,7 +161,7 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
     info_.n_parameters = table.n_parameters();
     info_.warnings = table.warnings();
     const auto size_text = [](int width, int height) { return std::to_string(width) + "x" + std::to_string(height); };
-    const auto channels_text = [](const float (&v)[3]) {
+    const auto channels_text = [](const float(&v)[3]) {
         std::string text = "[";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "[" + std::string
         text += hf_number_text(v[0]) + ", " + hf_number_text(v[1]) + ", " + hf_number_text(v[2]) + "]";
         return text;
@@ -175,11 +175,13 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
         {"labels", std::to_string(w.head == HfVitHead::none ? 0 : n_labels)},
         {"weights", stored.description()},
         {"processor", p.processor},
-        {"resize", p.do_resize ? size_text(p.resize_width, p.resize_height) + " " + std::string(resample_name(p.resample))
-                               : "off"},
+        {"resize", p.do_resize
+                       ? size_text(p.resize_width, p.resize_height) + " " + std::string(resample_name(p.resample))
+                       : "off"},
         {"center_crop", p.do_center_crop ? size_text(p.crop_width, p.crop_height) : "off"},
         {"rescale", p.do_rescale ? hf_number_text(p.rescale_factor) : "off"},
-        {"normalize", p.do_normalize ? "mean " + channels_text(p.image_mean) + " std " + channels_text(p.image_std) : "off"},
+        {"normalize",
+         p.do_normalize ? "mean " + channels_text(p.image_mean) + " std " + channels_text(p.image_std) : "off"},
     };
 }
 
@@ -191,7 +193,8 @@ RgbImage HfVitModel::own_resolution_pixels(const RgbImage& image, int max_patche
                     " px is smaller than one " + std::to_string(P) + " px patch, so it has no own-resolution grid");
     }
     RgbImage pixels = image;
-    const double patches = std::floor(image.width / static_cast<double>(P)) * std::floor(image.height / static_cast<double>(P));
+    const double patches =
+        std::floor(image.width / static_cast<double>(P)) * std::floor(image.height / static_cast<double>(P));
     if (patches > max_patches) {
         // Shrink, keeping the aspect, until whole patches number at most max_patches.
         double scale = std::sqrt(max_patches / patches);
@@ -218,8 +221,8 @@ RgbImage HfVitModel::own_resolution_pixels(const RgbImage& image, int max_patche
 
 ModelInput HfVitModel::encode_image(const RgbImage& image, const ImageOptions& options) const {
     const HfImageProcessorConfig& p = preprocessing_;
-    const RgbImage pixels = options.own_resolution ? own_resolution_pixels(image, options.max_patches)
-                                                   : hf_preprocess_pixels(image, p);
+    const RgbImage pixels =
+        options.own_resolution ? own_resolution_pixels(image, options.max_patches) : hf_preprocess_pixels(image, p);
     const int S = config_.image_size;
     if (!options.own_resolution && (pixels.width != S || pixels.height != S)) {
         throw Error("image: " + std::to_string(pixels.width) + "x" + std::to_string(pixels.height) +
@@ -228,9 +231,11 @@ ModelInput HfVitModel::encode_image(const RgbImage& image, const ImageOptions& o
     }
     const float zero[3] = {0.0f, 0.0f, 0.0f};
     const float one[3] = {1.0f, 1.0f, 1.0f};
-    const ImageTensor values = normalize_image(pixels, p.do_rescale ? p.rescale_factor : 1.0f,
-                                               p.do_normalize ? p.image_mean : zero, p.do_normalize ? p.image_std : one);
-    const Matrix patches = patch_embed(values, config_.patch_size, weights_.patch_weight, weights_.patch_bias);   // [N, E]
+    const ImageTensor values =
+        normalize_image(pixels, p.do_rescale ? p.rescale_factor : 1.0f, p.do_normalize ? p.image_mean : zero,
+                        p.do_normalize ? p.image_std : one);
+    const Matrix patches =
+        patch_embed(values, config_.patch_size, weights_.patch_weight, weights_.patch_bias);   // [N, E]
 
     const int prefix = config_.n_prefix_tokens();
     ModelInput input;
@@ -249,8 +254,8 @@ ModelInput HfVitModel::encode_image(const RgbImage& image, const ImageOptions& o
     if (grid_w == side && grid_h == side) {
         input.embeddings.bottomRows(patches.rows()) += weights_.position_embeddings.bottomRows(patches.rows());
     } else {
-        input.embeddings.bottomRows(patches.rows()) +=
-            resize_grid_bicubic(weights_.position_embeddings.bottomRows(config_.n_patches()), side, side, grid_h, grid_w);
+        input.embeddings.bottomRows(patches.rows()) += resize_grid_bicubic(
+            weights_.position_embeddings.bottomRows(config_.n_patches()), side, side, grid_h, grid_w);
     }
     for (Eigen::Index n = 0; n < patches.rows(); ++n) {
         std::string label = "p";
@@ -271,8 +276,8 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
     // Any patch grid (own resolution) after the prefix tokens.
     if (T <= config_.n_prefix_tokens() || input.embeddings.cols() != info_.width) {
         throw Error(info_.name + ": input embeddings are [" + std::to_string(T) + ", " +
-                    std::to_string(input.embeddings.cols()) + "], expected [" + std::to_string(config_.n_prefix_tokens()) +
-                    " + patches, " + std::to_string(info_.width) + "]");
+                    std::to_string(input.embeddings.cols()) + "], expected [" +
+                    std::to_string(config_.n_prefix_tokens()) + " + patches, " + std::to_string(info_.width) + "]");
     }
     ModelTrace trace;
     trace.mask = run_mask(info_, options, T);
@@ -286,12 +291,13 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
         const HfVitLayerWeights& layer = weights_.layers[l];
         note_layer_input(options, trace, x);
         set_layer_options(options, l, attention_options);
-        trace.layers.push_back(attention_forward(layer.attention, layer_norm_forward(layer.layernorm_before, x),
-                                                 attention_options));
+        trace.layers.push_back(
+            attention_forward(layer.attention, layer_norm_forward(layer.layernorm_before, x), attention_options));
         x += trace.layers.back().output;
         const bool last = l + 1 == weights_.layers.size();
         auto rows = x.topRows(last ? read_rows : T);
-        Matrix hidden = linear_forward(layer.intermediate, layer_norm_forward(layer.layernorm_after, rows));   // [rows, I]
+        Matrix hidden =
+            linear_forward(layer.intermediate, layer_norm_forward(layer.layernorm_after, rows));   // [rows, I]
         hf_activate_inplace(hidden, config_.activation);
         rows += linear_forward(layer.output, hidden);
     }
@@ -363,4 +369,4 @@ std::unique_ptr<Model> load_hf_vit(const std::string& folder, const LoadControl&
     return std::make_unique<HfVitModel>(folder, control);
 }
 
-} // namespace headscope
+}   // namespace headscope

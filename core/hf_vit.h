@@ -17,8 +17,8 @@
 
 #include "core/hf_config.h"
 #include "core/hf_tensors.h"
-#include "core/load_control.h"
 #include "core/layers.h"
+#include "core/load_control.h"
 #include "core/model.h"
 
 #include <memory>
@@ -39,24 +39,24 @@ struct HfVitLayerWeights {
 
 // Which classifier the checkpoint carries.
 enum class HfVitHead {
-    none,                   // ViTModel / DeiTModel: no logits
-    classifier,             // classifier on [CLS] (ViTForImageClassification, DeiTForImageClassification)
-    classifier_with_teacher,// DeiT: (cls_classifier([CLS]) + distillation_classifier([DIST])) / 2
+    none,                      // ViTModel / DeiTModel: no logits
+    classifier,                // classifier on [CLS] (ViTForImageClassification, DeiTForImageClassification)
+    classifier_with_teacher,   // DeiT: (cls_classifier([CLS]) + distillation_classifier([DIST])) / 2
 };
 
 // Names are transformers' own, without the "vit." / "deit." prefix.
 struct HfVitWeights {
-    RowVector cls_token;                   // embeddings.cls_token            [1, 1, E]
-    RowVector distillation_token;          // embeddings.distillation_token   [1, 1, E] (DeiT)
-    Matrix position_embeddings;            // embeddings.position_embeddings  [1, prefix + N, E]
-    WeightMatrix patch_weight;             // embeddings.patch_embeddings.projection.weight [E, 3, P, P], as [E, 3 P P]
-    Vector patch_bias;                     // embeddings.patch_embeddings.projection.bias   [E]
-    std::vector<HfVitLayerWeights> layers; // encoder.layer.{l}.*                            [L]
-    LayerNorm layernorm;                   // layernorm.weight / .bias (final)                [E]
-    Linear pooler;                         // pooler.dense [pooler_output_size, E] (bare models; unused here)
+    RowVector cls_token;            // embeddings.cls_token            [1, 1, E]
+    RowVector distillation_token;   // embeddings.distillation_token   [1, 1, E] (DeiT)
+    Matrix position_embeddings;     // embeddings.position_embeddings  [1, prefix + N, E]
+    WeightMatrix patch_weight;      // embeddings.patch_embeddings.projection.weight [E, 3, P, P], as [E, 3 P P]
+    Vector patch_bias;              // embeddings.patch_embeddings.projection.bias   [E]
+    std::vector<HfVitLayerWeights> layers;   // encoder.layer.{l}.*                            [L]
+    LayerNorm layernorm;                     // layernorm.weight / .bias (final)                [E]
+    Linear pooler;                           // pooler.dense [pooler_output_size, E] (bare models; unused here)
     HfVitHead head = HfVitHead::none;
-    Linear classifier;                     // classifier | cls_classifier      [labels, E] / [labels]
-    Linear distillation_classifier;        // distillation_classifier         [labels, E] / [labels]
+    Linear classifier;                // classifier | cls_classifier      [labels, E] / [labels]
+    Linear distillation_classifier;   // distillation_classifier         [labels, E] / [labels]
 };
 
 class HfVitModel final : public Model {
@@ -96,4 +96,4 @@ std::unique_ptr<Model> load_hf_vit(const std::string& folder, const LoadControl&
 // resized (Pillow) and, for DeiT's processor, centre-cropped.
 RgbImage hf_preprocess_pixels(const RgbImage& image, const HfImageProcessorConfig& p);
 
-} // namespace headscope
+}   // namespace headscope

@@ -72,4 +72,4 @@ Matrix patchify(const ImageTensor& image, int patch_size);
 // empty. Returns [N, E], patches in row-major order.
 Matrix patch_embed(const ImageTensor& image, int patch_size, const WeightMatrix& weight, const Vector& bias);
 
-} // namespace headscope
+}   // namespace headscope

@@ -98,12 +98,18 @@ Format detect_format(const Reader& r, const std::string& label) {
     // Formats stb_image would decode but Pillow reads differently (or not at all): refused
     // by name rather than decoded to pixels that do not match.
     const char* other = nullptr;
-    if (r.starts_with("8BPS")) other = "PSD";
-    else if (r.starts_with("#?RADIANCE") || r.starts_with("#?RGBE")) other = "Radiance HDR";
-    else if (r.starts_with("\x53\x80\xf6\x34")) other = "Softimage PIC";
-    else if (r.size() >= 2 && r.u8(0) == 'P' && r.u8(1) >= '1' && r.u8(1) <= '7') other = "PNM";
-    else if (r.starts_with("RIFF") && r.has(8, 4) && std::memcmp(r.sub(8, 4).data(), "WEBP", 4) == 0) other = "WebP";
-    else if (r.starts_with("II*") || r.starts_with("MM\0*")) other = "TIFF";
+    if (r.starts_with("8BPS"))
+        other = "PSD";
+    else if (r.starts_with("#?RADIANCE") || r.starts_with("#?RGBE"))
+        other = "Radiance HDR";
+    else if (r.starts_with("\x53\x80\xf6\x34"))
+        other = "Softimage PIC";
+    else if (r.size() >= 2 && r.u8(0) == 'P' && r.u8(1) >= '1' && r.u8(1) <= '7')
+        other = "PNM";
+    else if (r.starts_with("RIFF") && r.has(8, 4) && std::memcmp(r.sub(8, 4).data(), "WEBP", 4) == 0)
+        other = "WebP";
+    else if (r.starts_with("II*") || r.starts_with("MM\0*"))
+        other = "TIFF";
     if (other) {
         throw Error(label + ": unsupported image format (" + other + "); expected PNG, JPEG, BMP, GIF or TGA");
     }
@@ -144,9 +150,9 @@ struct Bmp16Masks {
 // before stb allocates anything), and what the conversion fix-ups need.
 struct FileInfo {
     std::int64_t width = 0, height = 0;
-    bool png_grey16 = false;                 // 16-bit greyscale PNG without alpha
-    std::optional<GifFrame> gif;             // the first frame of a GIF
-    std::optional<Bmp16Masks> bmp16;         // the channel masks of a 16-bit BMP
+    bool png_grey16 = false;           // 16-bit greyscale PNG without alpha
+    std::optional<GifFrame> gif;       // the first frame of a GIF
+    std::optional<Bmp16Masks> bmp16;   // the channel masks of a 16-bit BMP
 };
 
 // Every chunk inside the file with a matching CRC, IHDR first, IEND present: stb checks
@@ -188,8 +194,9 @@ void check_jpeg_huffman(const Reader& r, std::size_t at, std::size_t end, const 
         std::size_t n = 0;
         for (std::size_t i = 1; i <= 16; ++i) n += r.u8(at + i);
         if (n > 256 || n > end - at - 17) {
-            corrupt(label, Format::jpeg, "Huffman table (DHT) of " + std::to_string(n) +
-                                             " symbols, expected at most 256 within its segment");
+            corrupt(label, Format::jpeg,
+                    "Huffman table (DHT) of " + std::to_string(n) +
+                        " symbols, expected at most 256 within its segment");
         }
         at += 17 + n;
     }
@@ -207,12 +214,12 @@ void check_jpeg(const Reader& r, const std::string& label, FileInfo& info) {
         while (r.has(offset, 1) && r.u8(offset) == 0xff) ++offset;
         if (!r.has(offset, 1)) truncated(label, Format::jpeg, "no end-of-image marker");
         const int marker = r.u8(offset++);
-        if (marker == 0xd9) {                                             // EOI
+        if (marker == 0xd9) {   // EOI
             if (!saw_frame) corrupt(label, Format::jpeg, "no frame header (SOF marker)");
             return;
         }
         if (marker == 0x01 || (marker >= 0xd0 && marker <= 0xd7)) continue;   // no length
-        if (marker < 0xc0 || marker == 0xd8) {   // libjpeg refuses these too
+        if (marker < 0xc0 || marker == 0xd8) {                                // libjpeg refuses these too
             static constexpr char hex[] = "0123456789abcdef";
             corrupt(label, Format::jpeg, std::string("unexpected marker 0x") + hex[marker >> 4] + hex[marker & 15]);
         }
@@ -230,7 +237,7 @@ void check_jpeg(const Reader& r, const std::string& label, FileInfo& info) {
         }
         if (marker == 0xc4) check_jpeg_huffman(r, offset + 2, offset + length, label);
         offset += length;
-        if (marker != 0xda) continue;                                     // not SOS
+        if (marker != 0xda) continue;   // not SOS
         // Scan data: 0xff 0x00 is a stuffed byte and 0xff 0xd0..d7 a restart; any other
         // 0xff xx is the next marker.
         for (;;) {
@@ -274,14 +281,14 @@ void check_gif(const Reader& r, const std::string& label, FileInfo& info) {
     for (;;) {
         if (!r.has(offset, 1)) truncated(label, Format::gif, "before the first frame");
         const int block = r.u8(offset);
-        if (block == 0x21) {                                              // extension
+        if (block == 0x21) {   // extension
             if (!r.has(offset, 2)) truncated(label, Format::gif, "in an extension");
             // Graphic control extension: the last one before the image applies to it.
             if (r.u8(offset + 1) == 0xf9 && r.has(offset + 2, 6) && r.u8(offset + 2) == 4) {
                 frame.transparent = (r.u8(offset + 3) & 1) ? r.u8(offset + 6) : -1;
             }
             offset = skip_gif_sub_blocks(r, offset + 2, label);
-        } else if (block == 0x2c) {                                       // image descriptor
+        } else if (block == 0x2c) {   // image descriptor
             if (!r.has(offset, 10)) truncated(label, Format::gif, "in the image descriptor");
             frame.x = static_cast<int>(r.u16le(offset + 1));
             frame.y = static_cast<int>(r.u16le(offset + 3));
@@ -297,7 +304,7 @@ void check_gif(const Reader& r, const std::string& label, FileInfo& info) {
                 offset += bytes;
             }
             if (!r.has(offset, 1)) truncated(label, Format::gif, "in the image data");
-            skip_gif_sub_blocks(r, offset + 1, label);                   // after the LZW code size
+            skip_gif_sub_blocks(r, offset + 1, label);   // after the LZW code size
             info.gif = frame;
             return;
         } else if (block == 0x3b) {
@@ -335,8 +342,8 @@ void check_bmp(const Reader& r, const std::string& label, FileInfo& info) {
         const std::uint64_t row_bytes = (static_cast<std::uint64_t>(width) * bpp + 31) / 32 * 4;
         const std::uint64_t needed = pixel_offset + row_bytes * static_cast<std::uint64_t>(height);
         if (needed > r.size()) {
-            truncated(label, Format::bmp, std::to_string(r.size()) + " bytes, the pixels need " +
-                                              std::to_string(needed));
+            truncated(label, Format::bmp,
+                      std::to_string(r.size()) + " bytes, the pixels need " + std::to_string(needed));
         }
     }
     if (bpp != 16) return;
@@ -455,7 +462,7 @@ RgbImage decode_jpeg(std::span<const std::uint8_t> data, const std::string& labe
     return image;
 }
 
-} // namespace
+}   // namespace
 
 RgbImage decode_image_bytes(std::span<const std::byte> bytes, const std::string& label) {
     if (bytes.empty()) throw Error(label + ": file is empty, expected an image");
@@ -531,8 +538,8 @@ RgbImage decode_image_bytes(std::span<const std::byte> bytes, const std::string&
             for (int y = 0; y < height; ++y) {
                 for (int x = 0; x < width; ++x) {
                     const std::size_t i = static_cast<std::size_t>(y) * width + x;
-                    const bool inside = x >= gif->x && x < gif->x + gif->width && y >= gif->y &&
-                                        y < gif->y + gif->height;
+                    const bool inside =
+                        x >= gif->x && x < gif->x + gif->width && y >= gif->y && y < gif->y + gif->height;
                     const stbi_uc* p = in + i * 4;
                     std::uint8_t* out = image.pixels.data() + i * 3;
                     if (!inside) {
@@ -566,4 +573,4 @@ RgbImage decode_image_file(const std::string& path) {
     return decode_image_bytes(std::as_bytes(std::span<const char>(bytes)), path);
 }
 
-} // namespace headscope
+}   // namespace headscope

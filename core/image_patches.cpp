@@ -28,8 +28,8 @@ ImageTensor normalize_image(const RgbImage& image, float rescale, const float (&
         float* row = out.values.row(c).data();
         for (std::size_t i = 0; i < n_pixels; ++i) {
             // The order of Hugging Face's processors in float32: rescale, subtract, divide.
-            row[i] = (static_cast<float>(image.pixels[i * 3 + static_cast<std::size_t>(c)]) * rescale - mean[c]) /
-                     std[c];
+            row[i] =
+                (static_cast<float>(image.pixels[i * 3 + static_cast<std::size_t>(c)]) * rescale - mean[c]) / std[c];
         }
     }
     return out;
@@ -51,7 +51,7 @@ Matrix patchify(const ImageTensor& image, int patch_size) {
     }
     const int n_cols = image.width / P;   // patches per row
     const int n_patches = n_cols * (image.height / P);
-    Matrix patches(n_patches, 3 * P * P);  // [N, 3 * P * P], columns (channel, row in patch, column in patch)
+    Matrix patches(n_patches, 3 * P * P);   // [N, 3 * P * P], columns (channel, row in patch, column in patch)
     for (int n = 0; n < n_patches; ++n) {
         const int top = (n / n_cols) * P, left = (n % n_cols) * P;
         float* out = patches.row(n).data();
@@ -70,8 +70,8 @@ Matrix patch_embed(const ImageTensor& image, int patch_size, const WeightMatrix&
     const Eigen::Index patch_dim = 3 * static_cast<Eigen::Index>(patch_size) * patch_size;
     if (weight.cols() != patch_dim || weight.rows() == 0) {
         throw Error("patch_embed: weight is [" + std::to_string(weight.rows()) + ", " + std::to_string(weight.cols()) +
-                    "], expected [E, " + std::to_string(patch_dim) + "] (Conv2d [E, 3, " +
-                    std::to_string(patch_size) + ", " + std::to_string(patch_size) + "] flattened)");
+                    "], expected [E, " + std::to_string(patch_dim) + "] (Conv2d [E, 3, " + std::to_string(patch_size) +
+                    ", " + std::to_string(patch_size) + "] flattened)");
     }
     if (bias.size() != 0 && bias.size() != weight.rows()) {
         throw Error("patch_embed: bias has " + std::to_string(bias.size()) + " values, expected " +
@@ -79,9 +79,9 @@ Matrix patch_embed(const ImageTensor& image, int patch_size, const WeightMatrix&
     }
     // The convolution's windows do not overlap (stride = kernel), so it is one GEMM.
     const Matrix patches = patchify(image, patch_size);   // [N, 3 * P * P]
-    Matrix out(patches.rows(), weight.rows());             // [N, E]
+    Matrix out(patches.rows(), weight.rows());            // [N, E]
     weight.multiply(patches, out, bias.size() != 0 ? &bias : nullptr);
     return out;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -76,9 +76,9 @@ std::uint8_t clip8(int value) {
 // Per output pixel, the first source pixel and how many contribute, and their fixed-point
 // weights: precompute_coeffs followed by normalize_coeffs_8bpc.
 struct Coefficients {
-    int ksize = 0;                     // weights per output pixel (the widest window)
-    std::vector<int> bounds;           // [out_size, 2]: xmin, count
-    std::vector<std::int32_t> weights; // [out_size, ksize]
+    int ksize = 0;                       // weights per output pixel (the widest window)
+    std::vector<int> bounds;             // [out_size, 2]: xmin, count
+    std::vector<std::int32_t> weights;   // [out_size, ksize]
 };
 
 Coefficients precompute_coeffs(int in_size, float in0, float in1, int out_size, const Filter& filter) {
@@ -242,7 +242,7 @@ RgbImage resize_nearest(const RgbImage& image, int width, int height) {
     return out;
 }
 
-} // namespace
+}   // namespace
 
 std::string_view resample_name(Resample resample) {
     switch (resample) {
@@ -271,8 +271,8 @@ RgbImage resize_image(const RgbImage& image, int width, int height, Resample res
                     " pixels holds " + std::to_string(image.pixels.size()) + " bytes");
     }
     if (width <= 0 || height <= 0 || width > max_image_side || height > max_image_side) {
-        throw Error("resize: target size " + std::to_string(width) + "x" + std::to_string(height) +
-                    " must be 1.." + std::to_string(max_image_side) + " per side");
+        throw Error("resize: target size " + std::to_string(width) + "x" + std::to_string(height) + " must be 1.." +
+                    std::to_string(max_image_side) + " per side");
     }
     // Image.resize returns a copy when the size does not change, whatever the filter.
     if (width == image.width && height == image.height) return image;
@@ -280,4 +280,4 @@ RgbImage resize_image(const RgbImage& image, int width, int height, Resample res
     return resample_convolution(image, width, height, filter_of(resample));
 }
 
-} // namespace headscope
+}   // namespace headscope

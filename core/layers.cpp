@@ -40,4 +40,4 @@ Matrix mlp_forward(const Mlp& mlp, const ConstMatrixRef& x) {
     return linear_forward(mlp.fc2, hidden);
 }
 
-} // namespace headscope
+}   // namespace headscope

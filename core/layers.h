@@ -24,9 +24,8 @@ void gelu_inplace(MatrixRef x);
 // the compute threads: for elementwise activations, which cost ~20 operations a value.
 template <typename Op>
 void for_each_row_range(MatrixRef x, Op&& op) {
-    parallel_ranges(x.rows(), 20.0 * static_cast<double>(x.size()), [&](Eigen::Index first, Eigen::Index last) {
-        op(x.middleRows(first, last - first).array());
-    });
+    parallel_ranges(x.rows(), 20.0 * static_cast<double>(x.size()),
+                    [&](Eigen::Index first, Eigen::Index last) { op(x.middleRows(first, last - first).array()); });
 }
 
 struct Mlp {
@@ -36,4 +35,4 @@ struct Mlp {
 // fc2(GELU(fc1(x))): [T, E] -> [T, E]
 Matrix mlp_forward(const Mlp& mlp, const ConstMatrixRef& x);
 
-} // namespace headscope
+}   // namespace headscope

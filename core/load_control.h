@@ -19,7 +19,7 @@ public:
 
 struct LoadControl {
     std::function<void(double fraction)> on_progress;   // 0..1, called on the loading thread
-    const std::atomic<bool>* cancel = nullptr;           // set to true (from any thread) to stop
+    const std::atomic<bool>* cancel = nullptr;          // set to true (from any thread) to stop
 
     // Reports `fraction` and throws LoadCancelled when a stop was asked for.
     void report(double fraction) const {
@@ -28,4 +28,4 @@ struct LoadControl {
     }
 };
 
-} // namespace headscope
+}   // namespace headscope

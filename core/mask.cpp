@@ -34,4 +34,4 @@ OptionalMask mask_and(const OptionalMask& a, const OptionalMask& b) {
     return Mask(*a && *b);
 }
 
-} // namespace headscope
+}   // namespace headscope

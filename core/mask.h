@@ -21,4 +21,4 @@ Mask mask_padding(Eigen::Index n_queries, std::span<const bool> key_is_valid);
 // AND of two optional masks of the same shape; absent operands allow everything.
 OptionalMask mask_and(const OptionalMask& a, const OptionalMask& b);
 
-} // namespace headscope
+}   // namespace headscope

@@ -15,4 +15,4 @@ using ConstMatrixMap = Eigen::Map<const Matrix>;
 using MatrixRef = Eigen::Ref<Matrix>;
 using ConstMatrixRef = Eigen::Ref<const Matrix>;
 
-} // namespace headscope
+}   // namespace headscope

@@ -36,11 +36,12 @@ void advise_huge_pages(void* data, std::size_t bytes) {
     // The whole huge pages inside the block: advice past its ends would reach other memory.
     const auto begin = (reinterpret_cast<std::uintptr_t>(data) + huge_page - 1) & ~(huge_page - 1);
     const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(huge_page - 1);
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);   // advice: a refusal is harmless
+    if (end > begin)
+        madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);   // advice: a refusal is harmless
 #else
     (void)data;
     (void)bytes;
 #endif
 }
 
-} // namespace headscope
+}   // namespace headscope

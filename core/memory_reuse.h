@@ -30,4 +30,4 @@ void keep_freed_heap();
 // forward. A no-op elsewhere, and where the kernel declines.
 void advise_huge_pages(void* data, std::size_t bytes);
 
-} // namespace headscope
+}   // namespace headscope

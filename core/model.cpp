@@ -58,9 +58,10 @@ Eigen::Index resume_layers(const ModelInfo& info, const RunOptions& options, Mod
         from->layer_inputs[l].cols() != x.cols()) {
         throw Error(info.name + ": the run to resume from did not keep every layer's input for this input");
     }
-    const bool same_mask = from->mask.has_value() == trace.mask.has_value() &&
-                           (!trace.mask || (from->mask->rows() == trace.mask->rows() &&
-                                            from->mask->cols() == trace.mask->cols() && (*from->mask == *trace.mask).all()));
+    const bool same_mask =
+        from->mask.has_value() == trace.mask.has_value() &&
+        (!trace.mask || (from->mask->rows() == trace.mask->rows() && from->mask->cols() == trace.mask->cols() &&
+                         (*from->mask == *trace.mask).all()));
     if (!same_mask) throw Error(info.name + ": the run to resume from had another attention mask");
     for (Eigen::Index copied = 0; copied < l; ++copied) {
         if (detail_of(from->layers[static_cast<std::size_t>(copied)]) != options.detail_at(copied)) {
@@ -68,7 +69,8 @@ Eigen::Index resume_layers(const ModelInfo& info, const RunOptions& options, Mod
         }
     }
     trace.layers.assign(from->layers.begin(), from->layers.begin() + l);
-    if (options.keep_layer_inputs) trace.layer_inputs.assign(from->layer_inputs.begin(), from->layer_inputs.begin() + l);
+    if (options.keep_layer_inputs)
+        trace.layer_inputs.assign(from->layer_inputs.begin(), from->layer_inputs.begin() + l);
     x = from->layer_inputs[l];
     return l;
 }
@@ -87,4 +89,4 @@ TraceDetail detail_of(const AttentionTrace& layer) {
     return !layer.heads.empty() && layer.heads[0].scores.size() != 0 ? TraceDetail::all_stages : TraceDetail::weights;
 }
 
-} // namespace headscope
+}   // namespace headscope

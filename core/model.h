@@ -20,22 +20,22 @@
 namespace headscope {
 
 struct ModelInfo {
-    std::string name;          // as given to --model, e.g. "builtin:toy-text"
-    std::string description;   // one line
-    Eigen::Index n_layers = 0;       // L
-    Eigen::Index n_heads = 0;        // H
-    Eigen::Index width = 0;          // E
-    Eigen::Index head_width = 0;     // Dh
+    std::string name;              // as given to --model, e.g. "builtin:toy-text"
+    std::string description;       // one line
+    Eigen::Index n_layers = 0;     // L
+    Eigen::Index n_heads = 0;      // H
+    Eigen::Index width = 0;        // E
+    Eigen::Index head_width = 0;   // Dh
     Eigen::Index mlp_width = 0;
-    Eigen::Index max_tokens = 0;     // the longest sequence it takes
+    Eigen::Index max_tokens = 0;   // the longest sequence it takes
     bool takes_text = false;
     // A text checkpoint without (usable) tokenizer files: it reads token ids, not text.
     bool reads_ids_only = false;
     bool takes_image = false;
-    bool causal = false;             // masks the future unless told otherwise
-    bool classifier = false;         // logits are one row for the whole input ([1, labels]), not [T, V]
-    int image_size = 0;              // square input side in pixels (image models)
-    int patch_size = 0;              // P (image models)
+    bool causal = false;       // masks the future unless told otherwise
+    bool classifier = false;   // logits are one row for the whole input ([1, labels]), not [T, V]
+    int image_size = 0;        // square input side in pixels (image models)
+    int patch_size = 0;        // P (image models)
     std::int64_t n_parameters = 0;
     // What each head was built to do ([L][H]; empty strings where nothing was built in).
     std::vector<std::vector<std::string>> head_roles;
@@ -46,9 +46,9 @@ struct ModelInfo {
 };
 
 struct ModelInput {
-    Matrix embeddings;                  // [T, E]: what the first layer consumes
-    std::vector<std::string> labels;    // [T]: each position as a person reads it
-    std::vector<std::int64_t> ids;      // [T] for text and ids; empty for images
+    Matrix embeddings;                 // [T, E]: what the first layer consumes
+    std::vector<std::string> labels;   // [T]: each position as a person reads it
+    std::vector<std::int64_t> ids;     // [T] for text and ids; empty for images
     // For text: each token's byte span in the sentence ([T] pairs; special tokens get {0, 0}).
     std::vector<std::pair<std::size_t, std::size_t>> spans;
     // For images: the patch grid, and how many tokens ([CLS], ...) come before the patches.
@@ -73,17 +73,15 @@ struct ImageOptions {
 struct ModelTrace;
 
 struct RunOptions {
-    std::optional<bool> causal;                    // overrides ModelInfo::causal
-    OptionalMask keep;                             // [T, T] pairs allowed, ANDed with the causal mask
-    std::vector<std::vector<bool>> disabled_heads;  // [L][H] or empty: ablated heads
-    TraceDetail detail = TraceDetail::weights;    // every layer's
+    std::optional<bool> causal;                      // overrides ModelInfo::causal
+    OptionalMask keep;                               // [T, T] pairs allowed, ANDed with the causal mask
+    std::vector<std::vector<bool>> disabled_heads;   // [L][H] or empty: ablated heads
+    TraceDetail detail = TraceDetail::weights;       // every layer's
     // One layer that keeps every stage (TraceDetail::all_stages) whatever `detail` says;
     // -1: none. The window's Stages view shows one layer's stages, and keeping them for
     // all layers would triple the memory of a run (three [T, T] matrices per head).
     Eigen::Index stages_layer = -1;
-    TraceDetail detail_at(Eigen::Index layer) const {
-        return layer == stages_layer ? TraceDetail::all_stages : detail;
-    }
+    TraceDetail detail_at(Eigen::Index layer) const { return layer == stages_layer ? TraceDetail::all_stages : detail; }
     // Keep the residual stream entering each layer (ModelTrace::layer_inputs) and each
     // layer's keys and values (AttentionTrace::keys / values), so a later run can resume
     // from it or reuse its start.
@@ -108,8 +106,8 @@ struct ModelTrace {
     // [T, E] after the last layer (and final norm); only the rows a head reads when it
     // reads some alone (a ViT classifier: [1, E], [CLS]; DeiT's with a teacher: [2, E]).
     Matrix hidden;
-    Matrix logits;                        // [T, V] or [1, labels]; empty when the model has no head
-    std::vector<Matrix> layer_inputs;     // [L] x [T, E] entering each layer (RunOptions::keep_layer_inputs), else empty
+    Matrix logits;                      // [T, V] or [1, labels]; empty when the model has no head
+    std::vector<Matrix> layer_inputs;   // [L] x [T, E] entering each layer (RunOptions::keep_layer_inputs), else empty
 };
 
 // A tensor owned by value, for exports.
@@ -167,4 +165,4 @@ TraceDetail detail_of(const AttentionTrace& layer);
 // Checks `disabled` against the model's shape ([L][H] or empty); throws otherwise.
 void check_disabled_heads(const ModelInfo& info, const std::vector<std::vector<bool>>& disabled);
 
-} // namespace headscope
+}   // namespace headscope

@@ -17,15 +17,16 @@ constexpr std::string_view builtin_prefix = "builtin:";
 
 // The demo models trained by tools/train_*.py: Hugging Face folders under assets/models/.
 struct TrainedModel {
-    std::string_view name;          // "builtin:tiny-shapes"
-    std::string_view folder;        // under assets/models/
-    std::string_view script;        // what writes the folder
+    std::string_view name;     // "builtin:tiny-shapes"
+    std::string_view folder;   // under assets/models/
+    std::string_view script;   // what writes the folder
     std::string_view description;
 };
 
 constexpr TrainedModel trained_models[] = {
     {"builtin:tiny-story", "tiny-story", "tools/train_text.py",
-     "GPT-2 trained here on the King James Bible, one token per byte, so per character of plain English (L=2 H=4 E=128, 128 positions); "
+     "GPT-2 trained here on the King James Bible, one token per byte, so per character of plain English (L=2 H=4 "
+     "E=128, 128 positions); "
      "has a previous-token and an induction head"},
     {"builtin:tiny-shapes", "tiny-shapes", "tools/train_vision.py",
      "ViT trained here to name the shape in a 64 px scene (circle, square, triangle, cross, ring, star; "
@@ -98,17 +99,19 @@ std::unique_ptr<Model> open_trained(const TrainedModel& trained, const LoadContr
     return std::make_unique<TrainedCheckpoint>(open_checkpoint_folder(folder.string(), control), trained);
 }
 
-} // namespace
+}   // namespace
 
 std::vector<BuiltinModel> builtin_models() {
     std::vector<BuiltinModel> models;
     for (const TrainedModel& m : trained_models) models.push_back({std::string(m.name), std::string(m.description)});
-    models.insert(models.end(), {
-        {"builtin:toy-text", "text encoder, words + sinusoidal positions; heads built to show previous-token, "
-                             "same-token, first-token and local patterns (E=64 H=4 L=2)"},
-        {"builtin:toy-vit", "ViT-style image encoder, 16 px patches + [CLS]; heads built to show same-colour, "
-                            "neighbourhood, same-row and [CLS] patterns (224 px, E=64 H=4 L=2)"},
-    });
+    models.insert(
+        models.end(),
+        {
+            {"builtin:toy-text", "text encoder, words + sinusoidal positions; heads built to show previous-token, "
+                                 "same-token, first-token and local patterns (E=64 H=4 L=2)"},
+            {"builtin:toy-vit", "ViT-style image encoder, 16 px patches + [CLS]; heads built to show same-colour, "
+                                "neighbourhood, same-row and [CLS] patterns (224 px, E=64 H=4 L=2)"},
+        });
     return models;
 }
 
@@ -130,8 +133,8 @@ std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& conf
     if (std::filesystem::is_directory(path, ec)) return open_checkpoint_folder(path, control);
     throw Error("--model " + path + ": not a built-in model, and not a checkpoint folder (" +
                 (std::filesystem::exists(path, ec) ? "a file: give the folder holding config.json and model.safetensors"
-                                                    : "no such folder") +
+                                                   : "no such folder") +
                 "; headscope-cli models lists the built-in ones)");
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -29,4 +29,4 @@ bool is_toy_model(const std::string& name);
 // Checkpoint folders report their progress to `control` and stop (LoadCancelled) when it says so.
 std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& config, const LoadControl& control = {});
 
-} // namespace headscope
+}   // namespace headscope

@@ -18,4 +18,4 @@ void set_compute_threads(int n) {
 #endif
 }
 
-} // namespace headscope
+}   // namespace headscope

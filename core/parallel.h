@@ -115,4 +115,4 @@ void parallel_items_after(Eigen::Index m, Prepare&& prepare, Eigen::Index n, dou
     for (Eigen::Index i = 0; i < n; ++i) body(i);
 }
 
-} // namespace headscope
+}   // namespace headscope

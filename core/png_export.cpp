@@ -21,7 +21,8 @@ std::vector<std::byte> encode_png(const RgbaImage& image) {
                     " pixels is empty or inconsistent");
     }
     int length = 0;
-    unsigned char* png = stbi_write_png_to_mem(image.pixels.data(), image.width * 4, image.width, image.height, 4, &length);
+    unsigned char* png =
+        stbi_write_png_to_mem(image.pixels.data(), image.width * 4, image.width, image.height, 4, &length);
     if (!png) throw Error("PNG: encoding failed (out of memory?)");
     std::vector<std::byte> bytes(static_cast<std::size_t>(length));
     std::memcpy(bytes.data(), png, bytes.size());
@@ -31,4 +32,4 @@ std::vector<std::byte> encode_png(const RgbaImage& image) {
 
 void write_png(const std::string& path, const RgbaImage& image) { write_file_atomically(path, encode_png(image)); }
 
-} // namespace headscope
+}   // namespace headscope

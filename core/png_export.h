@@ -15,4 +15,4 @@ std::vector<std::byte> encode_png(const RgbaImage& image);
 // is then left as it was.
 void write_png(const std::string& path, const RgbaImage& image);
 
-} // namespace headscope
+}   // namespace headscope

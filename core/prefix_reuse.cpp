@@ -15,8 +15,8 @@ void check_prefix_reuse(const ModelInfo& info, const RunOptions& options, const 
     const std::string who = info.name + ": cannot reuse the unchanged start of the input: ";
     if (options.resume_from != nullptr) throw Error(who + "a run resumes at a layer or reuses a prefix, not both");
     if (p < 1 || p >= T) {
-        throw Error(who + std::to_string(p) + " unchanged positions of " + std::to_string(T) +
-                    " (expected 1.." + std::to_string(T - 1) + ")");
+        throw Error(who + std::to_string(p) + " unchanged positions of " + std::to_string(T) + " (expected 1.." +
+                    std::to_string(T - 1) + ")");
     }
     if (static_cast<Eigen::Index>(kept->layers.size()) != info.n_layers || kept->hidden.rows() < p ||
         (kept->logits.size() != 0 && kept->logits.rows() < p)) {
@@ -24,7 +24,8 @@ void check_prefix_reuse(const ModelInfo& info, const RunOptions& options, const 
     }
     for (const AttentionTrace& layer : kept->layers) {
         if (layer.keys.rows() < p || layer.values.rows() < p) {
-            throw Error(who + "the kept run did not keep every layer's keys and values (RunOptions::keep_layer_inputs)");
+            throw Error(who +
+                        "the kept run did not keep every layer's keys and values (RunOptions::keep_layer_inputs)");
         }
     }
     if (options.keep_layer_inputs &&
@@ -41,10 +42,11 @@ void check_prefix_reuse(const ModelInfo& info, const RunOptions& options, const 
         throw Error(who + "without a causal mask every position sees the changed ones");
     }
     if (mask->topRightCorner(p, T - p).any()) {
-        throw Error(who + "a position before " + std::to_string(p) + " sees a later one (the mask is not causal there)");
+        throw Error(who + "a position before " + std::to_string(p) +
+                    " sees a later one (the mask is not causal there)");
     }
-    const bool kept_mask_fits = kept->mask && kept->mask->rows() >= p &&
-                                (kept->mask->topLeftCorner(p, p) == mask->topLeftCorner(p, p)).all();
+    const bool kept_mask_fits =
+        kept->mask && kept->mask->rows() >= p && (kept->mask->topLeftCorner(p, p) == mask->topLeftCorner(p, p)).all();
     if (!kept_mask_fits) throw Error(who + "the kept run had another attention mask");
 }
 
@@ -55,7 +57,8 @@ OptionalMask mask_rows_from(const OptionalMask& mask, Eigen::Index p) {
 
 Matrix stack_rows(const Matrix& top, Eigen::Index p, const Matrix& bottom) {
     Matrix out(p + bottom.rows(), bottom.cols());
-    advise_huge_pages(out.data(), static_cast<std::size_t>(out.size()) * sizeof(float));   // GPT-2's logits: 206 MB at T=1024
+    advise_huge_pages(out.data(),
+                      static_cast<std::size_t>(out.size()) * sizeof(float));   // GPT-2's logits: 206 MB at T=1024
     out.topRows(p) = top.topLeftCorner(p, bottom.cols());
     out.bottomRows(bottom.rows()) = bottom;
     return out;
@@ -73,7 +76,7 @@ Matrix stack_square(const Matrix& kept, Eigen::Index p, const Matrix& computed, 
     return out;
 }
 
-} // namespace
+}   // namespace
 
 AttentionTrace join_prefix(const AttentionTrace& kept, const AttentionTrace& computed, Eigen::Index p,
                            const OptionalMask& mask, TraceDetail detail) {
@@ -94,7 +97,8 @@ AttentionTrace join_prefix(const AttentionTrace& kept, const AttentionTrace& com
         // numbers (masked out afterwards), computed here.
         const float scale = 1.0f / std::sqrt(static_cast<float>(head.q.cols()));
         head.scores = stack_square(a.scores, p, b.scores, 0.0f);
-        head.scores.topRightCorner(p, T - p).noalias() = scale * (head.q.topRows(p) * head.k.bottomRows(T - p).transpose());
+        head.scores.topRightCorner(p, T - p).noalias() =
+            scale * (head.q.topRows(p) * head.k.bottomRows(T - p).transpose());
         head.masked = mask ? Matrix(mask->select(head.scores.array(), -std::numeric_limits<float>::infinity()).matrix())
                            : head.scores;
     }
@@ -106,4 +110,4 @@ AttentionTrace join_prefix(const AttentionTrace& kept, const AttentionTrace& com
     return out;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -30,4 +30,4 @@ Matrix stack_rows(const Matrix& top, Eigen::Index p, const Matrix& bottom);
 AttentionTrace join_prefix(const AttentionTrace& kept, const AttentionTrace& computed, Eigen::Index p,
                            const OptionalMask& mask, TraceDetail detail);
 
-} // namespace headscope
+}   // namespace headscope

@@ -30,7 +30,8 @@ struct Canvas {
     void put(int x, int y, Rgba8 c) {
         if (x < 0 || y < 0 || x >= image.width || y >= image.height) return;
         std::uint8_t* p = &image.pixels[(static_cast<std::size_t>(y) * static_cast<std::size_t>(image.width) +
-                                         static_cast<std::size_t>(x)) * 4];
+                                         static_cast<std::size_t>(x)) *
+                                        4];
         p[0] = c.r;
         p[1] = c.g;
         p[2] = c.b;
@@ -70,14 +71,17 @@ struct Canvas {
             }
         }
         std::vector<char> buffer(ascii.size() * 64 * 30 + 64);   // at most ~30 quads of 64 bytes per character
-        const int quads = stb_easy_font_print(0, 0, ascii.data(), nullptr, buffer.data(), static_cast<int>(buffer.size()));
+        const int quads =
+            stb_easy_font_print(0, 0, ascii.data(), nullptr, buffer.data(), static_cast<int>(buffer.size()));
         for (int q = 0; q < quads; ++q) {
             const auto* v = reinterpret_cast<const float*>(buffer.data() + q * 64);   // 4 vertices x 16 bytes
             const float qx0 = v[0], qy0 = v[1], qx1 = v[8], qy1 = v[9];
             if (vertical) {
-                fill(x + static_cast<int>(qy0), y - static_cast<int>(qx1), x + static_cast<int>(qy1), y - static_cast<int>(qx0), c);
+                fill(x + static_cast<int>(qy0), y - static_cast<int>(qx1), x + static_cast<int>(qy1),
+                     y - static_cast<int>(qx0), c);
             } else {
-                fill(x + static_cast<int>(qx0), y + static_cast<int>(qy0), x + static_cast<int>(qx1), y + static_cast<int>(qy1), c);
+                fill(x + static_cast<int>(qx0), y + static_cast<int>(qy0), x + static_cast<int>(qx1),
+                     y + static_cast<int>(qy1), c);
             }
         }
     }
@@ -125,10 +129,11 @@ void colour_bar(Canvas& canvas, int x, int y, int height, const RenderStyle& sty
     }
 }
 
-} // namespace
+}   // namespace
 
 RgbaImage render_matrix(const Matrix& weights, const Mask* allowed, const std::vector<std::string>& query_labels,
-                        const std::vector<std::string>& key_labels, const std::string& title, const RenderStyle& style) {
+                        const std::vector<std::string>& key_labels, const std::string& title,
+                        const RenderStyle& style) {
     const auto Tq = static_cast<int>(weights.rows());
     const auto Tk = static_cast<int>(weights.cols());
     if (Tq < 1 || Tk < 1) throw Error("render: nothing to draw (empty attention matrix)");
@@ -167,7 +172,8 @@ RgbaImage render_overlay(const RgbImage& image, const Matrix& weights, Eigen::In
     }
     const int scale = std::max(1, 448 / std::max(image.width, image.height));   // small images drawn larger
     const int top = 30;
-    Canvas canvas(std::max(image.width * scale + 100, title_width(title)), std::max(top + image.height * scale + 10, top + 240));
+    Canvas canvas(std::max(image.width * scale + 100, title_width(title)),
+                  std::max(top + image.height * scale + 10, top + 240));
     canvas.text(10, 8, title, ink);
     const float cell_w = static_cast<float>(image.width) / static_cast<float>(grid_width);
     const float cell_h = static_cast<float>(image.height) / static_cast<float>(grid_height);
@@ -179,8 +185,10 @@ RgbaImage render_overlay(const RgbImage& image, const Matrix& weights, Eigen::In
             const int gy = std::min(grid_height - 1, static_cast<int>(static_cast<float>(iy) / cell_h));
             const float w = weights(query, n_prefix + gy * grid_width + gx) / style.scale_max;
             const Rgba8 heat = colormap_lookup(style.colormap, w);
-            const std::uint8_t* px = &image.pixels[(static_cast<std::size_t>(iy) * static_cast<std::size_t>(image.width) +
-                                                    static_cast<std::size_t>(ix)) * 3];
+            const std::uint8_t* px =
+                &image.pixels[(static_cast<std::size_t>(iy) * static_cast<std::size_t>(image.width) +
+                               static_cast<std::size_t>(ix)) *
+                              3];
             // Half picture, half heat: the objects stay recognisable under the map.
             const auto mix = [](std::uint8_t a, std::uint8_t b) { return static_cast<std::uint8_t>((a + b) / 2); };
             canvas.put(x, top + y, {mix(px[0], heat.r), mix(px[1], heat.g), mix(px[2], heat.b), 255});
@@ -226,4 +234,4 @@ RgbaImage render_grid(const ModelTrace& trace, const std::string& title, const R
     return canvas.image;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -32,4 +32,4 @@ RgbaImage render_overlay(const RgbImage& image, const Matrix& weights, Eigen::In
 // Every layer (rows) x head (columns) of `trace`, each map scaled to its own max.
 RgbaImage render_grid(const ModelTrace& trace, const std::string& title, const RenderStyle& style);
 
-} // namespace headscope
+}   // namespace headscope

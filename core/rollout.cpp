@@ -27,8 +27,8 @@ void check_trace(const ModelTrace& trace, Eigen::Index& H, Eigen::Index& T) {
     for (std::size_t l = 0; l < trace.layers.size(); ++l) {
         const auto& heads = trace.layers[l].heads;
         if (static_cast<Eigen::Index>(heads.size()) != H) {
-            throw Error("rollout: layer " + std::to_string(l) + " has " + std::to_string(heads.size()) + " heads, layer 0 has " +
-                        std::to_string(H));
+            throw Error("rollout: layer " + std::to_string(l) + " has " + std::to_string(heads.size()) +
+                        " heads, layer 0 has " + std::to_string(H));
         }
         for (std::size_t h = 0; h < heads.size(); ++h) {
             const Matrix& w = heads[h].weights;
@@ -69,7 +69,7 @@ void discard_lowest(Matrix& fused, double ratio) {
     }
 }
 
-} // namespace
+}   // namespace
 
 std::string_view head_fusion_name(HeadFusion fusion) {
     switch (fusion) {
@@ -96,11 +96,12 @@ Matrix attention_rollout(const ModelTrace& trace, const RolloutOptions& options)
     }
     const int end = options.end_layer == -1 ? L - 1 : options.end_layer;
     if (options.start_layer < 0 || options.start_layer >= L) {
-        throw Error("rollout: start layer " + std::to_string(options.start_layer) + " is outside 0.." + std::to_string(L - 1));
+        throw Error("rollout: start layer " + std::to_string(options.start_layer) + " is outside 0.." +
+                    std::to_string(L - 1));
     }
     if (end < 0 || end >= L) {
-        throw Error("rollout: end layer " + std::to_string(options.end_layer) + " is outside 0.." + std::to_string(L - 1) +
-                    " (or -1 for the last)");
+        throw Error("rollout: end layer " + std::to_string(options.end_layer) + " is outside 0.." +
+                    std::to_string(L - 1) + " (or -1 for the last)");
     }
     if (options.start_layer > end) {
         throw Error("rollout: start layer " + std::to_string(options.start_layer) + " is after end layer " +
@@ -198,4 +199,4 @@ std::vector<GridSegment> mask_contours(const std::vector<bool>& kept, int width,
     return segments;
 }
 
-} // namespace headscope
+}   // namespace headscope

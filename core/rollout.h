@@ -12,8 +12,8 @@
 #include "core/matrix.h"
 #include "core/model.h"
 
-#include <string_view>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace headscope {
@@ -24,9 +24,9 @@ std::optional<HeadFusion> head_fusion_from_name(std::string_view name);
 
 struct RolloutOptions {
     HeadFusion fusion = HeadFusion::mean;
-    double discard_ratio = 0.0;    // 0 <= r < 1: fraction of the fused entries zeroed, lowest first
-    int start_layer = 0;           // first layer multiplied in
-    int end_layer = -1;            // last layer, inclusive; -1: the last layer
+    double discard_ratio = 0.0;                      // 0 <= r < 1: fraction of the fused entries zeroed, lowest first
+    int start_layer = 0;                             // first layer multiplied in
+    int end_layer = -1;                              // last layer, inclusive; -1: the last layer
     std::vector<std::vector<bool>> disabled_heads;   // [L][H] or empty: left out of the fusion
 };
 
@@ -43,7 +43,9 @@ std::vector<bool> keep_mass(const Eigen::Ref<const RowVector>& weights, double m
 // The cells on the boundary of a kept region of a grid (row-major flags [height * width]):
 // the edges between a kept cell and a dropped one or the border, as line segments in cell
 // units ({x0, y0, x1, y1}), for drawing contours.
-struct GridSegment { float x0, y0, x1, y1; };
+struct GridSegment {
+    float x0, y0, x1, y1;
+};
 std::vector<GridSegment> mask_contours(const std::vector<bool>& kept, int width, int height);
 
-} // namespace headscope
+}   // namespace headscope

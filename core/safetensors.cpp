@@ -63,8 +63,8 @@ std::uint64_t header_uint(const json& value, const std::string& where) {
     return value.get<std::uint64_t>();
 }
 
-TensorView parse_tensor_entry(const std::string& name, const json& entry,
-                              std::span<const std::byte> data, const std::string& file_label) {
+TensorView parse_tensor_entry(const std::string& name, const json& entry, std::span<const std::byte> data,
+                              const std::string& file_label) {
     const std::string where = file_label + ": tensor " + quoted(name);
     if (!entry.is_object()) {
         throw Error(where + ": expected an object with dtype, shape and data_offsets");
@@ -114,9 +114,8 @@ TensorView parse_tensor_entry(const std::string& name, const json& entry,
                     "] run past the end of the data (" + std::to_string(data.size()) + " bytes)");
     }
     if (end - begin != expected_bytes) {
-        throw Error(where + ": shape " + shape_to_string(shape) + " of " + std::string(dtype_name(*dtype)) +
-                    " needs " + std::to_string(expected_bytes) + " bytes, data_offsets give " +
-                    std::to_string(end - begin));
+        throw Error(where + ": shape " + shape_to_string(shape) + " of " + std::string(dtype_name(*dtype)) + " needs " +
+                    std::to_string(expected_bytes) + " bytes, data_offsets give " + std::to_string(end - begin));
     }
 
     TensorView view;
@@ -139,7 +138,7 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
     return metadata;
 }
 
-} // namespace
+}   // namespace
 
 std::string shape_to_string(const Shape& shape) {
     std::string text = "[";
@@ -174,8 +173,7 @@ ParsedHeader parse_safetensors(std::span<const std::byte> file, const std::strin
                     " runs past the end of the file (" + std::to_string(file.size()) + " bytes)");
     }
     if (header_length > max_header_bytes) {
-        throw Error(file_label + ": header length " + std::to_string(header_length) +
-                    " exceeds the 100 MB limit");
+        throw Error(file_label + ": header length " + std::to_string(header_length) + " exceeds the 100 MB limit");
     }
     const auto header_bytes = file.subspan(8, header_length);
     const auto data = file.subspan(8 + header_length);
@@ -223,8 +221,7 @@ ParsedHeader parse_safetensors(std::span<const std::byte> file, const std::strin
         const TensorView& prev = *by_offset[i - 1];
         const TensorView& next = *by_offset[i];
         if (next.bytes.data() < prev.bytes.data() + prev.bytes.size()) {
-            throw Error(file_label + ": tensor " + quoted(next.name) + ": data overlaps tensor " +
-                        quoted(prev.name));
+            throw Error(file_label + ": tensor " + quoted(next.name) + ": data overlaps tensor " + quoted(prev.name));
         }
     }
     // nlohmann's object keeps keys sorted, so parsed.tensors already is by name.
@@ -244,12 +241,13 @@ Identity identity_of(const struct stat& info) {
     return id;
 }
 
-} // namespace
+}   // namespace
 
 void SafetensorsFile::check_unchanged() const {
     struct stat info {};
     if (::stat(path_.c_str(), &info) != 0) {
-        throw Error(path_ + ": gone from disk since it was loaded (" + std::strerror(errno) + "); open the model again");
+        throw Error(path_ + ": gone from disk since it was loaded (" + std::strerror(errno) +
+                    "); open the model again");
     }
     if (!(identity_of<Identity>(info) == identity_)) {
         throw Error(path_ + ": changed on disk since it was loaded; open the model again");
@@ -302,11 +300,8 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
 }
 
 SafetensorsFile::SafetensorsFile(SafetensorsFile&& other) noexcept
-    : identity_(other.identity_),
-      path_(std::move(other.path_)),
-      mapping_(std::exchange(other.mapping_, nullptr)),
-      mapping_size_(std::exchange(other.mapping_size_, 0)),
-      metadata_(std::move(other.metadata_)),
+    : identity_(other.identity_), path_(std::move(other.path_)), mapping_(std::exchange(other.mapping_, nullptr)),
+      mapping_size_(std::exchange(other.mapping_size_, 0)), metadata_(std::move(other.metadata_)),
       tensors_(std::move(other.tensors_)) {}
 
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& other) noexcept {
@@ -373,9 +368,8 @@ std::vector<std::byte> encode_safetensors(const std::vector<TensorToWrite>& tens
         if (t.name == "__metadata__" || header.contains(t.name)) {
             throw Error("tensor " + quoted(t.name) + ": name used twice");
         }
-        header[t.name] = {{"dtype", dtype_name(t.dtype)},
-                          {"shape", t.shape},
-                          {"data_offsets", {offset, offset + t.bytes.size()}}};
+        header[t.name] = {
+            {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes.size()}}};
         offset += t.bytes.size();
     }
     std::string text = header.dump();
@@ -399,4 +393,4 @@ void write_safetensors(const std::string& path, const std::vector<TensorToWrite>
     write_file_atomically(path, encode_safetensors(tensors, metadata));
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -112,4 +112,4 @@ std::vector<std::byte> encode_safetensors(const std::vector<TensorToWrite>& tens
 void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
-} // namespace headscope
+}   // namespace headscope

@@ -30,4 +30,4 @@ inline float seeded_normal(std::uint64_t seed, std::uint64_t stream, std::uint64
     return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2));
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -34,15 +34,14 @@ SequenceBatch read_sequence_batch(const SafetensorsFile& file, const std::string
 }
 
 // The keep mask for each batch element ([Tq, Tk] shared, or [B, Tq, Tk]).
-std::vector<Mask> read_keep_masks(const SafetensorsFile& file, Eigen::Index B, Eigen::Index Tq,
-                                  Eigen::Index Tk) {
+std::vector<Mask> read_keep_masks(const SafetensorsFile& file, Eigen::Index B, Eigen::Index Tq, Eigen::Index Tk) {
     const TensorView& view = file.get("keep");
     const std::string where = file.path() + ": tensor 'keep'";
     const Shape shared_shape{Tq, Tk};
     const Shape batched_shape{B, Tq, Tk};
     if (view.shape != shared_shape && view.shape != batched_shape) {
-        throw Error(where + ": expected shape [Tq, Tk] = " + shape_to_string(shared_shape) + " or [B, Tq, Tk] = " +
-                    shape_to_string(batched_shape) + ", got " + shape_to_string(view.shape));
+        throw Error(where + ": expected shape [Tq, Tk] = " + shape_to_string(shared_shape) +
+                    " or [B, Tq, Tk] = " + shape_to_string(batched_shape) + ", got " + shape_to_string(view.shape));
     }
     // Nonzero = allowed, decided on the stored values (core/dtype.h), any dtype.
     std::vector<Mask> masks;
@@ -57,4 +56,4 @@ std::vector<Mask> read_keep_masks(const SafetensorsFile& file, Eigen::Index B, E
     return masks;
 }
 
-} // namespace headscope
+}   // namespace headscope

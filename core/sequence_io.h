@@ -14,9 +14,9 @@
 namespace headscope {
 
 struct SequenceBatch {
-    Eigen::Index n_batch = 0;   // B
-    bool shared = false;        // read from [T, C]: one sequence for every batch element
-    std::vector<Matrix> items;  // [B] of [T, C]
+    Eigen::Index n_batch = 0;    // B
+    bool shared = false;         // read from [T, C]: one sequence for every batch element
+    std::vector<Matrix> items;   // [B] of [T, C]
 };
 
 // `symbolic` spells the expected shape for messages, e.g. "[B, Tq, E]".
@@ -27,4 +27,4 @@ SequenceBatch read_sequence_batch(const SafetensorsFile& file, const std::string
 std::vector<Mask> read_keep_masks(const SafetensorsFile& file, Eigen::Index n_batch, Eigen::Index n_queries,
                                   Eigen::Index n_keys);
 
-} // namespace headscope
+}   // namespace headscope

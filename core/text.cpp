@@ -23,12 +23,11 @@ CharClass classify(utf8proc_int32_t c) {
     switch (utf8proc_category(c)) {
     case UTF8PROC_CATEGORY_ZS:
     case UTF8PROC_CATEGORY_ZL:
-    case UTF8PROC_CATEGORY_ZP:
-        return CharClass::space;
+    case UTF8PROC_CATEGORY_ZP: return CharClass::space;
     case UTF8PROC_CATEGORY_CC:
         // Tab, newlines and friends are whitespace; other control bytes are kept as tokens.
         return (c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == 0x85) ? CharClass::space
-                                                                                           : CharClass::alone;
+                                                                                            : CharClass::alone;
     case UTF8PROC_CATEGORY_LU:
     case UTF8PROC_CATEGORY_LL:
     case UTF8PROC_CATEGORY_LT:
@@ -42,7 +41,7 @@ CharClass classify(utf8proc_int32_t c) {
     case UTF8PROC_CATEGORY_NO:
     case UTF8PROC_CATEGORY_PC:   // the underscore joins words, as in identifiers
         return CharClass::word;
-    default:                     // punctuation, symbols (emoji are So), format characters
+    default:   // punctuation, symbols (emoji are So), format characters
         return CharClass::alone;
     }
 }
@@ -60,7 +59,7 @@ Decoded decode_at(std::string_view text, std::size_t at, const std::string& labe
     return {c, static_cast<std::size_t>(n)};
 }
 
-} // namespace
+}   // namespace
 
 void validate_utf8(std::string_view text, const std::string& label) {
     for (std::size_t at = 0; at < text.size();) at += decode_at(text, at, label).length;
@@ -137,4 +136,4 @@ void split_on_specials(std::string_view text, const std::vector<SpecialToken>& s
     }
 }
 
-} // namespace headscope
+}   // namespace headscope

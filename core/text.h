@@ -6,15 +6,15 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace headscope {
 
 struct TextToken {
-    std::string text;       // the token's bytes, as in the input
-    std::size_t begin = 0;  // byte span [begin, end) in the input
+    std::string text;        // the token's bytes, as in the input
+    std::size_t begin = 0;   // byte span [begin, end) in the input
     std::size_t end = 0;
 };
 
@@ -45,4 +45,4 @@ void split_on_specials(std::string_view text, const std::vector<SpecialToken>& s
                        const std::function<void(std::size_t, std::size_t)>& on_text,
                        const std::function<void(const SpecialToken&, std::size_t)>& on_special);
 
-} // namespace headscope
+}   // namespace headscope

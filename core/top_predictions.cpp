@@ -32,7 +32,7 @@ Normaliser normaliser_of(std::span<const float> row) {
     return n;
 }
 
-} // namespace
+}   // namespace
 
 std::span<const float> logits_row(const Matrix& logits, Eigen::Index row) {
     return {logits.data() + row * logits.cols(), static_cast<std::size_t>(logits.cols())};
@@ -70,4 +70,4 @@ std::vector<float> probabilities_at(std::span<const float> row, std::span<const 
     return out;
 }
 
-} // namespace headscope
+}   // namespace headscope

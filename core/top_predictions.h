@@ -11,7 +11,7 @@
 namespace headscope {
 
 struct Prediction {
-    Eigen::Index index = 0;     // the logit column (a token id, a class id)
+    Eigen::Index index = 0;   // the logit column (a token id, a class id)
     float logit = 0.0f;
     float probability = 0.0f;   // softmax over the whole row
 };
@@ -29,4 +29,4 @@ std::vector<Prediction> top_predictions(std::span<const float> row, int k);
 // where the row has no softmax or an index is outside it.
 std::vector<float> probabilities_at(std::span<const float> row, std::span<const Eigen::Index> indices);
 
-} // namespace headscope
+}   // namespace headscope

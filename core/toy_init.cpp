@@ -36,7 +36,7 @@ Matrix uniform_matrix(std::uint64_t seed, std::string_view name, Eigen::Index ro
     return m;
 }
 
-} // namespace
+}   // namespace
 
 Linear torch_default_linear(std::uint64_t seed, std::string_view name, Eigen::Index out, Eigen::Index in, bool bias) {
     const float bound = 1.0f / std::sqrt(static_cast<float>(in));
@@ -62,7 +62,8 @@ void write_sinusoid(Matrix& table, Eigen::Index row, const Sinusoid& wave, float
     if (wave.neg_cos_channel >= 0) table(row, wave.neg_cos_channel) = -c;
 }
 
-void set_position_head(AttentionWeights& w, HeadRows rows, const std::vector<Sinusoid>& waves, float shift, float gain) {
+void set_position_head(AttentionWeights& w, HeadRows rows, const std::vector<Sinusoid>& waves, float shift,
+                       float gain) {
     for (Eigen::Index m = 0; m < static_cast<Eigen::Index>(waves.size()) && 2 * m + 1 < rows.count; ++m) {
         const Sinusoid& wave = waves[static_cast<std::size_t>(m)];
         const float angle = shift * wave.rate;
@@ -93,14 +94,17 @@ void set_query_key_head(AttentionWeights& w, HeadRows rows, Eigen::Index query_c
                         const std::vector<Eigen::Index>& key_channels, const std::vector<float>& key_signs,
                         float gain) {
     w.q.weight.values()(rows.first, query_channel) = gain;
-    for (std::size_t i = 0; i < key_channels.size(); ++i) w.k.weight.values()(rows.first, key_channels[i]) = key_signs[i];
+    for (std::size_t i = 0; i < key_channels.size(); ++i)
+        w.k.weight.values()(rows.first, key_channels[i]) = key_signs[i];
 }
 
 void set_random_head(AttentionWeights& w, HeadRows rows, std::uint64_t seed, std::string_view name) {
     const Eigen::Index E = w.q.weight.cols();
     const float scale = 1.0f / std::sqrt(static_cast<float>(E));
-    w.q.weight.values().middleRows(rows.first, rows.count) = normal_matrix(seed, std::string(name) + ".q", rows.count, E, scale);
-    w.k.weight.values().middleRows(rows.first, rows.count) = normal_matrix(seed, std::string(name) + ".k", rows.count, E, scale);
+    w.q.weight.values().middleRows(rows.first, rows.count) =
+        normal_matrix(seed, std::string(name) + ".q", rows.count, E, scale);
+    w.k.weight.values().middleRows(rows.first, rows.count) =
+        normal_matrix(seed, std::string(name) + ".k", rows.count, E, scale);
 }
 
-} // namespace headscope::toy
+}   // namespace headscope::toy

@@ -56,4 +56,4 @@ void set_query_key_head(AttentionWeights& w, HeadRows rows, Eigen::Index query_c
 // Seeded N(0, 1/E) rows, as an untrained head.
 void set_random_head(AttentionWeights& w, HeadRows rows, std::uint64_t seed, std::string_view name);
 
-} // namespace headscope::toy
+}   // namespace headscope::toy

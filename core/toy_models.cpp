@@ -23,9 +23,12 @@ std::string config_text(const ToyConfig& c) {
 
 std::map<std::string, std::string> config_settings(const ToyConfig& c, bool image_model) {
     std::map<std::string, std::string> s = {
-        {"width", std::to_string(c.width)},     {"heads", std::to_string(c.n_heads)},
-        {"layers", std::to_string(c.n_layers)}, {"mlp_ratio", std::to_string(c.mlp_ratio)},
-        {"bias", c.bias ? "true" : "false"},     {"seed", std::to_string(c.seed)},
+        {"width", std::to_string(c.width)},
+        {"heads", std::to_string(c.n_heads)},
+        {"layers", std::to_string(c.n_layers)},
+        {"mlp_ratio", std::to_string(c.mlp_ratio)},
+        {"bias", c.bias ? "true" : "false"},
+        {"seed", std::to_string(c.seed)},
         {"init", c.init == ToyInit::structured ? "structured" : "random"},
     };
     if (image_model) {
@@ -85,7 +88,8 @@ public:
 
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
         check_disabled_heads(info_, options.disabled_heads);
-        return encoder_forward(info_, stack_, input.embeddings, run_mask(info_, options, input.embeddings.rows()), options);
+        return encoder_forward(info_, stack_, input.embeddings, run_mask(info_, options, input.embeddings.rows()),
+                               options);
     }
 
 protected:
@@ -136,9 +140,9 @@ protected:
 // first. Every token then has mean 0 and the same length, so LayerNorm scales all
 // tokens alike and the heads below read exactly what they were built to read.
 struct TextChannels {
-    Eigen::Index words;                 // E/2
-    std::vector<Sinusoid> waves;        // [E/4]
-    Eigen::Index constant_channel;      // cos of the slowest wave: ~1 at every position
+    Eigen::Index words;              // E/2
+    std::vector<Sinusoid> waves;     // [E/4]
+    Eigen::Index constant_channel;   // cos of the slowest wave: ~1 at every position
 };
 
 TextChannels text_channels(Eigen::Index E) {
@@ -168,7 +172,8 @@ const char* const text_roles[] = {
 void build_text_head(AttentionWeights& w, HeadRows rows, int role, const TextChannels& ch, const ToyConfig& c,
                      const std::string& name) {
     const float root_dh = std::sqrt(static_cast<float>(rows.count));
-    const std::vector<Sinusoid> fast(ch.waves.begin(), ch.waves.begin() + std::min<std::ptrdiff_t>(ch.waves.size(), rows.count / 2));
+    const std::vector<Sinusoid> fast(ch.waves.begin(),
+                                     ch.waves.begin() + std::min<std::ptrdiff_t>(ch.waves.size(), rows.count / 2));
     switch (role) {
     case 0: toy::set_position_head(w, rows, fast, -1.0f, 5.0f * root_dh); break;
     case 1: {
@@ -214,7 +219,8 @@ public:
         if (!structured) {
             waves.clear();
             for (Eigen::Index k = 0; k < E / 2; ++k) {
-                waves.push_back({2 * k, 2 * k + 1, std::pow(10000.0f, -2.0f * static_cast<float>(k) / static_cast<float>(E))});
+                waves.push_back(
+                    {2 * k, 2 * k + 1, std::pow(10000.0f, -2.0f * static_cast<float>(k) / static_cast<float>(E))});
             }
         }
         for (Eigen::Index t = 0; t < config.max_tokens; ++t) {
@@ -227,9 +233,9 @@ public:
                             (structured ? "structured heads" : "random weights") + ")";
         info_.max_tokens = config.max_tokens;
         info_.takes_text = true;
-        build_stack([&](AttentionWeights& w, HeadRows rows, int role, const std::string& name) {
-            build_text_head(w, rows, role, ch, config, name);
-        }, text_roles);
+        build_stack([&](AttentionWeights& w, HeadRows rows, int role,
+                        const std::string& name) { build_text_head(w, rows, role, ch, config, name); },
+                    text_roles);
         info_.n_parameters = encoder_parameter_count(stack_) + positions_.size();
     }
 
@@ -289,7 +295,8 @@ private:
         for (std::size_t t = 0; t < ids.size(); ++t) {
             RowVector word(word_channels_);
             for (Eigen::Index c = 0; c < word_channels_; ++c) {
-                const auto index = static_cast<std::uint64_t>(ids[t]) * static_cast<std::uint64_t>(E) + static_cast<std::uint64_t>(c);
+                const auto index =
+                    static_cast<std::uint64_t>(ids[t]) * static_cast<std::uint64_t>(E) + static_cast<std::uint64_t>(c);
                 word(c) = seeded_normal(config_.seed, stream, index);
             }
             // Structured: every word vector has mean 0 and RMS 1 (see TextChannels).
@@ -310,7 +317,6 @@ private:
     Eigen::Index word_channels_;   // how many leading channels hold the word vector
 };
 
-
 // ------------------------------------------------------------------------------------
 // toy-vit
 
@@ -319,10 +325,10 @@ private:
 // after that, a constant 1 (E/2 - 2, the patch bias) and the [CLS] flag (E/2 - 1);
 // 2-D sinusoidal positions in [E/2, E): x waves first, then y waves.
 struct VitChannels {
-    Eigen::Index features;              // E/2
-    Eigen::Index constant_channel;      // 1 for every token
-    Eigen::Index cls_channel;           // 1 for [CLS] only (scaled)
-    std::vector<Sinusoid> x_waves;      // fastest first
+    Eigen::Index features;           // E/2
+    Eigen::Index constant_channel;   // 1 for every token
+    Eigen::Index cls_channel;        // 1 for [CLS] only (scaled)
+    std::vector<Sinusoid> x_waves;   // fastest first
     std::vector<Sinusoid> y_waves;
 };
 
@@ -405,9 +411,9 @@ public:
                 for (int y = 0; y < P; ++y) {
                     for (int x = 0; x < P; ++x) {
                         const Eigen::Index k = (colour * P + y) * P + x;
-                        patch_weight(colour, k) = 2.0f / area;                                    // mean, x2
-                        patch_weight(3 + colour, k) = (x < P / 2 ? -4.0f : 4.0f) / area;          // left -> right
-                        patch_weight(6 + colour, k) = (y < P / 2 ? -4.0f : 4.0f) / area;          // top -> bottom
+                        patch_weight(colour, k) = 2.0f / area;                             // mean, x2
+                        patch_weight(3 + colour, k) = (x < P / 2 ? -4.0f : 4.0f) / area;   // left -> right
+                        patch_weight(6 + colour, k) = (y < P / 2 ? -4.0f : 4.0f) / area;   // top -> bottom
                     }
                 }
             }
@@ -423,7 +429,8 @@ public:
             for (int r = 0; r < grid; ++r) {
                 for (int col = 0; col < grid; ++col) {
                     const Eigen::Index row = 1 + r * grid + col;
-                    for (const Sinusoid& s : ch.x_waves) toy::write_sinusoid(positions_, row, s, static_cast<float>(col));
+                    for (const Sinusoid& s : ch.x_waves)
+                        toy::write_sinusoid(positions_, row, s, static_cast<float>(col));
                     for (const Sinusoid& s : ch.y_waves) toy::write_sinusoid(positions_, row, s, static_cast<float>(r));
                 }
             }
@@ -438,15 +445,16 @@ public:
         }
 
         info_.name = "builtin:toy-vit";
-        info_.description = "demo ViT image encoder (" + config_text(config) + ", " + std::to_string(config.image_size) +
-                            " px, P=" + std::to_string(P) + ", " + (structured ? "structured heads" : "random weights") + ")";
+        info_.description = "demo ViT image encoder (" + config_text(config) + ", " +
+                            std::to_string(config.image_size) + " px, P=" + std::to_string(P) + ", " +
+                            (structured ? "structured heads" : "random weights") + ")";
         info_.max_tokens = N + 1;
         info_.takes_image = true;
         info_.image_size = config.image_size;
         info_.patch_size = P;
-        build_stack([&](AttentionWeights& w, HeadRows rows, int role, const std::string& name) {
-            build_vit_head(w, rows, role, ch, config, name);
-        }, vit_roles);
+        build_stack([&](AttentionWeights& w, HeadRows rows, int role,
+                        const std::string& name) { build_vit_head(w, rows, role, ch, config, name); },
+                    vit_roles);
         info_.n_parameters = encoder_parameter_count(stack_) + patch_weight_.size() + patch_bias_.size() + cls_.size() +
                              positions_.size();
     }
@@ -498,12 +506,12 @@ public:
 
 private:
     WeightMatrix patch_weight_;   // [E, 3 * P * P]
-    Vector patch_bias_;     // [E]
-    Vector cls_;            // [E]
-    Matrix positions_;      // [N + 1, E]
+    Vector patch_bias_;           // [E]
+    Vector cls_;                  // [E]
+    Matrix positions_;            // [N + 1, E]
 };
 
-} // namespace
+}   // namespace
 
 std::int64_t toy_text_token_id(std::string_view word) {
     std::uint32_t hash = 2166136261u;
@@ -530,12 +538,14 @@ void validate_toy_config(const ToyConfig& c, bool image_model) {
         bad("max tokens = " + std::to_string(c.max_tokens) + " must be in 1..8192");
     }
     if (image_model) {
-        if (c.patch_size < 2 || c.patch_size > 64) bad("patch size P = " + std::to_string(c.patch_size) + " must be in 2..64");
+        if (c.patch_size < 2 || c.patch_size > 64)
+            bad("patch size P = " + std::to_string(c.patch_size) + " must be in 2..64");
         if (c.image_size < c.patch_size || c.image_size > 1024) {
             bad("image size = " + std::to_string(c.image_size) + " must be in P..1024");
         }
         if (c.image_size % c.patch_size != 0) {
-            bad("image size " + std::to_string(c.image_size) + " is not a multiple of P = " + std::to_string(c.patch_size));
+            bad("image size " + std::to_string(c.image_size) +
+                " is not a multiple of P = " + std::to_string(c.patch_size));
         }
         if (c.width < 32 || c.width % 16 != 0) {
             bad("width E = " + std::to_string(c.width) + " must be a multiple of 16 and at least 32 for toy-vit");
@@ -546,4 +556,4 @@ void validate_toy_config(const ToyConfig& c, bool image_model) {
 std::unique_ptr<Model> make_toy_text(const ToyConfig& config) { return std::make_unique<ToyTextModel>(config); }
 std::unique_ptr<Model> make_toy_vit(const ToyConfig& config) { return std::make_unique<ToyVitModel>(config); }
 
-} // namespace headscope
+}   // namespace headscope

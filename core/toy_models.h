@@ -23,14 +23,14 @@ namespace headscope {
 enum class ToyInit { structured, random };
 
 struct ToyConfig {
-    Eigen::Index width = 64;          // E
-    Eigen::Index n_heads = 4;         // H
-    Eigen::Index n_layers = 2;        // L
-    Eigen::Index mlp_ratio = 4;       // MLP hidden width = mlp_ratio * E
-    Eigen::Index max_tokens = 512;    // toy-text: the longest sentence, in tokens
-    int image_size = 224;             // toy-vit: input side in pixels
-    int patch_size = 16;              // toy-vit: P
-    bool bias = true;                 // biases in every projection
+    Eigen::Index width = 64;         // E
+    Eigen::Index n_heads = 4;        // H
+    Eigen::Index n_layers = 2;       // L
+    Eigen::Index mlp_ratio = 4;      // MLP hidden width = mlp_ratio * E
+    Eigen::Index max_tokens = 512;   // toy-text: the longest sentence, in tokens
+    int image_size = 224;            // toy-vit: input side in pixels
+    int patch_size = 16;             // toy-vit: P
+    bool bias = true;                // biases in every projection
     std::uint64_t seed = 0;
     ToyInit init = ToyInit::structured;
 };
@@ -47,4 +47,4 @@ std::int64_t toy_text_token_id(std::string_view word);
 // Ids toy-text accepts through encode_ids: 0 <= id < 2^31.
 inline constexpr std::int64_t toy_text_id_limit = std::int64_t{1} << 31;
 
-} // namespace headscope
+}   // namespace headscope

@@ -24,7 +24,7 @@ void release_file_pages(const float* begin, const float* end) {
     if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
-} // namespace
+}   // namespace
 
 WeightMatrix::WeightMatrix(Matrix values) : owned_(std::move(values)), rows_(owned_.rows()), cols_(owned_.cols()) {}
 
@@ -120,4 +120,4 @@ bool WeightMatrix::operator==(const WeightMatrix& other) const {
     return stored() == other.stored().transpose();
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -76,12 +76,12 @@ private:
     // A mapped file's pages under this weight, handed back to the kernel (see panels()).
     void release_stored_pages() const;
 
-    Matrix owned_;                           // [out, in] when owned
-    std::shared_ptr<const void> owner_;      // views: what keeps `data_` valid
-    const float* data_ = nullptr;            // views: the first stored value
-    Eigen::Index rows_ = 0;                  // out
-    Eigen::Index cols_ = 0;                  // in
-    Eigen::Index stride_ = 0;                // views: floats between stored rows
+    Matrix owned_;                        // [out, in] when owned
+    std::shared_ptr<const void> owner_;   // views: what keeps `data_` valid
+    const float* data_ = nullptr;         // views: the first stored value
+    Eigen::Index rows_ = 0;               // out
+    Eigen::Index cols_ = 0;               // in
+    Eigen::Index stride_ = 0;             // views: floats between stored rows
     bool transposed_ = false;
     bool file_mapped_ = false;
     // Made once, on the first product; copies share it (their values are the same).
@@ -92,4 +92,4 @@ private:
     std::shared_ptr<PanelCache> panels_ = std::make_shared<PanelCache>();
 };
 
-} // namespace headscope
+}   // namespace headscope

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <stdexcept>
 #include <string>
-#include <memory>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HEADSCOPE_X86_KERNELS 1
@@ -44,19 +44,19 @@ constexpr Index max_row_block = 256;
 // x[r * x_stride + k * x_step]: in place (x_step 1) or packed (x_stride 1, x_step 6).
 struct Tile {
     Index depth;
-    const float* x;            // the first row's first input of this depth block
+    const float* x;   // the first row's first input of this depth block
     Index x_stride;
     Index x_step;
-    int rows;                  // 1..6
-    const float* panel;        // [depth][16]
-    int panels;                // 1, or 2: the second panel_stride floats after the first
+    int rows;             // 1..6
+    const float* panel;   // [depth][16]
+    int panels;           // 1, or 2: the second panel_stride floats after the first
     Index panel_stride;
-    float* y;                  // the tile's first value
+    float* y;   // the tile's first value
     Index y_stride;
-    int cols;                  // 1..16 per panel
-    const float* bias;         // the tile's `cols` biases; null: none
-    float scale;               // multiplies the product (not the bias)
-    bool add_to_y;             // a later depth block: add onto what is there
+    int cols;            // 1..16 per panel
+    const float* bias;   // the tile's `cols` biases; null: none
+    float scale;         // multiplies the product (not the bias)
+    bool add_to_y;       // a later depth block: add onto what is there
 };
 
 // Writes the accumulated tile (row r's sums at acc[r * width]): y = scale * acc (+ bias)
@@ -94,7 +94,7 @@ void tile_portable(const Tile& t) {
 // depth block, y += scale * acc after. (A function of its own with the kernel's target,
 // where a lambda would be compiled without it.)
 __attribute__((target("avx2,fma"))) inline void store_row(const Tile& t, int r, __m256 lo, __m256 hi, bool add,
-                                                            bool scaled, __m256 scale, __m256 b0, __m256 b1) {
+                                                          bool scaled, __m256 scale, __m256 b0, __m256 b1) {
     float* y = t.y + r * t.y_stride;
     if (scaled) {
         lo = _mm256_mul_ps(lo, scale);
@@ -113,8 +113,8 @@ __attribute__((target("avx2,fma"))) inline void store_row(const Tile& t, int r, 
 
 // One row's step of a tile: its x value times the panel's 16 weights, into its two
 // accumulators. (Always inlined: the accumulators stay in registers.)
-__attribute__((target("avx2,fma"), always_inline)) inline void fma_row(const float* x, __m256 w0, __m256 w1,
-                                                                       __m256& lo, __m256& hi) {
+__attribute__((target("avx2,fma"), always_inline)) inline void fma_row(const float* x, __m256 w0, __m256 w1, __m256& lo,
+                                                                       __m256& hi) {
     const __m256 a = _mm256_broadcast_ss(x);
     lo = _mm256_fmadd_ps(a, w0, lo);
     hi = _mm256_fmadd_ps(a, w1, hi);
@@ -181,12 +181,12 @@ __attribute__((target("avx2,fma"))) void tile_avx2_rows(const Tile& t) {
 template <int Step>
 void tile_avx2_step(const Tile& t) {
     switch (t.rows) {
-        case 1: return tile_avx2_rows<1, Step>(t);
-        case 2: return tile_avx2_rows<2, Step>(t);
-        case 3: return tile_avx2_rows<3, Step>(t);
-        case 4: return tile_avx2_rows<4, Step>(t);
-        case 5: return tile_avx2_rows<5, Step>(t);
-        default: return tile_avx2_rows<6, Step>(t);
+    case 1: return tile_avx2_rows<1, Step>(t);
+    case 2: return tile_avx2_rows<2, Step>(t);
+    case 3: return tile_avx2_rows<3, Step>(t);
+    case 4: return tile_avx2_rows<4, Step>(t);
+    case 5: return tile_avx2_rows<5, Step>(t);
+    default: return tile_avx2_rows<6, Step>(t);
     }
 }
 
@@ -232,8 +232,8 @@ __attribute__((target("avx512f"))) void tile_avx512_rows(const Tile& t) {
     for (int p = 0; p < Panels; ++p) {
         const int cols = std::clamp(t.cols - p * static_cast<int>(width), 0, static_cast<int>(width));
         const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1u);
-        const __m512 bias = !add && t.bias != nullptr ? _mm512_maskz_loadu_ps(mask, t.bias + p * width)
-                                                      : _mm512_setzero_ps();
+        const __m512 bias =
+            !add && t.bias != nullptr ? _mm512_maskz_loadu_ps(mask, t.bias + p * width) : _mm512_setzero_ps();
 #pragma GCC unroll 6
         for (int r = 0; r < R; ++r) {
             float* y = t.y + r * t.y_stride + p * width;
@@ -247,12 +247,12 @@ __attribute__((target("avx512f"))) void tile_avx512_rows(const Tile& t) {
 template <int Step, int Panels>
 void tile_avx512_step(const Tile& t) {
     switch (t.rows) {
-        case 1: return tile_avx512_rows<1, Step, Panels>(t);
-        case 2: return tile_avx512_rows<2, Step, Panels>(t);
-        case 3: return tile_avx512_rows<3, Step, Panels>(t);
-        case 4: return tile_avx512_rows<4, Step, Panels>(t);
-        case 5: return tile_avx512_rows<5, Step, Panels>(t);
-        default: return tile_avx512_rows<6, Step, Panels>(t);
+    case 1: return tile_avx512_rows<1, Step, Panels>(t);
+    case 2: return tile_avx512_rows<2, Step, Panels>(t);
+    case 3: return tile_avx512_rows<3, Step, Panels>(t);
+    case 4: return tile_avx512_rows<4, Step, Panels>(t);
+    case 5: return tile_avx512_rows<5, Step, Panels>(t);
+    default: return tile_avx512_rows<6, Step, Panels>(t);
     }
 }
 
@@ -316,9 +316,9 @@ Isa isa_for(WeightPanels::Kernel kernel) {
 #ifdef HEADSCOPE_X86_KERNELS
     static const Isa cpu = cpu_isa();
     switch (kernel) {
-        case WeightPanels::Kernel::best: return cpu;
-        case WeightPanels::Kernel::avx2: return std::min(cpu, Isa::avx2);
-        case WeightPanels::Kernel::portable: return Isa::portable;
+    case WeightPanels::Kernel::best: return cpu;
+    case WeightPanels::Kernel::avx2: return std::min(cpu, Isa::avx2);
+    case WeightPanels::Kernel::portable: return Isa::portable;
     }
 #endif
     (void)kernel;
@@ -340,7 +340,7 @@ TileKernel tile_kernel(Isa isa) {
     return {tile_portable, 1};
 }
 
-} // namespace
+}   // namespace
 
 WeightPanels::WeightPanels(const float* stored, Index out, Index in, Index row_stride, bool transposed)
     : WeightPanels(out, in) {
@@ -439,8 +439,8 @@ void pack_rows(const ConstMatrixRef& x, Index first, float* tile, bool avx2) {
         // 8 inputs at a time in registers (the scalar loop below cost 2.3% of a ViT forward).
         const float* const top = x.data() + first * x.outerStride();
         const Index stride = x.outerStride();
-        const float* const row[tile_rows] = {top,              top + stride,     top + 2 * stride,
-                                             top + 3 * stride, top + 4 * stride, top + 5 * stride};
+        const float* const row[tile_rows] = {
+            top, top + stride, top + 2 * stride, top + 3 * stride, top + 4 * stride, top + 5 * stride};
         for (; k + 8 <= in; k += 8) pack_8_inputs(row, k, tile);
     }
 #else
@@ -532,7 +532,7 @@ void multiply_block(const Product& m, Index first_panel, Index last_panel, Index
     }
 }
 
-} // namespace
+}   // namespace
 
 void WeightPanels::multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* bias, float scale) const {
     multiply_with(Kernel::best, x, y, bias, scale);
@@ -549,8 +549,9 @@ void WeightPanels::multiply_leading(Kernel kernel, const ConstMatrixRef& x, Matr
     // Checked by the caller (attention, from its mask), not here: this runs inside parallel
     // regions, which an exception must not leave.
     eigen_assert(static_cast<Index>(ends.size()) == x.rows());
-    eigen_assert(std::all_of(ends.begin(), ends.end(),
-                             [limit = what == Leading::outputs ? out_ : in_](Index end) { return end >= 0 && end <= limit; }));
+    eigen_assert(std::all_of(ends.begin(), ends.end(), [limit = what == Leading::outputs ? out_ : in_](Index end) {
+        return end >= 0 && end <= limit;
+    }));
     const Output output{this, y, nullptr};
     multiply_all(kernel, x, std::span(&output, 1), scale, ends, what);
 }
@@ -612,13 +613,20 @@ void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::spa
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const Output& o = outputs[i];
         MatrixRef y = o.y;   // a view of the caller's matrix
-        products[i] = Product{o.weights->values_.data(), o.weights->out_,
-                              in, run_tile,
-                              pack ? packed_x.get() : x.data(), x.outerStride(),
-                              pack, pack ? packed_depth_block : depth_block / run_tile.panels,
-                              y.data(), y.outerStride(),
-                              o.bias != nullptr ? o.bias->data() : nullptr, scale,
-                              ends.empty() ? nullptr : ends.data(), what == Leading::inputs};
+        products[i] = Product{o.weights->values_.data(),
+                              o.weights->out_,
+                              in,
+                              run_tile,
+                              pack ? packed_x.get() : x.data(),
+                              x.outerStride(),
+                              pack,
+                              pack ? packed_depth_block : depth_block / run_tile.panels,
+                              y.data(),
+                              y.outerStride(),
+                              o.bias != nullptr ? o.bias->data() : nullptr,
+                              scale,
+                              ends.empty() ? nullptr : ends.data(),
+                              what == Leading::inputs};
         const Index own_panels = (o.weights->out_ + width - 1) / width;
         first_group[i + 1] = first_group[i] + (own_panels + panels_per_piece - 1) / panels_per_piece;
     }
@@ -637,8 +645,11 @@ void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::spa
     // as many per group as it has short row blocks.
     parallel_items_after(
         pack ? x_tiles : 0,
-        [&](Index tile) { pack_rows(x, tile * tile_rows, packed_x.get() + tile * tile_rows * in, isa != Isa::portable); },
-        whole_pieces + tail_groups * tail_row_blocks, flops, [&](Index piece) {
+        [&](Index tile) {
+            pack_rows(x, tile * tile_rows, packed_x.get() + tile * tile_rows * in, isa != Isa::portable);
+        },
+        whole_pieces + tail_groups * tail_row_blocks, flops,
+        [&](Index piece) {
             const bool whole = piece < whole_pieces;
             const Index rows_per_piece = whole ? row_block : tail_row_block;
             const Index blocks_per_group = whole ? row_blocks : tail_row_blocks;
@@ -654,4 +665,4 @@ void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::spa
         });
 }
 
-} // namespace headscope
+}   // namespace headscope

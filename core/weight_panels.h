@@ -48,7 +48,8 @@ public:
     // builds get them too): `best` is AVX-512 where the CPU has it, else AVX2 + FMA, else
     // plain C++ loops that compute the same; `avx2` stops at AVX2 (tests compare them).
     enum class Kernel { best, avx2, portable };
-    void multiply_with(Kernel kernel, const ConstMatrixRef& x, MatrixRef y, const Vector* bias, float scale = 1.0f) const;
+    void multiply_with(Kernel kernel, const ConstMatrixRef& x, MatrixRef y, const Vector* bias,
+                       float scale = 1.0f) const;
 
     // As multiply_with(), where each row of the product needs only its start: causal
     // attention, where query i reads keys [0, ends[i]) alone (ends: [T]). What a tile of 6
@@ -83,9 +84,9 @@ private:
 
     const float* panel(Eigen::Index p) const { return values_.data() + p * in_ * panel_width; }
 
-    Vector values_;            // [panels][in][16]; the last panel's missing columns are 0
+    Vector values_;   // [panels][in][16]; the last panel's missing columns are 0
     Eigen::Index out_ = 0;
     Eigen::Index in_ = 0;
 };
 
-} // namespace headscope
+}   // namespace headscope

@@ -57,15 +57,27 @@ bool is_cjk(char32_t c) {
 // Unicode's Cased and Case_Ignorable, for Python's final-sigma rule in str.lower(),
 // approximated from general categories (plus the Word_Break MidLetter/MidNumLet/Single_Quote
 // characters, which are case-ignorable).
-bool is_cased(char32_t c) {
-    return is_category(c, {UTF8PROC_CATEGORY_LU, UTF8PROC_CATEGORY_LL, UTF8PROC_CATEGORY_LT});
-}
+bool is_cased(char32_t c) { return is_category(c, {UTF8PROC_CATEGORY_LU, UTF8PROC_CATEGORY_LL, UTF8PROC_CATEGORY_LT}); }
 
 bool is_case_ignorable(char32_t c) {
     switch (c) {
-    case 0x27: case 0x2E: case 0x3A: case 0xB7: case 0x387: case 0x55F: case 0x5F4: case 0x2018: case 0x2019:
-    case 0x2024: case 0x2027: case 0xFE13: case 0xFE52: case 0xFE55: case 0xFF07: case 0xFF0E: case 0xFF1A:
-        return true;
+    case 0x27:
+    case 0x2E:
+    case 0x3A:
+    case 0xB7:
+    case 0x387:
+    case 0x55F:
+    case 0x5F4:
+    case 0x2018:
+    case 0x2019:
+    case 0x2024:
+    case 0x2027:
+    case 0xFE13:
+    case 0xFE52:
+    case 0xFE55:
+    case 0xFF07:
+    case 0xFF0E:
+    case 0xFF1A: return true;
     default:
         return is_category(c, {UTF8PROC_CATEGORY_MN, UTF8PROC_CATEGORY_ME, UTF8PROC_CATEGORY_CF, UTF8PROC_CATEGORY_LM,
                                UTF8PROC_CATEGORY_SK});
@@ -131,7 +143,7 @@ std::vector<WordPieceChar> compose_nfc(const std::vector<WordPieceChar>& word) {
     return out;
 }
 
-} // namespace
+}   // namespace
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, WordPieceOptions options,
                                        const std::string& label)
@@ -273,8 +285,8 @@ void WordPieceTokenizer::basic_word(std::vector<Char> word, std::vector<WordPiec
         }
         word = std::move(lowered);
     }
-    const bool strip = options_.do_lower_case ? options_.strip_accents.value_or(true)
-                                              : options_.strip_accents.value_or(false);
+    const bool strip =
+        options_.do_lower_case ? options_.strip_accents.value_or(true) : options_.strip_accents.value_or(false);
     if (strip) {
         // NFD (canonical decomposition, then marks in canonical order), then drop Mn.
         std::vector<Char> decomposed;
@@ -392,4 +404,4 @@ std::string WordPieceTokenizer::decode(std::span<const std::int32_t> ids) const 
     return out;
 }
 
-} // namespace headscope
+}   // namespace headscope

@@ -21,9 +21,9 @@
 namespace headscope {
 
 struct WordPieceOptions {
-    bool do_lower_case = true;                // tokenizer_config.json "do_lower_case"
-    std::optional<bool> strip_accents;        // "strip_accents"; unset (null): strip when lower-casing
-    bool tokenize_chinese_chars = true;       // "tokenize_chinese_chars"
+    bool do_lower_case = true;            // tokenizer_config.json "do_lower_case"
+    std::optional<bool> strip_accents;    // "strip_accents"; unset (null): strip when lower-casing
+    bool tokenize_chinese_chars = true;   // "tokenize_chinese_chars"
     std::size_t max_input_chars_per_word = 100;
 };
 
@@ -83,4 +83,4 @@ private:
     std::int32_t unk_id_ = 0, cls_id_ = 0, sep_id_ = 0;
 };
 
-} // namespace headscope
+}   // namespace headscope

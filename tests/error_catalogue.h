@@ -106,12 +106,18 @@ inline std::string expand_placeholders(const std::string& text, const TempDir& d
         }
         const std::string name = text.substr(i + 1, close - i - 1);
         i = close + 1;
-        if (name == "src") out += HEADSCOPE_SOURCE_DIR;
-        else if (name == "tmp") out += dir.path().string();
-        else if (name == "out") out += dir.file("out.safetensors");
-        else if (name == "unreadable") out += dir.file("unreadable");
-        else if (name == "readonly") out += dir.file("readonly");
-        else if (name == "fifo") out += dir.file("pipe.png");
+        if (name == "src")
+            out += HEADSCOPE_SOURCE_DIR;
+        else if (name == "tmp")
+            out += dir.path().string();
+        else if (name == "out")
+            out += dir.file("out.safetensors");
+        else if (name == "unreadable")
+            out += dir.file("unreadable");
+        else if (name == "readonly")
+            out += dir.file("readonly");
+        else if (name == "fifo")
+            out += dir.file("pipe.png");
         else if (name.rfind("hex:", 0) == 0) {
             std::istringstream hex(name.substr(4));
             for (std::string byte; hex >> byte;) out += static_cast<char>(std::stoi(byte, nullptr, 16));
@@ -170,12 +176,10 @@ inline void check_catalogue_row(const CatalogueRow& row) {
     write_bytes(dir.file("unreadable"), "The cat sat.");
     std::filesystem::permissions(dir.file("unreadable"), std::filesystem::perms::none);
     std::filesystem::create_directory(dir.file("readonly"));
-    std::filesystem::permissions(dir.file("readonly"), std::filesystem::perms::owner_read |
-                                                           std::filesystem::perms::owner_exec |
-                                                           std::filesystem::perms::group_read |
-                                                           std::filesystem::perms::group_exec |
-                                                           std::filesystem::perms::others_read |
-                                                           std::filesystem::perms::others_exec);
+    std::filesystem::permissions(dir.file("readonly"),
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
+                                     std::filesystem::perms::group_read | std::filesystem::perms::group_exec |
+                                     std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
     REQUIRE(mkfifo(dir.file("pipe.png").c_str(), 0666) == 0);
     std::vector<std::string> words = expand_command(row.command, dir);
     REQUIRE(!words.empty());
@@ -209,8 +213,8 @@ inline void check_catalogue_row(const CatalogueRow& row) {
     std::string command = shell_quote(program);
     for (const auto& w : words) command.append(" ").append(shell_quote(w));
     command += " >" + shell_quote(dir.file("stdout")) + " 2>" + shell_quote(dir.file("stderr")) + " </dev/null";
-    const std::string home = "HOME=" + shell_quote(dir.path().string()) + " XDG_CONFIG_HOME=" +
-                             shell_quote(dir.file("config")) + " ";
+    const std::string home =
+        "HOME=" + shell_quote(dir.path().string()) + " XDG_CONFIG_HOME=" + shell_quote(dir.file("config")) + " ";
     const int exit_code = run_command(home + command, dir.file("stderr"));
     // Everything the run printed, for a failure's report: what is filtered out below can
     // say why it failed (a sanitizer's report, xvfb-run's note).
@@ -240,4 +244,4 @@ inline void check_catalogue_row(const CatalogueRow& row) {
     }
 }
 
-} // namespace headscope::test
+}   // namespace headscope::test

@@ -184,4 +184,4 @@ inline Matrix random_matrix(Eigen::Index rows, Eigen::Index cols, std::mt19937& 
     return m;
 }
 
-} // namespace headscope::test
+}   // namespace headscope::test

@@ -15,4 +15,4 @@ inline int cell_under(float position, float origin, float cell, int n) {
     return static_cast<int>(std::min(std::floor(at), static_cast<float>(std::max(n - 1, 0))));
 }
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

@@ -136,4 +136,4 @@ std::optional<std::string> FilePicker::draw_popup(const char* id, const std::vec
     return picked;
 }
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

@@ -59,4 +59,4 @@ bool is_image_file_name(const std::string& name);
 // Whether `path` is a folder holding config.json (a Hugging Face checkpoint folder).
 bool is_model_folder(const std::filesystem::path& path);
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

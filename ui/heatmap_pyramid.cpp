@@ -68,7 +68,7 @@ RgbaImage colour(const Matrix& values, Colormap map) {
     return image;
 }
 
-} // namespace
+}   // namespace
 
 int mip_next_size(int size) { return std::max(1, size / 2); }
 
@@ -114,4 +114,4 @@ MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colorma
     return levels;
 }
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

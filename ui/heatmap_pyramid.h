@@ -45,4 +45,4 @@ Matrix mip_max_pool(const Matrix& values);
 // it is masked, and in the not-finite colour when any cell under it is not finite.
 MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colormap map, float scale_max = 1.0f);
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

@@ -54,8 +54,6 @@ void HeatmapTexture::upload(const MipLevels& levels) {
     height_ = levels.front().height;
 }
 
-ImTextureID HeatmapTexture::id() const {
-    return reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(texture_));
-}
+ImTextureID HeatmapTexture::id() const { return reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(texture_)); }
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

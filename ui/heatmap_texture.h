@@ -36,4 +36,4 @@ private:
     int height_ = 0;
 };
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

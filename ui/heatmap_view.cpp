@@ -33,7 +33,7 @@ float widest(const std::vector<std::string>& labels) {
     return width;
 }
 
-} // namespace
+}   // namespace
 
 HeatmapGeometry heatmap_geometry(const HeadTrace& head, const HeatmapLabels& labels, float max_side, ImVec2 origin) {
     const float line = ImGui::GetTextLineHeight();
@@ -77,8 +77,8 @@ int draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, con
 
     if (pinned_row >= 0 && pinned_row < Tq) {
         const float y = map_min.y + cell * static_cast<float>(pinned_row);
-        draw->AddRect(ImVec2(map_min.x - 2, y - 1), ImVec2(map_max.x + 2, y + cell + 1), IM_COL32(255, 255, 255, 255), 0.0f,
-                      0, 2.0f);
+        draw->AddRect(ImVec2(map_min.x - 2, y - 1), ImVec2(map_max.x + 2, y + cell + 1), IM_COL32(255, 255, 255, 255),
+                      0.0f, 0, 2.0f);
     }
     ImGui::SetCursorScreenPos(map_min);
     int clicked_row = -1;
@@ -93,14 +93,18 @@ int draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, con
         draw->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(255, 255, 255, 255));
         const bool masked = allowed && !(*allowed)(i, j);
         ImGui::BeginTooltip();
-        ImGui::Text("query %d  %s", i, i < static_cast<int>(labels.queries.size()) ? labels.queries[static_cast<std::size_t>(i)].c_str() : "");
-        ImGui::Text("key   %d  %s", j, j < static_cast<int>(labels.keys.size()) ? labels.keys[static_cast<std::size_t>(j)].c_str() : "");
+        ImGui::Text("query %d  %s", i,
+                    i < static_cast<int>(labels.queries.size()) ? labels.queries[static_cast<std::size_t>(i)].c_str()
+                                                                : "");
+        ImGui::Text("key   %d  %s", j,
+                    j < static_cast<int>(labels.keys.size()) ? labels.keys[static_cast<std::size_t>(j)].c_str() : "");
         if (masked) {
             ImGui::TextUnformatted("masked (not allowed): weight 0");
         } else {
             ImGui::Text("weight %.4f", static_cast<double>(head.weights(i, j)));
         }
-        if (head.scores.size() != 0) ImGui::Text("score  %.4f  (q.k / sqrt(Dh))", static_cast<double>(head.scores(i, j)));
+        if (head.scores.size() != 0)
+            ImGui::Text("score  %.4f  (q.k / sqrt(Dh))", static_cast<double>(head.scores(i, j)));
         ImGui::EndTooltip();
     }
     ImGui::SetCursorScreenPos(ImVec2(origin.x, map_max.y + 4.0f));
@@ -115,8 +119,9 @@ bool draw_heatmap_thumbnail(const char* id, const HeatmapTexture& texture, float
     const bool clicked = ImGui::InvisibleButton("thumb", ImVec2(side, side));
     ImDrawList* draw = ImGui::GetWindowDrawList();
     draw->AddImage(texture.id(), origin, ImVec2(origin.x + side, origin.y + side));
-    const ImU32 frame = selected ? ImGui::GetColorU32(ImGuiCol_PlotHistogram)
-                                 : (ImGui::IsItemHovered() ? ImGui::GetColorU32(ImGuiCol_Text) : ImGui::GetColorU32(ImGuiCol_Border));
+    const ImU32 frame =
+        selected ? ImGui::GetColorU32(ImGuiCol_PlotHistogram)
+                 : (ImGui::IsItemHovered() ? ImGui::GetColorU32(ImGuiCol_Text) : ImGui::GetColorU32(ImGuiCol_Border));
     // The frame lies wholly outside the map: ImGui strokes a rect's edge centred half a
     // pixel inside its corners, so it is moved out by half its width and that half pixel;
     // the selection's, a pixel further, so that a dark gap parts it from a bright edge.
@@ -124,10 +129,10 @@ bool draw_heatmap_thumbnail(const char* id, const HeatmapTexture& texture, float
     // first-token column, where many heads put most of their weight.)
     const float thickness = selected ? 2.0f : 1.0f;
     const float out = thickness / 2.0f + 0.5f + (selected ? 1.0f : 0.0f);
-    draw->AddRect(ImVec2(origin.x - out, origin.y - out), ImVec2(origin.x + side + out, origin.y + side + out), frame, 0.0f,
-                  0, thickness);
+    draw->AddRect(ImVec2(origin.x - out, origin.y - out), ImVec2(origin.x + side + out, origin.y + side + out), frame,
+                  0.0f, 0, thickness);
     ImGui::PopID();
     return clicked;
 }
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

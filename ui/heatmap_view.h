@@ -25,12 +25,12 @@ int draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, con
 
 // Where draw_heatmap puts the cells when drawn at `origin` (its cursor position).
 struct HeatmapGeometry {
-    ImVec2 min;    // top-left of cell (0, 0)
-    float cell;    // side of one cell in pixels
+    ImVec2 min;   // top-left of cell (0, 0)
+    float cell;   // side of one cell in pixels
 };
 HeatmapGeometry heatmap_geometry(const HeadTrace& head, const HeatmapLabels& labels, float max_side, ImVec2 origin);
 
 // A small clickable thumbnail; returns true when clicked.
 bool draw_heatmap_thumbnail(const char* id, const HeatmapTexture& texture, float side, bool selected);
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

@@ -9,4 +9,4 @@ std::chrono::steady_clock::duration rebuild_budget(std::chrono::steady_clock::du
     return std::clamp<std::chrono::steady_clock::duration>(left, rebuild_floor, frame_goal);
 }
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

@@ -44,10 +44,14 @@ template <typename Texture>
 class BasicTexturePool {
 public:
     // A picture: one level.
-    const Texture& get(const std::string& key, const std::function<RgbaImage()>& make) { return get_or_build(key, make); }
+    const Texture& get(const std::string& key, const std::function<RgbaImage()>& make) {
+        return get_or_build(key, make);
+    }
     // A heatmap: its max-pooled mip levels (heatmap_mip_levels), so it stays faithful
     // when drawn smaller than its size.
-    const Texture& get(const std::string& key, const std::function<MipLevels()>& make) { return get_or_build(key, make); }
+    const Texture& get(const std::string& key, const std::function<MipLevels()>& make) {
+        return get_or_build(key, make);
+    }
     // As get(key, make) for a heatmap, but once the texture exists a rebuild runs on a
     // thread of its own while frames draw the previous content; the first frame after it
     // finishes uploads it. `prepare` runs here, on the caller's thread, and only when a
@@ -72,10 +76,11 @@ public:
         if (entry.texture.empty()) return get_or_build(key, [&] { return prepare()(); });
         ++deferred_;
         if (!entry.building.valid()) {
-            entry.building = std::async(std::launch::async, [job = prepare(), retired = std::exchange(retired_, {})]() mutable {
-                std::vector<MipLevels>().swap(retired);
-                return job();
-            });
+            entry.building =
+                std::async(std::launch::async, [job = prepare(), retired = std::exchange(retired_, {})]() mutable {
+                    std::vector<MipLevels>().swap(retired);
+                    return job();
+                });
             entry.building_epoch = epoch_;
         }
         return entry.texture;
@@ -133,4 +138,4 @@ private:
 
 using TexturePool = BasicTexturePool<HeatmapTexture>;
 
-} // namespace headscope::ui
+}   // namespace headscope::ui

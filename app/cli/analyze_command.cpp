@@ -39,7 +39,7 @@ LoadControl progress_on_terminal(const char* what) {
     return control;
 }
 
-} // namespace
+}   // namespace
 
 Command add_analyze_command(CLI::App& app) {
     struct Args {
@@ -57,8 +57,9 @@ Command add_analyze_command(CLI::App& app) {
         std::string out;
     };
     auto args = std::make_shared<Args>();
-    CLI::App* cmd = app.add_subcommand("analyze", "Head metrics, attention rollout, head similarity and head importance "
-                                                  "for one input, as JSON or CSV");
+    CLI::App* cmd =
+        app.add_subcommand("analyze", "Head metrics, attention rollout, head similarity and head importance "
+                                      "for one input, as JSON or CSV");
     add_model_options(cmd, args->model);
     add_input_options(cmd, args->input);
     add_run_options(cmd, args->run);
@@ -72,7 +73,8 @@ Command add_analyze_command(CLI::App& app) {
     cmd->add_option("--discard-ratio", args->discard_ratio,
                     "rollout: the fraction of each layer's lowest fused weights dropped, 0 <= r < 1")
         ->capture_default_str();
-    cmd->add_option("--start-layer", args->start_layer, "rollout: the first layer multiplied in")->capture_default_str();
+    cmd->add_option("--start-layer", args->start_layer, "rollout: the first layer multiplied in")
+        ->capture_default_str();
     cmd->add_option("--end-layer", args->end_layer, "rollout: the last layer multiplied in (-1: the last)")
         ->capture_default_str();
     cmd->add_flag("--similarity", args->similarity,
@@ -119,9 +121,11 @@ Command add_analyze_command(CLI::App& app) {
                     rollout.matrix = attention_rollout(trace, rollout.options);
                     report.rollout = std::move(rollout);
                 }
-                if (args->similarity) report.similarity = head_similarity(trace, {}, progress_on_terminal("similarity"));
+                if (args->similarity)
+                    report.similarity = head_similarity(trace, {}, progress_on_terminal("similarity"));
                 if (args->importance) {
-                    report.importance = importance_scan(*model, input, options, progress_on_terminal("importance scan"));
+                    report.importance =
+                        importance_scan(*model, input, options, progress_on_terminal("importance scan"));
                 }
 
                 const std::string text = csv ? analysis_csv(report) : analysis_json(report);
@@ -133,4 +137,4 @@ Command add_analyze_command(CLI::App& app) {
             }};
 }
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

@@ -14,7 +14,7 @@ std::string one_line(std::string text) {
     return text;
 }
 
-} // namespace
+}   // namespace
 
 int report_error(const std::string& message) {
     std::fprintf(stderr, "headscope-cli: %s\n", one_line(message).c_str());
@@ -25,4 +25,4 @@ void report_warning(const std::string& message) {
     std::fprintf(stderr, "headscope-cli: warning: %s\n", one_line(message).c_str());
 }
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

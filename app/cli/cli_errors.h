@@ -14,4 +14,4 @@ int report_error(const std::string& message);
 // Prints "headscope-cli: warning: <message>" as one line.
 void report_warning(const std::string& message);
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

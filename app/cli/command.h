@@ -21,4 +21,4 @@ Command add_render_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_analyze_command(CLI::App& app);
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

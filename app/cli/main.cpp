@@ -23,9 +23,9 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "headscope-cli 0.1.0");
 
     const std::vector<cli::Command> commands = {
-        cli::add_mha_command(app),         cli::add_dump_command(app), cli::add_info_command(app),
-        cli::add_render_command(app),      cli::add_models_command(app), cli::add_export_weights_command(app),
-        cli::add_analyze_command(app),     cli::add_bench_command(app),
+        cli::add_mha_command(app),     cli::add_dump_command(app),   cli::add_info_command(app),
+        cli::add_render_command(app),  cli::add_models_command(app), cli::add_export_weights_command(app),
+        cli::add_analyze_command(app), cli::add_bench_command(app),
     };
 
     // CLI11 reports a mistyped command or an option before the command as "a subcommand
@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
     const std::string first = argc > 1 ? argv[1] : "";
     if (!first.empty() && first[0] == '-' && first != "-h" && first != "--help" && first != "--help-all" &&
         first != "--version") {
-        return cli::report_error("unknown option '" + first + "' (give a command first, e.g. headscope-cli mha --help)");
+        return cli::report_error("unknown option '" + first +
+                                 "' (give a command first, e.g. headscope-cli mha --help)");
     }
     if (argc > 1 && argv[1][0] != '-') {
         std::string known;
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
             known.append(known.empty() ? "" : ", ").append(command.parser->get_name());
             found = found || command.parser->get_name() == argv[1];
         }
-        if (!found) return cli::report_error(std::string("unknown command '") + argv[1] + "' (expected one of: " + known + ")");
+        if (!found)
+            return cli::report_error(std::string("unknown command '") + argv[1] + "' (expected one of: " + known + ")");
     }
 
     try {

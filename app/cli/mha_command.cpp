@@ -14,17 +14,17 @@ namespace {
 int run_mha(const MhaArgs& args) {
     const MhaResult r = run_mha_layer(args, report_warning);
     write_safetensors(args.out_path, {
-        tensor_f32("weights", {r.B, r.H, r.Tq, r.Tk}, r.weights),
-        tensor_f32("context", {r.B, r.Tq, r.D}, r.context),
-        tensor_f32("output", {r.B, r.Tq, r.E}, r.output),
-    });
+                                         tensor_f32("weights", {r.B, r.H, r.Tq, r.Tk}, r.weights),
+                                         tensor_f32("context", {r.B, r.Tq, r.D}, r.context),
+                                         tensor_f32("output", {r.B, r.Tq, r.E}, r.output),
+                                     });
     std::printf("wrote %s: weights [%ld, %ld, %ld, %ld], context [%ld, %ld, %ld], output [%ld, %ld, %ld]\n",
-                args.out_path.c_str(), long(r.B), long(r.H), long(r.Tq), long(r.Tk), long(r.B), long(r.Tq),
-                long(r.D), long(r.B), long(r.Tq), long(r.E));
+                args.out_path.c_str(), long(r.B), long(r.H), long(r.Tq), long(r.Tk), long(r.B), long(r.Tq), long(r.D),
+                long(r.B), long(r.Tq), long(r.E));
     return 0;
 }
 
-} // namespace
+}   // namespace
 
 Command add_mha_command(CLI::App& app) {
     auto args = std::make_shared<MhaArgs>();
@@ -34,7 +34,9 @@ Command add_mha_command(CLI::App& app) {
                     "q/k/v_proj_weight with kdim/vdim) or separate q_proj/k_proj/v_proj/out_proj .weight/.bias")
         ->required();
     cmd->add_option("--input", args->input_path, "Queries .safetensors: tensor 'x' [B, Tq, E] or [Tq, E]")->required();
-    cmd->add_option("--heads", args->n_heads, "Number of heads H (head_dim = D / H)")->required()->check(CLI::Range(1, 4096));
+    cmd->add_option("--heads", args->n_heads, "Number of heads H (head_dim = D / H)")
+        ->required()
+        ->check(CLI::Range(1, 4096));
     cmd->add_option("--kv", args->kv_path,
                     "Keys/values .safetensors for cross-attention: tensor 'x' [B, Tk, Ek] or [Tk, Ek] "
                     "(default: self-attention on --input)");
@@ -43,7 +45,7 @@ Command add_mha_command(CLI::App& app) {
                     "Keep-mask .safetensors: tensor 'keep' [Tq, Tk] or [B, Tq, Tk], nonzero = allowed "
                     "(ANDed with --causal)");
     CLI::Option* disable_option = cmd->add_option("--disable-heads", args->disable_heads,
-                    "Comma-separated heads whose context is zeroed (ablation), e.g. 0,3");
+                                                  "Comma-separated heads whose context is zeroed (ablation), e.g. 0,3");
     cmd->add_option("--out", args->out_path,
                     "Output .safetensors (F32): weights [B, H, Tq, Tk], context [B, Tq, D], output [B, Tq, E]")
         ->required();
@@ -55,4 +57,4 @@ Command add_mha_command(CLI::App& app) {
             }};
 }
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

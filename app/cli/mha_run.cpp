@@ -27,13 +27,14 @@ std::vector<bool> parse_disabled_heads(const std::string& list, bool given, Eige
 
 // The outputs are held in memory: refuse sizes this machine cannot hold, up front,
 // with a message, rather than let the system's out-of-memory killer end the run.
-void check_output_size(Eigen::Index B, Eigen::Index H, Eigen::Index Tq, Eigen::Index Tk, Eigen::Index D,
-                       Eigen::Index E, double max_values) {
+void check_output_size(Eigen::Index B, Eigen::Index H, Eigen::Index Tq, Eigen::Index Tk, Eigen::Index D, Eigen::Index E,
+                       double max_values) {
     const double values = double(B) * double(H) * double(Tq) * double(Tk) + double(B) * double(Tq) * double(D + E);
     if (values > max_values) {
         throw Error("output would hold " + std::to_string(static_cast<long long>(values)) +
                     " values (weights [B, H, Tq, Tk] = [" + std::to_string(B) + ", " + std::to_string(H) + ", " +
-                    std::to_string(Tq) + ", " + std::to_string(Tk) + "]), over the limit of 2^30; use shorter sequences");
+                    std::to_string(Tq) + ", " + std::to_string(Tk) +
+                    "]), over the limit of 2^30; use shorter sequences");
     }
 }
 
@@ -52,7 +53,7 @@ void warn_non_finite_weights(const Warn& warn, const std::string& path, const At
     }
 }
 
-} // namespace
+}   // namespace
 
 MhaResult run_mha_layer(const MhaArgs& args, const Warn& warn, double max_output_values) {
     const SafetensorsFile weights_file = SafetensorsFile::open(args.weights_path);
@@ -128,9 +129,11 @@ MhaResult run_mha_layer(const MhaArgs& args, const Warn& warn, double max_output
         if (!keep.empty()) mask = mask_and(mask, keep[static_cast<std::size_t>(b)]);
         options.keep = std::move(mask);
 
-        const AttentionTrace trace = attention_forward(weights, x.items[static_cast<std::size_t>(b)], kv_item(b), options);
+        const AttentionTrace trace =
+            attention_forward(weights, x.items[static_cast<std::size_t>(b)], kv_item(b), options);
         for (Eigen::Index h = 0; h < H; ++h) {
-            MatrixMap(result.weights.data() + (b * H + h) * Tq * Tk, Tq, Tk) = trace.heads[static_cast<std::size_t>(h)].weights;
+            MatrixMap(result.weights.data() + (b * H + h) * Tq * Tk, Tq, Tk) =
+                trace.heads[static_cast<std::size_t>(h)].weights;
         }
         MatrixMap(result.context.data() + b * Tq * D, Tq, D) = trace.concat;
         MatrixMap(result.output.data() + b * Tq * E, Tq, E) = trace.output;
@@ -138,4 +141,4 @@ MhaResult run_mha_layer(const MhaArgs& args, const Warn& warn, double max_output
     return result;
 }
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

@@ -41,4 +41,4 @@ inline constexpr double mha_max_output_values = double(1 << 30);
 MhaResult run_mha_layer(const MhaArgs& args, const std::function<void(const std::string&)>& warn,
                         double max_output_values = mha_max_output_values);
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

@@ -43,7 +43,8 @@ void add_input_options(CLI::App* cmd, InputArgs& args) {
     args.text_file_option = cmd->add_option("--text-file", args.text_file,
                                             "A sentence read from a UTF-8 text file (one final line end dropped)");
     args.image_option = cmd->add_option("--image", args.image, "An image file (PNG, JPEG, BMP, GIF, TGA)");
-    args.tokens_option = cmd->add_option("--tokens", args.tokens, "Token ids, comma-separated (bypasses the tokenizer)");
+    args.tokens_option =
+        cmd->add_option("--tokens", args.tokens, "Token ids, comma-separated (bypasses the tokenizer)");
     args.text_option->excludes(args.text_file_option)->excludes(args.image_option)->excludes(args.tokens_option);
     args.text_file_option->excludes(args.image_option)->excludes(args.tokens_option);
     args.image_option->excludes(args.tokens_option);
@@ -70,7 +71,7 @@ ModelInput encode_chosen_input(const Model& model, const InputArgs& args) {
     throw Error("no input: give --text \"...\", --text-file FILE, --image FILE or --tokens 1,2,3");
 }
 
-} // namespace
+}   // namespace
 
 ModelInput encode_input(const Model& model, const InputArgs& args) {
     ModelInput input = encode_chosen_input(model, args);
@@ -103,4 +104,4 @@ RunOptions run_options_from(const RunArgs& args, const ModelInfo& info) {
     return options;
 }
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

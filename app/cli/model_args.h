@@ -46,4 +46,4 @@ struct RunArgs {
 void add_run_options(CLI::App* cmd, RunArgs& args);
 RunOptions run_options_from(const RunArgs& args, const ModelInfo& info);
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

@@ -17,7 +17,7 @@ namespace {
 
 std::string settings_json(const ModelInfo& info) { return nlohmann::json(info.settings).dump(); }
 
-} // namespace
+}   // namespace
 
 Command add_models_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("models", "List the built-in demo models");
@@ -39,7 +39,8 @@ Command add_info_command(CLI::App& app) {
                 std::printf("%s: %s\n", info.name.c_str(), info.description.c_str());
                 std::printf("input: %s\n", info.takes_text ? "text" : "image");
                 if (info.takes_image) {
-                    const long patches = static_cast<long>(info.image_size / info.patch_size) * (info.image_size / info.patch_size);
+                    const long patches =
+                        static_cast<long>(info.image_size / info.patch_size) * (info.image_size / info.patch_size);
                     std::printf("image: %d x %d px, patches %d x %d px: %ld patches + %ld prefix token(s)\n",
                                 info.image_size, info.image_size, info.patch_size, info.patch_size, patches,
                                 static_cast<long>(info.max_tokens) - patches);
@@ -62,7 +63,8 @@ Command add_info_command(CLI::App& app) {
                 for (std::size_t l = 0; l < info.head_roles.size(); ++l) {
                     for (std::size_t h = 0; h < info.head_roles[l].size(); ++h) {
                         const std::string& role = info.head_roles[l][h];
-                        std::printf("  %zu.%zu  %s\n", l, h, role.empty() ? "(random weights: no built-in role)" : role.c_str());
+                        std::printf("  %zu.%zu  %s\n", l, h,
+                                    role.empty() ? "(random weights: no built-in role)" : role.c_str());
                     }
                 }
                 return 0;
@@ -105,9 +107,11 @@ Command add_dump_command(CLI::App& app) {
                 if (trace.logits.size() != 0) {
                     // CLI.md: [T, V] for a language-model head, [num_labels] for a classifier.
                     const bool classifier = model->info().classifier;
-                    const Shape shape = classifier ? Shape{trace.logits.cols()} : Shape{trace.logits.rows(), trace.logits.cols()};
-                    tensors.push_back(tensor_f32("logits", shape,
-                                                 std::span<const float>(trace.logits.data(), static_cast<std::size_t>(trace.logits.size()))));
+                    const Shape shape =
+                        classifier ? Shape{trace.logits.cols()} : Shape{trace.logits.rows(), trace.logits.cols()};
+                    tensors.push_back(tensor_f32(
+                        "logits", shape,
+                        std::span<const float>(trace.logits.data(), static_cast<std::size_t>(trace.logits.size()))));
                 }
                 const std::map<std::string, std::string> metadata = {
                     {"tokens", nlohmann::json(input.labels).dump()},
@@ -145,4 +149,4 @@ Command add_export_weights_command(CLI::App& app) {
             }};
 }
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

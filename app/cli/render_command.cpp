@@ -76,10 +76,11 @@ Command add_render_command(CLI::App& app) {
                 RenderStyle style;
                 style.colormap = colormap_from_name(args->colormap).value_or(Colormap::viridis);
                 if (args->scale == "head") style.scale_max = std::max(head.weights.maxCoeff(), 1e-12f);
-                const std::string where = info.name + "  layer " + std::to_string(args->layer) + " head " +
-                                          std::to_string(args->head);
+                const std::string where =
+                    info.name + "  layer " + std::to_string(args->layer) + " head " + std::to_string(args->head);
                 std::string role;
-                if (!info.head_roles.empty()) role = info.head_roles[static_cast<std::size_t>(args->layer)][static_cast<std::size_t>(args->head)];
+                if (!info.head_roles.empty())
+                    role = info.head_roles[static_cast<std::size_t>(args->layer)][static_cast<std::size_t>(args->head)];
                 const std::string title = role.empty() ? where : where + ": " + role.substr(0, role.find(':'));
 
                 RgbaImage picture;
@@ -90,10 +91,10 @@ Command add_render_command(CLI::App& app) {
                         throw Error("--query " + std::to_string(args->query) + ": positions are 0.." +
                                     std::to_string(head.weights.rows() - 1) + " (0 = [CLS])");
                     }
-                    picture = render_overlay(input.pixels, head.weights, args->query, input.grid_width, input.grid_height,
-                                             input.n_prefix_tokens,
-                                             title + "  (query " + input.labels[static_cast<std::size_t>(args->query)] + ")",
-                                             style);
+                    picture = render_overlay(
+                        input.pixels, head.weights, args->query, input.grid_width, input.grid_height,
+                        input.n_prefix_tokens,
+                        title + "  (query " + input.labels[static_cast<std::size_t>(args->query)] + ")", style);
                 } else {
                     const Mask* allowed = trace.mask ? &*trace.mask : nullptr;
                     picture = render_matrix(head.weights, allowed, input.labels, input.labels, title, style);
@@ -104,4 +105,4 @@ Command add_render_command(CLI::App& app) {
             }};
 }
 
-} // namespace headscope::cli
+}   // namespace headscope::cli

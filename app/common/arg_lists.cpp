@@ -35,7 +35,7 @@ std::int64_t parse_decimal(const std::string& text) {
     return value;
 }
 
-} // namespace
+}   // namespace
 
 std::vector<std::int64_t> parse_index_list(const std::string& flag, const std::string& list, const char* example) {
     std::vector<std::int64_t> values;
@@ -64,4 +64,4 @@ std::vector<std::pair<std::int64_t, std::int64_t>> parse_layer_head_list(const s
     return pairs;
 }
 
-} // namespace headscope::app
+}   // namespace headscope::app

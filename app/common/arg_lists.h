@@ -18,4 +18,4 @@ std::vector<std::int64_t> parse_index_list(const std::string& flag, const std::s
 std::vector<std::pair<std::int64_t, std::int64_t>> parse_layer_head_list(const std::string& flag,
                                                                          const std::string& list);
 
-} // namespace headscope::app
+}   // namespace headscope::app

@@ -8,11 +8,11 @@
 #include "app/gui/app_window.h"
 
 #include "app/gui/draw_helpers.h"
-#include "ui/cell_under.h"
 #include "core/ablation_effects.h"
 #include "core/head_similarity.h"
 #include "core/heatmap_image.h"
 #include "core/rollout.h"
+#include "ui/cell_under.h"
 #include "ui/heatmap_view.h"
 
 #include <imgui.h>
@@ -34,7 +34,8 @@ const char* metric_description(Metric metric) {
     switch (metric) {
     case Metric::entropy: return "mean entropy of the query rows, in nats (high: spread out)";
     case Metric::entropy_norm: return "entropy / ln(allowed keys): 0 = one key, 1 = uniform";
-    case Metric::mean_distance: return "mean attention distance: tokens for text, pixels between patch centres for images";
+    case Metric::mean_distance:
+        return "mean attention distance: tokens for text, pixels between patch centres for images";
     case Metric::max_weight: return "mean of each row's largest weight";
     case Metric::top_k_mass: return "mean mass on each row's 5 largest weights";
     case Metric::sink_mass: return "mean weight on the first token / [CLS] (attention sink)";
@@ -89,7 +90,7 @@ bool combo_metric(const char* label, Metric& metric) {
     return changed;
 }
 
-} // namespace
+}   // namespace
 
 std::string AppWindow::importance_key() const {
     // The scan depends on the model, the input and the mask (all in the snapshot's input
@@ -102,7 +103,8 @@ BackgroundJobs::Work AppWindow::importance_work() const {
     return [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
         RunOptions options = snapshot->options;
         options.disabled_heads.clear();
-        return std::make_shared<const ImportanceScan>(importance_scan(*snapshot->model_ref, snapshot->input, options, control));
+        return std::make_shared<const ImportanceScan>(
+            importance_scan(*snapshot->model_ref, snapshot->input, options, control));
     };
 }
 
@@ -115,7 +117,8 @@ std::shared_ptr<const ImportanceScan> AppWindow::importance() const {
     if (!shown_) return nullptr;
     auto scan = scan_jobs_.result<ImportanceScan>(importance_key());
     // Never another model's shape (the key names the model; this is the guard for indexing).
-    if (scan && (scan->effect.rows() != shown_->info.n_layers || scan->effect.cols() != shown_->info.n_heads)) return nullptr;
+    if (scan && (scan->effect.rows() != shown_->info.n_layers || scan->effect.cols() != shown_->info.n_heads))
+        return nullptr;
     return scan;
 }
 
@@ -151,16 +154,18 @@ void AppWindow::draw_heads_view() {
     if (shown_->effect) {
         const OutputChange& e = *shown_->effect;
         if (e.measure == EffectMeasure::kl_divergence) {
-            ImGui::Text(info.classifier ? "Disabled heads move the class distribution by KL(intact || ablated) = %.4g nats"
-                                        : "Disabled heads move the prediction by KL(intact || ablated) = %.4g nats (mean over "
-                                          "positions)",
+            ImGui::Text(info.classifier
+                            ? "Disabled heads move the class distribution by KL(intact || ablated) = %.4g nats"
+                            : "Disabled heads move the prediction by KL(intact || ablated) = %.4g nats (mean over "
+                              "positions)",
                         e.value);
         } else {
             ImGui::Text("Disabled heads change the final hidden states by %.2f%% (relative, Frobenius norm)",
                         100.0 * e.value);
         }
     } else {
-        ImGui::TextDisabled("No head disabled: tick \"disable\" beside a head (left panel) to see what its absence changes.");
+        ImGui::TextDisabled(
+            "No head disabled: tick \"disable\" beside a head (left panel) to see what its absence changes.");
     }
 
     // Importance scan: each head alone disabled, one after another.
@@ -188,8 +193,9 @@ void AppWindow::draw_heads_view() {
     if (scan) {
         ImGui::SameLine();
         ImGui::BeginGroup();
-        ImGui::Text("Importance (%s), layers x heads",
-                    scan->measure == EffectMeasure::kl_divergence ? "KL of the output, nats" : "relative change of the output");
+        ImGui::Text("Importance (%s), layers x heads", scan->measure == EffectMeasure::kl_divergence
+                                                           ? "KL of the output, nats"
+                                                           : "relative change of the output");
         const float max = std::max(scan->effect.maxCoeff(), 1e-12f);
         const ui::HeatmapTexture& t = textures_.get("importance-map" + key, [&] {
             return ui::heatmap_mip_levels(scan->effect, nullptr, state_.colormap, max);
@@ -209,7 +215,8 @@ void AppWindow::draw_heads_view() {
             state_.layer = l;
             state_.head = h;
         }
-        const ImVec2 sel(origin.x + cell * static_cast<float>(state_.head), origin.y + cell * static_cast<float>(state_.layer));
+        const ImVec2 sel(origin.x + cell * static_cast<float>(state_.head),
+                         origin.y + cell * static_cast<float>(state_.layer));
         ImGui::GetWindowDrawList()->AddRect(sel, ImVec2(sel.x + cell, sel.y + cell), selected_ring, 0.0f, 0, 2.0f);
         char high[32];
         std::snprintf(high, sizeof high, "%.3g", max);
@@ -219,7 +226,8 @@ void AppWindow::draw_heads_view() {
 
     // Every head's numbers; click a row to select the head, click a header to sort.
     const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
-                                  ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
+                                  ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
+                                  ImGuiTableFlags_SizingFixedFit;
     const int columns = 1 + metric_count + (scan ? 1 : 0);
     if (!ImGui::BeginTable("metrics", columns, flags, ImVec2(0.0f, ImGui::GetContentRegionAvail().y))) return;
     ImGui::TableSetupScrollFreeze(1, 1);
@@ -238,9 +246,11 @@ void AppWindow::draw_heads_view() {
             const int column = static_cast<int>(spec.ColumnUserID);
             if (column == 0) return row;
             if (column == metric_count + 1) {
-                return scan->effect(metrics[static_cast<std::size_t>(row)].layer, metrics[static_cast<std::size_t>(row)].head);
+                return scan->effect(metrics[static_cast<std::size_t>(row)].layer,
+                                    metrics[static_cast<std::size_t>(row)].head);
             }
-            return metric_value(metrics[static_cast<std::size_t>(row)], static_cast<Metric>(column - 1)).value_or(-INFINITY);
+            return metric_value(metrics[static_cast<std::size_t>(row)], static_cast<Metric>(column - 1))
+                .value_or(-INFINITY);
         };
         std::stable_sort(rows.begin(), rows.end(), [&](int a, int b) {
             return spec.SortDirection == ImGuiSortDirection_Descending ? value(a) > value(b) : value(a) < value(b);
@@ -256,7 +266,8 @@ void AppWindow::draw_heads_view() {
             state_.head = m.head;
         }
         if (ImGui::IsItemHovered() && !info.head_roles.empty()) {
-            const std::string& role = info.head_roles[static_cast<std::size_t>(m.layer)][static_cast<std::size_t>(m.head)];
+            const std::string& role =
+                info.head_roles[static_cast<std::size_t>(m.layer)][static_cast<std::size_t>(m.head)];
             if (!role.empty()) ImGui::SetTooltip("%s", role.c_str());
         }
         for (int k = 0; k < metric_count; ++k) {
@@ -301,7 +312,8 @@ void AppWindow::draw_metric_scatter(float width, float height) {
         // Heads of a layer spread a little around its column, so they do not hide each other.
         const float column = (p1.x - p0.x) / static_cast<float>(L);
         const float spread = column * 0.6f;
-        const float offset = info.n_heads > 1 ? spread * (static_cast<float>(head) / static_cast<float>(info.n_heads - 1) - 0.5f) : 0.0f;
+        const float offset =
+            info.n_heads > 1 ? spread * (static_cast<float>(head) / static_cast<float>(info.n_heads - 1) - 0.5f) : 0.0f;
         return p0.x + column * (static_cast<float>(layer) + 0.5f) + offset;
     };
     for (int l = 0; l < L; ++l) {
@@ -319,7 +331,8 @@ void AppWindow::draw_metric_scatter(float width, float height) {
         const HeadMetrics& m = metrics[n];
         const auto v = metric_value(m, state_.metric);
         if (!v || !std::isfinite(*v)) continue;
-        const ImVec2 p(x_of(m.layer, m.head), p1.y - static_cast<float>((*v - low) / span) * (p1.y - p0.y - 8.0f) - 4.0f);
+        const ImVec2 p(x_of(m.layer, m.head),
+                       p1.y - static_cast<float>((*v - low) / span) * (p1.y - p0.y - 8.0f) - 4.0f);
         const bool selected = m.layer == state_.layer && m.head == state_.head;
         draw->AddCircleFilled(p, selected ? 5.5f : 4.0f, colour_of(state_.colormap, (*v - low) / span));
         if (selected) draw->AddCircle(p, 7.0f, selected_ring, 0, 2.0f);
@@ -384,8 +397,8 @@ void AppWindow::draw_model_view() {
         colour_legend(metric_colormap, lo, hi, false);
     }
     const double span = high > low ? high - low : 1.0;
-    const float side = std::clamp((ImGui::GetContentRegionAvail().x - 60.0f) / static_cast<float>(info.n_heads) - 8.0f,
-                                  48.0f, 128.0f);
+    const float side =
+        std::clamp((ImGui::GetContentRegionAvail().x - 60.0f) / static_cast<float>(info.n_heads) - 8.0f, 48.0f, 128.0f);
     for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
         ImGui::Text("L%d", l);
         std::vector<int> order(layers[static_cast<std::size_t>(l)].heads.size());
@@ -403,7 +416,8 @@ void AppWindow::draw_model_view() {
             const ui::HeatmapTexture& t = textures_.get(numbered("grid", l, h), [&] {
                 return ui::heatmap_mip_levels(w, mask(), state_.colormap, std::max(w.maxCoeff(), 1e-12f));
             });
-            if (ui::draw_heatmap_thumbnail(numbered("g", l, h).c_str(), t, side, l == state_.layer && h == state_.head)) {
+            if (ui::draw_heatmap_thumbnail(numbered("g", l, h).c_str(), t, side,
+                                           l == state_.layer && h == state_.head)) {
                 state_.layer = l;
                 state_.head = h;
             }
@@ -425,13 +439,14 @@ void AppWindow::draw_model_view() {
                 const float font_size = ImGui::GetFontSize() * std::max(scale, 0.6f);
                 ImDrawList* draw = ImGui::GetWindowDrawList();
                 const ImVec2 corner(a.x + 3.0f, a.y + side - font_size - 5.0f);
-                draw->AddRectFilled(corner, ImVec2(std::min(corner.x + text_size.x * font_size / ImGui::GetFontSize() + 4.0f,
-                                                            a.x + side - 3.0f),
-                                                   corner.y + font_size + 2.0f),
+                draw->AddRectFilled(corner,
+                                    ImVec2(std::min(corner.x + text_size.x * font_size / ImGui::GetFontSize() + 4.0f,
+                                                    a.x + side - 3.0f),
+                                           corner.y + font_size + 2.0f),
                                     IM_COL32(0, 0, 0, 170));
                 draw->PushClipRect(a, ImVec2(a.x + side - 3.0f, a.y + side), true);
-                draw->AddText(ImGui::GetFont(), font_size, ImVec2(corner.x + 2.0f, corner.y + 1.0f), IM_COL32(255, 255, 255, 255),
-                              caption.name.c_str());
+                draw->AddText(ImGui::GetFont(), font_size, ImVec2(corner.x + 2.0f, corner.y + 1.0f),
+                              IM_COL32(255, 255, 255, 255), caption.name.c_str());
                 draw->PopClipRect();
             }
             if (ImGui::IsItemHovered()) {
@@ -440,7 +455,8 @@ void AppWindow::draw_model_view() {
                 if (value) {
                     char number[48];
                     std::snprintf(number, sizeof number, "\n%s = %.4g",
-                                  by_importance ? "importance" : std::string(metric_name(state_.metric)).c_str(), *value);
+                                  by_importance ? "importance" : std::string(metric_name(state_.metric)).c_str(),
+                                  *value);
                     tip += number;
                 }
                 ImGui::SetTooltip("%s", tip.c_str());
@@ -471,7 +487,8 @@ void AppWindow::draw_rollout_view() {
     if (ImGui::SliderFloat("discard ratio", &discard, 0.0f, 0.99f, "%.2f", ImGuiSliderFlags_AlwaysClamp)) {
         o.discard_ratio = std::clamp(discard, 0.0f, 0.99f);
     }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Drop this fraction of each layer's lowest fused weights (never [CLS]'s own)");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Drop this fraction of each layer's lowest fused weights (never [CLS]'s own)");
     ImGui::SameLine();
     int end = o.end_layer < 0 ? L - 1 : o.end_layer;
     ImGui::SetNextItemWidth(120.0f);
@@ -520,12 +537,15 @@ void AppWindow::draw_rollout_view() {
         for (int n = 0; n < gw * gh; ++n) map(n / gw, n % gw) = R(row, prefix + n);
         const float max = std::max(map.maxCoeff(), 1e-12f);
         ImGui::Text("What %s draws on, through layers %d..%d (click a patch to follow it; [CLS] button to go back)",
-                    input.labels[static_cast<std::size_t>(row)].c_str(), o.start_layer, o.end_layer < 0 ? L - 1 : o.end_layer);
+                    input.labels[static_cast<std::size_t>(row)].c_str(), o.start_layer,
+                    o.end_layer < 0 ? L - 1 : o.end_layer);
         colour_legend(state_.colormap, "0", "the map's max", false);
-        const ui::HeatmapTexture& heat =
-            textures_.get(key + " map " + std::to_string(row), [&] { return ui::heatmap_mip_levels(map, nullptr, state_.colormap, max); });
+        const ui::HeatmapTexture& heat = textures_.get(key + " map " + std::to_string(row), [&] {
+            return ui::heatmap_mip_levels(map, nullptr, state_.colormap, max);
+        });
         const ImVec2 avail = ImGui::GetContentRegionAvail();
-        const auto [origin, width, height] = draw_picture_with_heat(heat, gw, gh, ImVec2(avail.x - 140.0f, avail.y - 10.0f));
+        const auto [origin, width, height] =
+            draw_picture_with_heat(heat, gw, gh, ImVec2(avail.x - 140.0f, avail.y - 10.0f));
         if (ImGui::InvisibleButton("rollout patches", ImVec2(width, height))) {
             const ImVec2 m = ImGui::GetIO().MousePos;
             const int gx = ui::cell_under(m.x, origin.x, width / static_cast<float>(gw), gw);
@@ -540,7 +560,8 @@ void AppWindow::draw_rollout_view() {
     // Text: a bar over each token, for the row chosen.
     const bool causal = shown_->causal;
     const char* default_row = causal ? "the last token" : "every position (mean)";
-    std::string current = state_.rollout_query < 0 ? default_row : input.labels[static_cast<std::size_t>(state_.rollout_query)];
+    std::string current =
+        state_.rollout_query < 0 ? default_row : input.labels[static_cast<std::size_t>(state_.rollout_query)];
     ImGui::SetNextItemWidth(240.0f);
     if (ImGui::BeginCombo("what draws on the tokens", current.c_str())) {
         if (ImGui::Selectable(default_row, state_.rollout_query < 0)) state_.rollout_query = -1;
@@ -618,15 +639,17 @@ void AppWindow::draw_similarity_view() {
 
     // The matrix, rows and columns in the clustering's leaf order: blocks of heads that
     // attend alike sit together.
-    const float side = std::clamp(std::min(ImGui::GetContentRegionAvail().x * 0.48f, ImGui::GetContentRegionAvail().y - 60.0f),
-                                  160.0f, 640.0f);
+    const float side = std::clamp(
+        std::min(ImGui::GetContentRegionAvail().x * 0.48f, ImGui::GetContentRegionAvail().y - 60.0f), 160.0f, 640.0f);
     const float max = std::max(s.divergence.maxCoeff(), 1e-12f);
     ImGui::BeginGroup();
     ImGui::TextUnformatted("divergence, heads in clustering order");
     const ui::HeatmapTexture& t = textures_.get(key + " matrix", [&] {
         Matrix ordered(N, N);
         for (int i = 0; i < N; ++i) {
-            for (int j = 0; j < N; ++j) ordered(i, j) = s.divergence(s.order[static_cast<std::size_t>(i)], s.order[static_cast<std::size_t>(j)]);
+            for (int j = 0; j < N; ++j)
+                ordered(i, j) =
+                    s.divergence(s.order[static_cast<std::size_t>(i)], s.order[static_cast<std::size_t>(j)]);
         }
         return ui::heatmap_mip_levels(ordered, nullptr, state_.colormap, max);
     });
@@ -699,7 +722,8 @@ void AppWindow::draw_similarity_view() {
         const auto [l, h] = s.heads[static_cast<std::size_t>(n)];
         const ImVec2 p = point(n);
         const bool selected = l == state_.layer && h == state_.head;
-        draw->AddCircleFilled(p, selected ? 6.0f : 4.5f, colour_of(layer_colormap, L > 1 ? static_cast<double>(l) / (L - 1) : 0.5));
+        draw->AddCircleFilled(p, selected ? 6.0f : 4.5f,
+                              colour_of(layer_colormap, L > 1 ? static_cast<double>(l) / (L - 1) : 0.5));
         draw->AddCircle(p, selected ? 6.5f : 5.0f, axis_colour);   // cividis' dark end on the dark background
         if (selected) draw->AddCircle(p, 8.0f, selected_ring, 0, 2.0f);
         const float d = (p.x - mouse.x) * (p.x - mouse.x) + (p.y - mouse.y) * (p.y - mouse.y);
@@ -720,4 +744,4 @@ void AppWindow::draw_similarity_view() {
     ImGui::EndGroup();
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

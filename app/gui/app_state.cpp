@@ -14,9 +14,15 @@ namespace headscope::gui {
 namespace {
 
 constexpr std::array<std::pair<View, std::string_view>, 9> view_names = {{
-    {View::matrix, "matrix"}, {View::tokens, "tokens"},   {View::image, "image"},
-    {View::model, "model"},   {View::compare, "compare"}, {View::stages, "stages"},
-    {View::heads, "heads"},   {View::rollout, "rollout"}, {View::similarity, "similarity"},
+    {View::matrix, "matrix"},
+    {View::tokens, "tokens"},
+    {View::image, "image"},
+    {View::model, "model"},
+    {View::compare, "compare"},
+    {View::stages, "stages"},
+    {View::heads, "heads"},
+    {View::rollout, "rollout"},
+    {View::similarity, "similarity"},
 }};
 
 void resize_flags(std::vector<std::vector<bool>>& flags, Eigen::Index L, Eigen::Index H) {
@@ -24,7 +30,7 @@ void resize_flags(std::vector<std::vector<bool>>& flags, Eigen::Index L, Eigen::
     for (auto& layer : flags) layer.resize(static_cast<std::size_t>(H), false);
 }
 
-} // namespace
+}   // namespace
 
 std::string_view view_name(View view) {
     for (const auto& [v, name] : view_names) {
@@ -166,12 +172,14 @@ std::vector<std::string> start_choice_notes(const StartChoices& choices, const M
     const std::string last_layer = std::to_string(info.n_layers - 1);
     const std::string last_head = std::to_string(info.n_heads - 1);
     if (choices.layer && (*choices.layer < 0 || *choices.layer >= info.n_layers)) {
-        notes.push_back("--layer " + std::to_string(*choices.layer) + ": " + info.name + " has layers 0.." + last_layer +
-                        "; showing layer " + std::to_string(std::clamp<Eigen::Index>(*choices.layer, 0, info.n_layers - 1)));
+        notes.push_back("--layer " + std::to_string(*choices.layer) + ": " + info.name + " has layers 0.." +
+                        last_layer + "; showing layer " +
+                        std::to_string(std::clamp<Eigen::Index>(*choices.layer, 0, info.n_layers - 1)));
     }
     if (choices.head && (*choices.head < 0 || *choices.head >= info.n_heads)) {
         notes.push_back("--head " + std::to_string(*choices.head) + ": " + info.name + " has heads 0.." + last_head +
-                        "; showing head " + std::to_string(std::clamp<Eigen::Index>(*choices.head, 0, info.n_heads - 1)));
+                        "; showing head " +
+                        std::to_string(std::clamp<Eigen::Index>(*choices.head, 0, info.n_heads - 1)));
     }
     if (choices.query && (*choices.query < 0 || *choices.query >= T)) {
         notes.push_back("--query " + std::to_string(*choices.query) + ": the input has positions 0.." +
@@ -248,7 +256,8 @@ bool open_dropped_file(AppState& state, const std::string& path) {
     if (dot != std::string::npos) extension = path.substr(dot + 1);
     std::transform(extension.begin(), extension.end(), extension.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    static constexpr std::array<std::string_view, 7> image_extensions = {"png", "jpg", "jpeg", "bmp", "gif", "tga", "tpic"};
+    static constexpr std::array<std::string_view, 7> image_extensions = {"png", "jpg", "jpeg", "bmp",
+                                                                         "gif", "tga", "tpic"};
     if (std::find(image_extensions.begin(), image_extensions.end(), extension) == image_extensions.end()) return false;
     choose_picture(state, path);
     // The built-in text models cannot take it: switch to the demo image model that shows
@@ -260,4 +269,4 @@ bool open_dropped_file(AppState& state, const std::string& path) {
     return true;
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -23,11 +23,11 @@ std::optional<View> view_from_name(std::string_view name);
 enum class HeatScale { shared, per_head, log };
 
 enum class CompareMode {
-    two_heads,        // head A vs head B of one run
-    two_layers,       // layer A vs layer B: their heads averaged, and every head pair's divergence
-    mask_on_off,      // one head, causal mask on vs off
-    ablation_on_off,  // one head, with the disabled heads vs every head on
-    two_inputs,       // one head on input A vs input B (another sentence or picture)
+    two_heads,         // head A vs head B of one run
+    two_layers,        // layer A vs layer B: their heads averaged, and every head pair's divergence
+    mask_on_off,       // one head, causal mask on vs off
+    ablation_on_off,   // one head, with the disabled heads vs every head on
+    two_inputs,        // one head on input A vs input B (another sentence or picture)
 };
 
 struct AppState {
@@ -43,32 +43,32 @@ struct AppState {
     std::vector<std::vector<bool>> hidden_heads;     // [L][H]: left out of the views only
     int layer = 0;
     int head = 0;
-    int query = -1;                                  // pinned query row (-1: none; image view: [CLS])
-    bool show_column = false;                        // image view: what attends to the patch
-    bool image_average = false;                      // image view: average the shown heads
+    int query = -1;               // pinned query row (-1: none; image view: [CLS])
+    bool show_column = false;     // image view: what attends to the patch
+    bool image_average = false;   // image view: average the shown heads
     View view = View::matrix;
     Colormap colormap = Colormap::viridis;
     HeatScale scale = HeatScale::shared;
     CompareMode compare_mode = CompareMode::two_heads;
-    bool editing_mask = false;                       // matrix view: clicks forbid / allow pairs
-    std::vector<std::pair<int, int>> forbidden;      // the custom mask: (query, key) pairs, sorted
-    int compare_layer = 0;                           // head B of the compare view
+    bool editing_mask = false;                    // matrix view: clicks forbid / allow pairs
+    std::vector<std::pair<int, int>> forbidden;   // the custom mask: (query, key) pairs, sorted
+    int compare_layer = 0;                        // head B of the compare view
     int compare_head = 1;
     // Until the user moves a B slider, B is the head after A in A's layer (two heads) or
     // the layer after A's (two layers): the view never opens on A compared with itself.
     bool compare_b_chosen = false;
-    std::string compare_text;                        // compare view, input B (text models)
-    std::string compare_image_path;                  // compare view, input B (image models)
+    std::string compare_text;         // compare view, input B (text models)
+    std::string compare_image_path;   // compare view, input B (image models)
     // Analysis (core/head_metrics.h, core/rollout.h): the metric the Heads view plots and
     // the Model grid colours / sorts by.
     Metric metric = Metric::prev_token;
     bool grid_colour_by_metric = false;
     bool grid_sort_by_metric = false;
-    bool grid_show_importance = false;               // colour the grid by the importance scan instead
-    RolloutOptions rollout;                          // fusion, discard ratio, layers (disabled heads: from above)
-    int rollout_query = -1;                          // the rollout row shown (-1: [CLS] / the last token / the mean)
-    bool keep_mass = false;                          // image view: DINO's "keep x% of the mass" contours
-    float keep_mass_share = 0.6f;                    // DINO's default threshold
+    bool grid_show_importance = false;   // colour the grid by the importance scan instead
+    RolloutOptions rollout;              // fusion, discard ratio, layers (disabled heads: from above)
+    int rollout_query = -1;              // the rollout row shown (-1: [CLS] / the last token / the mean)
+    bool keep_mass = false;              // image view: DINO's "keep x% of the mass" contours
+    float keep_mass_share = 0.6f;        // DINO's default threshold
 };
 
 // The computation the state asks for.
@@ -114,8 +114,8 @@ struct StartChoices {
     std::optional<int> head;
     std::optional<int> query;
     std::vector<std::pair<std::int64_t, std::int64_t>> disabled;   // --disable's LAYER.HEAD pairs
-    bool text_given = false;    // --text or --tokens
-    bool image_given = false;   // --image
+    bool text_given = false;                                       // --text or --tokens
+    bool image_given = false;                                      // --image
 };
 // One line per choice that does not fit `info` (T: the input's positions), naming the
 // flag, what the model has, and what the window shows instead; empty when all fit.
@@ -155,4 +155,4 @@ void invert_mask(AppState& state, int n_tokens);
 // Returns false (and changes nothing) for a file that is not an image by its name.
 bool open_dropped_file(AppState& state, const std::string& path);
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

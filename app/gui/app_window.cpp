@@ -1,11 +1,11 @@
 #include "app/gui/app_window.h"
 
 #include "app/gui/draw_helpers.h"
-#include "ui/cell_under.h"
 #include "core/head_compare.h"
 #include "core/head_roles.h"
 #include "core/heatmap_image.h"
 #include "core/model_registry.h"
+#include "ui/cell_under.h"
 #include "ui/heatmap_view.h"
 
 #include <imgui.h>
@@ -39,8 +39,9 @@ constexpr float bar_width = 120.0f;
 // One colour per head in the tokens view (matplotlib's tab10, colour-blind friendlier
 // than a rainbow).
 constexpr ImU32 head_colours[] = {
-    IM_COL32(31, 119, 180, 255), IM_COL32(255, 127, 14, 255), IM_COL32(44, 160, 44, 255),  IM_COL32(214, 39, 40, 255),
-    IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255), IM_COL32(227, 119, 194, 255), IM_COL32(188, 189, 34, 255),
+    IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),  IM_COL32(44, 160, 44, 255),
+    IM_COL32(214, 39, 40, 255),   IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
+    IM_COL32(227, 119, 194, 255), IM_COL32(188, 189, 34, 255),
 };
 
 // A path as the recent lists keep it: absolute, normalised, no trailing slash.
@@ -83,13 +84,12 @@ ui::MipLevels weights_levels(const Matrix& weights, const Mask* allowed, Colorma
         const Matrix lifted = weights.unaryExpr([](float w) { return std::log1p(999.0f * w) / std::log(1000.0f); });
         return ui::heatmap_mip_levels(lifted, allowed, map, 1.0f);
     }
-    case HeatScale::shared:
-        break;
+    case HeatScale::shared: break;
     }
     return ui::heatmap_mip_levels(weights, allowed, map, 1.0f);
 }
 
-} // namespace
+}   // namespace
 
 AppWindow::AppWindow(AppState initial, std::string recent_path)
     : state_(std::move(initial)), recent_path_(std::move(recent_path)) {
@@ -109,8 +109,10 @@ void AppWindow::update() {
     const auto latest = worker_.latest();
     if (latest && latest != shown_) {
         const bool new_model = !shown_ || shown_->info.name != latest->info.name ||
-                               shown_->info.n_layers != latest->info.n_layers || shown_->info.n_heads != latest->info.n_heads;
-        const bool other_folder = !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
+                               shown_->info.n_layers != latest->info.n_layers ||
+                               shown_->info.n_heads != latest->info.n_heads;
+        const bool other_folder =
+            !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
         const bool had_model = shown_ != nullptr;
         worker_.dispose(std::exchange(shown_, latest));
         if (new_model && had_model) {
@@ -162,7 +164,8 @@ void AppWindow::update() {
     }
     loading_ = worker_.loading();
     if (start_choices_ && shown_ && !showing_other_model() && shown_->generation == submitted_) {
-        start_notes_ = start_choice_notes(*start_choices_, shown_->info, static_cast<Eigen::Index>(shown_->input.labels.size()));
+        start_notes_ =
+            start_choice_notes(*start_choices_, shown_->info, static_cast<Eigen::Index>(shown_->input.labels.size()));
         for (const std::string& note : start_notes_) std::fprintf(stderr, "headscope: %s\n", note.c_str());
         start_choices_.reset();
     }
@@ -230,9 +233,8 @@ bool AppWindow::still() const {
 bool AppWindow::working() const { return worker_.busy() || scan_jobs_.busy() || view_jobs_.busy(); }
 
 bool AppWindow::settled() const {
-    return has_request_ && !worker_.busy() && !scan_jobs_.busy() && !view_jobs_.busy() && !scan_on_first_result_ && !showcase_on_first_result_ &&
-           textures_.caught_up() &&
-           worker_.answered() == submitted_ &&
+    return has_request_ && !worker_.busy() && !scan_jobs_.busy() && !view_jobs_.busy() && !scan_on_first_result_ &&
+           !showcase_on_first_result_ && textures_.caught_up() && worker_.answered() == submitted_ &&
            (!error_.empty() || (shown_ && shown_->generation == submitted_));
 }
 
@@ -291,7 +293,9 @@ void AppWindow::handle_keys() {
     // Not behind an open pop-up (a file picker, the Model list): its keys are its own.
     if (ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)) return;
     // Dear ImGui 1.86 indexes keys by the backend's codes: translate through GetKeyIndex.
-    const auto pressed = [](ImGuiKey key, bool repeat = true) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat); };
+    const auto pressed = [](ImGuiKey key, bool repeat = true) {
+        return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat);
+    };
     if (loading_ && pressed(ImGuiKey_Escape, false)) cancel_loading();
     if (!shown_ || showing_other_model()) return;
     if (pressed(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
@@ -352,14 +356,15 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     } else {
         const PredictionTarget target = prediction_target(*shown_, state_.query);
         const float line = ImGui::GetTextLineHeightWithSpacing();
-        const float predictions_height =
-            target.kind == PredictionKind::none ? 0.0f : line * (n_predictions + 2.5f) + ImGui::GetStyle().WindowPadding.y * 2;
+        const float predictions_height = target.kind == PredictionKind::none
+                                             ? 0.0f
+                                             : line * (n_predictions + 2.5f) + ImGui::GetStyle().WindowPadding.y * 2;
         ImGui::BeginChild("view", ImVec2(0.0f, -predictions_height), false);
         if (ImGui::BeginTabBar("views")) {
-            constexpr View views[] = {View::matrix,  View::tokens, View::image,   View::model,     View::compare,
-                                      View::stages,  View::heads,  View::rollout, View::similarity};
-            constexpr const char* titles[] = {"Matrix", "Tokens", "Image", "Model", "Compare", "Stages", "Heads", "Rollout",
-                                              "Similarity"};
+            constexpr View views[] = {View::matrix, View::tokens, View::image,   View::model,     View::compare,
+                                      View::stages, View::heads,  View::rollout, View::similarity};
+            constexpr const char* titles[] = {"Matrix", "Tokens", "Image",   "Model",     "Compare",
+                                              "Stages", "Heads",  "Rollout", "Similarity"};
             static_assert(std::size(views) == std::size(titles));
             for (std::size_t i = 0; i < std::size(views); ++i) {
                 // The tab follows state_.view (set by --view or a click).
@@ -414,7 +419,8 @@ void AppWindow::draw_status_bar() {
                 1000.0 / std::max(1.0f, io.Framerate), activity.c_str());
 }
 
-AppWindow::PictureRect AppWindow::draw_picture_with_heat(const ui::HeatmapTexture& heat, int grid_w, int grid_h, ImVec2 room) {
+AppWindow::PictureRect AppWindow::draw_picture_with_heat(const ui::HeatmapTexture& heat, int grid_w, int grid_h,
+                                                         ImVec2 room) {
     const ui::HeatmapTexture& picture = textures_.get("picture", [&] { return rgba_of(shown_->image); });
     const float aspect = static_cast<float>(grid_w) / static_cast<float>(grid_h);
     const float width = std::min(std::max(128.0f, room.x), std::max(128.0f, room.y) * aspect);
@@ -451,13 +457,15 @@ void AppWindow::draw_model_control() {
         if (ImGui::Selectable("Open a model folder...")) browse = true;
         ImGui::EndCombo();
     }
-    if (ImGui::IsItemHovered() && !is_builtin_model(state_.model.name)) ImGui::SetTooltip("%s", state_.model.name.c_str());
+    if (ImGui::IsItemHovered() && !is_builtin_model(state_.model.name))
+        ImGui::SetTooltip("%s", state_.model.name.c_str());
     ImGui::SameLine();
     if (ImGui::Button("Open...")) browse = true;
     if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("A Hugging Face checkpoint folder: config.json + model.safetensors (ViT, DeiT, GPT-2)");
     }
-    if (browse) model_picker_.open(is_builtin_model(state_.model.name) ? std::string() : absolute_path(state_.model.name));
+    if (browse)
+        model_picker_.open(is_builtin_model(state_.model.name) ? std::string() : absolute_path(state_.model.name));
     if (const auto picked = model_picker_.draw_popup("models", recent_.models)) open_model(*picked);
 }
 
@@ -499,20 +507,22 @@ void AppWindow::draw_predictions() {
     const PredictionTarget target = prediction_target(*shown_, state_.query);
     const auto& labels = shown_->input.labels;
     int n_disabled = 0;
-    for (const auto& layer : state_.disabled_heads) n_disabled += static_cast<int>(std::count(layer.begin(), layer.end(), true));
+    for (const auto& layer : state_.disabled_heads)
+        n_disabled += static_cast<int>(std::count(layer.begin(), layer.end(), true));
     const char* hint = "  (click a token in the Matrix or Tokens view to choose the position)";
     switch (target.kind) {
     case PredictionKind::none: return;
     case PredictionKind::next_token: {
         const int t = target.rows.front();
-        ImGui::Text("Next token after \"%s\" (position %d of %zu)", printable_label(labels[static_cast<std::size_t>(t)]).c_str(),
-                    t, labels.size());
+        ImGui::Text("Next token after \"%s\" (position %d of %zu)",
+                    printable_label(labels[static_cast<std::size_t>(t)]).c_str(), t, labels.size());
         ImGui::SameLine();
         if (shown_->causal) {
             ImGui::TextDisabled("%s", hint);
         } else {
             // A language model without its mask sees the very tokens it is asked to predict.
-            ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1.0f), "  (causal mask off: each position sees the next token)");
+            ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1.0f),
+                               "  (causal mask off: each position sees the next token)");
         }
         break;
     }
@@ -550,8 +560,9 @@ void AppWindow::draw_predictions() {
         const int columns = compare ? 7 : 3;
         if (ImGui::BeginTable("top", columns, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX,
                               ImVec2(width - 8.0f, 0.0f))) {
-            const float label_width = std::clamp(
-                (width - (compare ? 2.0f : 1.0f) * (bar_width + 70.0f) - 80.0f) / (compare ? 2.0f : 1.0f), 60.0f, 220.0f);
+            const float label_width =
+                std::clamp((width - (compare ? 2.0f : 1.0f) * (bar_width + 70.0f) - 80.0f) / (compare ? 2.0f : 1.0f),
+                           60.0f, 220.0f);
             if (compare) {
                 ImGui::TableSetupColumn("intact", ImGuiTableColumnFlags_WidthFixed, label_width);
                 ImGui::TableSetupColumn("p0", ImGuiTableColumnFlags_WidthFixed, bar_width);
@@ -574,7 +585,8 @@ void AppWindow::draw_predictions() {
                     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(prediction_bar), "%d head%s disabled", n_disabled,
                                        n_disabled == 1 ? "" : "s");
                 } else {
-                    ImGui::Text("at %d: \"%s\"", table.row, printable_label(labels[static_cast<std::size_t>(table.row)]).c_str());
+                    ImGui::Text("at %d: \"%s\"", table.row,
+                                printable_label(labels[static_cast<std::size_t>(table.row)]).c_str());
                 }
                 if (compare) {
                     ImGui::TableNextColumn();
@@ -680,13 +692,15 @@ void AppWindow::draw_controls() {
     bool causal = shown_ ? causal_on(state_, shown_->info) : state_.causal.value_or(false);
     if (ImGui::Checkbox("Causal mask (C)", &causal)) state_.causal = causal;
     if (ImGui::IsItemHovered() && shown_) {
-        ImGui::SetTooltip("%s is %s by default", shown_->info.name.c_str(), shown_->info.causal ? "causal" : "not causal");
+        ImGui::SetTooltip("%s is %s by default", shown_->info.name.c_str(),
+                          shown_->info.causal ? "causal" : "not causal");
     }
 
     constexpr Colormap maps[] = {Colormap::viridis, Colormap::magma, Colormap::cividis, Colormap::greys};
     if (ImGui::BeginCombo("Colours", std::string(colormap_name(state_.colormap)).c_str())) {
         for (Colormap map : maps) {
-            if (ImGui::Selectable(std::string(colormap_name(map)).c_str(), map == state_.colormap)) state_.colormap = map;
+            if (ImGui::Selectable(std::string(colormap_name(map)).c_str(), map == state_.colormap))
+                state_.colormap = map;
         }
         ImGui::EndCombo();
     }
@@ -746,10 +760,12 @@ AppWindow::HeadCaption AppWindow::head_caption(int layer, int head) const {
 void AppWindow::draw_matrix_view() {
     const int layer = state_.layer;
     const int head = state_.head;
-    const HeadTrace& trace = shown_->trace.layers[static_cast<std::size_t>(layer)].heads[static_cast<std::size_t>(head)];
+    const HeadTrace& trace =
+        shown_->trace.layers[static_cast<std::size_t>(layer)].heads[static_cast<std::size_t>(head)];
     ImGui::Text("Head %d.%d%s", layer, head,
                 state_.disabled_heads[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)]
-                    ? "  (disabled: zero context)" : "");
+                    ? "  (disabled: zero context)"
+                    : "");
     if (const HeadCaption caption = head_caption(layer, head); !caption.text.empty()) {
         ImGui::TextWrapped("%s", caption.text.c_str());
     }
@@ -767,8 +783,9 @@ void AppWindow::draw_matrix_view() {
     const ImVec2 available = ImGui::GetContentRegionAvail();
     const ui::HeatmapLabels labels{shown_->input.labels, shown_->input.labels};
     const ImVec2 before = ImGui::GetCursorScreenPos();
-    const int clicked = ui::draw_heatmap("matrix", trace, mask(), weights_texture(numbered("w", layer, head), trace.weights),
-                                         labels, std::min(available.x, available.y), state_.editing_mask ? -1 : state_.query);
+    const int clicked =
+        ui::draw_heatmap("matrix", trace, mask(), weights_texture(numbered("w", layer, head), trace.weights), labels,
+                         std::min(available.x, available.y), state_.editing_mask ? -1 : state_.query);
     if (state_.editing_mask) {
         // The cell under the mouse while a button is held: left forbids, right allows.
         const ImGuiIO& io = ImGui::GetIO();
@@ -793,7 +810,8 @@ void AppWindow::draw_tokens_view() {
     const auto T = static_cast<int>(labels.size());
     const auto& heads = shown_->trace.layers[static_cast<std::size_t>(state_.layer)].heads;
     const auto& hidden = state_.hidden_heads[static_cast<std::size_t>(state_.layer)];
-    ImGui::Text("Layer %d: lines from each query (left) to the keys it attends (right); opacity = weight", state_.layer);
+    ImGui::Text("Layer %d: lines from each query (left) to the keys it attends (right); opacity = weight",
+                state_.layer);
     for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
         if (hidden[static_cast<std::size_t>(h)]) continue;
         ImGui::SameLine();
@@ -908,17 +926,20 @@ void AppWindow::draw_image_view() {
     const ui::HeatmapTexture& heat =
         textures_.get(key, [&] { return ui::heatmap_mip_levels(map, nullptr, state_.colormap, max); });
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const auto [origin, width, height] = draw_picture_with_heat(heat, grid_w, grid_h, ImVec2(avail.x - 220.0f, avail.y - 110.0f));
+    const auto [origin, width, height] =
+        draw_picture_with_heat(heat, grid_w, grid_h, ImVec2(avail.x - 220.0f, avail.y - 110.0f));
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const float cw = width / static_cast<float>(grid_w);
     const float ch = height / static_cast<float>(grid_h);
     // Patch lines only while patches are big enough to tell apart.
     if (cw >= 6.0f && ch >= 6.0f) {
         for (int i = 1; i < grid_w; ++i) {
-            draw->AddLine(ImVec2(origin.x + cw * i, origin.y), ImVec2(origin.x + cw * i, origin.y + height), IM_COL32(0, 0, 0, 50));
+            draw->AddLine(ImVec2(origin.x + cw * i, origin.y), ImVec2(origin.x + cw * i, origin.y + height),
+                          IM_COL32(0, 0, 0, 50));
         }
         for (int i = 1; i < grid_h; ++i) {
-            draw->AddLine(ImVec2(origin.x, origin.y + ch * i), ImVec2(origin.x + width, origin.y + ch * i), IM_COL32(0, 0, 0, 50));
+            draw->AddLine(ImVec2(origin.x, origin.y + ch * i), ImVec2(origin.x + width, origin.y + ch * i),
+                          IM_COL32(0, 0, 0, 50));
         }
     }
     if (state_.keep_mass) {
@@ -926,8 +947,8 @@ void AppWindow::draw_image_view() {
         const Eigen::Map<const RowVector> flat(map.data(), map.size());
         const std::vector<bool> kept = keep_mass(flat, state_.keep_mass_share);
         for (const GridSegment& g : mask_contours(kept, grid_w, grid_h)) {
-            draw->AddLine(ImVec2(origin.x + cw * g.x0, origin.y + ch * g.y0), ImVec2(origin.x + cw * g.x1, origin.y + ch * g.y1),
-                          IM_COL32(255, 255, 255, 255), 2.5f);
+            draw->AddLine(ImVec2(origin.x + cw * g.x0, origin.y + ch * g.y0),
+                          ImVec2(origin.x + cw * g.x1, origin.y + ch * g.y1), IM_COL32(255, 255, 255, 255), 2.5f);
         }
     }
     if (query >= prefix) {
@@ -947,10 +968,12 @@ void AppWindow::draw_image_view() {
     ImGui::TextUnformatted("[CLS] of every head:");
     for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
         Matrix cls(grid_h, grid_w);
-        for (int n = 0; n < grid_w * grid_h; ++n) cls(n / grid_w, n % grid_w) = heads[static_cast<std::size_t>(h)].weights(0, prefix + n);
+        for (int n = 0; n < grid_w * grid_h; ++n)
+            cls(n / grid_w, n % grid_w) = heads[static_cast<std::size_t>(h)].weights(0, prefix + n);
         const float cls_max = std::max(cls.maxCoeff(), 1e-12f);
-        const ui::HeatmapTexture& t = textures_.get(numbered("cls", state_.layer, h),
-                                                    [&] { return ui::heatmap_mip_levels(cls, nullptr, state_.colormap, cls_max); });
+        const ui::HeatmapTexture& t = textures_.get(numbered("cls", state_.layer, h), [&] {
+            return ui::heatmap_mip_levels(cls, nullptr, state_.colormap, cls_max);
+        });
         if (h % 2) ImGui::SameLine();
         if (ui::draw_heatmap_thumbnail(numbered("clsh", h).c_str(), t, 96.0f, h == state_.head)) state_.head = h;
         if (state_.keep_mass) {
@@ -993,9 +1016,14 @@ void AppWindow::draw_stages_view() {
     };
     const Stage stages[] = {
         {"X = LN(x), the layer's input", &layer.input, false},
-        {"Q = X Wq^T + bq", &head.q, false},   {"K", &head.k, false},          {"V", &head.v, false},
-        {"Q K^T / sqrt(Dh)", &head.scores, false}, {"+ mask", &head.masked, false}, {"softmax", &head.weights, true},
-        {"x V (context)", &head.context, false},   {"heads concatenated", &layer.concat, false},
+        {"Q = X Wq^T + bq", &head.q, false},
+        {"K", &head.k, false},
+        {"V", &head.v, false},
+        {"Q K^T / sqrt(Dh)", &head.scores, false},
+        {"+ mask", &head.masked, false},
+        {"softmax", &head.weights, true},
+        {"x V (context)", &head.context, false},
+        {"heads concatenated", &layer.concat, false},
         {"output projection", &layer.output, false},
     };
     const float side = 150.0f;
@@ -1008,9 +1036,11 @@ void AppWindow::draw_stages_view() {
         ImGui::Text("%s", s.name);
         ImGui::TextDisabled("%s", shape(*s.values).c_str());
         const std::string key = numbered("stage", state_.layer, state_.head) + s.name;
-        const ui::HeatmapTexture& t = s.weights ? weights_texture(key, *s.values)
-                                                : signed_texture(key, *s.values, s.values == &head.masked ? mask() : nullptr);
-        const float aspect = static_cast<float>(s.values->cols()) / static_cast<float>(std::max<Eigen::Index>(1, s.values->rows()));
+        const ui::HeatmapTexture& t = s.weights
+                                          ? weights_texture(key, *s.values)
+                                          : signed_texture(key, *s.values, s.values == &head.masked ? mask() : nullptr);
+        const float aspect =
+            static_cast<float>(s.values->cols()) / static_cast<float>(std::max<Eigen::Index>(1, s.values->rows()));
         const ImVec2 origin = ImGui::GetCursorScreenPos();
         // No thinner than a third of the square: a short input's [21, 768] is a readable
         // band (rows stretched), not a strip of 4 pixels.
@@ -1022,4 +1052,4 @@ void AppWindow::draw_stages_view() {
     }
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -175,4 +175,4 @@ private:
     std::string compare_image_edit_;   // input B's path while typing (applied on Enter)
 };
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

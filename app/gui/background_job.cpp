@@ -12,7 +12,7 @@ namespace {
 // Results kept at most, the oldest dropped first: a rollout at T = 1024 is 4 MB, and a
 // session of many inputs should not grow without end.
 constexpr std::size_t kept_results = 16;
-} // namespace
+}   // namespace
 
 BackgroundJobs::BackgroundJobs() : thread_([this] { run(); }) {}
 
@@ -139,4 +139,4 @@ void BackgroundJobs::run() {
     }
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -72,4 +72,4 @@ private:
     std::thread thread_;   // last: started once everything above exists
 };
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

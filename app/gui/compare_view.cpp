@@ -28,7 +28,7 @@ Matrix layer_mean(const AttentionTrace& layer) {
     return mean / static_cast<float>(layer.heads.size());
 }
 
-} // namespace
+}   // namespace
 
 void AppWindow::draw_compare_view() {
     const ModelInfo& info = shown_->info;
@@ -92,7 +92,8 @@ void AppWindow::draw_compare_view() {
         state_.layer = std::clamp(state_.layer, 0, static_cast<int>(info.n_layers) - 1);
         state_.compare_layer = std::clamp(state_.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
         // Averaged once per result and pair of layers, not every frame.
-        if (const std::string means_key = std::to_string(shown_->generation) + numbered(" ", state_.layer, state_.compare_layer);
+        if (const std::string means_key =
+                std::to_string(shown_->generation) + numbered(" ", state_.layer, state_.compare_layer);
             means_key != layer_means_key_) {
             layer_mean_a_ = layer_mean(layers[static_cast<std::size_t>(state_.layer)]);
             layer_mean_b_ = layer_mean(layers[static_cast<std::size_t>(state_.compare_layer)]);
@@ -129,7 +130,8 @@ void AppWindow::draw_compare_view() {
         ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 160.0f));
         if (image) {
             // A path applies on Enter: half-typed paths are not files to open.
-            if (compare_image_edit_.empty() && !state_.compare_image_path.empty()) compare_image_edit_ = state_.compare_image_path;
+            if (compare_image_edit_.empty() && !state_.compare_image_path.empty())
+                compare_image_edit_ = state_.compare_image_path;
             if (ImGui::InputTextWithHint("input B", "another image file (path), then Enter", &compare_image_edit_,
                                          ImGuiInputTextFlags_EnterReturnsTrue)) {
                 state_.compare_image_path = compare_image_edit_;
@@ -161,19 +163,22 @@ void AppWindow::draw_compare_view() {
     const bool same_shape = a->rows() == b->rows() && a->cols() == b->cols();
     if (same_shape) {
         const HeadComparison numbers = compare_heads(*a, *b);
-        ImGui::Text("max |A - B| = %.4f    mean Jensen-Shannon divergence = %.4f bits (%d rows)", numbers.max_abs_difference,
-                    numbers.mean_js_divergence, numbers.rows_compared);
+        ImGui::Text("max |A - B| = %.4f    mean Jensen-Shannon divergence = %.4f bits (%d rows)",
+                    numbers.max_abs_difference, numbers.mean_js_divergence, numbers.rows_compared);
     } else {
-        ImGui::Text("A is %ld x %ld and B %ld x %ld positions: side by side, no difference map", static_cast<long>(a->rows()),
-                    static_cast<long>(a->cols()), static_cast<long>(b->rows()), static_cast<long>(b->cols()));
+        ImGui::Text("A is %ld x %ld and B %ld x %ld positions: side by side, no difference map",
+                    static_cast<long>(a->rows()), static_cast<long>(a->cols()), static_cast<long>(b->rows()),
+                    static_cast<long>(b->cols()));
     }
     // A and B on one scale (the larger max of the two); the difference diverging.
     const float max = std::max({a->maxCoeff(), b->maxCoeff(), 1e-12f});
     const float side = std::clamp((ImGui::GetContentRegionAvail().x - 40.0f) / 3.0f, 96.0f, 420.0f);
-    const std::string key = numbered("cmp", state_.layer, state_.head) + numbered("-", state_.compare_layer, state_.compare_head) +
-                            "m" + std::to_string(mode);
-    const ui::HeatmapTexture& ta = textures_.get(key + "a", [&] { return ui::heatmap_mip_levels(*a, mask_a, state_.colormap, max); });
-    const ui::HeatmapTexture& tb = textures_.get(key + "b", [&] { return ui::heatmap_mip_levels(*b, mask_b, state_.colormap, max); });
+    const std::string key = numbered("cmp", state_.layer, state_.head) +
+                            numbered("-", state_.compare_layer, state_.compare_head) + "m" + std::to_string(mode);
+    const ui::HeatmapTexture& ta =
+        textures_.get(key + "a", [&] { return ui::heatmap_mip_levels(*a, mask_a, state_.colormap, max); });
+    const ui::HeatmapTexture& tb =
+        textures_.get(key + "b", [&] { return ui::heatmap_mip_levels(*b, mask_b, state_.colormap, max); });
     const auto panel = [&](const char* id, const std::string& title, const ui::HeatmapTexture& t) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(title.c_str());
@@ -201,14 +206,17 @@ void AppWindow::draw_compare_view() {
         ImGui::Text("Jensen-Shannon divergence (bits) between each head of layer %d (rows) and of layer %d (columns)",
                     state_.layer, state_.compare_layer);
         // Every head pair's divergence (H x H maps of T x T): on the view jobs' thread.
-        const std::string pairs_key = "pairs " + std::to_string(shown_->generation) + numbered(" ", state_.layer, state_.compare_layer);
+        const std::string pairs_key =
+            "pairs " + std::to_string(shown_->generation) + numbered(" ", state_.layer, state_.compare_layer);
         const std::shared_ptr<const Snapshot> snapshot = shown_;
         const int la_index = state_.layer;
         const int lb_index = state_.compare_layer;
-        const BackgroundJobs::Work work = [snapshot, la_index, lb_index](const LoadControl& control) -> std::shared_ptr<const void> {
+        const BackgroundJobs::Work work = [snapshot, la_index,
+                                           lb_index](const LoadControl& control) -> std::shared_ptr<const void> {
             const auto& ha = snapshot->trace.layers[static_cast<std::size_t>(la_index)].heads;
             const auto& hb = snapshot->trace.layers[static_cast<std::size_t>(lb_index)].heads;
-            auto table = std::make_shared<Matrix>(static_cast<Eigen::Index>(ha.size()), static_cast<Eigen::Index>(hb.size()));
+            auto table =
+                std::make_shared<Matrix>(static_cast<Eigen::Index>(ha.size()), static_cast<Eigen::Index>(hb.size()));
             for (std::size_t i = 0; i < ha.size(); ++i) {
                 control.report(static_cast<double>(i) / static_cast<double>(ha.size()));
                 for (std::size_t j = 0; j < hb.size(); ++j) {
@@ -221,11 +229,13 @@ void AppWindow::draw_compare_view() {
         view_jobs_.start(pairs_key, work);
         draw_job_progress(view_jobs_, pairs_key, "comparing head pairs", work);
         const auto pairs = view_jobs_.result<Matrix>(pairs_key);
-        if (!pairs || pairs->rows() != static_cast<Eigen::Index>(la.size()) || pairs->cols() != static_cast<Eigen::Index>(lb.size())) {
+        if (!pairs || pairs->rows() != static_cast<Eigen::Index>(la.size()) ||
+            pairs->cols() != static_cast<Eigen::Index>(lb.size())) {
             return;
         }
         if (ImGui::BeginTable("pairs", static_cast<int>(lb.size()) + 1,
-                              ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX)) {
+                              ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit |
+                                  ImGuiTableFlags_NoHostExtendX)) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
             for (std::size_t h = 0; h < lb.size(); ++h) {
@@ -249,4 +259,4 @@ void AppWindow::draw_compare_view() {
     }
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

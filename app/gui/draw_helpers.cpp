@@ -27,7 +27,7 @@ void swatch(ImDrawList* draw, Rgba8 colour, float height, const char* label) {
     ImGui::TextUnformatted(label);
 }
 
-} // namespace
+}   // namespace
 
 void colour_legend(Colormap map, const char* low, const char* high, bool show_masked, bool show_not_finite) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -62,4 +62,4 @@ RgbaImage rgba_of(const RgbImage& image) {
     return out;
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -27,4 +27,4 @@ void colour_legend(Colormap map, const char* low, const char* high, bool show_ma
 // An RGB picture as an opaque RGBA image for a texture.
 RgbaImage rgba_of(const RgbImage& image);
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -6,9 +6,7 @@
 
 namespace headscope::gui {
 
-void FrameTimer::stop() {
-    add(std::chrono::duration<double, std::milli>(Clock::now() - started_).count());
-}
+void FrameTimer::stop() { add(std::chrono::duration<double, std::milli>(Clock::now() - started_).count()); }
 
 double FrameTimer::mean_ms() const {
     if (samples_ms_.empty()) return 0.0;
@@ -49,9 +47,10 @@ std::string while_recomputing(const std::string& summary, int recomputes, double
     const auto swap_note = line.rfind(" (CPU per frame, swap excluded)");
     if (swap_note != std::string::npos) line.erase(swap_note);
     char tail[160];
-    std::snprintf(tail, sizeof tail, " (whole frames, swap included), %d recomputes, lowest %.1f fps (slowest frame %.1f ms)",
-                  recomputes, max_ms > 0.0 ? 1000.0 / max_ms : 0.0, max_ms);
+    std::snprintf(tail, sizeof tail,
+                  " (whole frames, swap included), %d recomputes, lowest %.1f fps (slowest frame %.1f ms)", recomputes,
+                  max_ms > 0.0 ? 1000.0 / max_ms : 0.0, max_ms);
     return line + tail;
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -44,4 +44,4 @@ private:
 // 52.3 fps (slowest frame 19.1 ms)".
 std::string while_recomputing(const std::string& summary, int recomputes, double max_ms);
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -57,7 +57,8 @@ void load_font(float scale) {
     ImGuiIO& io = ImGui::GetIO();
     const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
     if (std::filesystem::exists(path)) {
-        static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x2000, 0x206F, 0x2190, 0x21FF, 0};
+        static const ImWchar ranges[] = {0x0020, 0x024F, 0x0370, 0x03FF, 0x0400, 0x04FF,
+                                         0x2000, 0x206F, 0x2190, 0x21FF, 0};
         if (io.Fonts->AddFontFromFileTTF(path, 15.0f * scale, nullptr, ranges)) return;
     }
     ImFontConfig config;
@@ -65,7 +66,7 @@ void load_font(float scale) {
     io.Fonts->AddFontDefault(&config);
 }
 
-} // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     using namespace headscope;
@@ -105,13 +106,15 @@ int main(int argc, char** argv) {
     cli.add_option("--disable", disable, "Heads to ablate, as LAYER.HEAD pairs, e.g. 0.1,1.0");
     cli.add_option("--view", view, "matrix, tokens, image, model, compare, stages, heads, rollout or similarity")
         ->capture_default_str()
-        ->check(CLI::IsMember({"matrix", "tokens", "image", "model", "compare", "stages", "heads", "rollout", "similarity"}));
+        ->check(CLI::IsMember(
+            {"matrix", "tokens", "image", "model", "compare", "stages", "heads", "rollout", "similarity"}));
     std::string metric;
     std::vector<std::string> metric_names;
     for (int k = 0; k < metric_count; ++k) metric_names.emplace_back(metric_name(static_cast<Metric>(k)));
     cli.add_option("--metric", metric, "The metric the Heads view plots and the Model grid colours or sorts by")
         ->check(CLI::IsMember(metric_names));
-    cli.add_flag("--colour-by-metric", state.grid_colour_by_metric, "Model view: frame each head in its --metric colour");
+    cli.add_flag("--colour-by-metric", state.grid_colour_by_metric,
+                 "Model view: frame each head in its --metric colour");
     cli.add_flag("--sort-by-metric", state.grid_sort_by_metric, "Model view: order each layer's heads by --metric");
     float keep_mass_percent = 0.0f;
     cli.add_option("--keep-mass", keep_mass_percent,
@@ -164,7 +167,8 @@ int main(int argc, char** argv) {
         if (!disable.empty()) {
             // Sized to the model once it loads (fit_to_model keeps flags that fit).
             for (const auto& [l, h] : app::parse_layer_head_list("--disable", disable)) {
-                if (state.disabled_heads.size() <= static_cast<std::size_t>(l)) state.disabled_heads.resize(static_cast<std::size_t>(l) + 1);
+                if (state.disabled_heads.size() <= static_cast<std::size_t>(l))
+                    state.disabled_heads.resize(static_cast<std::size_t>(l) + 1);
                 auto& layer = state.disabled_heads[static_cast<std::size_t>(l)];
                 if (layer.size() <= static_cast<std::size_t>(h)) layer.resize(static_cast<std::size_t>(h) + 1, false);
                 layer[static_cast<std::size_t>(h)] = true;

@@ -33,7 +33,7 @@ std::vector<PredictionLine> lines_of(const Snapshot& snapshot, std::span<const f
 
 bool is_mask_token(const std::string& label) { return label == "[MASK]" || label == "<mask>"; }
 
-} // namespace
+}   // namespace
 
 PredictionTarget prediction_target(const Snapshot& snapshot, int query) {
     PredictionTarget target;
@@ -98,4 +98,4 @@ std::string printable_label(const std::string& label) {
     return out;
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

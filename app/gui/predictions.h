@@ -28,10 +28,10 @@ struct PredictionTarget {
 PredictionTarget prediction_target(const Snapshot& snapshot, int query);
 
 struct PredictionLine {
-    Eigen::Index index = 0;       // the logit column
-    std::string label;            // as a person reads it, control characters escaped
-    float probability = 0.0f;     // in the run this list ranks
-    float other = 0.0f;           // the same column's probability in the other run (NaN when there is none)
+    Eigen::Index index = 0;     // the logit column
+    std::string label;          // as a person reads it, control characters escaped
+    float probability = 0.0f;   // in the run this list ranks
+    float other = 0.0f;         // the same column's probability in the other run (NaN when there is none)
 };
 
 struct PredictionTable {
@@ -46,4 +46,4 @@ PredictionTable prediction_table(const Snapshot& snapshot, int row, int k);
 // A label on one line: newlines, tabs and other control characters as escapes (\n, \t, \x01).
 std::string printable_label(const std::string& label);
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -21,7 +21,7 @@ bool still_there(const std::string& path, bool folder) {
     return folder ? std::filesystem::is_directory(path, ec) : std::filesystem::is_regular_file(path, ec);
 }
 
-} // namespace
+}   // namespace
 
 std::string recent_file_path(const char* xdg_config_home, const char* home) {
     const auto absolute = [](const char* value) { return value != nullptr && value[0] == '/'; };
@@ -105,4 +105,4 @@ void push_recent(std::vector<std::string>& list, const std::string& entry, std::
     if (list.size() > limit) list.resize(limit);
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -45,4 +45,4 @@ void write_recent(const std::string& path, const RecentLists& lists);
 // Puts `entry` first (once), keeping at most `limit` entries.
 void push_recent(std::vector<std::string>& list, const std::string& entry, std::size_t limit = recent_limit);
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -26,4 +26,4 @@ RgbaImage capture_framebuffer(int width, int height) {
     return image;
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

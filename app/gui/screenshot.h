@@ -8,4 +8,4 @@ namespace headscope::gui {
 
 RgbaImage capture_framebuffer(int width, int height);
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -82,8 +82,8 @@ std::string first_non_finite(const Snapshot& s) {
     if (what.empty() && s.other_trace) what = check(*s.other_trace, "input B");
     for (const HeadMetrics& m : s.metrics) {
         if (!what.empty()) break;
-        const double values[] = {m.entropy,  m.entropy_norm, m.mean_distance, m.max_weight, m.top_k_mass,
-                                 m.sink_mass, m.special_mass, m.diag,         m.prev_token, m.induction.value_or(0.0)};
+        const double values[] = {m.entropy,   m.entropy_norm, m.mean_distance, m.max_weight, m.top_k_mass,
+                                 m.sink_mass, m.special_mass, m.diag,          m.prev_token, m.induction.value_or(0.0)};
         for (const double v : values) {
             if (!std::isfinite(v)) {
                 what = "a metric of head " + std::to_string(m.layer) + "." + std::to_string(m.head);
@@ -104,7 +104,7 @@ std::vector<std::string> files_in(const std::filesystem::path& folder, bool fold
     return found;
 }
 
-} // namespace
+}   // namespace
 
 SoakFiles find_soak_files(const std::filesystem::path& root, const std::filesystem::path& scratch) {
     SoakFiles files;
@@ -199,15 +199,16 @@ struct Ctx {
     int n_heads() const { return ui.shown() ? static_cast<int>(ui.shown()->info.n_heads) : 0; }
 };
 
-const std::vector<std::string> words = {
-    "the", "cat", "sat", "on", "mat", "dog", "ran", ".", ",", "tired", "Hello", "there",
-    "[MASK]", "[SEP]", "naïve", "café", "猫", "日本語", "🙂", "Zürich", "it's", "12345", "--", "?!"};
+const std::vector<std::string> words = {"the", "cat",    "sat",   "on",     "mat",    "dog",   "ran",   ".",
+                                        ",",   "tired",  "Hello", "there",  "[MASK]", "[SEP]", "naïve", "café",
+                                        "猫",  "日本語", "🙂",  "Zürich", "it's",   "12345", "--",    "?!"};
 // Characters of 2, 3 and 4 bytes, a combining accent, a zero-width space, an emoji ZWJ sequence.
-const std::vector<std::string> utf8_characters = {"é", "ß", "Ω", "猫", "🙂", "e\xcc\x81", "\xe2\x80\x8b", "👩‍💻"};
+const std::vector<std::string> utf8_characters = {"é",          "ß", "Ω", "猫", "🙂", "e\xcc\x81", "\xe2\x80\x8b",
+                                                  "👩‍💻"};
 // Bytes that are no UTF-8: a stray lead byte, truncated sequences, a surrogate, an
 // overlong '/', a lone continuation byte, a code point past U+10FFFF.
-const std::vector<std::string> invalid_utf8 = {"\xff", "\xc3", "\xe2\x82", "\xed\xa0\x80", "\xc0\xaf", "\x80",
-                                               "\xf4\x90\x80\x80"};
+const std::vector<std::string> invalid_utf8 = {"\xff",     "\xc3", "\xe2\x82",        "\xed\xa0\x80",
+                                               "\xc0\xaf", "\x80", "\xf4\x90\x80\x80"};
 
 // Backspace as a text field does it: the last whole character (UTF-8 sequence).
 void backspace(std::string& text) {
@@ -243,106 +244,124 @@ const std::vector<Action> actions = {
     {"type a word", 6, [](Ctx& c) { c.state().text += (c.pick(1, 4) ? " " : "") + (c.note = c.pick(0, words)); }},
     {"type a character", 4, [](Ctx& c) { c.state().text += static_cast<char>(32 + c.pick(0, 95)); }},
     {"type a UTF-8 character", 4, [](Ctx& c) { c.state().text += c.note = c.pick(0, utf8_characters); }},
-    {"backspace", 5, [](Ctx& c) {
+    {"backspace", 5,
+     [](Ctx& c) {
          for (int n = 0; n <= c.pick(0, 3); ++n) backspace(c.state().text);
      }},
-    {"insert bytes that are not UTF-8", 2, [](Ctx& c) {
+    {"insert bytes that are not UTF-8", 2,
+     [](Ctx& c) {
          std::string& text = c.state().text;
          text.insert(static_cast<std::size_t>(c.pick(1, static_cast<int>(text.size()) + 1)), c.pick(0, invalid_utf8));
      }},
     {"clear the sentence", 1, [](Ctx& c) { c.state().text.clear(); }},
-    {"whitespace only", 1, [](Ctx& c) {
+    {"whitespace only", 1,
+     [](Ctx& c) {
          static const std::vector<std::string> blanks = {" ", "   \t ", "\n\n", "\t", "\xe2\x80\x83"};
          c.state().text = c.pick(0, blanks);
      }},
-    {"paste a long text", 1, [](Ctx& c) {
+    {"paste a long text", 1,
+     [](Ctx& c) {
          c.state().text = long_paste(c.r[0]);
          c.note = std::to_string(c.state().text.size()) + " bytes";
      }},
     {"the first sentence again", 2, [](Ctx& c) { c.state().text = c.initial.text; }},
 
     // Heads and the custom mask.
-    {"toggle a head (disable)", 5, [](Ctx& c) {
+    {"toggle a head (disable)", 5,
+     [](Ctx& c) {
          // Sometimes one past either end: toggle_disabled must ignore it.
          const int l = c.pick(0, c.n_layers() + 2) - 1;
          const int h = c.pick(1, c.n_heads() + 2) - 1;
          toggle_disabled(c.state(), l, h);
          c.note = std::to_string(l) + "." + std::to_string(h);
      }},
-    {"show / hide a head", 2, [](Ctx& c) {
+    {"show / hide a head", 2,
+     [](Ctx& c) {
          if (!c.ui.shown() || c.state().hidden_heads.size() != static_cast<std::size_t>(c.n_layers())) return;
          auto& flags = c.state().hidden_heads[static_cast<std::size_t>(c.state().layer)];
          if (flags.empty()) return;
          auto&& flag = flags[static_cast<std::size_t>(c.pick(0, static_cast<int>(flags.size())))];
          flag = !flag;
      }},
-    {"forbid a pair", 3, [](Ctx& c) {
-         set_forbidden(c.state(), c.pick(0, c.n_tokens() + 2), c.pick(1, c.n_tokens() + 2), true);
-     }},
-    {"allow a pair", 2, [](Ctx& c) {
-         set_forbidden(c.state(), c.pick(0, c.n_tokens() + 2), c.pick(1, c.n_tokens() + 2), false);
-     }},
-    {"forbid a whole row", 1, [](Ctx& c) {
+    {"forbid a pair", 3,
+     [](Ctx& c) { set_forbidden(c.state(), c.pick(0, c.n_tokens() + 2), c.pick(1, c.n_tokens() + 2), true); }},
+    {"allow a pair", 2,
+     [](Ctx& c) { set_forbidden(c.state(), c.pick(0, c.n_tokens() + 2), c.pick(1, c.n_tokens() + 2), false); }},
+    {"forbid a whole row", 1,
+     [](Ctx& c) {
          const int q = c.pick(0, c.n_tokens());
          for (int k = 0; k < c.n_tokens(); ++k) set_forbidden(c.state(), q, k, true);
      }},
-    {"invert the mask", 1, [](Ctx& c) {
+    {"invert the mask", 1,
+     [](Ctx& c) {
          if (c.ui.shown()) invert_mask(c.state(), c.n_tokens());
      }},
     {"clear the mask", 1, [](Ctx& c) { clear_mask(c.state()); }},
     {"edit mask on / off", 1, [](Ctx& c) { c.state().editing_mask = !c.state().editing_mask; }},
 
     // Layers, heads, positions (the keys, the slider, the radio buttons, clicks).
-    {"layer up / down (key)", 4, [](Ctx& c) {
+    {"layer up / down (key)", 4,
+     [](Ctx& c) {
          if (c.ui.shown()) step_layer(c.state(), c.pick(0, 2) ? 1 : -1, c.n_layers());
      }},
-    {"head left / right (key)", 4, [](Ctx& c) {
+    {"head left / right (key)", 4,
+     [](Ctx& c) {
          if (c.ui.shown()) step_head(c.state(), c.pick(0, 2) ? 1 : -1, c.n_heads());
      }},
-    {"layer slider, head button", 2, [](Ctx& c) {
+    {"layer slider, head button", 2,
+     [](Ctx& c) {
          if (!c.ui.shown()) return;
          c.state().layer = c.pick(0, c.n_layers());
          c.state().head = c.pick(1, c.n_heads());
      }},
-    {"pin a query (click a token or patch)", 3, [](Ctx& c) {
+    {"pin a query (click a token or patch)", 3,
+     [](Ctx& c) {
          if (c.ui.shown()) c.state().query = c.pick(0, c.n_tokens() + 1) - 1;
      }},
-    {"causal mask (C)", 3, [](Ctx& c) {
+    {"causal mask (C)", 3,
+     [](Ctx& c) {
          if (c.ui.shown()) c.state().causal = !causal_on(c.state(), c.ui.shown()->info);
      }},
 
     // Views and how they draw.
-    {"switch view (tab)", 8, [](Ctx& c) {
+    {"switch view (tab)", 8,
+     [](Ctx& c) {
          c.state().view = static_cast<View>(c.pick(0, 9));
          c.note = view_name(c.state().view);
      }},
-    {"colour map", 2, [](Ctx& c) {
+    {"colour map", 2,
+     [](Ctx& c) {
          constexpr Colormap maps[] = {Colormap::viridis, Colormap::magma, Colormap::cividis, Colormap::greys};
          c.state().colormap = maps[c.pick(0, 4)];
      }},
     {"scale (0..1, head max, log)", 2, [](Ctx& c) { c.state().scale = static_cast<HeatScale>(c.pick(0, 3)); }},
     {"compare mode", 2, [](Ctx& c) { c.state().compare_mode = static_cast<CompareMode>(c.pick(0, 5)); }},
-    {"compare: head B", 1, [](Ctx& c) {
+    {"compare: head B", 1,
+     [](Ctx& c) {
          if (!c.ui.shown()) return;
          c.state().compare_layer = c.pick(0, c.n_layers());
          c.state().compare_head = c.pick(1, c.n_heads());
          c.state().compare_b_chosen = true;
      }},
-    {"compare: input B sentence", 1, [](Ctx& c) {
+    {"compare: input B sentence", 1,
+     [](Ctx& c) {
          c.state().compare_text = c.pick(1, 4) == 0 ? std::string() : c.pick(0, words) + " " + c.initial.text;
      }},
-    {"compare: input B picture", 1, [](Ctx& c) {
+    {"compare: input B picture", 1,
+     [](Ctx& c) {
          c.note = c.pick(1, 3) == 0 ? c.pick(0, c.files.bad_images) : c.pick(0, c.files.good_images);
          c.ui.type_compare_image(c.note);
      }},
-    {"metric, grid colour / sort", 1, [](Ctx& c) {
+    {"metric, grid colour / sort", 1,
+     [](Ctx& c) {
          c.state().metric = static_cast<Metric>(c.pick(0, metric_count));
          c.state().grid_colour_by_metric = c.pick(1, 2);
          c.state().grid_sort_by_metric = c.pick(2, 2);
      }},
     {"grid by importance", 1, [](Ctx& c) { c.state().grid_show_importance = !c.state().grid_show_importance; }},
     {"scan head importance", 1, [](Ctx& c) { c.ui.scan_importance(); }},
-    {"rollout settings", 1, [](Ctx& c) {
+    {"rollout settings", 1,
+     [](Ctx& c) {
          if (!c.ui.shown()) return;
          RolloutOptions& o = c.state().rollout;   // as the rollout view's combo and sliders clamp them
          o.fusion = static_cast<HeadFusion>(c.pick(0, 3));
@@ -351,16 +370,19 @@ const std::vector<Action> actions = {
          const int end = std::max(o.start_layer, c.pick(0, c.n_layers()));
          o.end_layer = end == c.n_layers() - 1 ? -1 : end;
      }},
-    {"rollout row", 1, [](Ctx& c) {
+    {"rollout row", 1,
+     [](Ctx& c) {
          if (c.ui.shown()) c.state().rollout_query = c.pick(0, c.n_tokens() + 1) - 1;
      }},
-    {"image view: column / average / keep", 2, [](Ctx& c) {
+    {"image view: column / average / keep", 2,
+     [](Ctx& c) {
          c.state().show_column = c.pick(0, 2);
          c.state().image_average = c.pick(1, 2);
          c.state().keep_mass = c.pick(2, 2);
          c.state().keep_mass_share = static_cast<float>(1 + c.pick(0, 99)) / 100.0f;
      }},
-    {"own resolution", 1, [](Ctx& c) {
+    {"own resolution", 1,
+     [](Ctx& c) {
          if (!c.ui.shown() || is_toy_model(c.ui.shown()->model.name)) return;   // the checkbox is not there
          c.state().own_resolution = !c.state().own_resolution;
      }},
@@ -369,10 +391,12 @@ const std::vector<Action> actions = {
     {"drop a good image", 4, [](Ctx& c) { c.ui.drop(c.note = c.pick(0, c.files.good_images)); }},
     {"drop a broken image", 3, [](Ctx& c) { c.ui.drop(c.note = c.pick(0, c.files.bad_images)); }},
     {"drop a folder, a missing path, a text file", 2, [](Ctx& c) { c.ui.drop(c.note = c.pick(0, c.files.not_files)); }},
-    {"drop a model folder", 1, [](Ctx& c) {
+    {"drop a model folder", 1,
+     [](Ctx& c) {
          c.ui.drop(c.note = c.pick(1, 3) == 0 ? c.pick(0, c.files.bad_models) : c.pick(0, c.files.good_models));
      }},
-    {"type an image path", 2, [](Ctx& c) {
+    {"type an image path", 2,
+     [](Ctx& c) {
          const int kind = c.pick(1, 4);
          c.note = kind == 0   ? c.pick(0, c.files.bad_images)
                   : kind == 1 ? c.pick(0, c.files.not_files)
@@ -381,7 +405,8 @@ const std::vector<Action> actions = {
      }},
 
     // Models: the Model list (built-in), recent / Open... (folders), Esc, the toy settings.
-    {"open a built-in model", 4, [](Ctx& c) {
+    {"open a built-in model", 4,
+     [](Ctx& c) {
          const std::vector<BuiltinModel> builtin = builtin_models();
          c.ui.open_model(c.note = builtin[static_cast<std::size_t>(c.pick(0, static_cast<int>(builtin.size())))].name);
      }},
@@ -389,7 +414,8 @@ const std::vector<Action> actions = {
     {"open a bad checkpoint folder", 3, [](Ctx& c) { c.ui.open_model(c.note = c.pick(0, c.files.bad_models)); }},
     {"open a folder that is not a model", 1, [](Ctx& c) { c.ui.open_model(c.note = c.pick(0, c.files.not_files)); }},
     {"cancel loading (Esc)", 1, [](Ctx& c) { c.ui.cancel_loading(); }},
-    {"toy model settings", 2, [](Ctx& c) {
+    {"toy model settings", 2,
+     [](Ctx& c) {
          if (!is_toy_model(c.state().model.name)) return;   // shown for the built demo models only
          ToyConfig& config = c.state().model.config;
          // E, H, L: the default, other good sizes, and bad ones (H not dividing E, a head
@@ -441,7 +467,7 @@ void return_to_start(SoakControls& ui, const AppState& initial) {
     ui.type_compare_image(initial.compare_image_path);
 }
 
-} // namespace
+}   // namespace
 
 SoakDriver::SoakDriver(AppWindow& app, SoakOptions options)
     : app_(app), options_(std::move(options)), files_(find_soak_files(options_.root, options_.scratch)),
@@ -633,4 +659,4 @@ void SoakDriver::watchdog() {
     }
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

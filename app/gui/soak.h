@@ -36,11 +36,11 @@ struct SoakOptions {
 
 // The files the actions open, found once at the start.
 struct SoakFiles {
-    std::vector<std::string> good_images;     // assets/*.png, assets/scenes/*.png, tests/images/*.png
-    std::vector<std::string> bad_images;      // tests/images/broken/*, a named pipe
-    std::vector<std::string> good_models;     // tests/checkpoints/* (not bad/)
-    std::vector<std::string> bad_models;      // tests/checkpoints/bad/*
-    std::vector<std::string> not_files;       // a folder that is no model, a missing path, a text file
+    std::vector<std::string> good_images;   // assets/*.png, assets/scenes/*.png, tests/images/*.png
+    std::vector<std::string> bad_images;    // tests/images/broken/*, a named pipe
+    std::vector<std::string> good_models;   // tests/checkpoints/* (not bad/)
+    std::vector<std::string> bad_models;    // tests/checkpoints/bad/*
+    std::vector<std::string> not_files;     // a folder that is no model, a missing path, a text file
 };
 SoakFiles find_soak_files(const std::filesystem::path& root, const std::filesystem::path& scratch);
 
@@ -76,11 +76,11 @@ private:
     AppWindow& app_;
     SoakOptions options_;
     SoakFiles files_;
-    AppState initial_;          // the state the run started from: the samples return to it
+    AppState initial_;   // the state the run started from: the samples return to it
     std::mt19937_64 random_;
     Phase phase_ = Phase::first_model;
-    int done_ = 0;              // actions performed
-    int warm_up_ = 0;           // the action after which the first RSS sample is taken
+    int done_ = 0;      // actions performed
+    int warm_up_ = 0;   // the action after which the first RSS sample is taken
     bool sampled_warm_up_ = false;
     long frames_ = 0;
     int frames_settled_ = 0;
@@ -105,4 +105,4 @@ private:
     std::thread watch_thread_;   // last: started once everything above exists
 };
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

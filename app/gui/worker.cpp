@@ -39,9 +39,19 @@ std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t hash = 146
 // A short text naming the model and the run key, for the window's analysis caches.
 std::string input_key_text(const ModelChoice& model, const RunKey& key) {
     const ToyConfig& c = model.config;
-    const std::int64_t numbers[] = {c.width, c.n_heads, c.n_layers, c.mlp_ratio, c.max_tokens, c.image_size,
-                                    c.patch_size, c.bias, static_cast<std::int64_t>(c.seed), static_cast<std::int64_t>(c.init),
-                                    key.causal, key.embeddings.rows(), key.embeddings.cols()};
+    const std::int64_t numbers[] = {c.width,
+                                    c.n_heads,
+                                    c.n_layers,
+                                    c.mlp_ratio,
+                                    c.max_tokens,
+                                    c.image_size,
+                                    c.patch_size,
+                                    c.bias,
+                                    static_cast<std::int64_t>(c.seed),
+                                    static_cast<std::int64_t>(c.init),
+                                    key.causal,
+                                    key.embeddings.rows(),
+                                    key.embeddings.cols()};
     std::uint64_t hash = fnv1a(numbers, sizeof numbers);
     hash = fnv1a(key.embeddings.data(), static_cast<std::size_t>(key.embeddings.size()) * sizeof(float), hash);
     for (const auto& pair : key.forbidden) hash = fnv1a(&pair, sizeof pair, hash);
@@ -58,8 +68,9 @@ Eigen::Index first_changed_layer(const std::vector<std::vector<bool>>& a, const 
         return l < flags.size() && h < flags[l].size() && flags[l][h];
     };
     for (Eigen::Index l = 0; l < n_layers; ++l) {
-        const std::size_t n = std::max(a.size() > static_cast<std::size_t>(l) ? a[static_cast<std::size_t>(l)].size() : 0,
-                                       b.size() > static_cast<std::size_t>(l) ? b[static_cast<std::size_t>(l)].size() : 0);
+        const std::size_t n =
+            std::max(a.size() > static_cast<std::size_t>(l) ? a[static_cast<std::size_t>(l)].size() : 0,
+                     b.size() > static_cast<std::size_t>(l) ? b[static_cast<std::size_t>(l)].size() : 0);
         for (std::size_t h = 0; h < n; ++h) {
             if (off(a, static_cast<std::size_t>(l), h) != off(b, static_cast<std::size_t>(l), h)) return l;
         }
@@ -67,7 +78,7 @@ Eigen::Index first_changed_layer(const std::vector<std::vector<bool>>& a, const 
     return n_layers;
 }
 
-} // namespace
+}   // namespace
 
 std::vector<std::int64_t> token_ids_typed(const std::string& text) {
     // Each item trimmed, so that an error quotes what was typed ("The cat", not "Thecat").
@@ -369,7 +380,8 @@ void Worker::run() {
                 }
                 snapshot->intact = intact_trace;
                 snapshot->effect = output_change(*intact_trace, snapshot->trace);
-                if (logits.size() != 0) snapshot->intact_logits = std::shared_ptr<const Matrix>(intact_trace, &intact_trace->logits);
+                if (logits.size() != 0)
+                    snapshot->intact_logits = std::shared_ptr<const Matrix>(intact_trace, &intact_trace->logits);
             }
             if (request.also_flip_causal) {
                 options.causal = !snapshot->causal;
@@ -378,7 +390,8 @@ void Worker::run() {
             // Layers before the resumed one have the maps of the last run: so do their metrics.
             const auto reused = static_cast<std::size_t>(snapshot->resumed_at * snapshot->info.n_heads);
             if (reused > 0 && last_run->metrics.size() >= reused) {
-                snapshot->metrics.assign(last_run->metrics.begin(), last_run->metrics.begin() + static_cast<std::ptrdiff_t>(reused));
+                snapshot->metrics.assign(last_run->metrics.begin(),
+                                         last_run->metrics.begin() + static_cast<std::ptrdiff_t>(reused));
             }
             const std::vector<HeadMetrics> computed =
                 compute_model_metrics(snapshot->trace, metric_context(snapshot->input, snapshot->info),
@@ -440,4 +453,4 @@ void Worker::set_on_answer(std::function<void()> notify) {
     on_answer_ = std::move(notify);
 }
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

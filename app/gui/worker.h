@@ -74,7 +74,7 @@ struct Snapshot {
     // The model itself, for analysis that runs it again off the UI thread (the
     // importance scan); shared, so it outlives a switch to another model.
     std::shared_ptr<const Model> model_ref;
-    RunOptions options;             // how `trace` ran (causal, mask, disabled heads)
+    RunOptions options;   // how `trace` ran (causal, mask, disabled heads)
     // Names the model and everything the trace depends on but the disabled heads (the
     // embeddings, causal, the custom mask), hashed: the window keys analysis by it.
     std::string input_key;
@@ -88,16 +88,16 @@ struct Snapshot {
     // When heads are disabled: the same input and mask with every head on (its maps for
     // the compare view, its output for the effect below). Null otherwise.
     std::shared_ptr<const ModelTrace> intact;
-    std::optional<OutputChange> effect;  // how far the disabled heads moved the output
+    std::optional<OutputChange> effect;   // how far the disabled heads moved the output
     // Compare view, input B (Request::compare_text / compare_image_path): its input and
     // run, or why it failed.
     std::optional<ModelInput> other_input;
     std::optional<ModelTrace> other_trace;
     std::string other_error;
-    Eigen::Index resumed_at = 0;    // the first layer computed; earlier ones were reused from the last run
+    Eigen::Index resumed_at = 0;         // the first layer computed; earlier ones were reused from the last run
     Eigen::Index reused_positions = 0;   // positions copied from the last run (text typed at the end, causal models)
-    RgbImage image;                 // image models: the picture as the model saw it (input.pixels)
-    double compute_ms = 0.0;        // the computation, without loading the model
+    RgbImage image;                      // image models: the picture as the model saw it (input.pixels)
+    double compute_ms = 0.0;             // the computation, without loading the model
     // When heads are disabled and the model has a head: intact's logits [T, V] (or
     // [1, labels]), computed once per model, input and mask. Null otherwise.
     std::shared_ptr<const Matrix> intact_logits;
@@ -108,8 +108,8 @@ struct Snapshot {
 
 // A model load in progress.
 struct LoadProgress {
-    std::string name;       // as the request named it
-    double fraction = 0.0;  // 0..1 of the weight bytes read
+    std::string name;        // as the request named it
+    double fraction = 0.0;   // 0..1 of the weight bytes read
 };
 
 // How the newest answered request ended.
@@ -118,8 +118,8 @@ enum class Failure { none, compute, load, load_cancelled };
 struct Answer {
     std::uint64_t generation = 0;
     Failure failure = Failure::none;
-    std::string error;    // one line; empty when it succeeded
-    ModelChoice model;    // the model the request asked for
+    std::string error;   // one line; empty when it succeeded
+    ModelChoice model;   // the model the request asked for
 };
 
 class Worker {
@@ -177,8 +177,8 @@ private:
     std::optional<ModelChoice> loading_choice_;   // set while a load runs
     LoadProgress progress_;
     std::function<void()> on_answer_;
-    std::atomic<bool> cancel_{false};             // read by the loader between tensors; notified when set
-    std::thread thread_;   // last: started once everything above exists
+    std::atomic<bool> cancel_{false};   // read by the loader between tensors; notified when set
+    std::thread thread_;                // last: started once everything above exists
 };
 
-} // namespace headscope::gui
+}   // namespace headscope::gui

@@ -43,9 +43,7 @@ inline RunResult run_cli(const std::vector<std::string>& args) {
     return r;
 }
 
-inline int count_lines(const std::string& text) {
-    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-}
+inline int count_lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
 // The contract for bad input: exit 2, exactly one line on stderr holding `needle`.
 inline void check_bad_input(const RunResult& r, const std::string& needle) {
@@ -87,7 +85,8 @@ inline void check_rows_sum_to_one(const std::vector<float>& w, std::int64_t T) {
 inline void check_output_has(const RunResult& r, const std::vector<std::string>& needles) {
     INFO("stderr: " << r.err);
     REQUIRE(r.exit_code == 0);
-    for (const std::string& needle : needles) CHECK_MESSAGE(r.out.find(needle) != std::string::npos, "stdout lacks: " << needle);
+    for (const std::string& needle : needles)
+        CHECK_MESSAGE(r.out.find(needle) != std::string::npos, "stdout lacks: " << needle);
 }
 
 // An I64 tensor (input_ids) of an output file.
@@ -137,8 +136,9 @@ inline nlohmann::json read_manifest(const std::string& family, const std::string
 // with nothing on stderr.
 inline SafetensorsFile dump_case(const nlohmann::json& c, const std::string& checkpoints, const std::string& out) {
     const std::vector<std::string> input =
-        c.contains("text") ? std::vector<std::string>{"--text", c.at("text").get<std::string>()}
-                           : std::vector<std::string>{"--tokens", joined_ids(c.at("ids").get<std::vector<std::int64_t>>())};
+        c.contains("text")
+            ? std::vector<std::string>{"--text", c.at("text").get<std::string>()}
+            : std::vector<std::string>{"--tokens", joined_ids(c.at("ids").get<std::vector<std::int64_t>>())};
     const RunResult r = run_dump(checkpoints + "/" + c.at("checkpoint").get<std::string>(), input, out);
     INFO("stderr: " << r.err);
     REQUIRE(r.exit_code == 0);
@@ -153,4 +153,4 @@ inline std::string copy_folder(const TempDir& dir, const std::string& from) {
     return to.string();
 }
 
-} // namespace headscope::test
+}   // namespace headscope::test

@@ -30,11 +30,12 @@ nlohmann::json analyze_json(std::vector<std::string> args, const TempDir& dir) {
     return nlohmann::json::parse(read_bytes(out));
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("analyze: metrics of the demo text model, every head with its layer and head") {
     const TempDir dir;
-    const auto json = analyze_json({"--model", "builtin:toy-text", "--text", "the cat sat on the mat the cat sat", "--metrics"}, dir);
+    const auto json =
+        analyze_json({"--model", "builtin:toy-text", "--text", "the cat sat on the mat the cat sat", "--metrics"}, dir);
     REQUIRE(json["heads"].size() == 8);
     CHECK(json["tokens"].size() == 9);
     std::set<std::pair<int, int>> seen;
@@ -53,8 +54,8 @@ TEST_CASE("analyze: metrics of the demo text model, every head with its layer an
 TEST_CASE("analyze: CSV has a header and one row per head") {
     const TempDir dir;
     const std::string out = dir.file("heads.csv");
-    const RunResult r = run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b c d", "--importance", "--metrics",
-                                 "--similarity", "--out", out});
+    const RunResult r = run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b c d", "--importance",
+                                 "--metrics", "--similarity", "--out", out});
     INFO("stderr: " << r.err);
     REQUIRE(r.exit_code == 0);
     const std::string csv = read_bytes(out);
@@ -96,9 +97,9 @@ TEST_CASE("analyze: rollout, similarity and importance sections") {
 
 TEST_CASE("analyze: a GPT-2 checkpoint's importance is the KL divergence of its prediction") {
     const TempDir dir;
-    const auto json = analyze_json({"--model", checkpoints + "/gpt2_tiny", "--text", "hello world, hello world", "--importance",
-                                    "--metrics"},
-                                   dir);
+    const auto json = analyze_json(
+        {"--model", checkpoints + "/gpt2_tiny", "--text", "hello world, hello world", "--importance", "--metrics"},
+        dir);
     CHECK(json["importance"]["measure"] == "kl_divergence");
     const auto& heads = json["importance"]["heads"];
     REQUIRE(heads.size() == json["heads"].size());
@@ -108,18 +109,21 @@ TEST_CASE("analyze: a GPT-2 checkpoint's importance is the KL divergence of its 
 TEST_CASE("analyze: bad requests are refused in one line and write nothing") {
     const TempDir dir;
     const std::string csv = dir.file("x.csv");
-    check_bad_input(run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b", "--rollout", "--out", csv}), ".json");
+    check_bad_input(run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b", "--rollout", "--out", csv}),
+                    ".json");
     CHECK_FALSE(std::filesystem::exists(csv));
     check_bad_input(run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b", "--out", dir.file("x.txt")}),
                     "ending in .json or .csv");
-    check_bad_input(run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b", "--out", dir.file("no/such/x.json")}),
-                    "does not exist");
-    check_bad_input(run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b", "--rollout", "--discard-ratio", "1",
-                             "--out", dir.file("x.json")}),
+    check_bad_input(
+        run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b", "--out", dir.file("no/such/x.json")}),
+        "does not exist");
+    check_bad_input(run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b", "--rollout", "--discard-ratio",
+                             "1", "--out", dir.file("x.json")}),
                     "discard");
-    check_bad_input(run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b", "--rollout", "--start-layer", "5",
-                             "--out", dir.file("x.json")}),
+    check_bad_input(run_cli({"analyze", "--model", "builtin:toy-text", "--text", "a b", "--rollout", "--start-layer",
+                             "5", "--out", dir.file("x.json")}),
                     "layer");
-    check_bad_input(run_cli({"analyze", "--model", "builtin:toy-text", "--text", "", "--out", dir.file("x.json")}), "empty");
+    check_bad_input(run_cli({"analyze", "--model", "builtin:toy-text", "--text", "", "--out", dir.file("x.json")}),
+                    "empty");
     CHECK_FALSE(std::filesystem::exists(dir.file("x.json")));
 }

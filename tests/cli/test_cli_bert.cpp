@@ -34,7 +34,7 @@ double above_diagonal(const std::vector<float>& w, std::int64_t T) {   // head 0
     return above;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("bert: every layer's attention and the logits equal PyTorch's within 1e-4") {
     // One tolerance for F32 and BF16 weights alike: both sides compute in float32 from
@@ -88,8 +88,9 @@ TEST_CASE("bert: a typed [SEP] makes a sentence pair whose token types reach the
     REQUIRE(run_dump(model, {"--text", pair_text}, dir.file("p.safetensors")).exit_code == 0);
     const auto pair = SafetensorsFile::open(dir.file("p.safetensors"));
     const auto ids = int64s(pair, "input_ids");
-    CHECK(tokens_of(pair) == std::vector<std::string>{"[CLS]", "the", "dog", "ran", "to", "the", "park", ".", "[SEP]", "it",
-                                                      "was", "play", "##ing", "with", "a", "red", "ball", "!", "[SEP]"});
+    CHECK(tokens_of(pair) == std::vector<std::string>{"[CLS]", "the", "dog", "ran", "to", "the", "park", ".", "[SEP]",
+                                                      "it", "was", "play", "##ing", "with", "a", "red", "ball", "!",
+                                                      "[SEP]"});
     // The same ids as --tokens are all of type 0: every map changes.
     REQUIRE(run_dump(model, {"--tokens", joined_ids(ids)}, dir.file("t.safetensors")).exit_code == 0);
     const auto flat = SafetensorsFile::open(dir.file("t.safetensors"));
@@ -153,8 +154,9 @@ TEST_CASE("bert: broken folders and bad input are one line, exit 2, no output") 
                     "(config.json: hidden_size = 16, intermediate_size = 48)");
     check_bad_input(run_dump(b + "bert_missing_tensor", tokens, out),
                     "has no tensor 'bert.encoder.layer.1.attention.output.LayerNorm.bias'");
-    check_bad_input(run_dump(b + "bert_unknown_tensor", tokens, out),
-                    "unexpected tensor 'bert.encoder.layer.0.attention.self.query.weights' (not part of BertForMaskedLM");
+    check_bad_input(
+        run_dump(b + "bert_unknown_tensor", tokens, out),
+        "unexpected tensor 'bert.encoder.layer.0.attention.self.query.weights' (not part of BertForMaskedLM");
     check_bad_input(run_dump(b + "bert_decoder_shape", tokens, out),
                     "'cls.predictions.decoder.weight' has shape [59, 16], expected [60, 16]");
     check_bad_input(run_dump(b + "bert_vocab_mismatch", tokens, out),
@@ -162,7 +164,8 @@ TEST_CASE("bert: broken folders and bad input are one line, exit 2, no output") 
                     "(config.json: vocab_size = 64");
     check_bad_input(run_dump(b + "bert_position_embedding_type", tokens, out),
                     "config.json: field 'position_embedding_type': 'relative_key' is not supported");
-    check_bad_input(run_dump(b + "bert_is_decoder", tokens, out), "config.json: field 'is_decoder': true is not supported");
+    check_bad_input(run_dump(b + "bert_is_decoder", tokens, out),
+                    "config.json: field 'is_decoder': true is not supported");
     // One token type: a single sentence works, a pair is refused.
     check_bad_input(run_dump(b + "bert_single_type", {"--text", "the cat [SEP] sat"}, out),
                     "needs token type 1, but " + b + "bert_single_type has config.json: type_vocab_size = 1");
@@ -188,8 +191,9 @@ TEST_CASE("bert: broken folders and bad input are one line, exit 2, no output") 
     CHECK(r.exit_code == 0);
     CHECK(tokens_of(SafetensorsFile::open(dir.file("t.safetensors"))) == std::vector<std::string>{"2", "16", "3"});
     // A tokenizer this build does not reproduce refuses --text, naming the field.
-    write_bytes((std::filesystem::path(copy_folder(dir, checkpoints + "/bert_tiny_bf16")) / "tokenizer_config.json").string(),
-                "{\"tokenizer_class\": \"BertJapaneseTokenizer\"}");
+    write_bytes(
+        (std::filesystem::path(copy_folder(dir, checkpoints + "/bert_tiny_bf16")) / "tokenizer_config.json").string(),
+        "{\"tokenizer_class\": \"BertJapaneseTokenizer\"}");
     check_bad_input(run_dump(dir.file("bert_tiny_bf16"), {"--text", "the cat"}, out),
                     "field 'tokenizer_class': 'BertJapaneseTokenizer' is not supported");
     CHECK(run_dump(dir.file("bert_tiny_bf16"), tokens, dir.file("u.safetensors")).exit_code == 0);

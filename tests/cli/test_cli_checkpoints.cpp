@@ -29,7 +29,7 @@ RunResult dump(const std::string& model, const std::string& out, std::vector<std
     return run_cli(args);
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's within 1e-4") {
     const auto manifest = read_manifest("checkpoints", "make_vit_checkpoints.py");
@@ -40,8 +40,13 @@ TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's w
         const std::string name = c.at("name");
         CAPTURE(name);
         const std::string out = dir.file(name + ".safetensors");
-        std::vector<std::string> args = {"dump", "--model", checkpoints + "/" + c.at("checkpoint").get<std::string>(),
-                                         "--image", source_dir + "/" + c.at("image").get<std::string>(), "--out", out};
+        std::vector<std::string> args = {"dump",
+                                         "--model",
+                                         checkpoints + "/" + c.at("checkpoint").get<std::string>(),
+                                         "--image",
+                                         source_dir + "/" + c.at("image").get<std::string>(),
+                                         "--out",
+                                         out};
         // Own resolution: the image's own patch grid, position embeddings interpolated.
         if (c.value("own_resolution", false)) args.push_back("--own-resolution");
         const RunResult r = run_cli(args);
@@ -108,7 +113,8 @@ TEST_CASE("checkpoints: info describes the architecture") {
     REQUIRE(vit.exit_code == 0);
     CHECK(vit.out.find("Hugging Face ViTForImageClassification") != std::string::npos);
     CHECK(vit.out.find("image: 32 x 32 px, patches 8 x 8 px") != std::string::npos);
-    CHECK(vit.out.find("layers L = 2, heads H = 2, width E = 16, head width Dh = 8, MLP width = 32") != std::string::npos);
+    CHECK(vit.out.find("layers L = 2, heads H = 2, width E = 16, head width Dh = 8, MLP width = 32") !=
+          std::string::npos);
     // [CLS] 16 + positions 17 x 16 + patches 16 x 192 + 16 + 2 layers x 2224 + final norm 32 + classifier 5 x 17
     CHECK(vit.out.find("parameters: 7941") != std::string::npos);
     CHECK(vit.out.find("\"layer_norm_eps\":\"1e-06\"") != std::string::npos);
@@ -163,14 +169,17 @@ TEST_CASE("checkpoints: broken folders are one line, exit 2, no output") {
     bad(b + "wrong_shape",
         "'vit.encoder.layer.0.intermediate.dense.weight' has shape [16, 32], expected [32, 16] (config.json: "
         "hidden_size = 16, intermediate_size = 32)");
-    bad(b + "config_mismatch", "'vit.embeddings.cls_token' has shape [1, 1, 16], expected [1, 1, 24] (config.json: hidden_size = 24)");
-    bad(b + "labels_mismatch", "'classifier.weight' has shape [5, 16], expected [6, 16] (config.json: hidden_size = 16, 6 labels");
+    bad(b + "config_mismatch",
+        "'vit.embeddings.cls_token' has shape [1, 1, 16], expected [1, 1, 24] (config.json: hidden_size = 24)");
+    bad(b + "labels_mismatch",
+        "'classifier.weight' has shape [5, 16], expected [6, 16] (config.json: hidden_size = 16, 6 labels");
     bad(b + "unknown_tensor", "unexpected tensor 'vit.encoder.layer.0.attention.attention.query.weights'");
     bad(b + "truncated_shard", "model-00002-of-00002.safetensors");
     bad(b + "pickle_only", "only pytorch_model.bin (a pickle, which headscope does not load); convert it once");
     bad(b + "unsupported_type", "config.json: model_type 'swin' is not supported (supported: vit, deit");
     bad(b + "heads_not_dividing", "config.json: hidden_size = 16 is not divisible by num_attention_heads = 3");
-    bad(b + "crop_disagrees", "preprocessor_config.json: images come out 24x24 px (size), but config.json's image_size is 32");
+    bad(b + "crop_disagrees",
+        "preprocessor_config.json: images come out 24x24 px (size), but config.json's image_size is 32");
 
     std::filesystem::create_directory(dir.path() / "empty");
     bad(dir.file("empty"), "no config.json");
@@ -199,8 +208,10 @@ TEST_CASE("checkpoints: hostile config, processor and index files are refused wi
     };
     using J = nlohmann::json;
     broken("not_json", "vit_tiny", "config.json", "{\"model_type\": ", "config.json: not valid JSON");
-    broken("deep", "vit_tiny", "config.json", std::string(200, '[') + std::string(200, ']'), "nests deeper than 16 levels");
-    broken("string_size", "vit_tiny", "config.json", edited("vit_tiny", "config.json", [](J& j) { j["hidden_size"] = "16"; }),
+    broken("deep", "vit_tiny", "config.json", std::string(200, '[') + std::string(200, ']'),
+           "nests deeper than 16 levels");
+    broken("string_size", "vit_tiny", "config.json",
+           edited("vit_tiny", "config.json", [](J& j) { j["hidden_size"] = "16"; }),
            "config.json: field 'hidden_size': expected an integer in 1..65536, got \"16\"");
     broken("huge_size", "vit_tiny", "config.json",
            edited("vit_tiny", "config.json", [](J& j) { j["image_size"] = 1u << 31; }),
@@ -209,7 +220,11 @@ TEST_CASE("checkpoints: hostile config, processor and index files are refused wi
            edited("vit_tiny", "config.json", [](J& j) { j["hidden_act"] = "gelu_accurate"; }),
            "field 'hidden_act': 'gelu_accurate' is not supported");
     broken("labels_gap", "vit_tiny", "config.json",
-           edited("vit_tiny", "config.json", [](J& j) { j["id2label"].erase("2"); j["id2label"]["7"] = "x"; }),
+           edited("vit_tiny", "config.json",
+                  [](J& j) {
+                      j["id2label"].erase("2");
+                      j["id2label"]["7"] = "x";
+                  }),
            "field 'id2label': key '7' is not a label id in 0..4");
     broken("architecture", "vit_tiny", "config.json",
            edited("vit_tiny", "config.json", [](J& j) { j["architectures"] = {"ViTForMaskedImageModeling"}; }),
@@ -218,10 +233,16 @@ TEST_CASE("checkpoints: hostile config, processor and index files are refused wi
            edited("vit_tiny", "preprocessor_config.json", [](J& j) { j["resample"] = 4; }),
            "field 'resample': PIL filter 4 (box) is not supported");
     broken("shortest_edge", "vit_tiny", "preprocessor_config.json",
-           edited("vit_tiny", "preprocessor_config.json", [](J& j) { j["size"] = {{"shortest_edge", 32}}; }),
+           edited("vit_tiny", "preprocessor_config.json",
+                  [](J& j) {
+                      j["size"] = {{"shortest_edge", 32}};
+                  }),
            "field 'size': needs height and width");
     broken("zero_std", "vit_tiny", "preprocessor_config.json",
-           edited("vit_tiny", "preprocessor_config.json", [](J& j) { j["image_std"] = {0.5, 0.0, 0.5}; }),
+           edited("vit_tiny", "preprocessor_config.json",
+                  [](J& j) {
+                      j["image_std"] = {0.5, 0.0, 0.5};
+                  }),
            "field 'image_std': channel 1 is 0");
     broken("escaping_shard", "deit_tiny_distilled_bf16", "model.safetensors.index.json",
            edited("deit_tiny_distilled_bf16", "model.safetensors.index.json",

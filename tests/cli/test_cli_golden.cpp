@@ -11,8 +11,15 @@ using namespace headscope::test;
 namespace {
 
 std::vector<std::string> golden_args(const test::GoldenCase& c, const std::string& out) {
-    std::vector<std::string> args = {"mha", "--weights", c.folder + "/weights.safetensors", "--input",
-                                     c.folder + "/input.safetensors", "--heads", std::to_string(c.heads), "--out", out};
+    std::vector<std::string> args = {"mha",
+                                     "--weights",
+                                     c.folder + "/weights.safetensors",
+                                     "--input",
+                                     c.folder + "/input.safetensors",
+                                     "--heads",
+                                     std::to_string(c.heads),
+                                     "--out",
+                                     out};
     if (c.kv) args.insert(args.end(), {"--kv", c.folder + "/kv.safetensors"});
     if (c.keep) args.insert(args.end(), {"--keep", c.folder + "/keep.safetensors"});
     if (c.causal) args.push_back("--causal");
@@ -24,7 +31,7 @@ std::vector<std::string> golden_args(const test::GoldenCase& c, const std::strin
     return args;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("cli mha reproduces PyTorch on every golden case") {
     TempDir dir;
@@ -50,4 +57,3 @@ TEST_CASE("cli mha reproduces PyTorch on every golden case") {
         }
     }
 }
-

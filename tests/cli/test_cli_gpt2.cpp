@@ -30,7 +30,7 @@ void check_causal(const std::vector<float>& w, std::int64_t H, std::int64_t T) {
     }
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("gpt2: every layer's attention and the logits equal PyTorch's within 1e-4") {
     const auto manifest = read_manifest("gpt2", "make_gpt2_checkpoints.py");
@@ -100,7 +100,8 @@ TEST_CASE("gpt2: info describes the architecture") {
     INFO("stderr: " << r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find("Hugging Face GPT2LMHeadModel") != std::string::npos);
-    CHECK(r.out.find("layers L = 2, heads H = 2, width E = 16, head width Dh = 8, MLP width = 64") != std::string::npos);
+    CHECK(r.out.find("layers L = 2, heads H = 2, width E = 16, head width Dh = 8, MLP width = 64") !=
+          std::string::npos);
     CHECK(r.out.find("\"activation_function\":\"gelu_new\"") != std::string::npos);
     // wte 277 x 16 + wpe 32 x 16 + 2 layers x 3472 + ln_f 32; lm_head.weight equals wte, counted once
     CHECK(r.out.find("parameters: 11536") != std::string::npos);
@@ -117,8 +118,9 @@ TEST_CASE("gpt2: broken folders and bad input are one line, exit 2, no output") 
     const std::vector<std::string> tokens = {"--tokens", "1,2,3"};
     const std::string b = checkpoints + "/bad/";
     check_bad_input(run_dump(b + "gpt2_missing_tensor", tokens, out), "has no tensor 'transformer.h.1.mlp.c_fc.bias'");
-    check_bad_input(run_dump(b + "gpt2_wrong_shape", tokens, out),
-                    "'transformer.h.0.attn.c_attn.weight' has shape [48, 16], expected [16, 48] (config.json: n_embd = 16)");
+    check_bad_input(
+        run_dump(b + "gpt2_wrong_shape", tokens, out),
+        "'transformer.h.0.attn.c_attn.weight' has shape [48, 16], expected [16, 48] (config.json: n_embd = 16)");
     check_bad_input(run_dump(b + "gpt2_vocab_mismatch", tokens, out),
                     "'transformer.wte.weight' has shape [277, 16], expected [300, 16] (config.json: vocab_size = 300");
     check_bad_input(run_dump(b + "gpt2_lm_head_shape", tokens, out),

@@ -23,8 +23,9 @@ struct Fixture {
     std::vector<float> x = std::vector<float>(2 * 3 * 8, 0.5f);
 
     Fixture() {
-        write_safetensors(weights, {tensor_f32("q_proj.weight", {8, 8}, w88), tensor_f32("k_proj.weight", {8, 8}, w88),
-                                    tensor_f32("v_proj.weight", {8, 8}, w88), tensor_f32("out_proj.weight", {8, 8}, w88)});
+        write_safetensors(weights,
+                          {tensor_f32("q_proj.weight", {8, 8}, w88), tensor_f32("k_proj.weight", {8, 8}, w88),
+                           tensor_f32("v_proj.weight", {8, 8}, w88), tensor_f32("out_proj.weight", {8, 8}, w88)});
         write_safetensors(input, {tensor_f32("x", {2, 3, 8}, x)});
     }
     // The command line for this fixture; --heads 2 unless `extra` gives its own.
@@ -36,7 +37,7 @@ struct Fixture {
     }
 };
 
-} // namespace
+}   // namespace
 
 TEST_CASE("cli --help on the program and on mha goes to stdout with exit 0") {
     const RunResult top = run_cli({"--help"});
@@ -45,7 +46,8 @@ TEST_CASE("cli --help on the program and on mha goes to stdout with exit 0") {
     const RunResult mha = run_cli({"mha", "--help"});
     CHECK(mha.exit_code == 0);
     CHECK(mha.err.empty());
-    for (const char* flag : {"--weights", "--input", "--heads", "--kv", "--causal", "--keep", "--disable-heads", "--out"}) {
+    for (const char* flag :
+         {"--weights", "--input", "--heads", "--kv", "--causal", "--keep", "--disable-heads", "--out"}) {
         CHECK_MESSAGE(mha.out.find(flag) != std::string::npos, flag);
     }
 }
@@ -88,7 +90,9 @@ TEST_CASE("cli mha: bad shapes") {
         check_bad_input(run_cli(f.args()), "expected width E = 8");
     }
     SUBCASE("D not divisible by H") { check_bad_input(run_cli(f.args({"--heads", "3"})), "not divisible by 3"); }
-    SUBCASE("zero heads") { check_bad_input(run_cli(f.args({"--heads", "0"})), "--heads: Value 0 not in range 1 to 4096"); }
+    SUBCASE("zero heads") {
+        check_bad_input(run_cli(f.args({"--heads", "0"})), "--heads: Value 0 not in range 1 to 4096");
+    }
     SUBCASE("keep mask of the wrong shape") {
         const std::string keep = f.dir.file("keep.safetensors");
         write_safetensors(keep, {tensor_f32("keep", {3, 4}, std::span(f.x).first(12))});
@@ -122,26 +126,29 @@ TEST_CASE("cli mha: bad shapes") {
         check_bad_input(run_cli(f.args()), "floating dtype");
     }
     SUBCASE("weight of the wrong shape") {
-        write_safetensors(f.weights, {tensor_f32("q_proj.weight", {8, 8}, f.w88), tensor_f32("k_proj.weight", {8, 8}, f.w88),
-                                      tensor_f32("v_proj.weight", {8, 8}, f.w88),
-                                      tensor_f32("out_proj.weight", {4, 16}, f.w88)});
+        write_safetensors(f.weights,
+                          {tensor_f32("q_proj.weight", {8, 8}, f.w88), tensor_f32("k_proj.weight", {8, 8}, f.w88),
+                           tensor_f32("v_proj.weight", {8, 8}, f.w88), tensor_f32("out_proj.weight", {4, 16}, f.w88)});
         check_bad_input(run_cli(f.args()), "'out_proj.weight': expected shape [E, D] = [8, 8], got [4, 16]");
     }
     SUBCASE("both layouts in one file") {
         std::vector<float> packed(24 * 8, 0.1f);
-        write_safetensors(f.weights, {tensor_f32("in_proj_weight", {24, 8}, packed),
-                                      tensor_f32("q_proj.weight", {8, 8}, f.w88), tensor_f32("out_proj.weight", {8, 8}, f.w88)});
+        write_safetensors(f.weights,
+                          {tensor_f32("in_proj_weight", {24, 8}, packed), tensor_f32("q_proj.weight", {8, 8}, f.w88),
+                           tensor_f32("out_proj.weight", {8, 8}, f.w88)});
         check_bad_input(run_cli(f.args()), "ambiguous");
     }
     SUBCASE("packed weights with a bad first dimension") {
         std::vector<float> packed(20 * 8, 0.1f);
-        write_safetensors(f.weights, {tensor_f32("in_proj_weight", {20, 8}, packed), tensor_f32("out_proj.weight", {8, 8}, f.w88)});
+        write_safetensors(
+            f.weights, {tensor_f32("in_proj_weight", {20, 8}, packed), tensor_f32("out_proj.weight", {8, 8}, f.w88)});
         check_bad_input(run_cli(f.args()), "expected shape [3E, E] = [24, 8], got [20, 8]");
     }
     SUBCASE("an unknown tensor in the weights") {
-        write_safetensors(f.weights, {tensor_f32("q_proj.weight", {8, 8}, f.w88), tensor_f32("k_proj.weight", {8, 8}, f.w88),
-                                      tensor_f32("v_proj.weight", {8, 8}, f.w88), tensor_f32("out_proj.weight", {8, 8}, f.w88),
-                                      tensor_f32("out_proj.weights", {8, 8}, f.w88)});
+        write_safetensors(f.weights,
+                          {tensor_f32("q_proj.weight", {8, 8}, f.w88), tensor_f32("k_proj.weight", {8, 8}, f.w88),
+                           tensor_f32("v_proj.weight", {8, 8}, f.w88), tensor_f32("out_proj.weight", {8, 8}, f.w88),
+                           tensor_f32("out_proj.weights", {8, 8}, f.w88)});
         check_bad_input(run_cli(f.args()), "unexpected tensor 'out_proj.weights'");
     }
     CHECK_FALSE(std::filesystem::exists(f.out));
@@ -166,8 +173,10 @@ TEST_CASE("cli mha: bad safetensors files never crash and write nothing") {
         {header("{not json}", 0), "not valid JSON"},
         {header(R"({"x":{"dtype":"Q4","shape":[3,8],"data_offsets":[0,96]}})", 96), "unsupported dtype 'Q4'"},
         {header(entry, 50), "past the end of the data"},
-        {header(R"({"x":{"dtype":"F32","shape":[3,8],"data_offsets":[0,96]},"y":{"dtype":"F32","shape":[2],"data_offsets":[90,98]}})",
-                98), "overlaps"},
+        {header(
+             R"({"x":{"dtype":"F32","shape":[3,8],"data_offsets":[0,96]},"y":{"dtype":"F32","shape":[2],"data_offsets":[90,98]}})",
+             98),
+         "overlaps"},
         {header(R"({"x":{"dtype":"F32","shape":[4,8],"data_offsets":[0,96]}})", 96), "needs 128 bytes"},
     };
     for (const auto& bad : bad_files) {
@@ -193,7 +202,8 @@ TEST_CASE("cli mha: bad safetensors files never crash and write nothing") {
         test::write_bytes(bad_path, bytes);
         for (const char* flag : {"--weights", "--kv", "--keep"}) {
             CAPTURE(flag);
-            std::vector<std::string> a = {"mha", "--weights", weights, "--input", f.input, "--heads", "2", "--out", f.out};
+            std::vector<std::string> a = {"mha",     "--weights", weights, "--input", f.input,
+                                          "--heads", "2",         "--out", f.out};
             if (std::string(flag) == "--weights") {
                 a[2] = bad_path;
             } else {
@@ -238,8 +248,8 @@ TEST_CASE("cli mha: key/value widths: cross-attention needs Ek == Ev, self-atten
     write_safetensors(kv_file, {tensor_f32("x", {4, 6}, kv)});
     write_safetensors(weights, {tensor_f32("q_proj_weight", {8, 8}, q), tensor_f32("k_proj_weight", {8, 6}, k),
                                 tensor_f32("v_proj_weight", {8, 5}, v), tensor_f32("out_proj.weight", {8, 8}, o)});
-    const std::vector<std::string> base = {"mha", "--weights", weights, "--input", input, "--heads", "2", "--out",
-                                           dir.file("out.safetensors")};
+    const std::vector<std::string> base = {
+        "mha", "--weights", weights, "--input", input, "--heads", "2", "--out", dir.file("out.safetensors")};
     std::vector<std::string> cross = base;
     cross.insert(cross.end(), {"--kv", kv_file});
     check_bad_input(run_cli(cross), "Ek = 6 but v_proj Ev = 5");
@@ -270,11 +280,12 @@ TEST_CASE("cli mha: unwritable outputs fail cleanly") {
     check_bad_input(run_cli({"mha", "--weights", f.weights, "--input", f.input, "--heads", "2", "--out",
                              f.dir.file("no/such/folder/out.safetensors")}),
                     "does not exist");
-    check_bad_input(run_cli({"mha", "--weights", f.weights, "--input", f.input, "--heads", "2", "--out",
-                             f.dir.path().string()}),
-                    "is a directory");
+    check_bad_input(
+        run_cli({"mha", "--weights", f.weights, "--input", f.input, "--heads", "2", "--out", f.dir.path().string()}),
+        "is a directory");
     // A long (but valid) output name still works: the temporary name is kept short.
     const std::string long_name = f.dir.file(std::string(240, 'o') + ".safetensors");
-    CHECK(run_cli({"mha", "--weights", f.weights, "--input", f.input, "--heads", "2", "--out", long_name}).exit_code == 0);
+    CHECK(run_cli({"mha", "--weights", f.weights, "--input", f.input, "--heads", "2", "--out", long_name}).exit_code ==
+          0);
     CHECK(std::filesystem::exists(long_name));
 }

@@ -26,7 +26,8 @@ struct Png {
     int height = 0;
     std::vector<unsigned char> rgb;
     Rgba8 at(int x, int y) const {
-        const std::size_t i = (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) * 3;
+        const std::size_t i =
+            (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) * 3;
         return {rgb[i], rgb[i + 1], rgb[i + 2], 255};
     }
     long count(Rgba8 c) const {
@@ -48,7 +49,7 @@ Png load_png(const std::string& path) {
     return png;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("demo models: every layer's attention equals the PyTorch re-implementation within 1e-4" *
           doctest::test_suite("golden")) {
@@ -68,7 +69,8 @@ TEST_CASE("demo models: every layer's attention equals the PyTorch re-implementa
         args.insert(args.end(), input.begin(), input.end());
         if (!c.at("causal").is_null()) args.insert(args.end(), {"--causal", c.at("causal").get<std::string>()});
         std::string disabled;
-        for (const auto& d : c.at("disable_heads")) disabled.append(disabled.empty() ? "" : ",").append(d.get<std::string>());
+        for (const auto& d : c.at("disable_heads"))
+            disabled.append(disabled.empty() ? "" : ",").append(d.get<std::string>());
         if (!disabled.empty()) args.insert(args.end(), {"--disable-heads", disabled});
         args.insert(args.end(), {"--out", out});
 
@@ -85,8 +87,9 @@ TEST_CASE("demo models: every layer's attention equals the PyTorch re-implementa
             const auto b = t.to_floats();
             REQUIRE(a.size() == b.size());
             const double diff = max_abs_diff(a.data(), b.data(), a.size());
-            CHECK_MESSAGE(diff <= 1e-4, name << " " << t.name << ": max |diff| = " << diff
-                                              << " (if the demo weights changed on purpose, rerun tools/demo_reference.py)");
+            CHECK_MESSAGE(diff <= 1e-4,
+                          name << " " << t.name << ": max |diff| = " << diff
+                               << " (if the demo weights changed on purpose, rerun tools/demo_reference.py)");
         }
         ++n_cases;
     }
@@ -205,7 +208,8 @@ TEST_CASE("render: pixels show the weights, masked cells and the colour map") {
     // the brightest of each row; with --causal on, the upper triangle is masked grey.
     const std::string png = dir.file("m.png");
     REQUIRE(run_cli({"render", "--model", "builtin:toy-text", "--text", "one two three four five six", "--layer", "0",
-                     "--head", "0", "--causal", "on", "--out", png}).exit_code == 0);
+                     "--head", "0", "--causal", "on", "--out", png})
+                .exit_code == 0);
     const Png image = load_png(png);
     CHECK(image.count(masked_colour) > 15 * 20 * 20);   // 15 masked cells, each 20+ px square, plus the legend swatch
     // Pixels that read as a weight >= 0.85 on viridis (the nearest of 256 colour-map steps,
@@ -236,7 +240,8 @@ TEST_CASE("render: pixels show the weights, masked cells and the colour map") {
     CHECK(load_png(grid).width > 400);
     const std::string overlay = dir.file("o.png");
     REQUIRE(run_cli({"render", "--model", "builtin:toy-vit", "--image", shapes, "--view", "overlay", "--layer", "0",
-                     "--head", "3", "--out", overlay}).exit_code == 0);
+                     "--head", "3", "--out", overlay})
+                .exit_code == 0);
     CHECK(load_png(overlay).height >= 448);
     check_bad_input(run_cli({"render", "--model", "builtin:toy-text", "--text", "a b", "--view", "overlay", "--out",
                              dir.file("x.png")}),
@@ -249,7 +254,8 @@ TEST_CASE("render: pixels show the weights, masked cells and the colour map") {
     // A short input's picture is wide enough for its whole title.
     const std::string short_input = dir.file("short.PNG");
     REQUIRE(run_cli({"render", "--model", "builtin:toy-text", "--text", "a", "--layer", "0", "--head", "1", "--out",
-                     short_input}).exit_code == 0);
+                     short_input})
+                .exit_code == 0);
     // (The title's band, rows 4..20, is background in its last 8 columns: the text ended before them.)
     const auto picture = load_png(short_input);
     int ink_at_right = 0;
@@ -274,8 +280,9 @@ TEST_CASE("render: NaN in a checkpoint's weights is a warning, and the map shows
     // legend's swatch; the same map from the clean checkpoint has none, and no swatch.
     CHECK(nan_map.count(not_finite_colour) > 3 * 24 * 24);
     const std::string clean_png = dir.file("clean.png");
-    const RunResult clean = run_cli({"render", "--model", std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/gpt2_tiny",
-                                     "--text", "one two three", "--layer", "1", "--head", "0", "--out", clean_png});
+    const RunResult clean =
+        run_cli({"render", "--model", std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/gpt2_tiny", "--text",
+                 "one two three", "--layer", "1", "--head", "0", "--out", clean_png});
     CHECK(clean.exit_code == 0);
     CHECK(clean.err.empty());
     CHECK(load_png(clean_png).count(not_finite_colour) == 0);
@@ -287,10 +294,14 @@ TEST_CASE("dump --text-file: the file's sentence, its final line end dropped, as
     std::string sentence = read_bytes(file);
     REQUIRE(sentence.ends_with("\n"));
     sentence.pop_back();
-    for (const std::string& model : {std::string("builtin:toy-text"), std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/gpt2_tiny"}) {
+    for (const std::string& model :
+         {std::string("builtin:toy-text"), std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/gpt2_tiny"}) {
         CAPTURE(model);
-        REQUIRE(run_cli({"dump", "--model", model, "--text-file", file, "--out", dir.file("a.safetensors")}).exit_code == 0);
-        REQUIRE(run_cli({"dump", "--model", model, "--text", sentence, "--out", dir.file("b.safetensors")}).exit_code == 0);
+        REQUIRE(
+            run_cli({"dump", "--model", model, "--text-file", file, "--out", dir.file("a.safetensors")}).exit_code ==
+            0);
+        REQUIRE(run_cli({"dump", "--model", model, "--text", sentence, "--out", dir.file("b.safetensors")}).exit_code ==
+                0);
         CHECK(read_bytes(dir.file("a.safetensors")) == read_bytes(dir.file("b.safetensors")));
     }
 }
@@ -317,8 +328,10 @@ TEST_CASE("model commands: bad inputs are one line, exit 2, no output") {
     check_bad_input(dump({"--model", "builtin:nope", "--text", "a"}), "no such built-in model");
     check_bad_input(dump({"--model", "/no/such/folder", "--text", "a"}), "not a built-in model");
     check_bad_input(dump({"--model", "builtin:toy-text", "--heads", "5", "--text", "a"}), "not divisible by H = 5");
-    check_bad_input(dump({"--model", "builtin:toy-vit", "--patch", "15", "--image", shapes}), "not a multiple of P = 15");
-    check_bad_input(dump({"--model", "builtin:toy-text", "--text", "a", "--disable-heads", "2.0"}), "2.0 does not exist");
+    check_bad_input(dump({"--model", "builtin:toy-vit", "--patch", "15", "--image", shapes}),
+                    "not a multiple of P = 15");
+    check_bad_input(dump({"--model", "builtin:toy-text", "--text", "a", "--disable-heads", "2.0"}),
+                    "2.0 does not exist");
     check_bad_input(dump({"--model", "builtin:toy-text", "--text", "a", "--causal", "maybe"}), "--causal");
     check_bad_input(dump({"--model", "builtin:toy-vit", "--image", dir.file("none.png")}), "none.png");
     test::write_bytes(dir.file("bad.png"), "\x89PNG\r\n\x1a\n not really");

@@ -11,7 +11,7 @@ namespace {
 
 std::vector<CatalogueRow> catalogue() { return read_catalogue(std::string(HEADSCOPE_SOURCE_DIR) + "/docs/errors.md"); }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("docs/errors.md: at least 40 cases, numbered in order, each one line") {
     const auto rows = catalogue();

@@ -37,7 +37,7 @@ void check_tokens(const BpeTokenizer& tokenizer, std::string_view text, bool exa
     if (exact_bytes) require(tokenizer.decode(ids) == text, "decode(encode_ids(text)) != text");
 }
 
-} // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     Bytes in(data, size);

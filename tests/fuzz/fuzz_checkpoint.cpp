@@ -28,8 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::array<const char*, 8> bases = {
-    nullptr, "gpt2_tiny", "gpt2_tiny_f16", "bert_tiny", "bert_tiny_cls", "vit_tiny", "deit_tiny_distilled",
-    "deit_tiny_distilled_bf16",
+    nullptr,         "gpt2_tiny", "gpt2_tiny_f16",       "bert_tiny",
+    "bert_tiny_cls", "vit_tiny",  "deit_tiny_distilled", "deit_tiny_distilled_bf16",
 };
 constexpr std::array<const char*, 5> part_files = {"config.json", "model.safetensors", "preprocessor_config.json",
                                                    "tokenizer_config.json", "model.safetensors.index.json"};
@@ -63,7 +63,8 @@ void exercise(const Model& model, std::uint8_t flags, bool finite_expected) {
     require(info.n_layers >= 1 && info.n_heads >= 1 && info.width >= 1, "a loaded model with an empty shape");
     require(info.n_heads * info.head_width == info.width, "H * Dh != E in a loaded model");
     if (info.takes_text) {
-        run_expecting_errors([&] { run_one(model, model.encode_text("The cat sat. [SEP] It slept."), flags, finite_expected); });
+        run_expecting_errors(
+            [&] { run_one(model, model.encode_text("The cat sat. [SEP] It slept."), flags, finite_expected); });
         const std::int64_t ids[] = {0, 1, 2};
         run_expecting_errors([&] { run_one(model, model.encode_ids(ids), flags, finite_expected); });
     }
@@ -78,7 +79,7 @@ void exercise(const Model& model, std::uint8_t flags, bool finite_expected) {
     if (flags & 16) (void)model.export_weights();
 }
 
-} // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     Bytes in(data, size);
@@ -89,7 +90,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const fs::path& folder = ScratchDir::get().fresh();
     if (base != nullptr) {
         const fs::path from = fs::path(HEADSCOPE_CHECKPOINTS_DIR) / base;
-        for (const auto& entry : fs::directory_iterator(from)) fs::create_symlink(entry.path(), folder / entry.path().filename());
+        for (const auto& entry : fs::directory_iterator(from))
+            fs::create_symlink(entry.path(), folder / entry.path().filename());
     }
     bool own_weights = base != nullptr;   // the base's weights: finite maps expected
     for (std::size_t i = 0; i < parts.size(); ++i) {

@@ -75,13 +75,14 @@ void check_specials(std::string_view text) {
             at = end;
         },
         [&](const SpecialToken& special, std::size_t begin) {
-            require(begin == at && text.substr(begin, special.first.size()) == special.first, "a special not at its place");
+            require(begin == at && text.substr(begin, special.first.size()) == special.first,
+                    "a special not at its place");
             at = begin + special.first.size();
         });
     require(at == text.size(), "split_on_specials stopped short of the end");
 }
 
-} // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     Bytes in(data, size);
@@ -100,7 +101,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             const ModelInfo& info = model.info();
             options.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
                                           std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
-            options.disabled_heads.back()[static_cast<std::size_t>(flags >> 4) % options.disabled_heads.back().size()] = true;
+            options.disabled_heads.back()[static_cast<std::size_t>(flags >> 4) % options.disabled_heads.back().size()] =
+                true;
         }
         check_trace(model.info(), input, model.forward(input, options), true);
     });

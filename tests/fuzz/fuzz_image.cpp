@@ -77,7 +77,7 @@ void preprocess(const RgbImage& image, Resample resample, int width, int height,
             "the last patch does not end at the last pixel");
 }
 
-} // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     Bytes in(data, size);
@@ -91,10 +91,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     run_expecting_errors([&] {
         const RgbImage image = decode_image_bytes(std::as_bytes(std::span(file.data(), file.size())), "input");
-        require(image.width >= 1 && image.height >= 1 && image.width <= max_image_side && image.height <= max_image_side,
+        require(image.width >= 1 && image.height >= 1 && image.width <= max_image_side &&
+                    image.height <= max_image_side,
                 "decoded size out of range");
         check_size(image, image.width, image.height, "decoding");
-        if (static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.height) > max_preprocessed_pixels) return;
+        if (static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.height) > max_preprocessed_pixels)
+            return;
 
         run_expecting_errors([&] { preprocess(image, filters[flags & 3], width, height, P); });
 

@@ -62,7 +62,8 @@ void check_result(const cli::MhaArgs& args, const cli::MhaResult& r, bool warned
                 double sum = 0.0;
                 bool any_allowed = false;
                 for (Eigen::Index j = 0; j < Tk; ++j) {
-                    const bool allowed = (!args.causal || j <= i) && (keep.empty() || keep[static_cast<std::size_t>(b)](i, j));
+                    const bool allowed =
+                        (!args.causal || j <= i) && (keep.empty() || keep[static_cast<std::size_t>(b)](i, j));
                     const float v = w[i * Tk + j];
                     require(std::isfinite(v) && v >= 0.0f && v <= 1.0f, "a weight is NaN, Inf or outside [0, 1]");
                     require(allowed || v == 0.0f, "a masked pair has a nonzero weight");
@@ -84,7 +85,7 @@ void check_result(const cli::MhaArgs& args, const cli::MhaResult& r, bool warned
     for (float v : r.output) require(std::isfinite(v), "non-finite output from small finite inputs");
 }
 
-} // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     Bytes in(data, size);
@@ -117,8 +118,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     run_expecting_errors([&] {
         bool warned = false;
-        const cli::MhaResult r =
-            cli::run_mha_layer(args, [&](const std::string&) { warned = true; }, max_output_values);
+        const cli::MhaResult r = cli::run_mha_layer(
+            args, [&](const std::string&) { warned = true; }, max_output_values);
         check_result(args, r, warned);
     });
     return 0;

@@ -26,7 +26,9 @@ inline void check_trace(const ModelInfo& info, const ModelInput& input, const Mo
         require(layer.output.rows() == T && layer.output.cols() == info.width, where + ": output is not [T, E]");
         for (std::size_t h = 0; h < layer.heads.size(); ++h) {
             const Matrix& w = layer.heads[h].weights;
-            const auto broken = [&](const std::string& what) { finding(where + " head " + std::to_string(h) + ": " + what); };
+            const auto broken = [&](const std::string& what) {
+                finding(where + " head " + std::to_string(h) + ": " + what);
+            };
             if (w.rows() != T || w.cols() != T) broken("map is not [T, T]");
             if (!finite_expected) continue;
             if (!w.allFinite()) broken("NaN or Inf in the attention map from finite inputs");
@@ -49,4 +51,4 @@ inline void check_trace(const ModelInfo& info, const ModelInput& input, const Mo
     if (finite_expected) require(trace.hidden.allFinite(), info.name + ": NaN or Inf in the hidden states");
 }
 
-} // namespace headscope::fuzz
+}   // namespace headscope::fuzz

@@ -88,7 +88,7 @@ void check_file_api(std::string_view bytes, const ParsedHeader& parsed) {
     file.check_unchanged();
 }
 
-} // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::span<const std::byte> file(reinterpret_cast<const std::byte*>(data), size);
@@ -107,6 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check_file_api(bytes, parsed);
         opened_ok = true;
     });
-    require(parsed_ok == opened_ok, parsed_ok ? "open() refused what parse accepted" : "open() accepted what parse refused");
+    require(parsed_ok == opened_ok,
+            parsed_ok ? "open() refused what parse accepted" : "open() accepted what parse refused");
     return 0;
 }

@@ -94,7 +94,8 @@ private:
         // Memory-backed when it can be: thousands of files a second would otherwise wait on the disk.
         std::error_code ec;
         const bool shm = std::getenv("TMPDIR") == nullptr && std::filesystem::is_directory("/dev/shm", ec);
-        const std::filesystem::path root = shm ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
+        const std::filesystem::path root =
+            shm ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
         path_ = root / ("headscope-fuzz-" + std::to_string(::getpid()));
         std::filesystem::create_directories(path_);
     }
@@ -131,4 +132,4 @@ private:
     std::string_view data_;
 };
 
-} // namespace headscope::fuzz
+}   // namespace headscope::fuzz

@@ -46,7 +46,7 @@ void check_encoding(const WordPieceTokenizer& tokenizer, std::string_view text, 
     (void)tokenizer.decode(ids);
 }
 
-} // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     Bytes in(data, size);

@@ -28,8 +28,8 @@ struct Run {
 Run run_app(const std::string& args, bool display) {
     const TempDir dir;
     const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
-                                (display ? headscope::test::xvfb_run_prefix(dir) : "") + "'" HEADSCOPE_GUI "' " +
-                                args + " >'" + dir.file("out") + "' 2>'" + dir.file("err") + "' </dev/null";
+                                (display ? headscope::test::xvfb_run_prefix(dir) : "") + "'" HEADSCOPE_GUI "' " + args +
+                                " >'" + dir.file("out") + "' 2>'" + dir.file("err") + "' </dev/null";
     Run run;
     run.exit_code = headscope::test::run_command(command, dir.file("err"));
     run.out = headscope::test::read_bytes(dir.file("out"));
@@ -43,7 +43,7 @@ long count_lines(const std::string& text) {
     return n;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("bench-frames: the timer's mean, max and nearest-rank p95, and its line") {
     FrameTimer timer;
@@ -76,8 +76,7 @@ TEST_CASE("bench-frames: start / stop measure the time between them") {
     FrameTimer timer;
     timer.start();
     const auto until = FrameTimer::Clock::now() + std::chrono::milliseconds(5);
-    while (FrameTimer::Clock::now() < until) {
-    }
+    while (FrameTimer::Clock::now() < until) {}
     timer.stop();
     REQUIRE(timer.count() == 1);
     CHECK(timer.max_ms() >= 5.0);
@@ -108,9 +107,10 @@ TEST_CASE("bench-frames --bench-recompute: frames timed whole while the worker k
     INFO("stderr: " << run.err);
     REQUIRE(run.exit_code == 0);
     CHECK(count_lines(run.out) == 1);
-    const std::regex line(R"(headscope: bench-frames: 60 frames, view model(, T=\d+)?, mean ([0-9.]+) ms, max ([0-9.]+) ms, )"
-                          R"(p95 ([0-9.]+) ms \(whole frames, swap included\), (\d+) recomputes, )"
-                          R"(lowest ([0-9.]+) fps \(slowest frame ([0-9.]+) ms\)\n)");
+    const std::regex line(
+        R"(headscope: bench-frames: 60 frames, view model(, T=\d+)?, mean ([0-9.]+) ms, max ([0-9.]+) ms, )"
+        R"(p95 ([0-9.]+) ms \(whole frames, swap included\), (\d+) recomputes, )"
+        R"(lowest ([0-9.]+) fps \(slowest frame ([0-9.]+) ms\)\n)");
     std::smatch m;
     REQUIRE(std::regex_match(run.out, m, line));
     CHECK(std::stoi(m[5].str()) >= 1);   // the toy model recomputes within a few frames
@@ -132,13 +132,14 @@ TEST_CASE("bench-frames --bench-recompute: a map too big for a frame is rebuilt 
     for (int y = 0; y < 128; ++y) {
         for (int x = 0; x < 128; ++x) {
             const auto v = static_cast<std::uint8_t>((x * 2 + y) % 256);
-            picture.pixels.insert(picture.pixels.end(), {v, static_cast<std::uint8_t>(255 - v), static_cast<std::uint8_t>(x), 255});
+            picture.pixels.insert(picture.pixels.end(),
+                                  {v, static_cast<std::uint8_t>(255 - v), static_cast<std::uint8_t>(x), 255});
         }
     }
     headscope::write_png(dir.file("big.png"), picture);
     const Run run = run_app("--bench-frames 60 --bench-recompute --model '" HEADSCOPE_SOURCE_DIR
-                            "/tests/checkpoints/vit_tiny' --own-resolution --image '" + dir.file("big.png") +
-                                "' --view matrix",
+                            "/tests/checkpoints/vit_tiny' --own-resolution --image '" +
+                                dir.file("big.png") + "' --view matrix",
                             true);
     INFO("stdout: " << run.out);
     INFO("stderr: " << run.err);

@@ -27,7 +27,8 @@ struct Screenshot {
 
     long count(headscope::Rgba8 c) const {
         long n = 0;
-        for (std::size_t i = 0; i + 2 < rgb.size(); i += 3) n += rgb[i] == c.r && rgb[i + 1] == c.g && rgb[i + 2] == c.b;
+        for (std::size_t i = 0; i + 2 < rgb.size(); i += 3)
+            n += rgb[i] == c.r && rgb[i + 1] == c.g && rgb[i + 2] == c.b;
         return n;
     }
     template <typename Predicate>
@@ -53,7 +54,8 @@ Screenshot load(const std::string& png, int exit_code, const std::string& err_fi
     shot.err = headscope::test::read_bytes(err_file);
     int channels = 0;
     if (unsigned char* pixels = stbi_load(png.c_str(), &shot.width, &shot.height, &channels, 3)) {
-        shot.rgb.assign(pixels, pixels + static_cast<std::size_t>(shot.width) * static_cast<std::size_t>(shot.height) * 3);
+        shot.rgb.assign(pixels,
+                        pixels + static_cast<std::size_t>(shot.width) * static_cast<std::size_t>(shot.height) * 3);
         stbi_image_free(pixels);
     }
     return shot;
@@ -78,7 +80,8 @@ Screenshot take_screenshot(const std::string& args, const TempDir& config) {
     std::string model;
     if (args.find("--model") == std::string::npos) {
         model = "--model builtin:toy-text ";
-        if (args.find("--text") == std::string::npos) model += "--text 'The cat sat on the mat because the cat was tired .' ";
+        if (args.find("--text") == std::string::npos)
+            model += "--text 'The cat sat on the mat because the cat was tired .' ";
     }
     return take_screenshot_as_launched(model + args, config);
 }
@@ -94,7 +97,7 @@ constexpr headscope::Rgba8 prediction_track{70, 52, 30, 255};
 constexpr headscope::Rgba8 intact_track{28, 58, 76, 255};
 constexpr headscope::Rgba8 intact_bar{86, 180, 233, 255};
 
-} // namespace
+}   // namespace
 
 TEST_CASE("gui: the default sentence renders heatmaps, and the causal mask shows as masked cells") {
     const Screenshot open = take_screenshot("");
@@ -141,7 +144,8 @@ TEST_CASE("gui: a first launch opens the trained text model on its default sente
     const Screenshot chosen = take_screenshot_as_launched("--model builtin:tiny-story " + at, config);
     REQUIRE(chosen.exit_code == 0);
     CHECK(launched.differing(chosen) == 0);
-    const Screenshot other = take_screenshot_as_launched(expected.head == 0 ? "--layer 0 --head 1" : "--layer 0 --head 0", config);
+    const Screenshot other =
+        take_screenshot_as_launched(expected.head == 0 ? "--layer 0 --head 1" : "--layer 0 --head 0", config);
     REQUIRE(other.exit_code == 0);
     CHECK(launched.differing(other) > 1000);
 }
@@ -167,8 +171,8 @@ TEST_CASE("gui: every view renders, and the image view shows the picture under t
         CHECK(shot.exit_code == 0);
         CHECK(shot.differing(matrix) > 10000);
     }
-    const Screenshot image = take_screenshot("--model builtin:toy-vit --view image --image '" HEADSCOPE_ASSETS_DIR
-                                             "/shapes.png'");
+    const Screenshot image =
+        take_screenshot("--model builtin:toy-vit --view image --image '" HEADSCOPE_ASSETS_DIR "/shapes.png'");
     INFO("stderr: " << image.err);
     REQUIRE(image.exit_code == 0);
     // The red house and ball of assets/shapes.png, seen through the heat layer: orange
@@ -200,15 +204,15 @@ TEST_CASE("gui: bad and hard inputs: reported, not shown as data, no crash, no h
     {
         const std::string huge = dir.file("huge.tga");
         std::string bytes(18, '\0');
-        bytes[2] = 10;                                           // run-length encoded true-colour
+        bytes[2] = 10;   // run-length encoded true-colour
         const auto put16 = [&](std::size_t at, int v) {
             bytes[at] = static_cast<char>(v & 0xff);
             bytes[at + 1] = static_cast<char>(v >> 8);
         };
         put16(12, 10000);
         put16(14, 10000);
-        bytes[16] = 24;                                          // bits per pixel
-        bytes[17] = 0x20;                                        // top-left origin
+        bytes[16] = 24;     // bits per pixel
+        bytes[17] = 0x20;   // top-left origin
         const std::string packet = {static_cast<char>(0x80 | 127), static_cast<char>(200), static_cast<char>(120),
                                     static_cast<char>(60)};   // 128 pixels of one colour
         bytes.reserve(bytes.size() + 10000ull * 10000ull / 128 * 4);
@@ -234,8 +238,9 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     // its first result is on screen (keys need a model to act on). Each key is held for
     // 0.15 s (under ImGui's 0.275 s repeat delay): Dear ImGui 1.86 reads key state per
     // frame, so a press and release within one slow frame would go unseen.
-    const std::string run = std::string("'" HEADSCOPE_GUI "' --model builtin:toy-text --text 'The cat sat on the mat because "
-                                        "the cat was tired .' --size 1280x800 --screenshot-after 8 --screenshot ");
+    const std::string run =
+        std::string("'" HEADSCOPE_GUI "' --model builtin:toy-text --text 'The cat sat on the mat because "
+                    "the cat was tired .' --size 1280x800 --screenshot-after 8 --screenshot ");
     const std::string script =
         run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; " +
         // Bounded waits: a window that never appears (the app failed) fails the test, never hangs it.
@@ -243,9 +248,8 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
         "sleep 3; timeout 30 xdotool windowfocus --sync \\$w; "
         "xdotool mousemove --window \\$w 700 400; xdotool keydown Right; sleep 0.15; xdotool keyup Right; "
         "xdotool keydown c; sleep 0.15; xdotool keyup c; wait \\$pid";
-    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " + headscope::test::xvfb_run_prefix(dir) +
-                                "bash -c \"" +
-                                script + "\" </dev/null";
+    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
+                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
     REQUIRE(headscope::test::exit_code_of(std::system(command.c_str())) == 0);
     const Screenshot a = load(before, 0, err);
     const Screenshot b = load(after, 0, err);
@@ -257,7 +261,8 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
 }
 
 TEST_CASE("gui: a GPT-2 folder opens with --model: top-5 next tokens, and the intact model beside disabled heads") {
-    const std::string gpt2 = "--model '" HEADSCOPE_SOURCE_DIR "/tests/checkpoints/gpt2_tiny' --text 'The cat sat on the mat'";
+    const std::string gpt2 =
+        "--model '" HEADSCOPE_SOURCE_DIR "/tests/checkpoints/gpt2_tiny' --text 'The cat sat on the mat'";
     const TempDir config;
     const Screenshot plain = take_screenshot(gpt2, config);
     INFO("stderr: " << plain.err);

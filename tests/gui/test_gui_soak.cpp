@@ -24,9 +24,9 @@ TEST_CASE("gui: 1,000 random actions through the controls: no crash, no hang, no
     const char* asan = std::getenv("ASAN_OPTIONS");
     const std::string sanitizer_env = asan ? "ASAN_OPTIONS='" + std::string(asan) + ":detect_leaks=0' " : "";
     const std::string command = sanitizer_env + "XDG_CONFIG_HOME='" + dir.path().string() + "' timeout 170 " +
-                                headscope::test::xvfb_run_prefix(dir) + "'" HEADSCOPE_GUI
-                                "' --soak 1000 --soak-seed 1 >'" + dir.file("out") + "' 2>'" + dir.file("err") +
-                                "' </dev/null";
+                                headscope::test::xvfb_run_prefix(dir) +
+                                "'" HEADSCOPE_GUI "' --soak 1000 --soak-seed 1 >'" + dir.file("out") + "' 2>'" +
+                                dir.file("err") + "' </dev/null";
     const int exit_code = headscope::test::exit_code_of(std::system(command.c_str()));
     const std::string out = headscope::test::read_bytes(dir.file("out"));
     const std::string err = headscope::test::read_bytes(dir.file("err"));
@@ -48,7 +48,7 @@ TEST_CASE("gui: 1,000 random actions through the controls: no crash, no hang, no
     CHECK(std::stol(m[2]) >= 1000);   // every action drawn for at least one frame
     // The bad files, folders and text were reported to the user, not dropped silently.
     CHECK(std::stoi(m[3]) >= 20);
-    CHECK(std::stod(m[4]) > 10.0);    // a real sample, not a failed read of /proc/self/statm
+    CHECK(std::stod(m[4]) > 10.0);   // a real sample, not a failed read of /proc/self/statm
     // Under AddressSanitizer freed memory sits in quarantine, so RSS says little; there
     // LeakSanitizer checks at exit instead (a leak makes the app exit non-zero).
     if (!m[8].matched) CHECK(std::stod(m[6]) <= std::stod(m[7]));

@@ -64,7 +64,7 @@ std::unique_ptr<Model> three_layer_demo() {
     return make_toy_text(config);
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("resume: a run resumed at layer l equals the run from scratch, for every l") {
     const auto model = three_layer_demo();
@@ -242,8 +242,8 @@ TEST_CASE("analysis report: JSON carries the defined fields per head, CSV one ro
 
     const auto json = nlohmann::json::parse(analysis_json(report));
     REQUIRE(json["heads"].size() == 8);
-    for (const char* field : {"layer", "head", "entropy", "entropy_norm", "mean_distance", "max_weight", "sink_mass", "diag",
-                              "prev_token", "induction"}) {
+    for (const char* field : {"layer", "head", "entropy", "entropy_norm", "mean_distance", "max_weight", "sink_mass",
+                              "diag", "prev_token", "induction"}) {
         CAPTURE(field);
         CHECK(json["heads"][5].contains(field));
     }

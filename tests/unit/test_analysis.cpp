@@ -75,7 +75,7 @@ std::string error_of(const std::function<void()>& f) {
     return "(no error)";
 }
 
-} // namespace
+}   // namespace
 
 // ------------------------------------------------------------------------ head metrics
 
@@ -148,9 +148,9 @@ TEST_CASE("analysis: image distance renormalises over patches, in input pixels")
     Matrix w = Matrix::Zero(5, 5);
     w.row(0).setConstant(0.2f);
     w.row(1) << 0.5f, 0.25f, 0.0f, 0.0f, 0.25f;   // patch 0: half on [CLS], then itself and patch 3
-    w(2, 2) = 1.0f;                                // patch 1 on itself
-    w(3, 3) = 1.0f;                                // patch 2 on itself
-    w(4, 0) = 1.0f;                                // patch 3 only on [CLS]: no patch distance
+    w(2, 2) = 1.0f;                               // patch 1 on itself
+    w(3, 3) = 1.0f;                               // patch 2 on itself
+    w(4, 0) = 1.0f;                               // patch 3 only on [CLS]: no patch distance
     MetricContext context;
     context.grid_width = 2;
     context.grid_height = 2;
@@ -172,9 +172,7 @@ TEST_CASE("analysis: image distance renormalises over patches, in input pixels")
 
 TEST_CASE("analysis: special mass sums the flagged columns, sink mass the first") {
     Matrix w(3, 3);
-    w << 0.5f, 0.25f, 0.25f,
-         0.1f, 0.3f, 0.6f,
-         0.0f, 0.0f, 1.0f;
+    w << 0.5f, 0.25f, 0.25f, 0.1f, 0.3f, 0.6f, 0.0f, 0.0f, 1.0f;
     MetricContext context;
     context.special = {true, false, true};
     const HeadMetrics m = compute_head_metrics(w, nullptr, context);
@@ -186,9 +184,7 @@ TEST_CASE("analysis: entropy under a causal mask is normalised by each row's own
     // Uniform over the allowed keys: row 0 has one key (entropy_norm 0 by definition),
     // rows 1 and 2 are uniform over 2 and 3 keys (1 each).
     Matrix w(3, 3);
-    w << 1.0f, 0.0f, 0.0f,
-         0.5f, 0.5f, 0.0f,
-         1.0f / 3, 1.0f / 3, 1.0f / 3;
+    w << 1.0f, 0.0f, 0.0f, 0.5f, 0.5f, 0.0f, 1.0f / 3, 1.0f / 3, 1.0f / 3;
     const Mask causal = mask_causal(3, 3);
     const HeadMetrics m = compute_head_metrics(w, &causal, MetricContext{});
     CHECK(near(m.entropy_norm, 2.0 / 3.0));
@@ -213,20 +209,20 @@ TEST_CASE("analysis: metrics refuse mis-shaped maps, masks and contexts") {
           "metrics: the mask is [2, 2], the maps [3, 3]");
     MetricContext ids;
     ids.ids = {1, 2};
-    CHECK(error_of([&] { compute_head_metrics(uniform(3), nullptr, ids); }) == "metrics: 2 token ids for maps of 3 positions");
+    CHECK(error_of([&] { compute_head_metrics(uniform(3), nullptr, ids); }) ==
+          "metrics: 2 token ids for maps of 3 positions");
     MetricContext k;
     k.top_k = 0;
     CHECK(error_of([&] { compute_head_metrics(uniform(3), nullptr, k); }) == "metrics: top_k 0 is below 1");
     const ModelTrace mixed = trace_of({{uniform(3)}, {uniform(4)}});
-    CHECK(error_of([&] { compute_model_metrics(mixed, MetricContext{}); }) == "metrics: a map is [4, 4], expected [3, 3]");
+    CHECK(error_of([&] { compute_model_metrics(mixed, MetricContext{}); }) ==
+          "metrics: a map is [4, 4], expected [3, 3]");
 }
 
 TEST_CASE("analysis: model metrics run layer-major over every head, with the trace's mask") {
     const Mask causal = mask_causal(3, 3);
     Matrix lower(3, 3);
-    lower << 1.0f, 0.0f, 0.0f,
-             0.5f, 0.5f, 0.0f,
-             1.0f / 3, 1.0f / 3, 1.0f / 3;
+    lower << 1.0f, 0.0f, 0.0f, 0.5f, 0.5f, 0.0f, 1.0f / 3, 1.0f / 3, 1.0f / 3;
     const ModelTrace trace = trace_of({{lower, Matrix::Identity(3, 3)}, {lower, lower}}, causal);
     const auto all = compute_model_metrics(trace, MetricContext{});
     REQUIRE(all.size() == 4);
@@ -285,7 +281,8 @@ TEST_CASE("analysis: metric names round-trip and induction can be absent") {
 // ------------------------------------------------------------------------ rollout
 
 TEST_CASE("analysis: rollout of identity maps is the identity, for every fusion") {
-    const ModelTrace trace = trace_of({{Matrix::Identity(4, 4), Matrix::Identity(4, 4)}, {Matrix::Identity(4, 4), Matrix::Identity(4, 4)}});
+    const ModelTrace trace =
+        trace_of({{Matrix::Identity(4, 4), Matrix::Identity(4, 4)}, {Matrix::Identity(4, 4), Matrix::Identity(4, 4)}});
     for (const HeadFusion fusion : {HeadFusion::mean, HeadFusion::max, HeadFusion::min}) {
         RolloutOptions options;
         options.fusion = fusion;
@@ -295,20 +292,17 @@ TEST_CASE("analysis: rollout of identity maps is the identity, for every fusion"
 
 TEST_CASE("analysis: rollout of one layer by hand, per fusion") {
     Matrix swap(2, 2);
-    swap << 0.0f, 1.0f,
-            1.0f, 0.0f;
+    swap << 0.0f, 1.0f, 1.0f, 0.0f;
     const ModelTrace trace = trace_of({{Matrix::Identity(2, 2), swap}});
     RolloutOptions options;
     // mean: all 1/2; + I, / 2: rows (3/4, 1/4) and (1/4, 3/4).
     Matrix mean(2, 2);
-    mean << 0.75f, 0.25f,
-            0.25f, 0.75f;
+    mean << 0.75f, 0.25f, 0.25f, 0.75f;
     CHECK(test::max_abs_diff(attention_rollout(trace, options), mean) <= tolerance);
     // max: all 1; + I = (2, 1; 1, 2), rows over 3.
     options.fusion = HeadFusion::max;
     Matrix max(2, 2);
-    max << 2.0f / 3, 1.0f / 3,
-           1.0f / 3, 2.0f / 3;
+    max << 2.0f / 3, 1.0f / 3, 1.0f / 3, 2.0f / 3;
     CHECK(test::max_abs_diff(attention_rollout(trace, options), max) <= tolerance);
     // min: all 0; + I, renormalised: the identity.
     options.fusion = HeadFusion::min;
@@ -317,32 +311,27 @@ TEST_CASE("analysis: rollout of one layer by hand, per fusion") {
 
 TEST_CASE("analysis: rollout discards the lowest entries but never entry (0, 0)") {
     Matrix a(2, 2);
-    a << 0.1f, 0.9f,
-         0.6f, 0.4f;
+    a << 0.1f, 0.9f, 0.6f, 0.4f;
     const ModelTrace trace = trace_of({{a}});
     RolloutOptions options;
     options.discard_ratio = 0.5;
     // floor(0.5 * 4) = 2 lowest: 0.1 at flat 0 (spared) and 0.4 at (1, 1), zeroed:
     // (0.1, 0.9; 0.6, 0) + I, / 2 = (0.55, 0.45; 0.3, 0.5); row 1 over its sum 0.8.
     Matrix expected(2, 2);
-    expected << 0.55f, 0.45f,
-                0.375f, 0.625f;
+    expected << 0.55f, 0.45f, 0.375f, 0.625f;
     CHECK(test::max_abs_diff(attention_rollout(trace, options), expected) <= tolerance);
     // Ties go by flat index: of four equal entries the floor(0.5 * 4) = 2 lowest are flat 0
     // (spared) and 1: (0.5, 0; 0.5, 0.5) + I, / 2 = (0.75, 0; 0.25, 0.75), row 0 over 0.75.
     const ModelTrace flat = trace_of({{Matrix::Constant(2, 2, 0.5f)}});
     Matrix tied(2, 2);
-    tied << 1.0f, 0.0f,
-            0.25f, 0.75f;
+    tied << 1.0f, 0.0f, 0.25f, 0.75f;
     CHECK(test::max_abs_diff(attention_rollout(flat, options), tied) <= tolerance);
 }
 
 TEST_CASE("analysis: rollout multiplies later layers on the left, and skips what it is told to") {
     Matrix a(2, 2), b(2, 2);
-    a << 0.2f, 0.8f,
-         0.6f, 0.4f;
-    b << 0.9f, 0.1f,
-         0.3f, 0.7f;
+    a << 0.2f, 0.8f, 0.6f, 0.4f;
+    b << 0.9f, 0.1f, 0.3f, 0.7f;
     const auto residual = [](const Matrix& m) {
         Matrix r = 0.5f * (m + Matrix::Identity(m.rows(), m.cols()));
         const Vector sums = r.rowwise().sum();
@@ -396,13 +385,15 @@ TEST_CASE("analysis: rollout refuses options out of range in one line") {
     CHECK(message(o) == "rollout: disabled heads are not 2 layers x 2 heads like the trace");
     o.disabled_heads = {{false, false}, {false}};
     CHECK(message(o) == "rollout: disabled heads are not 2 layers x 2 heads like the trace");
-    CHECK(error_of([] { attention_rollout(ModelTrace{}, RolloutOptions{}); }) == "rollout: the trace has no attention maps");
+    CHECK(error_of([] { attention_rollout(ModelTrace{}, RolloutOptions{}); }) ==
+          "rollout: the trace has no attention maps");
     CHECK(error_of([] { attention_rollout(trace_of({{Matrix::Zero(2, 3)}}), RolloutOptions{}); }) ==
           "rollout: layer 0 head 0 has a [2, 3] map, expected [2, 2] (self-attention)");
 }
 
 TEST_CASE("analysis: head fusion names round-trip") {
-    for (const HeadFusion f : {HeadFusion::mean, HeadFusion::max, HeadFusion::min}) CHECK(head_fusion_from_name(head_fusion_name(f)) == f);
+    for (const HeadFusion f : {HeadFusion::mean, HeadFusion::max, HeadFusion::min})
+        CHECK(head_fusion_from_name(head_fusion_name(f)) == f);
     CHECK(head_fusion_name(HeadFusion::max) == "max");
     CHECK_FALSE(head_fusion_from_name("sum").has_value());
 }
@@ -413,8 +404,8 @@ TEST_CASE("analysis: keep_mass keeps the largest weights holding the mass") {
     RowVector w(4);
     w << 0.1f, 0.4f, 0.2f, 0.3f;
     // Ascending 0.1 0.2 0.3 0.4, cumulative 0.1 0.3 0.6 1.0; kept where > 1 - mass.
-    CHECK(keep_mass(w, 0.6) == std::vector<bool>{false, true, false, true});     // > 0.4
-    CHECK(keep_mass(w, 0.75) == std::vector<bool>{false, true, true, true});     // > 0.25
+    CHECK(keep_mass(w, 0.6) == std::vector<bool>{false, true, false, true});   // > 0.4
+    CHECK(keep_mass(w, 0.75) == std::vector<bool>{false, true, true, true});   // > 0.25
     CHECK(keep_mass(w, 0.0) == std::vector<bool>{false, false, false, false});
     // Any non-negative scale: renormalised.
     RowVector scaled = w * 10.0f;
@@ -526,14 +517,12 @@ TEST_CASE("analysis: average linkage keeps an obvious 2-block structure contiguo
     // Size-weighted averages: 3 is 0.2 from 0, 0.3 from 1; 0 and 1 merge first (0.1),
     // then 3 joins at (0.2 + 0.3) / 2 = 0.25 < 2 (from 2).
     Matrix e(4, 4);
-    e << 0.0f, 0.1f, 2.0f, 0.2f,
-         0.1f, 0.0f, 2.0f, 0.3f,
-         2.0f, 2.0f, 0.0f, 2.0f,
-         0.2f, 0.3f, 2.0f, 0.0f;
+    e << 0.0f, 0.1f, 2.0f, 0.2f, 0.1f, 0.0f, 2.0f, 0.3f, 2.0f, 2.0f, 0.0f, 2.0f, 0.2f, 0.3f, 2.0f, 0.0f;
     CHECK(average_linkage_order(e) == std::vector<int>{0, 1, 3, 2});
     CHECK(average_linkage_order(Matrix(0, 0)).empty());
     CHECK(average_linkage_order(Matrix::Zero(1, 1)) == std::vector<int>{0});
-    CHECK(error_of([] { average_linkage_order(Matrix::Zero(2, 3)); }) == "clustering: the distance matrix is [2, 3], not square");
+    CHECK(error_of([] { average_linkage_order(Matrix::Zero(2, 3)); }) ==
+          "clustering: the distance matrix is [2, 3], not square");
 }
 
 TEST_CASE("analysis: classical MDS of points on a line recovers their distances") {
@@ -557,7 +546,8 @@ TEST_CASE("analysis: classical MDS of points on a line recovers their distances"
 
 TEST_CASE("analysis: head similarity lists the included heads layer-major") {
     std::mt19937 rng(14);
-    const ModelTrace trace = trace_of({{random_map(4, rng), random_map(4, rng)}, {random_map(4, rng), random_map(4, rng)}});
+    const ModelTrace trace =
+        trace_of({{random_map(4, rng), random_map(4, rng)}, {random_map(4, rng), random_map(4, rng)}});
     const HeadSimilarity all = head_similarity(trace);
     REQUIRE(all.heads.size() == 4);
     CHECK(all.heads[2] == std::pair<int, int>{1, 0});
@@ -568,8 +558,9 @@ TEST_CASE("analysis: head similarity lists the included heads layer-major") {
     REQUIRE(some.heads.size() == 2);
     CHECK(some.heads[1] == std::pair<int, int>{1, 1});
     CHECK(near(some.divergence(0, 1), all.divergence(0, 3)));
-    CHECK(error_of([&] { head_similarity(trace, {{true, false}}); }) ==
-          "head similarity: the heads to include are not shaped [layers][heads] like the trace");
+    CHECK(error_of([&] {
+              head_similarity(trace, {{true, false}});
+          }) == "head similarity: the heads to include are not shaped [layers][heads] like the trace");
 }
 
 // ------------------------------------------------------------------------ golden files
@@ -634,7 +625,7 @@ Matrix matrix_of(const nlohmann::json& rows) {
 
 const std::vector<std::string> golden_names = {"text_cls", "causal_left_pad", "image_grid"};
 
-} // namespace
+}   // namespace
 
 TEST_CASE("analysis golden: head metrics match the NumPy reference") {
     for (const std::string& name : golden_names) {
@@ -704,8 +695,9 @@ TEST_CASE("analysis golden: JS matrix, clustering order and MDS match the NumPy 
         for (Eigen::Index axis = 0; axis < 2; ++axis) {
             const float sign = mds.col(axis).dot(want.col(axis)) < 0.0f ? -1.0f : 1.0f;
             for (Eigen::Index i = 0; i < mds.rows(); ++i) {
-                CHECK_MESSAGE(golden_near(sign * mds(i, axis), want(i, axis)),
-                              name << " mds " << i << "," << axis << ": " << sign * mds(i, axis) << " vs " << want(i, axis));
+                CHECK_MESSAGE(golden_near(sign * mds(i, axis), want(i, axis)), name << " mds " << i << "," << axis
+                                                                                    << ": " << sign * mds(i, axis)
+                                                                                    << " vs " << want(i, axis));
             }
         }
     }

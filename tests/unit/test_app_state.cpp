@@ -48,7 +48,7 @@ std::shared_ptr<const Snapshot> result_of(Worker& worker, const Request& r) {
     return worker.latest();
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("app state: views by name, fitting to a model, stepping and toggling") {
     CHECK(view_from_name("stages") == View::stages);
@@ -111,19 +111,19 @@ TEST_CASE("app state: the showcase head is the most nameable one (induction, the
     std::vector<HeadMetrics> metrics(6);
     for (HeadMetrics& m : metrics) m.induction = 0.0;
     CHECK_FALSE(showcase_head(metrics, 3, false).has_value());   // no head has a name: leave the selection
-    metrics[1].sink_mass = 0.95;                                    // 0.1: first token
-    metrics[2].prev_token = 0.6;                                    // 0.2: previous token
-    metrics[4].prev_token = 0.9;                                    // 1.1: a sharper previous-token head
+    metrics[1].sink_mass = 0.95;                                 // 0.1: first token
+    metrics[2].prev_token = 0.6;                                 // 0.2: previous token
+    metrics[4].prev_token = 0.9;                                 // 1.1: a sharper previous-token head
     auto head = showcase_head(metrics, 3, false);
     REQUIRE(head.has_value());
     CHECK(head->layer == 1);
     CHECK(head->head == 1);
-    metrics[5].induction = 0.45;                                    // 1.2: induction, weaker by score, still first
+    metrics[5].induction = 0.45;   // 1.2: induction, weaker by score, still first
     head = showcase_head(metrics, 3, false);
     REQUIRE(head.has_value());
     CHECK(head->layer == 1);
     CHECK(head->head == 2);
-    metrics[3].induction = 0.7;                                     // 1.0: the stronger induction head
+    metrics[3].induction = 0.7;   // 1.0: the stronger induction head
     head = showcase_head(metrics, 3, false);
     REQUIRE(head.has_value());
     CHECK(head->layer == 1);
@@ -230,7 +230,8 @@ TEST_CASE("worker: an image checkpoint at its own resolution shows the picture i
     CHECK(snapshot.trace.layers[0].heads[0].weights.rows() == 1 + 8 * 6);
 }
 
-TEST_CASE("app state: a shorter result lets go of a pinned query past its end; the demo ViT never gets own resolution") {
+TEST_CASE(
+    "app state: a shorter result lets go of a pinned query past its end; the demo ViT never gets own resolution") {
     AppState s;
     s.query = 1000;   // a patch of a 1025-token own-resolution run
     fit_to_length(s, 1025);
@@ -375,7 +376,9 @@ struct FakeLoader {
             return std::make_unique<FakeModel>(choice.name, choice.name == "fake:causal", forwards);
         };
     }
-    bool wait_started() const { return started->get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready; }
+    bool wait_started() const {
+        return started->get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+    }
 };
 
 Request fake_request(const std::string& model, const std::string& text) {
@@ -385,7 +388,7 @@ Request fake_request(const std::string& model, const std::string& text) {
     return r;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("worker: a load shows its progress, and Cancel stops it keeping the previous model and its result") {
     FakeLoader fake;
@@ -414,7 +417,7 @@ TEST_CASE("worker: a load shows its progress, and Cancel stops it keeping the pr
     CHECK(answer.failure == Failure::load_cancelled);
     CHECK(answer.model.name == "fake:slow");
     CHECK_FALSE(worker.loading().has_value());
-    CHECK(worker.latest() == before);                  // the views keep the previous result
+    CHECK(worker.latest() == before);   // the views keep the previous result
     CHECK(worker.model_in_use()->name == "fake:a");
 
     // Back on the previous model: no second load of it.
@@ -485,14 +488,14 @@ TEST_CASE("app state: choosing a model, and going back after a cancelled or fail
     s.causal = true;
     choose_model(s, "/models/gpt2");
     CHECK(s.model.name == "/models/gpt2");
-    CHECK(s.query == -1);                 // positions of the old input
-    CHECK_FALSE(s.causal.has_value());    // the new model's default
+    CHECK(s.query == -1);                // positions of the old input
+    CHECK_FALSE(s.causal.has_value());   // the new model's default
     ModelChoice previous;
     previous.name = "builtin:toy-vit";
     previous.config.seed = 7;
     return_to_model(s, previous);
     CHECK(s.model == previous);
-    return_to_model(s, std::nullopt);     // nothing loaded yet: the default built-in model
+    return_to_model(s, std::nullopt);   // nothing loaded yet: the default built-in model
     CHECK(s.model == ModelChoice{});
 
     CHECK(is_builtin_model("builtin:toy-text"));
@@ -503,7 +506,7 @@ TEST_CASE("app state: choosing a model, and going back after a cancelled or fail
 
     ModelInfo info;
     info.causal = true;
-    CHECK(causal_on(s, info));            // unset: the model's default
+    CHECK(causal_on(s, info));   // unset: the model's default
     s.causal = false;
     CHECK_FALSE(causal_on(s, info));
     CHECK(make_request(s).causal == std::optional<bool>(false));
@@ -547,8 +550,8 @@ TEST_CASE("worker: the intact logits are computed once per model, input and mask
     CHECK(fake.forwards->load() == 3);   // the ablated run and, once, the intact one
     CHECK(ablated->ablated);
     REQUIRE(ablated->intact_logits);
-    CHECK(ablated->trace.logits(0, 0) == 1.0f);        // one head left
-    CHECK((*ablated->intact_logits)(0, 0) == 2.0f);    // both heads
+    CHECK(ablated->trace.logits(0, 0) == 1.0f);       // one head left
+    CHECK((*ablated->intact_logits)(0, 0) == 2.0f);   // both heads
     CHECK(ablated->intact_logits->rows() == 3);
 
     r.disabled_heads = {{false, true}};
@@ -556,11 +559,11 @@ TEST_CASE("worker: the intact logits are computed once per model, input and mask
     CHECK(fake.forwards->load() == 4);   // cached: only the ablated run
     CHECK(other_head->intact_logits == ablated->intact_logits);
 
-    r.text = "abcd";                     // another input: the intact run again
+    r.text = "abcd";   // another input: the intact run again
     const auto longer = run();
     CHECK(fake.forwards->load() == 6);
     CHECK(longer->intact_logits->rows() == 4);
-    r.causal = true;                     // another mask: again
+    r.causal = true;   // another mask: again
     run();
     CHECK(fake.forwards->load() == 8);
     r.forbidden = {{1, 0}};
@@ -582,14 +585,14 @@ TEST_CASE("predictions: which rows, and the ablated top-k beside the intact one"
     CHECK(prediction_target(s, -1).kind == PredictionKind::next_token);
     CHECK(prediction_target(s, -1).rows == std::vector<int>{3});   // after the last token
     CHECK(prediction_target(s, 1).rows == std::vector<int>{1});
-    CHECK(prediction_target(s, 9).rows == std::vector<int>{3});    // past the input: the default
-    s.info.causal = false;                                          // BERT-like: fill-ins
+    CHECK(prediction_target(s, 9).rows == std::vector<int>{3});   // past the input: the default
+    s.info.causal = false;                                        // BERT-like: fill-ins
     CHECK(prediction_target(s, -1).kind == PredictionKind::fill_in);
     CHECK(prediction_target(s, -1).rows == std::vector<int>{1, 3});
     CHECK(prediction_target(s, 2).rows == std::vector<int>{2});
     s.input.labels = {"a", "b", "c", "d"};
     CHECK(prediction_target(s, -1).rows.empty());
-    s.trace.logits = Matrix::Zero(1, 5);                            // a classifier
+    s.trace.logits = Matrix::Zero(1, 5);   // a classifier
     CHECK(prediction_target(s, 2).kind == PredictionKind::classes);
     CHECK(prediction_target(s, 2).rows == std::vector<int>{0});
     s.trace.logits.resize(0, 0);
@@ -618,7 +621,7 @@ TEST_CASE("predictions: which rows, and the ablated top-k beside the intact one"
     CHECK(std::abs(both.intact[0].probability - 0.6f) < 1e-6f);
     CHECK(std::abs(both.intact[0].other - 0.1f) < 1e-6f);   // "cat" with the heads disabled
     CHECK(std::abs(both.shown[0].other - 0.1f) < 1e-6f);    // "emu" in the intact model
-    CHECK(prediction_table(s, 5, 2).shown.empty());          // no such row
+    CHECK(prediction_table(s, 5, 2).shown.empty());         // no such row
     CHECK(printable_label(std::string("a\tb\x01", 4)) == "a\\tb\\x01");
 }
 
@@ -756,7 +759,8 @@ TEST_CASE("worker: wakes the window's loop once per answered request, results an
     CHECK(wakes.load() == 2);
 }
 
-TEST_CASE("worker: a run keeps the stages of the layer the Stages view shows only; another layer resumes from the lower one") {
+TEST_CASE("worker: a run keeps the stages of the layer the Stages view shows only; another layer resumes from the "
+          "lower one") {
     Worker worker;
     Request r;
     r.model.name = "builtin:toy-text";
@@ -817,9 +821,11 @@ TEST_CASE("worker: typing at the end of a GPT-2 text computes only the new posit
     CHECK((typed->trace.logits - fresh.logits).cwiseAbs().maxCoeff() < 1e-4f);
     for (std::size_t l = 0; l < fresh.layers.size(); ++l) {
         for (std::size_t h = 0; h < fresh.layers[l].heads.size(); ++h) {
-            CHECK((typed->trace.layers[l].heads[h].weights - fresh.layers[l].heads[h].weights).cwiseAbs().maxCoeff() < 1e-6f);
+            CHECK((typed->trace.layers[l].heads[h].weights - fresh.layers[l].heads[h].weights).cwiseAbs().maxCoeff() <
+                  1e-6f);
             if (l == 1) {
-                CHECK((typed->trace.layers[l].heads[h].scores - fresh.layers[l].heads[h].scores).cwiseAbs().maxCoeff() < 1e-5f);
+                CHECK((typed->trace.layers[l].heads[h].scores - fresh.layers[l].heads[h].scores).cwiseAbs().maxCoeff() <
+                      1e-5f);
                 CHECK((typed->trace.layers[l].heads[h].q - fresh.layers[l].heads[h].q).cwiseAbs().maxCoeff() < 1e-5f);
             } else {
                 CHECK(typed->trace.layers[l].heads[h].scores.size() == 0);   // maps only

@@ -39,7 +39,7 @@ Mask random_mask(Eigen::Index rows, Eigen::Index cols, std::mt19937& rng, double
     return m;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("one head, identity projections: weights and output by hand") {
     // E = D = 2, H = 1, Dh = 2; Q = K = V = X, out = identity.
@@ -47,14 +47,12 @@ TEST_CASE("one head, identity projections: weights and output by hand") {
     w.n_heads = 1;
     w.q.weight = w.k.weight = w.v.weight = w.out.weight = Matrix::Identity(2, 2);
     Matrix x(2, 2);
-    x << 1, 0,
-         0, 1;
+    x << 1, 0, 0, 1;
     const AttentionTrace t = attention_forward(w, x);
     // scores = X X^T / sqrt(2) = diag(1/sqrt 2); row softmax of [1/sqrt2, 0].
     const float a = std::exp(1.0f / std::sqrt(2.0f)) / (std::exp(1.0f / std::sqrt(2.0f)) + 1.0f);
     Matrix expected(2, 2);
-    expected << a, 1 - a,
-                1 - a, a;
+    expected << a, 1 - a, 1 - a, a;
     CHECK(test::max_abs_diff(t.heads[0].weights, expected) < 1e-7);
     CHECK(test::max_abs_diff(t.output, expected) < 1e-7);   // weights * V with V = I
 }
@@ -71,9 +69,7 @@ TEST_CASE("masks: causal and keep, composed by AND, hand-checked weights") {
     x << 1, 2, 3;
 
     Mask keep(3, 3);
-    keep << true, true, true,
-            false, true, true,
-            false, false, true;   // with causal: row 0 {0}, row 1 {1}, row 2 {2}
+    keep << true, true, true, false, true, true, false, false, true;   // with causal: row 0 {0}, row 1 {1}, row 2 {2}
     AttentionOptions options;
     options.keep = mask_and(mask_causal(3, 3), keep);
     const AttentionTrace t = attention_forward(w, x, options);
@@ -183,9 +179,7 @@ TEST_CASE("ablated heads: zero context, others unchanged, weights still reported
 
 TEST_CASE("softmax is stable for huge scores and exact at the edges") {
     Matrix s(3, 3);
-    s << 1000.0f, 1000.0f, -1000.0f,
-         -3e38f, -3e38f, -3e38f,
-         88.0f, -88.0f, 0.0f;
+    s << 1000.0f, 1000.0f, -1000.0f, -3e38f, -3e38f, -3e38f, 88.0f, -88.0f, 0.0f;
     softmax_rows(s, nullptr);
     CHECK(s.allFinite());
     CHECK(s(0, 0) == 0.5f);
@@ -196,13 +190,11 @@ TEST_CASE("softmax is stable for huge scores and exact at the edges") {
 
 TEST_CASE("softmax: a NaN score (NaN weights) leaves the masked cells exactly 0, so the view still shows the mask") {
     Matrix s(2, 3);
-    s << std::nanf(""), 1.0f, 2.0f,
-         0.5f, std::nanf(""), 3.0f;
+    s << std::nanf(""), 1.0f, 2.0f, 0.5f, std::nanf(""), 3.0f;
     Mask causal(2, 3);   // key j allowed for query i iff j <= i
-    causal << true, false, false,
-              true, true, false;
+    causal << true, false, false, true, true, false;
     softmax_rows(s, &causal);
-    CHECK(std::isnan(s(0, 0)));                        // the allowed cell reached by the NaN
+    CHECK(std::isnan(s(0, 0)));   // the allowed cell reached by the NaN
     CHECK(s(0, 1) == 0.0f);
     CHECK(s(0, 2) == 0.0f);
     CHECK(std::isnan(s(1, 0)));
@@ -210,20 +202,21 @@ TEST_CASE("softmax: a NaN score (NaN weights) leaves the masked cells exactly 0,
     CHECK(s(1, 2) == 0.0f);
 }
 
-TEST_CASE("softmax: a NaN among many allowed keys, or beside only -inf, makes the allowed cells NaN and the masked ones 0") {
+TEST_CASE(
+    "softmax: a NaN among many allowed keys, or beside only -inf, makes the allowed cells NaN and the masked ones 0") {
     const float nan = std::nanf("");
     const float inf = std::numeric_limits<float>::infinity();
     const Eigen::Index n = 40;
     Matrix s = Matrix::Constant(4, n, 1.0f);
     Mask keep = Mask::Constant(4, n, true);
-    s(0, 25) = nan;                                      // row 0: a run of 40 keys, one NaN
-    s.row(1).setConstant(-inf);                          // row 1: a run of 35 keys, -inf and one NaN
+    s(0, 25) = nan;               // row 0: a run of 40 keys, one NaN
+    s.row(1).setConstant(-inf);   // row 1: a run of 35 keys, -inf and one NaN
     s(1, 3) = nan;
     keep.block(1, 35, 1, 5).setConstant(false);
-    s.row(2).setConstant(-inf);                          // row 2: the same with a gap
+    s.row(2).setConstant(-inf);   // row 2: the same with a gap
     s(2, 3) = nan;
     keep(2, 10) = false;
-    keep(3, 0) = false;                                  // row 3: a gap, no NaN: a real softmax
+    keep(3, 0) = false;   // row 3: a gap, no NaN: a real softmax
     keep(3, 20) = false;
     softmax_rows(s, &keep);
     for (Eigen::Index i = 0; i < 3; ++i) {
@@ -290,12 +283,8 @@ TEST_CASE("padding mask: padded keys get weight 0 in every row, and compose with
 
 TEST_CASE("head comparison: max difference and Jensen-Shannon divergence by hand") {
     Matrix p(3, 2), q(3, 2);
-    p << 1.0f, 0.0f,
-         0.5f, 0.5f,
-         0.0f, 0.0f;   // a fully masked row in both: skipped
-    q << 0.0f, 1.0f,
-         1.0f, 0.0f,
-         0.0f, 0.0f;
+    p << 1.0f, 0.0f, 0.5f, 0.5f, 0.0f, 0.0f;   // a fully masked row in both: skipped
+    q << 0.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f;
     const HeadComparison c = compare_heads(p, q);
     CHECK(c.rows_compared == 2);
     CHECK(c.max_abs_difference == 1.0);
@@ -323,7 +312,8 @@ TEST_CASE("the full trace keeps the layer's input X, the fast path does not") {
 TEST_CASE("an empty in_proj_weight is refused before its width is used (fuzz regression)") {
     test::TempDir dir;
     const std::string path = dir.file("w.safetensors");
-    const std::string header = R"({"in_proj_weight":{"dtype":"F32","shape":[0,3074457345618258603],"data_offsets":[0,0]}})";
+    const std::string header =
+        R"({"in_proj_weight":{"dtype":"F32","shape":[0,3074457345618258603],"data_offsets":[0,0]}})";
     std::string bytes(8, '\0');
     const std::uint64_t length = header.size();
     std::memcpy(bytes.data(), &length, 8);

@@ -28,7 +28,7 @@ TEST_CASE("half to float: hand-checked bit patterns") {
     CHECK(half_to_float(0x3c00) == 1.0f);
     CHECK(half_to_float(0xc000) == -2.0f);
     CHECK(half_to_float(0x3555) == 0.333251953125f);
-    CHECK(half_to_float(0x7bff) == 65504.0f);                  // largest finite half
+    CHECK(half_to_float(0x7bff) == 65504.0f);                   // largest finite half
     CHECK(half_to_float(0x0400) == std::ldexp(1.0f, -14));      // smallest normal
     CHECK(half_to_float(0x0001) == std::ldexp(1.0f, -24));      // smallest subnormal
     CHECK(half_to_float(0x03ff) == std::ldexp(1023.0f, -24));   // largest subnormal
@@ -47,11 +47,11 @@ TEST_CASE("float to half rounds to nearest even and round-trips every half") {
             FAIL("half 0x" << std::hex << bits << " did not round-trip");
         }
     }
-    CHECK(float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);   // tie -> even (down)
-    CHECK(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02); // tie -> even (up)
-    CHECK(float_to_half(65520.0f) == 0x7c00);                        // overflows to inf
+    CHECK(float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);       // tie -> even (down)
+    CHECK(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);   // tie -> even (up)
+    CHECK(float_to_half(65520.0f) == 0x7c00);                           // overflows to inf
     CHECK(float_to_half(65519.0f) == 0x7bff);
-    CHECK(float_to_half(std::ldexp(1.0f, -25)) == 0x0000);            // tie with 0 -> 0
+    CHECK(float_to_half(std::ldexp(1.0f, -25)) == 0x0000);   // tie with 0 -> 0
     CHECK(float_to_half(std::ldexp(1.5f, -25)) == 0x0001);
 }
 

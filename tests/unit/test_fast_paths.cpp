@@ -74,7 +74,7 @@ struct ThreadCount {
     ~ThreadCount() { set_compute_threads(saved); }
 };
 
-} // namespace
+}   // namespace
 
 TEST_CASE("weight panels: scale * x W^T + bias on strided blocks, at every tile and block edge, both kernels") {
     ThreadCount restore;
@@ -114,7 +114,8 @@ TEST_CASE("weight panels: scale * x W^T + bias on strided blocks, at every tile 
             const MatrixD xw = x.cast<double>() * w.cast<double>().transpose();
             const MatrixD xw_t = x.cast<double>() * w_t.cast<double>();
             const double tolerance = 1e-5 * std::sqrt(static_cast<double>(in)) * 4;
-            for (const auto kernel : {WeightPanels::Kernel::best, WeightPanels::Kernel::avx2, WeightPanels::Kernel::portable}) {
+            for (const auto kernel :
+                 {WeightPanels::Kernel::best, WeightPanels::Kernel::avx2, WeightPanels::Kernel::portable}) {
                 for (const int threads : {1, 2}) {
                     set_compute_threads(threads);
                     // The result goes into a block of a larger matrix; the rest stays.
@@ -152,12 +153,14 @@ TEST_CASE("weight panels, leading parts (causal attention): each row's first out
     const auto make_ends = [&rng](Eigen::Index T, Eigen::Index limit, bool causal) {
         std::vector<Eigen::Index> ends(static_cast<std::size_t>(T));
         std::uniform_int_distribution<Eigen::Index> any(0, limit);
-        for (Eigen::Index i = 0; i < T; ++i) ends[static_cast<std::size_t>(i)] = causal ? std::min(i + 1, limit) : any(rng);
+        for (Eigen::Index i = 0; i < T; ++i)
+            ends[static_cast<std::size_t>(i)] = causal ? std::min(i + 1, limit) : any(rng);
         if (T > 3) ends[3] = 0;
         return ends;
     };
     // out around the panels and a wide one; in within one 384-input block and across blocks.
-    for (const auto& shape : std::vector<std::pair<Eigen::Index, Eigen::Index>>{{40, 64}, {300, 64}, {64, 300}, {64, 800}}) {
+    for (const auto& shape :
+         std::vector<std::pair<Eigen::Index, Eigen::Index>>{{40, 64}, {300, 64}, {64, 300}, {64, 800}}) {
         const Eigen::Index out = shape.first;
         const Eigen::Index in = shape.second;
         const Matrix w = random_matrix(out, in, rng, 0.5f);
@@ -177,7 +180,8 @@ TEST_CASE("weight panels, leading parts (causal attention): each row's first out
                     const Eigen::Index end = in_ends[static_cast<std::size_t>(i)];
                     x_led.row(i).tail(in - end).setZero();
                 }
-                for (const auto kernel : {WeightPanels::Kernel::best, WeightPanels::Kernel::avx2, WeightPanels::Kernel::portable}) {
+                for (const auto kernel :
+                     {WeightPanels::Kernel::best, WeightPanels::Kernel::avx2, WeightPanels::Kernel::portable}) {
                     for (const int threads : {1, 2}) {
                         set_compute_threads(threads);
                         Matrix whole(T, out);
@@ -195,7 +199,8 @@ TEST_CASE("weight panels, leading parts (causal attention): each row's first out
                             const Eigen::Index tile_end =
                                 *std::max_element(out_ends.begin() + first, out_ends.begin() + std::min(T, first + 6));
                             const Eigen::Index written = std::min(out, (tile_end + 31) / 32 * 32);
-                            past_tiles_untouched = past_tiles_untouched && led.row(i).tail(out - written).array().isNaN().all();
+                            past_tiles_untouched =
+                                past_tiles_untouched && led.row(i).tail(out - written).array().isNaN().all();
                         }
                         CHECK(leading_equal);
                         CHECK(past_tiles_untouched);
@@ -224,14 +229,15 @@ TEST_CASE("weights times inputs: the same on 1 and 2 threads, over one row block
     std::mt19937 rng(11);
     const Matrix w = random_matrix(300, 96, rng, 0.1f);   // [out, in]
     const Vector bias = random_matrix(300, 1, rng, 1.0f);
-    const Matrix w_t = w.transpose();                       // as GPT-2's Conv1D stores it
+    const Matrix w_t = w.transpose();   // as GPT-2's Conv1D stores it
     auto owner = std::make_shared<Matrix>(w_t);
     const WeightMatrix owned(w);
     const WeightMatrix view = WeightMatrix::view(owner, owner->data(), 96, 300, 300, true);
     for (const Eigen::Index T : {1, 17, 300, 1000}) {   // 256 rows to a block: 1, 1, 2 and 4 blocks
         CAPTURE(T);
         const Matrix x = random_matrix(T, 96, rng, 1.0f);
-        const MatrixD want = (x.cast<double>() * w.cast<double>().transpose()).rowwise() + bias.cast<double>().transpose();
+        const MatrixD want =
+            (x.cast<double>() * w.cast<double>().transpose()).rowwise() + bias.cast<double>().transpose();
         for (const int threads : {1, 2}) {
             CAPTURE(threads);
             set_compute_threads(threads);
@@ -260,13 +266,14 @@ TEST_CASE("several weights times one input, as one product: each output as its o
     for (const Eigen::Index T : {1, 7, 300}) {
         CAPTURE(T);
         const Matrix x = random_matrix(T, in, rng, 1.0f);
-        for (const auto kernel : {WeightPanels::Kernel::best, WeightPanels::Kernel::avx2, WeightPanels::Kernel::portable}) {
+        for (const auto kernel :
+             {WeightPanels::Kernel::best, WeightPanels::Kernel::avx2, WeightPanels::Kernel::portable}) {
             for (const int threads : {1, 2}) {
                 CAPTURE(threads);
                 set_compute_threads(threads);
                 Matrix a(T, 17), b(T, 256), c(T, 40);
-                const WeightPanels::Output outputs[] = {{&weights[0], a, &biases[0]}, {&weights[1], b, nullptr},
-                                                        {&weights[2], c, &biases[2]}};
+                const WeightPanels::Output outputs[] = {
+                    {&weights[0], a, &biases[0]}, {&weights[1], b, nullptr}, {&weights[2], c, &biases[2]}};
                 WeightPanels::multiply_each(x, outputs, kernel);
                 Matrix want_a(T, 17), want_b(T, 256), want_c(T, 40);
                 weights[0].multiply_with(kernel, x, want_a, &biases[0]);
@@ -289,15 +296,15 @@ TEST_CASE("softmax: rows with one run of allowed keys (causal) and rows with gap
     std::mt19937 rng(3);
     const Eigen::Index T = 70;
     const Matrix scores = random_matrix(T, T, rng, 4.0f);
-    Mask mask = mask_causal(T, T);                           // one run per row: a prefix
+    Mask mask = mask_causal(T, T);                              // one run per row: a prefix
     for (Eigen::Index j = 10; j < 20; ++j) mask(5, j) = true;   // still one run (0..19)
-    mask(40, 3) = false;                                     // a gap
-    mask(41, 0) = false;                                     // one run, not from 0
-    mask(42, 42) = false;                                    // one run, not to the diagonal
-    mask.row(43).setConstant(false);                         // no key at all
-    mask.row(44).setConstant(true);                          // every key
+    mask(40, 3) = false;                                        // a gap
+    mask(41, 0) = false;                                        // one run, not from 0
+    mask(42, 42) = false;                                       // one run, not to the diagonal
+    mask.row(43).setConstant(false);                            // no key at all
+    mask.row(44).setConstant(true);                             // every key
     mask(45, 0) = false;
-    mask(45, 45) = false;                                    // a run in the middle
+    mask(45, 45) = false;   // a run in the middle
     Matrix got = scores;
     softmax_rows(got, &mask);
     CHECK(max_diff(got, reference_softmax(scores, mask)) < 1e-6);
@@ -338,7 +345,8 @@ TEST_CASE("attention: one thread and two give the same maps and output, with and
         set_compute_threads(2);
         const AttentionTrace two = attention_forward(w, x, options);
         CHECK(max_diff(two.output, one.output.cast<double>()) < 1e-5);
-        for (std::size_t h = 0; h < 6; ++h) CHECK(max_diff(two.heads[h].weights, one.heads[h].weights.cast<double>()) < 1e-6);
+        for (std::size_t h = 0; h < 6; ++h)
+            CHECK(max_diff(two.heads[h].weights, one.heads[h].weights.cast<double>()) < 1e-6);
         CHECK(two.concat.middleCols(32, 16).cwiseAbs().maxCoeff() == 0.0f);   // the disabled head
     }
 }
@@ -413,8 +421,10 @@ TEST_CASE("GPT-2: typing at the end reuses the unchanged start, and equals the r
                 for (std::size_t h = 0; h < 2; ++h) {
                     CHECK(max_diff(g.heads[h].weights, e.heads[h].weights.cast<double>()) < 1e-6);
                     if (detail != TraceDetail::all_stages) continue;
-                    for (const auto& [a, b] : {std::pair{&g.heads[h].q, &e.heads[h].q}, {&g.heads[h].k, &e.heads[h].k},
-                                               {&g.heads[h].v, &e.heads[h].v}, {&g.heads[h].scores, &e.heads[h].scores},
+                    for (const auto& [a, b] : {std::pair{&g.heads[h].q, &e.heads[h].q},
+                                               {&g.heads[h].k, &e.heads[h].k},
+                                               {&g.heads[h].v, &e.heads[h].v},
+                                               {&g.heads[h].scores, &e.heads[h].scores},
                                                {&g.heads[h].context, &e.heads[h].context}}) {
                         CHECK(max_diff(*a, b->cast<double>()) < 1e-5);
                     }
@@ -488,8 +498,15 @@ TEST_CASE("exp_shifted_sum: exp(x - shift) within 2e-7 of double precision, and 
         CHECK(values[static_cast<std::size_t>(n)] == 123.0f);
     }
     // exp(0) is exactly 1; exp(-inf) is 0; NaN stays NaN.
-    std::vector<float> edge = {0.0f, -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                               -1.0f, -2.0f, -3.0f, -4.0f, -5.0f, -6.0f};
+    std::vector<float> edge = {0.0f,
+                               -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN(),
+                               -1.0f,
+                               -2.0f,
+                               -3.0f,
+                               -4.0f,
+                               -5.0f,
+                               -6.0f};
     const float sum = exp_shifted_sum(edge.data(), static_cast<Eigen::Index>(edge.size()), 0.0f);
     CHECK(edge[0] == 1.0f);
     CHECK(edge[1] == 0.0f);
@@ -517,7 +534,8 @@ TEST_CASE("max_value and scale_values: every length and every place of the large
         CHECK(max_value(all_minus_inf.data(), n) == minus_inf);
         std::vector<float> scaled = values;
         scale_values(scaled.data(), n, 0.25f);
-        for (Eigen::Index i = 0; i < n; ++i) CHECK(scaled[static_cast<std::size_t>(i)] == values[static_cast<std::size_t>(i)] * 0.25f);
+        for (Eigen::Index i = 0; i < n; ++i)
+            CHECK(scaled[static_cast<std::size_t>(i)] == values[static_cast<std::size_t>(i)] * 0.25f);
         CHECK(scaled[static_cast<std::size_t>(n)] == 1000.0f);
     }
 }

@@ -24,7 +24,7 @@ Matrix slice(const SafetensorsFile& file, const std::string& name, Eigen::Index 
     return ConstMatrixMap(all.data() + index * R * C, R, C);
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("golden: the engine reproduces PyTorch on every case and stage" * doctest::test_suite("golden")) {
     const auto cases = test::golden_cases();
@@ -63,8 +63,8 @@ TEST_CASE("golden: the engine reproduces PyTorch on every case and stage" * doct
             const auto compare = [&](const std::string& stage, const Matrix& ours, const Matrix& theirs) {
                 const double diff = test::max_abs_diff(ours, theirs);
                 worst = std::max(worst, diff);
-                CHECK_MESSAGE(diff <= test::golden_tolerance, c.name << " batch " << b << " " << stage
-                                                                     << ": max |diff| = " << diff);
+                CHECK_MESSAGE(diff <= test::golden_tolerance,
+                              c.name << " batch " << b << " " << stage << ": max |diff| = " << diff);
             };
             for (Eigen::Index h = 0; h < c.heads; ++h) {
                 const HeadTrace& head = t.heads[static_cast<std::size_t>(h)];

@@ -24,7 +24,7 @@ long count_colour(const RgbaImage& image, Rgba8 colour) {
     return n;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("mip levels: sizes halve rounding down to 1 x 1, as OpenGL's complete chain") {
     CHECK(mip_next_size(1024) == 512);
@@ -55,7 +55,8 @@ TEST_CASE("mip levels: footprints cover every source texel; an odd size's middle
             CHECK(f.last - f.first + 1 <= (n == 1 ? 1 : 3));
             for (int s = f.first; s <= f.last; ++s) ++covered[static_cast<std::size_t>(s)];
         }
-        for (int s = 0; s < n; ++s) CHECK_MESSAGE(covered[static_cast<std::size_t>(s)] >= 1, "n=" << n << " texel " << s);
+        for (int s = 0; s < n; ++s)
+            CHECK_MESSAGE(covered[static_cast<std::size_t>(s)] >= 1, "n=" << n << " texel " << s);
     }
     // 5 -> 2: texel 0 spans source [0, 2.5), texel 1 [2.5, 5).
     CHECK(mip_footprint(0, 5, 2).first == 0);
@@ -116,7 +117,7 @@ TEST_CASE("mip levels: level 0 is heatmap_image's picture; masked only when all 
         for (int j = 0; j < 4; ++j) w(i, j) = 0.1f * static_cast<float>(i + j);
     }
     Mask allowed = Mask::Constant(4, 4, true);
-    allowed(0, 1) = allowed(1, 0) = allowed(1, 1) = false;   // top-left block: 3 of 4 masked
+    allowed(0, 1) = allowed(1, 0) = allowed(1, 1) = false;                   // top-left block: 3 of 4 masked
     allowed(2, 2) = allowed(2, 3) = allowed(3, 2) = allowed(3, 3) = false;   // bottom-right: all masked
     w(0, 3) = NAN;
     for (Colormap map : {Colormap::viridis, Colormap::magma, Colormap::greys, Colormap::coolwarm}) {

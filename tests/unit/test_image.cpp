@@ -60,8 +60,8 @@ struct PixelDiff {
 
 PixelDiff compare_pixels(const RgbImage& ours, const RgbImage& theirs) {
     PixelDiff d;
-    d.same_size = ours.width == theirs.width && ours.height == theirs.height &&
-                  ours.pixels.size() == theirs.pixels.size();
+    d.same_size =
+        ours.width == theirs.width && ours.height == theirs.height && ours.pixels.size() == theirs.pixels.size();
     if (!d.same_size) return d;
     double total = 0.0;
     for (std::size_t i = 0; i < ours.pixels.size(); ++i) {
@@ -88,7 +88,7 @@ std::string decode_error(const std::string& path) {
 
 std::span<const std::byte> as_bytes(const std::string& s) { return std::as_bytes(std::span<const char>(s)); }
 
-} // namespace
+}   // namespace
 
 // JPEG too: it is decoded by libjpeg-turbo, as Pillow decodes it (core/image_decode.cpp).
 TEST_CASE("image decode: every PNG, JPEG, BMP, GIF and TGA equals Pillow's convert(\"RGB\") exactly") {
@@ -207,8 +207,7 @@ TEST_CASE("image decode: hostile bytes (cut files, random damage) never crash") 
             try {
                 const RgbImage image = decode_image_bytes(as_bytes(damaged), file);
                 CHECK(image.pixels.size() == std::size_t(image.width) * std::size_t(image.height) * 3);
-            } catch (const Error&) {
-            }
+            } catch (const Error&) {}
             ++n_tries;
         }
     }
@@ -426,13 +425,17 @@ std::string jpeg_segment(int marker, const std::string& payload) {
 std::string tiny_jpeg(int width, int height, std::string dc_table = {}) {
     const std::string one_code = std::string(1, '\1') + std::string(15, '\0') + std::string(1, '\0');
     if (dc_table.empty()) dc_table = one_code;
-    std::string frame = {8, static_cast<char>(height >> 8), static_cast<char>(height & 255),
-                         static_cast<char>(width >> 8), static_cast<char>(width & 255), 3};
+    std::string frame = {8,
+                         static_cast<char>(height >> 8),
+                         static_cast<char>(height & 255),
+                         static_cast<char>(width >> 8),
+                         static_cast<char>(width & 255),
+                         3};
     for (char c = 1; c <= 3; ++c) frame += std::string{c, 0x11, 0};
     return std::string("\xff\xd8") + jpeg_segment(0xdb, std::string(1, '\0') + std::string(64, '\1')) +
-           jpeg_segment(0xc4, std::string(1, '\x00') + dc_table) + jpeg_segment(0xc4, std::string(1, '\x10') + one_code) +
-           jpeg_segment(0xc2, frame) + jpeg_segment(0xda, std::string{3, 1, 0, 2, 0, 3, 0, 0, 0, 0}) +
-           std::string(1, '\x03') + "\xff\xd9";
+           jpeg_segment(0xc4, std::string(1, '\x00') + dc_table) +
+           jpeg_segment(0xc4, std::string(1, '\x10') + one_code) + jpeg_segment(0xc2, frame) +
+           jpeg_segment(0xda, std::string{3, 1, 0, 2, 0, 3, 0, 0, 0, 0}) + std::string(1, '\x03') + "\xff\xd9";
 }
 
 std::string decode_bytes_error(const std::string& bytes) {
@@ -444,7 +447,7 @@ std::string decode_bytes_error(const std::string& bytes) {
     return "decoded";
 }
 
-} // namespace
+}   // namespace
 
 // Found by tests/fuzz/fuzz_image: a 220-byte progressive JPEG claiming 16384 x 16384
 // (within the side limit) made stb_image allocate 3 GB and decode for seconds. Refused
@@ -484,7 +487,8 @@ TEST_CASE("image decode: a JPEG whose scans reach no Huffman code is refused wit
     } catch (const Error& e) {
         message = e.what();
     }
-    CHECK(message == file + ": corrupt JPEG file (libjpeg-turbo: Corrupt JPEG data: 2 extraneous bytes before marker 0xc2)");
+    CHECK(message ==
+          file + ": corrupt JPEG file (libjpeg-turbo: Corrupt JPEG data: 2 extraneous bytes before marker 0xc2)");
 }
 
 // libjpeg does not convert CMYK (or YCCK) to RGB, so such a JPEG is refused by name rather

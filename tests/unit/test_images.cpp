@@ -21,7 +21,7 @@ void check_near(Rgba8 c, int r, int g, int b) {
     CHECK(std::abs(int(c.b) - b) <= 1);
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("colour maps match matplotlib's at the ends and the middle") {
     // matplotlib: viridis(0) = #440154, viridis(0.5) = #21918c, viridis(1) = #fde725.
@@ -46,7 +46,8 @@ TEST_CASE("colour maps match matplotlib's at the ends and the middle") {
 TEST_CASE("colour maps: the many-cell lookup gives each cell's colour; bytes round half away from zero") {
     std::vector<float> values;
     for (int k = -2000; k <= 22000; ++k) values.push_back(static_cast<float>(k) / 20000.0f);   // -0.1 .. 1.1
-    for (float special : {std::nanf(""), INFINITY, -INFINITY, 0.5f, 127.5f / 255.0f, 1.0f - 1e-7f}) values.push_back(special);
+    for (float special : {std::nanf(""), INFINITY, -INFINITY, 0.5f, 127.5f / 255.0f, 1.0f - 1e-7f})
+        values.push_back(special);
     for (Colormap map : {Colormap::viridis, Colormap::magma, Colormap::cividis, Colormap::greys, Colormap::coolwarm}) {
         std::vector<std::uint8_t> rgba(values.size() * 4);
         colormap_lookup_many(map, values, rgba.data());
@@ -60,7 +61,8 @@ TEST_CASE("colour maps: the many-cell lookup gives each cell's colour; bytes rou
     // other value of the sweep rounds as lround does.
     for (float t : values) {
         if (std::isnan(t)) continue;
-        const auto v = static_cast<std::uint8_t>(std::lround(std::clamp(1.0f - std::clamp(t, 0.0f, 1.0f), 0.0f, 1.0f) * 255.0f));
+        const auto v =
+            static_cast<std::uint8_t>(std::lround(std::clamp(1.0f - std::clamp(t, 0.0f, 1.0f), 0.0f, 1.0f) * 255.0f));
         INFO("t " << t);
         REQUIRE(colormap_lookup(Colormap::greys, t) == Rgba8{v, v, v, 255});
     }
@@ -68,11 +70,9 @@ TEST_CASE("colour maps: the many-cell lookup gives each cell's colour; bytes rou
 
 TEST_CASE("heatmap image: one pixel per cell, masked and non-finite cells distinct from zero") {
     Matrix w(2, 3);
-    w << 0.0f, 0.5f, 1.0f,
-         0.0f, std::nanf(""), 0.25f;
+    w << 0.0f, 0.5f, 1.0f, 0.0f, std::nanf(""), 0.25f;
     Mask allowed(2, 3);
-    allowed << true, true, true,
-               false, true, true;
+    allowed << true, true, true, false, true, true;
     const RgbaImage image = heatmap_image(w, &allowed, Colormap::viridis);
     CHECK(image.width == 3);
     CHECK(image.height == 2);

@@ -21,7 +21,7 @@ bool has_flag(const std::string& vm_flags, const std::string& flag) {
 
 bool kernel_has_huge_pages() { return std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled"); }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("advise_huge_pages: a 64 MiB block's inner 2 MiB pages are advised; a 1 MiB block is left alone") {
     if (!kernel_has_huge_pages()) {

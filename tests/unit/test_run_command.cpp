@@ -26,12 +26,12 @@ int runs(const TempDir& dir) {
     return static_cast<int>(std::count(lines.begin(), lines.end(), '\n'));
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("run_command: LeakSanitizer's own crash at exit runs the command again, then without the leak check") {
     const TempDir dir;
-    const std::string command =
-        counting_command(dir, "==7==LeakSanitizer has encountered a fatal error.", 134) + " 2>'" + dir.file("err") + "'";
+    const std::string command = counting_command(dir, "==7==LeakSanitizer has encountered a fatal error.", 134) +
+                                " 2>'" + dir.file("err") + "'";
     CHECK(run_command(command, dir.file("err")) == 134);   // it crashes every time: the last code stands
     CHECK(runs(dir) == 3);
     // Only the third run has the leak check off.

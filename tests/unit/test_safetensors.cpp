@@ -36,7 +36,7 @@ void check_rejected(const std::string& path, std::initializer_list<std::string> 
     }
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("safetensors round trip keeps names, dtypes, shapes, values and metadata") {
     TempDir dir;
@@ -46,7 +46,8 @@ TEST_CASE("safetensors round trip keeps names, dtypes, shapes, values and metada
     const std::vector<std::uint8_t> flags = {1, 0, 1, 1};
     const std::string path = dir.file("t.safetensors");
     write_safetensors(path,
-                      {tensor_f32("a", {2, 3}, a), tensor_i64("ids", {3}, ids),
+                      {tensor_f32("a", {2, 3}, a),
+                       tensor_i64("ids", {3}, ids),
                        {"h", DType::F16, {2}, std::as_bytes(std::span(halves))},
                        {"mask", DType::BOOL, {2, 2}, std::as_bytes(std::span(flags))},
                        tensor_f32("empty", {0, 4}, {})},
@@ -127,49 +128,49 @@ TEST_CASE("bad safetensors files are rejected with the file and tensor named") {
         check_rejected(bad("array.safetensors", with_header("[1,2,3]", "")), {"JSON object"});
     }
     SUBCASE("unknown dtype") {
-        check_rejected(bad("dtype.safetensors",
-                           with_header(R"({"w":{"dtype":"F8","shape":[2],"data_offsets":[0,2]}})")),
-                       {"tensor 'w'", "unsupported dtype 'F8'"});
+        check_rejected(
+            bad("dtype.safetensors", with_header(R"({"w":{"dtype":"F8","shape":[2],"data_offsets":[0,2]}})")),
+            {"tensor 'w'", "unsupported dtype 'F8'"});
     }
     SUBCASE("missing field") {
         check_rejected(bad("field.safetensors", with_header(R"({"w":{"dtype":"F32","shape":[2]}})")),
                        {"tensor 'w'", "data_offsets"});
     }
     SUBCASE("offsets past the end of the data") {
-        check_rejected(bad("past.safetensors",
-                           with_header(R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[8,24]}})")),
-                       {"tensor 'w'", "past the end of the data"});
+        check_rejected(
+            bad("past.safetensors", with_header(R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[8,24]}})")),
+            {"tensor 'w'", "past the end of the data"});
     }
     SUBCASE("data truncated mid-tensor") {
         check_rejected(bad("cut.safetensors", with_header("{" + good_entry + "}", std::string(10, '\0'))),
                        {"tensor 'w'", "past the end"});
     }
     SUBCASE("offsets that end before they begin") {
-        check_rejected(bad("reversed.safetensors",
-                           with_header(R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})")),
-                       {"tensor 'w'", "end before they begin"});
+        check_rejected(
+            bad("reversed.safetensors", with_header(R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})")),
+            {"tensor 'w'", "end before they begin"});
     }
     SUBCASE("overlapping tensors") {
-        check_rejected(bad("overlap.safetensors",
-                           with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                                       R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})")),
-                       {"tensor 'b'", "overlaps tensor 'a'"});
+        check_rejected(
+            bad("overlap.safetensors", with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                                   R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})")),
+            {"tensor 'b'", "overlaps tensor 'a'"});
     }
     SUBCASE("shape does not match the byte range") {
-        check_rejected(bad("size.safetensors",
-                           with_header(R"({"w":{"dtype":"F32","shape":[3,2],"data_offsets":[0,16]}})")),
-                       {"tensor 'w'", "needs 24 bytes", "give 16"});
+        check_rejected(
+            bad("size.safetensors", with_header(R"({"w":{"dtype":"F32","shape":[3,2],"data_offsets":[0,16]}})")),
+            {"tensor 'w'", "needs 24 bytes", "give 16"});
     }
     SUBCASE("negative dimension") {
-        check_rejected(bad("negative.safetensors",
-                           with_header(R"({"w":{"dtype":"F32","shape":[-2,2],"data_offsets":[0,16]}})")),
-                       {"tensor 'w'", "non-negative integer"});
+        check_rejected(
+            bad("negative.safetensors", with_header(R"({"w":{"dtype":"F32","shape":[-2,2],"data_offsets":[0,16]}})")),
+            {"tensor 'w'", "non-negative integer"});
     }
     SUBCASE("shape whose element count overflows") {
-        check_rejected(bad("overflow.safetensors",
-                           with_header(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296,16],)"
-                                       R"("data_offsets":[0,16]}})")),
-                       {"tensor 'w'", "too large"});
+        check_rejected(
+            bad("overflow.safetensors", with_header(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296,16],)"
+                                                    R"("data_offsets":[0,16]}})")),
+            {"tensor 'w'", "too large"});
     }
     SUBCASE("header length over the 100 MB limit, inside a (sparse) file that long") {
         const std::string path = dir.file("sparse.safetensors");
@@ -179,29 +180,29 @@ TEST_CASE("bad safetensors files are rejected with the file and tensor named") {
         check_rejected(path, {"header length 150000000", "100 MB limit"});
     }
     SUBCASE("offsets that are not integers") {
-        check_rejected(bad("float.safetensors",
-                           with_header(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0.0,8]}})")),
-                       {"tensor 'w'", "non-negative integer", "0.0"});
+        check_rejected(
+            bad("float.safetensors", with_header(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0.0,8]}})")),
+            {"tensor 'w'", "non-negative integer", "0.0"});
     }
     SUBCASE("data_offsets with three numbers") {
-        check_rejected(bad("three.safetensors",
-                           with_header(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4,8]}})")),
-                       {"tensor 'w'", "[begin, end]"});
+        check_rejected(
+            bad("three.safetensors", with_header(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4,8]}})")),
+            {"tensor 'w'", "[begin, end]"});
     }
     SUBCASE("a tensor entry that is not an object") {
         check_rejected(bad("entry.safetensors", with_header(R"({"w":[1,2,3]})")), {"tensor 'w'", "expected an object"});
     }
     SUBCASE("a tensor listed twice (JSON would keep the last silently)") {
-        check_rejected(bad("twice.safetensors",
-                           with_header(R"({"x":{"dtype":"NOPE","shape":[-1],"data_offsets":[5,99999999]},)"
-                                       R"("x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})")),
-                       {"tensor 'x' is listed twice"});
+        check_rejected(
+            bad("twice.safetensors", with_header(R"({"x":{"dtype":"NOPE","shape":[-1],"data_offsets":[5,99999999]},)"
+                                                 R"("x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})")),
+            {"tensor 'x' is listed twice"});
     }
     SUBCASE("deeply nested JSON does not overflow the stack") {
         const std::string deep = std::string(200000, '[') + "1" + std::string(200000, ']');
-        check_rejected(bad("deep.safetensors",
-                           with_header(R"({"w":{"dtype":"F32","data_offsets":[0,8],"shape":)" + deep + "}}")),
-                       {"nests deeper"});
+        check_rejected(
+            bad("deep.safetensors", with_header(R"({"w":{"dtype":"F32","data_offsets":[0,8],"shape":)" + deep + "}}")),
+            {"nests deeper"});
     }
     SUBCASE("a FIFO is refused without waiting for a writer") {
         const std::string path = dir.file("fifo.safetensors");
@@ -211,12 +212,8 @@ TEST_CASE("bad safetensors files are rejected with the file and tensor named") {
     SUBCASE("metadata that is not strings") {
         check_rejected(bad("meta.safetensors", with_header(R"({"__metadata__":{"n":3}})")), {"__metadata__"});
     }
-    SUBCASE("a directory") {
-        check_rejected(dir.path().string(), {"is a directory"});
-    }
-    SUBCASE("a missing file") {
-        check_rejected(dir.file("nothing-here.safetensors"), {"no such file"});
-    }
+    SUBCASE("a directory") { check_rejected(dir.path().string(), {"is a directory"}); }
+    SUBCASE("a missing file") { check_rejected(dir.file("nothing-here.safetensors"), {"no such file"}); }
 }
 
 TEST_CASE("parse_safetensors accepts zero-size tensors anywhere and holes between tensors") {

@@ -16,13 +16,12 @@ std::vector<std::string> words(std::string_view text) {
     return out;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("demo tokenizer: words and punctuation, whitespace runs collapse") {
     CHECK(words("The cat sat.") == std::vector<std::string>{"The", "cat", "sat", "."});
     CHECK(words("  Hello,\t\tworld!!\n\nBye ") == std::vector<std::string>{"Hello", ",", "world", "!", "!", "Bye"});
-    CHECK(words("don't stop-now...") ==
-          std::vector<std::string>{"don", "'", "t", "stop", "-", "now", ".", ".", "."});
+    CHECK(words("don't stop-now...") == std::vector<std::string>{"don", "'", "t", "stop", "-", "now", ".", ".", "."});
     CHECK(words("x_1 = 42") == std::vector<std::string>{"x_1", "=", "42"});
     CHECK(words("").empty());
     CHECK(words(" \t\n ").empty());

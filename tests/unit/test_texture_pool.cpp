@@ -9,8 +9,8 @@
 #include <thread>
 
 using namespace std::chrono_literals;
-using headscope::ui::MipLevels;
 using headscope::RgbaImage;
+using headscope::ui::MipLevels;
 using headscope::ui::rebuild_budget;
 using Duration = std::chrono::steady_clock::duration;
 
@@ -44,7 +44,7 @@ bool frames_until_uploaded(Pool& pool, const std::string& key, const std::functi
     return false;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("the rebuild budget is what drawing leaves of a 20 ms frame") {
     // Software rendering: ~13 ms of drawing leaves 7 ms.

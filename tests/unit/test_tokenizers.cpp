@@ -63,13 +63,21 @@ std::vector<std::string> pretokens(std::string_view text) {
 // ---- The toy BPE vocabulary: 11 characters, 10 merges ------------------------------------
 
 const std::vector<std::pair<std::string, std::int32_t>> toy_vocab = {
-    {"Ġ", 0}, {"d", 1}, {"e", 2}, {"i", 3}, {"l", 4}, {"n", 5}, {"o", 6}, {"r", 7}, {"s", 8}, {"t", 9}, {"w", 10},
-    {"lo", 11}, {"low", 12}, {"er", 13}, {"Ġlow", 14}, {"lower", 15}, {"Ġlower", 16}, {"ne", 17}, {"new", 18},
-    {"es", 19}, {"est", 20}, {"<|endoftext|>", 21},
+    {"Ġ", 0},       {"d", 1},
+    {"e", 2},       {"i", 3},
+    {"l", 4},       {"n", 5},
+    {"o", 6},       {"r", 7},
+    {"s", 8},       {"t", 9},
+    {"w", 10},      {"lo", 11},
+    {"low", 12},    {"er", 13},
+    {"Ġlow", 14},   {"lower", 15},
+    {"Ġlower", 16}, {"ne", 17},
+    {"new", 18},    {"es", 19},
+    {"est", 20},    {"<|endoftext|>", 21},
 };
 const std::vector<BpeMerge> toy_merges = {
-    {"l", "o"}, {"lo", "w"}, {"e", "r"}, {"Ġ", "low"}, {"low", "er"},
-    {"Ġlow", "er"}, {"n", "e"}, {"ne", "w"}, {"e", "s"}, {"es", "t"},
+    {"l", "o"},     {"lo", "w"}, {"e", "r"},  {"Ġ", "low"}, {"low", "er"},
+    {"Ġlow", "er"}, {"n", "e"},  {"ne", "w"}, {"e", "s"},   {"es", "t"},
 };
 
 json toy_vocab_json() {
@@ -92,8 +100,13 @@ json tokenizer_json(const json& vocab, const std::vector<BpeMerge>& merges, bool
     }
     json added = json::array();
     if (vocab.contains("<|endoftext|>")) {
-        added.push_back({{"id", vocab["<|endoftext|>"]}, {"content", "<|endoftext|>"}, {"single_word", false},
-                         {"lstrip", false}, {"rstrip", false}, {"normalized", true}, {"special", true}});
+        added.push_back({{"id", vocab["<|endoftext|>"]},
+                         {"content", "<|endoftext|>"},
+                         {"single_word", false},
+                         {"lstrip", false},
+                         {"rstrip", false},
+                         {"normalized", true},
+                         {"special", true}});
     }
     return {{"version", "1.0"},
             {"truncation", nullptr},
@@ -117,7 +130,7 @@ json tokenizer_json(const json& vocab, const std::vector<BpeMerge>& merges, bool
 
 BpeTokenizer toy_tokenizer(BpeOptions options = {}) { return BpeTokenizer(toy_vocab, toy_merges, std::move(options)); }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("bpe: GPT-2's byte table") {
     CHECK(gpt2_byte_to_char(' ') == U'\u0120');    // Ġ
@@ -148,17 +161,20 @@ TEST_CASE("bpe: pre-tokeniser splits as GPT-2's regex in Python's regex module")
     CHECK(pretokens("a\t b") == std::vector<std::string>{"a", "\t", " b"});
     CHECK(pretokens("x  \n\n y  ") == std::vector<std::string>{"x", "  \n\n", " y", "  "});
     CHECK(pretokens("   ") == std::vector<std::string>{"   "});
-    CHECK(pretokens("") .empty());
+    CHECK(pretokens("").empty());
     CHECK(pretokens("abc123 4.5") == std::vector<std::string>{"abc", "123", " 4", ".", "5"});
     // Marks are neither letters nor numbers: "e" + U+0301 splits.
     CHECK(pretokens("cafe\xCC\x81!") == std::vector<std::string>{"cafe", "\xCC\x81!"});
     // White_Space is Python's \s: NEL (U+0085) is whitespace, BOM (U+FEFF) and U+001C are not.
-    CHECK(pretokens("a\xC2\x85" "b") == std::vector<std::string>{"a", "\xC2\x85", "b"});
+    CHECK(pretokens("a\xC2\x85"
+                    "b") == std::vector<std::string>{"a", "\xC2\x85", "b"});
     CHECK(pretokens("a \xC2\x85 b") == std::vector<std::string>{"a", " \xC2\x85", " b"});
     CHECK(pretokens("x\xEF\xBB\xBFy") == std::vector<std::string>{"x", "\xEF\xBB\xBF", "y"});
     CHECK(pretokens("a \xEF\xBB\xBF b") == std::vector<std::string>{"a", " \xEF\xBB\xBF", " b"});
-    CHECK(pretokens("a\x1c" "b") == std::vector<std::string>{"a", "\x1c", "b"});
-    CHECK(pretokens("a\xC2\xA0\xC2\xA0" "b") == std::vector<std::string>{"a", "\xC2\xA0", "\xC2\xA0", "b"});
+    CHECK(pretokens("a\x1c"
+                    "b") == std::vector<std::string>{"a", "\x1c", "b"});
+    CHECK(pretokens("a\xC2\xA0\xC2\xA0"
+                    "b") == std::vector<std::string>{"a", "\xC2\xA0", "\xC2\xA0", "b"});
     CHECK_THROWS_WITH_AS(gpt2_pretokenize("ok \xff", "prompt"), "prompt: invalid UTF-8 at byte 3", Error);
 }
 
@@ -190,8 +206,8 @@ TEST_CASE("bpe: a toy vocabulary, merges worked by hand") {
     const auto tokens = bpe.encode("lower newest lowest");
     CHECK(ids_of(tokens) == std::vector<std::int32_t>{15, 0, 18, 20, 14, 20});
     CHECK(labels_of(tokens) == std::vector<std::string>{"lower", " ", "new", "est", " low", "est"});
-    const std::vector<std::pair<std::size_t, std::size_t>> spans = {{0, 5}, {5, 6}, {6, 9}, {9, 12}, {12, 16},
-                                                                    {16, 19}};
+    const std::vector<std::pair<std::size_t, std::size_t>> spans = {{0, 5},  {5, 6},   {6, 9},
+                                                                    {9, 12}, {12, 16}, {16, 19}};
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         CHECK(tokens[i].begin == spans[i].first);
         CHECK(tokens[i].end == spans[i].second);
@@ -353,8 +369,8 @@ TEST_CASE("bpe: bad files fail naming the file and the field") {
     CHECK(contains(with_json(bad), tj + ": model.merges[2]: expected"));
     bad = good;
     bad["model"]["merges"][0] = json::array({"l", "q"});
-    CHECK(contains(with_json(bad), tj + ": model.merges[0]: \"q\" (merge \"l q\") is not in the vocabulary (" + tj +
-                                       ": model.vocab)"));
+    CHECK(contains(with_json(bad),
+                   tj + ": model.merges[0]: \"q\" (merge \"l q\") is not in the vocabulary (" + tj + ": model.vocab)"));
     bad = good;
     bad["model"]["merges"] = "l o";
     CHECK(contains(with_json(bad), tj + ": model.merges: missing, or not an array"));
@@ -458,7 +474,7 @@ std::vector<BpeCase> bpe_cases() {
     return cases;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("bpe golden: GPT-2's vocabulary matches gpt-3-encoder on every case") {
     const BpeTokenizer* tokenizer = nullptr;
@@ -498,7 +514,8 @@ TEST_CASE("bpe golden: GPT-2 on what gpt-3-encoder cannot check, and tokenizer.j
     }
     // Ids from OpenAI's encoder.py logic with Python's regex module (NEL is whitespace there,
     // the BOM is not); Hugging Face keeps <|endoftext|> whole.
-    CHECK(tokenizer->encode_ids("a\xC2\x85" "b") == std::vector<std::int32_t>{64, 126, 227, 65});
+    CHECK(tokenizer->encode_ids("a\xC2\x85"
+                                "b") == std::vector<std::int32_t>{64, 126, 227, 65});
     CHECK(tokenizer->encode_ids("a \xC2\x85 b") == std::vector<std::int32_t>{64, 1587, 227, 275});
     CHECK(tokenizer->encode_ids("x\xEF\xBB\xBFy") == std::vector<std::int32_t>{87, 171, 119, 123, 88});
     CHECK(tokenizer->encode_ids("a \xEF\xBB\xBF b") == std::vector<std::int32_t>{64, 27332, 119, 123, 275});
@@ -556,7 +573,7 @@ std::vector<std::string> pieces(const WordPieceTokenizer& wp, std::string_view t
 
 using Pieces = std::vector<std::string>;
 
-} // namespace
+}   // namespace
 
 TEST_CASE("wordpiece: the vocabulary and [CLS] ... [SEP]") {
     const auto wp = wordpiece();
@@ -633,9 +650,12 @@ TEST_CASE("wordpiece: lower-casing and accent stripping, on and off") {
 TEST_CASE("wordpiece: punctuation, CJK, whitespace and control characters") {
     const auto wp = wordpiece();
     // ASCII symbols ($, -, ') are punctuation; Unicode P* (« » —) too; ¥ (Sc) is not.
-    CHECK(pieces(wp, "don't \xC2\xABhello\xC2\xBB\xE2\x80\x94world $5 \xC2\xA5" "5 a-b") ==
-          Pieces{"don", "'", "t", "\xC2\xAB", "hello", "\xC2\xBB", "\xE2\x80\x94", "world", "$", "5", "\xC2\xA5" "5",
-                 "a", "-", "[UNK]"});
+    CHECK(pieces(wp,
+                 "don't \xC2\xABhello\xC2\xBB\xE2\x80\x94world $5 \xC2\xA5"
+                 "5 a-b") == Pieces{"don", "'", "t", "\xC2\xAB", "hello", "\xC2\xBB", "\xE2\x80\x94", "world", "$", "5",
+                                    "\xC2\xA5"
+                                    "5",
+                                    "a", "-", "[UNK]"});
     // Each CJK ideograph is a word, even inside a Latin word.
     CHECK(pieces(wp, "\xE7\x8C\xAB\xE6\x97\xA5\xE6\x9C\xAC") == Pieces{"\xE7\x8C\xAB", "\xE6\x97\xA5", "\xE6\x9C\xAC"});
     CHECK(pieces(wp, "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E") == Pieces{"\xE6\x97\xA5", "\xE6\x9C\xAC", "[UNK]"});

@@ -21,7 +21,7 @@ std::vector<Eigen::Index> indices_of(const std::vector<Prediction>& predictions)
     return out;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("top predictions: softmax of log(1), log(2), log(3), log(4) is 1/10 .. 4/10") {
     const std::vector<float> row = {std::log(2.0f), std::log(4.0f), std::log(1.0f), std::log(3.0f)};
@@ -80,8 +80,7 @@ TEST_CASE("top predictions: -inf is probability 0, and NaN, +inf or all -inf giv
 
 TEST_CASE("top predictions: a row of a row-major matrix") {
     Matrix logits(2, 3);
-    logits << 0.0f, 1.0f, 2.0f,
-              3.0f, 9.0f, 4.0f;
+    logits << 0.0f, 1.0f, 2.0f, 3.0f, 9.0f, 4.0f;
     const auto row = logits_row(logits, 1);
     REQUIRE(row.size() == 3);
     CHECK(row[1] == 9.0f);

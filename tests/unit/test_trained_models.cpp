@@ -4,9 +4,9 @@
 
 #include "core/error.h"
 #include "core/head_metrics.h"
-#include "core/seeded_random.h"
 #include "core/image.h"
 #include "core/model_registry.h"
+#include "core/seeded_random.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
@@ -59,7 +59,10 @@ TEST_CASE("trained models: a missing assets folder is one clear line naming the 
     } catch (const Error& e) {
         message = e.what();
     }
-    if (before) ::setenv("HEADSCOPE_ASSETS", saved.c_str(), 1); else ::unsetenv("HEADSCOPE_ASSETS");
+    if (before)
+        ::setenv("HEADSCOPE_ASSETS", saved.c_str(), 1);
+    else
+        ::unsetenv("HEADSCOPE_ASSETS");
     CHECK(message == "builtin:tiny-shapes: " + (empty.path() / "models" / "tiny-shapes" / "config.json").string() +
                          " is missing (set HEADSCOPE_ASSETS to the assets folder, or retrain: /usr/bin/python3 "
                          "tools/train_vision.py)");
@@ -78,7 +81,8 @@ TEST_CASE("trained models: tiny-shapes names held-out scenes (> 90%) and its [CL
     int correct = 0;
     std::vector<double> cls_on_shape(H, 0.0);
     for (const auto& scene : list) {
-        const ModelInput input = model->encode_image(decode_image_file(dir + "/" + scene.at("file").get<std::string>()));
+        const ModelInput input =
+            model->encode_image(decode_image_file(dir + "/" + scene.at("file").get<std::string>()));
         REQUIRE(input.n_prefix_tokens == 1);
         const ModelTrace trace = model->forward(input, RunOptions{});
         Eigen::Index predicted = 0;
@@ -115,7 +119,7 @@ std::vector<HeadMetrics> mean_metrics(const Model& model, const std::vector<std:
     return mean;
 }
 
-} // namespace
+}   // namespace
 
 TEST_CASE("trained models: tiny-story has a previous-token head (> 0.8) on held-out text and an induction "
           "head (> 0.5) on random characters said twice") {

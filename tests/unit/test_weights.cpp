@@ -34,7 +34,7 @@ Matrix product(const WeightMatrix& w, const Matrix& x) {
 
 const std::string checkpoints = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints";
 
-} // namespace
+}   // namespace
 
 TEST_CASE("WeightMatrix: owned, viewed, transposed and sliced weights all compute x W^T") {
     const Matrix W = numbered(6, 4);   // [out, in]
@@ -70,7 +70,7 @@ TEST_CASE("WeightMatrix: owned, viewed, transposed and sliced weights all comput
 
     WeightMatrix editable = W;
     CHECK(product(editable, x).isApprox(expected, 1e-6f));   // its panels are made here...
-    const WeightMatrix before_edit = editable;                 // ...and shared by this copy
+    const WeightMatrix before_edit = editable;               // ...and shared by this copy
     editable.values()(0, 0) = 7.0f;
     CHECK(editable.to_matrix()(0, 0) == 7.0f);
     Matrix W_edited = W;
@@ -137,7 +137,7 @@ TEST_CASE("A mapped weight's pages, handed back after its first product, read th
     const Matrix x = numbered(5, 100).array() + 0.5f;
     const Matrix expected = x * w.transpose();
     CHECK(product(mapped, x).isApprox(expected, 1e-6f));   // panels made, the file's pages released
-    CHECK(mapped.to_matrix() == w);                         // read again from the file
+    CHECK(mapped.to_matrix() == w);                        // read again from the file
     CHECK(product(mapped, x).isApprox(expected, 1e-6f));
     CHECK(product(mapped.middle_rows(10, 20), x).isApprox(x * w.middleRows(10, 20).transpose(), 1e-6f));
 }
@@ -191,10 +191,12 @@ TEST_CASE("Embedding rows gathered from a weight: its rows in order, and a mappe
     // Owned and transposed ([in, out] in memory, as GPT-2's Conv1D) weights: row r of [out, in].
     const Matrix small = w.topRows(6).leftCols(4);   // [out 6, in 4]
     const WeightMatrix owned(small);
-    CHECK(owned.gather_rows(std::vector<std::int64_t>{4, 1}) == Matrix(small(std::vector<Eigen::Index>{4, 1}, Eigen::all)));
+    CHECK(owned.gather_rows(std::vector<std::int64_t>{4, 1}) ==
+          Matrix(small(std::vector<Eigen::Index>{4, 1}, Eigen::all)));
     const Matrix stored_t = small.transpose();   // [in 4, out 6]
     const WeightMatrix transposed = WeightMatrix::view(nullptr, stored_t.data(), 4, 6, 6, true);
-    CHECK(transposed.gather_rows(std::vector<std::int64_t>{2, 5}) == Matrix(small(std::vector<Eigen::Index>{2, 5}, Eigen::all)));
+    CHECK(transposed.gather_rows(std::vector<std::int64_t>{2, 5}) ==
+          Matrix(small(std::vector<Eigen::Index>{2, 5}, Eigen::all)));
 }
 
 TEST_CASE("Mapped weights outlive the table and the HfWeights they came from") {

@@ -1,7 +1,7 @@
 #pragma once
 // Shared helpers for the tests: temporary folders, absolute comparisons, golden cases.
 
-#include "core/matrix.h"
+#include "core/tensor/matrix.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 Run with Debian's NumPy:  /usr/bin/python3 tools/analysis_reference.py
 
 An independent, deliberately plain implementation (loops and textbook formulas, in
-float64) of what core/head_metrics.h, core/rollout.h and core/head_similarity.h
+float64) of what core/analysis/head_metrics.h, core/analysis/rollout.h and core/analysis/head_similarity.h
 compute, on a few small seeded cases:
 
   text_cls         3 layers x 4 heads, T = 7, [CLS] ... [SEP], no mask, repeated ids
@@ -15,7 +15,7 @@ compute, on a few small seeded cases:
 Each file holds the inputs (weights [L][H][T][T] as float32 values, the mask, ids,
 special flags, image geometry, top_k) and the expected outputs:
 
-  metrics   per head, layer-major, the definitions of core/head_metrics.h
+  metrics   per head, layer-major, the definitions of core/analysis/head_metrics.h
   rollout   per option set (fusion, discard_ratio, start/end, disabled heads): [T][T]
             Abnar & Zuidema's rollout with jacobgil/vit-explain's discard (the k lowest
             fused entries by a stable sort, flat index 0 spared), A' = (A + I) / 2 and

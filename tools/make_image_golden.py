@@ -3,7 +3,7 @@
 
 Run with Debian's Pillow, NumPy and PyTorch:  /usr/bin/python3 tools/make_image_golden.py
 
-tests/images/            small images in every format core/image.h decodes, drawn from
+tests/images/            small images in every format core/image/image.h decodes, drawn from
                          gradients + noise + sharp edges (what resampling gets wrong)
 tests/images/broken/     files that must be refused (each is checked to fail in Pillow too)
 tests/golden/images/

@@ -173,7 +173,7 @@ def loss_of(model, ids, weight=None):
 
 
 # --------------------------------------------------------------------------------------
-# what was learnt: the head scores of core/head_metrics.h, computed here in PyTorch
+# what was learnt: the head scores of core/analysis/head_metrics.h, computed here in PyTorch
 
 
 def head_scores(model, ids):

@@ -8,10 +8,10 @@
 // channel (viridis' red falls, then rises), so a per-channel max of colours would
 // invent colours no weight has.
 
-#include "core/colormap.h"
-#include "core/heatmap_image.h"
-#include "core/mask.h"
-#include "core/matrix.h"
+#include "core/nn/mask.h"
+#include "core/render/colormap.h"
+#include "core/render/heatmap_image.h"
+#include "core/tensor/matrix.h"
 
 #include <vector>
 

@@ -4,7 +4,7 @@
 // cell stays a crisp square at any zoom; a heatmap also gets its max-pooled mip levels
 // (heatmap_pyramid.h), so a map drawn smaller than its size loses no strong cell.
 
-#include "core/heatmap_image.h"
+#include "core/render/heatmap_image.h"
 #include "ui/heatmap_pyramid.h"
 
 #include <imgui.h>

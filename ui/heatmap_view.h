@@ -3,8 +3,8 @@
 // on both axes (queries down the left, keys rotated along the top), and a tooltip
 // with query, key, weight and pre-softmax score under the mouse.
 
-#include "core/attention.h"
-#include "core/mask.h"
+#include "core/nn/attention.h"
+#include "core/nn/mask.h"
 #include "ui/heatmap_texture.h"
 
 #include <string>

@@ -1,13 +1,13 @@
 // `headscope-cli analyze`: head metrics, attention rollout, head similarity and the
 // head-importance scan of one input, written as JSON (everything) or CSV (one row per
-// head). Definitions in core/head_metrics.h, core/rollout.h, core/head_similarity.h and
-// core/ablation_effects.h.
+// head). Definitions in core/analysis/head_metrics.h, core/analysis/rollout.h, core/analysis/head_similarity.h and
+// core/analysis/ablation_effects.h.
 
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
-#include "core/analysis_report.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "core/analysis/analysis_report.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
 
 #include <unistd.h>
 

@@ -7,11 +7,11 @@
 
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
-#include "core/attention.h"
-#include "core/error.h"
-#include "core/image.h"
-#include "core/parallel.h"
-#include "core/seeded_random.h"
+#include "core/base/error.h"
+#include "core/base/seeded_random.h"
+#include "core/image/image.h"
+#include "core/nn/attention.h"
+#include "core/tensor/parallel.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,10 +1,10 @@
-// headscope-cli: the headless face of Headscope (see ../shared/CLI.md). Links core
+// headscope-cli: the headless face of Headscope (see docs/cli.md). Links core
 // only. Every error is caught here, printed as one line, and exits 2.
 
 #include "app/cli/cli_errors.h"
 #include "app/cli/command.h"
-#include "core/error.h"
-#include "core/memory_reuse.h"
+#include "core/base/error.h"
+#include "core/tensor/memory_reuse.h"
 
 #include <CLI/CLI.hpp>
 

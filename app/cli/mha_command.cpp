@@ -2,7 +2,7 @@
 
 #include "app/cli/cli_errors.h"
 #include "app/cli/mha_run.h"
-#include "core/safetensors.h"
+#include "core/tensor/safetensors.h"
 
 #include <cstdio>
 #include <memory>

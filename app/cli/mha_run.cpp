@@ -1,10 +1,10 @@
 #include "app/cli/mha_run.h"
 
 #include "app/common/arg_lists.h"
-#include "core/attention_io.h"
-#include "core/error.h"
-#include "core/safetensors.h"
-#include "core/sequence_io.h"
+#include "core/base/error.h"
+#include "core/models/mha/attention_io.h"
+#include "core/models/mha/sequence_io.h"
+#include "core/tensor/safetensors.h"
 
 #include <utility>
 

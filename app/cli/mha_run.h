@@ -4,7 +4,7 @@
 // attention layer on each batch element. headscope-cli mha writes what it returns;
 // tests/fuzz/fuzz_mha.cpp feeds it files built from fuzz input, through the same checks.
 
-#include "core/matrix.h"
+#include "core/tensor/matrix.h"
 
 #include <functional>
 #include <string>

@@ -2,9 +2,9 @@
 
 #include "app/cli/cli_errors.h"
 #include "app/common/arg_lists.h"
-#include "core/error.h"
-#include "core/model_registry.h"
-#include "core/text.h"
+#include "core/base/error.h"
+#include "core/models/model_registry.h"
+#include "core/text/text.h"
 
 namespace headscope::cli {
 
@@ -23,6 +23,11 @@ void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional) {
     demo->add_option("--bias", args.bias, "Biases in the projections: on or off")
         ->capture_default_str()
         ->check(CLI::IsMember({"on", "off"}));
+    demo->add_option("--arch", args.arch,
+                     "toy-text's block: classic (LayerNorm, GELU, sinusoidal positions) or modern (Llama's: "
+                     "RMSNorm, SwiGLU, rotary positions, 2 query heads per key/value head, causal, random weights)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"classic", "modern"}));
     demo->add_option("--max-tokens", args.config.max_tokens, "toy-text: longest sentence in tokens")
         ->capture_default_str();
     demo->add_option("--image-size", args.config.image_size, "toy-vit: input side in pixels")->capture_default_str();
@@ -33,6 +38,7 @@ std::unique_ptr<Model> open_model_from(const ModelArgs& args) {
     ToyConfig config = args.config;
     config.init = args.init == "random" ? ToyInit::random : ToyInit::structured;
     config.bias = args.bias == "on";
+    config.arch = args.arch == "modern" ? ToyArch::modern : ToyArch::classic;
     auto model = open_model(args.path, config);
     for (const auto& warning : model->info().warnings) report_warning(warning);
     return model;

@@ -3,8 +3,8 @@
 // models' settings), which input (--text | --image | --tokens), and how to run it
 // (--causal on|off, --disable-heads L.H,...).
 
-#include "core/model.h"
-#include "core/toy_models.h"
+#include "core/models/model.h"
+#include "core/models/toy/toy_models.h"
 
 #include <CLI/CLI.hpp>
 
@@ -18,6 +18,7 @@ struct ModelArgs {
     ToyConfig config;
     std::string init = "structured";
     std::string bias = "on";
+    std::string arch = "classic";
 };
 // --model is required unless `model_optional` (bench also runs one synthetic layer).
 void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional = false);

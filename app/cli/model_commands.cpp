@@ -2,9 +2,9 @@
 
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
-#include "core/error.h"
-#include "core/model_registry.h"
-#include "core/safetensors.h"
+#include "core/base/error.h"
+#include "core/models/model_registry.h"
+#include "core/tensor/safetensors.h"
 
 #include <nlohmann/json.hpp>
 

@@ -3,9 +3,9 @@
 
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
-#include "core/error.h"
-#include "core/png_export.h"
-#include "core/render.h"
+#include "core/base/error.h"
+#include "core/render/png_export.h"
+#include "core/render/render.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,6 @@
 #include "app/common/arg_lists.h"
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 #include <limits>
 

@@ -8,10 +8,10 @@
 #include "app/gui/app_window.h"
 
 #include "app/gui/draw_helpers.h"
-#include "core/ablation_effects.h"
-#include "core/head_similarity.h"
-#include "core/heatmap_image.h"
-#include "core/rollout.h"
+#include "core/analysis/ablation_effects.h"
+#include "core/analysis/head_similarity.h"
+#include "core/analysis/rollout.h"
+#include "core/render/heatmap_image.h"
 #include "ui/cell_under.h"
 #include "ui/heatmap_view.h"
 

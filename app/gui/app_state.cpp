@@ -1,8 +1,8 @@
 #include "app/gui/app_state.h"
 
-#include "core/assets.h"
-#include "core/head_roles.h"
-#include "core/model_registry.h"
+#include "core/analysis/head_roles.h"
+#include "core/models/assets.h"
+#include "core/models/model_registry.h"
 
 #include <algorithm>
 #include <array>

@@ -3,9 +3,9 @@
 // No GL or ImGui here, so the transitions are unit-tested without a window.
 
 #include "app/gui/worker.h"
-#include "core/colormap.h"
-#include "core/head_metrics.h"
-#include "core/rollout.h"
+#include "core/analysis/head_metrics.h"
+#include "core/analysis/rollout.h"
+#include "core/render/colormap.h"
 
 #include <optional>
 #include <string>
@@ -59,7 +59,7 @@ struct AppState {
     bool compare_b_chosen = false;
     std::string compare_text;         // compare view, input B (text models)
     std::string compare_image_path;   // compare view, input B (image models)
-    // Analysis (core/head_metrics.h, core/rollout.h): the metric the Heads view plots and
+    // Analysis (core/analysis/head_metrics.h, core/analysis/rollout.h): the metric the Heads view plots and
     // the Model grid colours / sorts by.
     Metric metric = Metric::prev_token;
     bool grid_colour_by_metric = false;
@@ -126,7 +126,7 @@ std::vector<std::string> start_choice_notes(const StartChoices& choices, const M
 void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
 
 // The head a first look should land on: the one whose measured role
-// (core/head_roles.h) is the most nameable, an induction head before a previous-token
+// (core/analysis/head_roles.h) is the most nameable, an induction head before a previous-token
 // head before the rest, then by score. `metrics` is [L * H], layer-major. Absent when
 // no head has a name: the selection is left alone.
 struct HeadIndex {

@@ -1,10 +1,10 @@
 #include "app/gui/app_window.h"
 
 #include "app/gui/draw_helpers.h"
-#include "core/head_compare.h"
-#include "core/head_roles.h"
-#include "core/heatmap_image.h"
-#include "core/model_registry.h"
+#include "core/analysis/head_compare.h"
+#include "core/analysis/head_roles.h"
+#include "core/models/model_registry.h"
+#include "core/render/heatmap_image.h"
 #include "ui/cell_under.h"
 #include "ui/heatmap_view.h"
 

@@ -1,6 +1,6 @@
 #include "app/gui/background_job.h"
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 #include <algorithm>
 #include <exception>

@@ -5,7 +5,7 @@
 // the one running), with its progress readable and a Cancel. Finished results are kept
 // by key, so the views ask "is there a result for what I show?" every frame for free.
 
-#include "core/load_control.h"
+#include "core/base/load_control.h"
 
 #include <atomic>
 #include <condition_variable>

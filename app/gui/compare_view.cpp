@@ -6,8 +6,8 @@
 #include "app/gui/app_window.h"
 
 #include "app/gui/draw_helpers.h"
-#include "core/head_compare.h"
-#include "core/heatmap_image.h"
+#include "core/analysis/head_compare.h"
+#include "core/render/heatmap_image.h"
 #include "ui/heatmap_view.h"
 
 #include <imgui.h>

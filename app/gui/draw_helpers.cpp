@@ -1,6 +1,6 @@
 #include "app/gui/draw_helpers.h"
 
-#include "core/heatmap_image.h"
+#include "core/render/heatmap_image.h"
 
 #include <imgui.h>
 

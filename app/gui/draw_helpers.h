@@ -2,9 +2,9 @@
 // Small drawing pieces the window's views share: colour legends, texture keys, the
 // picture as a texture image.
 
-#include "core/colormap.h"
-#include "core/heatmap_image.h"
-#include "core/image.h"
+#include "core/image/image.h"
+#include "core/render/colormap.h"
+#include "core/render/heatmap_image.h"
 
 #include <string>
 

@@ -6,10 +6,10 @@
 #include "app/gui/frame_timer.h"
 #include "app/gui/screenshot.h"
 #include "app/gui/soak.h"
-#include "core/assets.h"
-#include "core/error.h"
-#include "core/memory_reuse.h"
-#include "core/png_export.h"
+#include "core/base/error.h"
+#include "core/models/assets.h"
+#include "core/render/png_export.h"
+#include "core/tensor/memory_reuse.h"
 
 #include <CLI/CLI.hpp>
 #include <GLFW/glfw3.h>

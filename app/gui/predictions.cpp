@@ -1,6 +1,6 @@
 #include "app/gui/predictions.h"
 
-#include "core/top_predictions.h"
+#include "core/analysis/top_predictions.h"
 
 #include <cstdio>
 #include <limits>

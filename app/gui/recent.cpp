@@ -1,7 +1,7 @@
 #include "app/gui/recent.h"
 
-#include "core/atomic_file.h"
-#include "core/error.h"
+#include "core/base/atomic_file.h"
+#include "core/base/error.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 // Reads the current OpenGL framebuffer into an RGBA image (top row first), for
 // `headscope --screenshot FILE`.
 
-#include "core/heatmap_image.h"
+#include "core/render/heatmap_image.h"
 
 namespace headscope::gui {
 

@@ -1,6 +1,6 @@
 #include "app/gui/soak.h"
 
-#include "core/model_registry.h"
+#include "core/models/model_registry.h"
 
 #include <algorithm>
 #include <array>

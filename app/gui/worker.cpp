@@ -1,8 +1,8 @@
 #include "app/gui/worker.h"
 
 #include "app/common/arg_lists.h"
-#include "core/error.h"
-#include "core/model_registry.h"
+#include "core/base/error.h"
+#include "core/models/model_registry.h"
 
 #include <sched.h>
 
@@ -49,6 +49,7 @@ std::string input_key_text(const ModelChoice& model, const RunKey& key) {
                                     c.bias,
                                     static_cast<std::int64_t>(c.seed),
                                     static_cast<std::int64_t>(c.init),
+                                    static_cast<std::int64_t>(c.arch),
                                     key.causal,
                                     key.embeddings.rows(),
                                     key.embeddings.cols()};
@@ -110,7 +111,7 @@ bool ModelChoice::operator==(const ModelChoice& o) const {
     const ToyConfig& b = o.config;
     return name == o.name && a.width == b.width && a.n_heads == b.n_heads && a.n_layers == b.n_layers &&
            a.mlp_ratio == b.mlp_ratio && a.max_tokens == b.max_tokens && a.image_size == b.image_size &&
-           a.patch_size == b.patch_size && a.bias == b.bias && a.seed == b.seed && a.init == b.init;
+           a.patch_size == b.patch_size && a.bias == b.bias && a.seed == b.seed && a.init == b.init && a.arch == b.arch;
 }
 
 std::unique_ptr<Model> open_model_choice(const ModelChoice& choice, const LoadControl& control) {
@@ -198,7 +199,7 @@ std::optional<ModelChoice> Worker::model_in_use() const {
 }
 
 void Worker::run() {
-    // Computing yields to drawing: the forward runs on every core (core/parallel.h), and
+    // Computing yields to drawing: the forward runs on every core (core/tensor/parallel.h), and
     // the window must keep 30 fps meanwhile. SCHED_IDLE, not a nice value: a thread of the
     // window that wakes preempts it at once, where nice 10 still let a frame wait behind
     // it (software rendering: slowest frame 48 ms at nice 10, 28-33 ms idle; see

@@ -9,12 +9,12 @@
 // model). A load that fails or is stopped keeps the model the worker had, so the views
 // of the previous model stay valid.
 
-#include "core/ablation_effects.h"
-#include "core/head_metrics.h"
-#include "core/image.h"
-#include "core/load_control.h"
-#include "core/model.h"
-#include "core/toy_models.h"
+#include "core/analysis/ablation_effects.h"
+#include "core/analysis/head_metrics.h"
+#include "core/base/load_control.h"
+#include "core/image/image.h"
+#include "core/models/model.h"
+#include "core/models/toy/toy_models.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -84,7 +84,7 @@ struct Snapshot {
     bool causal = false;                 // whether trace ran with the causal mask
     bool ablated = false;                // whether some head was disabled in trace
     std::optional<ModelTrace> flipped;   // the same input with the causal mask flipped, when asked
-    std::vector<HeadMetrics> metrics;    // [L * H] of trace, layer-major (core/head_metrics.h)
+    std::vector<HeadMetrics> metrics;    // [L * H] of trace, layer-major (core/analysis/head_metrics.h)
     // When heads are disabled: the same input and mask with every head on (its maps for
     // the compare view, its output for the effect below). Null otherwise.
     std::shared_ptr<const ModelTrace> intact;

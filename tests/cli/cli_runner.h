@@ -3,7 +3,7 @@
 // contract's check for bad input (exit 2, exactly one line on stderr); reading what
 // `dump` wrote.
 
-#include "core/safetensors.h"
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 #include <nlohmann/json.hpp>

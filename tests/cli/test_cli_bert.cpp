@@ -5,8 +5,8 @@
 // cases use the loader directly: output labels, byte spans and exported names.
 
 #include "cli/cli_runner.h"
-#include "core/hf_bert.h"
-#include "core/safetensors.h"
+#include "core/models/hf/bert.h"
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 #include <nlohmann/json.hpp>
@@ -126,14 +126,14 @@ TEST_CASE("bert: --causal on and --disable-heads change the maps") {
 }
 
 TEST_CASE("bert: info describes the architecture") {
-    // Embeddings 60 x 16 + 32 x 16 + 2 x 16 + LayerNorm 32 = 1536; per layer q, k, v, out
-    // 4 x 272 + LayerNorm 32 + intermediate 48 x 16 + 48 + output 16 x 48 + 16 + LayerNorm 32
+    // Embeddings 60 x 16 + 32 x 16 + 2 x 16 + Norm 32 = 1536; per layer q, k, v, out
+    // 4 x 272 + Norm 32 + intermediate 48 x 16 + 48 + output 16 x 48 + 16 + Norm 32
     // = 2752, twice: 7040 for the encoder.
     check_output_has(run_cli({"info", "--model", checkpoints + "/bert_tiny"}),
                      {"Hugging Face BertForMaskedLM", "max tokens: 32",
                       "layers L = 2, heads H = 2, width E = 16, head width Dh = 8, MLP width = 48", "causal: no",
                       "\"hidden_act\":\"gelu\"", "\"layer_norm_eps\":\"1e-12\"",
-                      // + transform 272 + LayerNorm 32 + bias 60; the stored decoder equals the
+                      // + transform 272 + Norm 32 + bias 60; the stored decoder equals the
                       // word embeddings: counted once
                       "parameters: 7404", "tied to word_embeddings (cls.predictions.decoder.weight equals it)",
                       "vocab.txt + tokenizer_config.json (WordPiece, lower-cased)"});

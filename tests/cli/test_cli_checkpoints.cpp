@@ -4,7 +4,7 @@
 // line.
 
 #include "cli/cli_runner.h"
-#include "core/safetensors.h"
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 // tools/make_golden.py, every output tensor, within an absolute 1e-5.
 
 #include "cli/cli_runner.h"
-#include "core/safetensors.h"
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 using namespace headscope;

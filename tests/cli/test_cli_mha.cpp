@@ -3,7 +3,7 @@
 // comparison with PyTorch is in test_cli_golden.cpp.
 
 #include "cli/cli_runner.h"
-#include "core/safetensors.h"
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 #include <sys/stat.h>

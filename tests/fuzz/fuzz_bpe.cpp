@@ -1,4 +1,4 @@
-// Feeds: GPT-2's byte-level BPE tokenizer (core/bpe_tokenizer.h) from files, then a text.
+// Feeds: GPT-2's byte-level BPE tokenizer (core/text/bpe_tokenizer.h) from files, then a text.
 // Byte 0 even: the rest is cut at "\n--8<--\n" into vocab.json, merges.txt and the text,
 // read by BpeTokenizer::from_files; odd: into tokenizer.json and the text, read by
 // from_tokenizer_json. Asserts: loading and encoding either throw a headscope::Error or
@@ -8,7 +8,7 @@
 // bytes), each token's bytes are its span of the text and decode(encode_ids(text)) is
 // the text, byte for byte.
 
-#include "core/bpe_tokenizer.h"
+#include "core/text/bpe_tokenizer.h"
 #include "fuzz_support.h"
 
 using namespace headscope;

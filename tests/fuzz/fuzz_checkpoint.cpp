@@ -14,7 +14,7 @@
 // preprocessor config (a mutated config.json only) the maps must also be finite, rows
 // summing to 1, masked pairs 0.
 
-#include "core/model_registry.h"
+#include "core/models/model_registry.h"
 #include "fuzz_model.h"
 #include "fuzz_support.h"
 

@@ -1,4 +1,4 @@
-// Feeds: the built-in text model's tokenizer and input path (core/text.h tokenize_words,
+// Feeds: the built-in text model's tokenizer and input path (core/text/text.h tokenize_words,
 // the UTF-8 check, split_on_specials; builtin:toy-text's encode_text and forward). Byte 0
 // picks the model (structured or random heads) and the run (causal, ablated head, all
 // stages); the rest is the sentence. Asserts: invalid UTF-8 is refused by both
@@ -7,9 +7,9 @@
 // whitespace; split_on_specials covers the text in order; and a sentence the model takes
 // gives finite maps whose rows sum to 1, masked pairs 0 (fuzz_model.h).
 
-#include "core/error.h"
-#include "core/text.h"
-#include "core/toy_models.h"
+#include "core/base/error.h"
+#include "core/models/toy/toy_models.h"
+#include "core/text/text.h"
 #include "fuzz_model.h"
 #include "fuzz_support.h"
 

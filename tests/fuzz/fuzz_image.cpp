@@ -1,4 +1,4 @@
-// Feeds: image decoding and preprocessing (core/image_decode.cpp on PNG, JPEG, GIF, BMP,
+// Feeds: image decoding and preprocessing (core/image/image_decode.cpp on PNG, JPEG, GIF, BMP,
 // TGA bytes; image_resize.cpp; hf_config's centre crop; image_patches.cpp) and then an
 // image model's encode_image and forward. Five header bytes pick the resample filter,
 // the model (builtin:toy-vit, or the trained builtin:tiny-shapes checkpoint at its own
@@ -9,10 +9,10 @@
 // std allow; patchify either refuses a size that is not whole patches or gives
 // [N, 3 * P * P] holding the pixels; and the model's maps are finite, rows summing to 1.
 
-#include "core/hf_config.h"
-#include "core/image.h"
-#include "core/model_registry.h"
-#include "core/toy_models.h"
+#include "core/image/image.h"
+#include "core/models/hf/config.h"
+#include "core/models/model_registry.h"
+#include "core/models/toy/toy_models.h"
 #include "fuzz_model.h"
 #include "fuzz_support.h"
 

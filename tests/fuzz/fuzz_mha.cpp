@@ -11,8 +11,8 @@
 
 #include "app/cli/mha_run.h"
 #include "app/common/arg_lists.h"
-#include "core/safetensors.h"
-#include "core/sequence_io.h"
+#include "core/models/mha/sequence_io.h"
+#include "core/tensor/safetensors.h"
 #include "fuzz_support.h"
 
 #include <cmath>

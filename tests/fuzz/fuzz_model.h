@@ -5,7 +5,7 @@
 // it allows none is all 0), masked pairs are exactly 0, and so the causal upper
 // triangle is 0.
 
-#include "core/model.h"
+#include "core/models/model.h"
 #include "fuzz_support.h"
 
 #include <cmath>

@@ -7,8 +7,8 @@
 // metadata with encode_safetensors parses back to the same names, dtypes, shapes, bytes
 // and metadata.
 
-#include "core/dtype.h"
-#include "core/safetensors.h"
+#include "core/tensor/dtype.h"
+#include "core/tensor/safetensors.h"
 #include "fuzz_support.h"
 
 #include <algorithm>

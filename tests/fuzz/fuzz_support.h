@@ -8,7 +8,7 @@
 // timeouts and out-of-memory are caught by libFuzzer itself. `require` states an
 // invariant of a successful result (rows sum to 1, no NaN, ...).
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 #include <cstddef>
 #include <cstdint>

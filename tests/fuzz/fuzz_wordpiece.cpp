@@ -1,4 +1,4 @@
-// Feeds: BERT's WordPiece tokenizer (core/wordpiece_tokenizer.h): the input after byte 0
+// Feeds: BERT's WordPiece tokenizer (core/text/wordpiece_tokenizer.h): the input after byte 0
 // is cut at "\n--8<--\n" into vocab.txt, a text, a second text (the pair) and a
 // tokenizer_config.json. The options come from that tokenizer_config.json when the part
 // is there (read_hf_bert_tokenizer_config, as the BERT loader reads it), else from byte 0
@@ -7,8 +7,8 @@
 // the vocabulary and labelled by its own token, byte spans inside their own text and in
 // order, and decode() of the ids not throwing.
 
-#include "core/hf_config.h"
-#include "core/wordpiece_tokenizer.h"
+#include "core/models/hf/config.h"
+#include "core/text/wordpiece_tokenizer.h"
 #include "fuzz_support.h"
 
 using namespace headscope;

@@ -2,7 +2,7 @@
 // the app under xvfb-run timing N settled frames and exiting with one line on stdout.
 
 #include "app/gui/frame_timer.h"
-#include "core/png_export.h"
+#include "core/render/png_export.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>

@@ -2,9 +2,9 @@
 // pixels show what the controls did (causal mask, ablation, the picture), including
 // through real keyboard events sent by xdotool.
 
-#include "core/colormap.h"
-#include "core/head_metrics.h"
-#include "core/model_registry.h"
+#include "core/analysis/head_metrics.h"
+#include "core/models/model_registry.h"
+#include "core/render/colormap.h"
 #include "test_support.h"
 
 #include <stb_image.h>
@@ -117,7 +117,7 @@ TEST_CASE("gui: the default sentence renders heatmaps, and the causal mask shows
 
 TEST_CASE("gui: a first launch opens the trained text model on its default sentence, at its most nameable head") {
     // The head the app should land on, measured here with the engine on
-    // assets/default_sentence.txt (core/head_roles.h): the strongest induction head if one
+    // assets/default_sentence.txt (core/analysis/head_roles.h): the strongest induction head if one
     // is named (>= 0.4), else the strongest previous-token head (>= 0.5).
     std::ifstream in(HEADSCOPE_ASSETS_DIR "/default_sentence.txt");
     std::string sentence;

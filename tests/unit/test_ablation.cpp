@@ -2,10 +2,10 @@
 // (against single ablations run one by one, from scratch), the analyze report's JSON
 // and CSV, and what the demo models' built heads score on their metrics.
 
-#include "core/ablation_effects.h"
-#include "core/analysis_report.h"
-#include "core/head_metrics.h"
-#include "core/toy_models.h"
+#include "core/analysis/ablation_effects.h"
+#include "core/analysis/analysis_report.h"
+#include "core/analysis/head_metrics.h"
+#include "core/models/toy/toy_models.h"
 #include "test_support.h"
 
 #include <nlohmann/json.hpp>

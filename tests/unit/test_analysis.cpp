@@ -2,13 +2,13 @@
 // answers worked out in the comments, then the golden files of
 // tools/analysis_reference.py (an independent NumPy implementation) on seeded cases.
 
-#include "core/error.h"
-#include "core/head_compare.h"
-#include "core/head_metrics.h"
-#include "core/head_roles.h"
-#include "core/head_similarity.h"
-#include "core/mask.h"
-#include "core/rollout.h"
+#include "core/analysis/head_compare.h"
+#include "core/analysis/head_metrics.h"
+#include "core/analysis/head_roles.h"
+#include "core/analysis/head_similarity.h"
+#include "core/analysis/rollout.h"
+#include "core/base/error.h"
+#include "core/nn/mask.h"
 
 #include "test_support.h"
 

@@ -1,8 +1,8 @@
-#include "core/attention.h"
-#include "core/attention_io.h"
-#include "core/error.h"
-#include "core/head_compare.h"
-#include "core/safetensors.h"
+#include "core/analysis/head_compare.h"
+#include "core/base/error.h"
+#include "core/models/mha/attention_io.h"
+#include "core/nn/attention.h"
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 #include <cmath>

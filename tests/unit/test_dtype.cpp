@@ -1,4 +1,4 @@
-#include "core/dtype.h"
+#include "core/tensor/dtype.h"
 
 #include <doctest/doctest.h>
 

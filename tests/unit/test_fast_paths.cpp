@@ -4,15 +4,15 @@
 // on one thread and two; the softmax's run-of-keys path against its key-by-key path; and
 // a whole attention layer on one thread against two.
 
-#include "core/attention.h"
-#include "core/error.h"
-#include "core/exp_sum.h"
-#include "core/image.h"
-#include "core/mask.h"
-#include "core/model_registry.h"
-#include "core/parallel.h"
-#include "core/weight_matrix.h"
-#include "core/weight_panels.h"
+#include "core/base/error.h"
+#include "core/image/image.h"
+#include "core/models/model_registry.h"
+#include "core/nn/attention.h"
+#include "core/nn/mask.h"
+#include "core/tensor/kernels/exp_sum.h"
+#include "core/tensor/kernels/weight_panels.h"
+#include "core/tensor/parallel.h"
+#include "core/tensor/weight_matrix.h"
 #include "test_support.h"
 
 #include <algorithm>

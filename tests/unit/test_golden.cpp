@@ -1,9 +1,9 @@
 // The engine against PyTorch: every golden case of tools/make_golden.py, every
 // stage, every batch element, within an absolute 1e-5.
 
-#include "core/attention_io.h"
-#include "core/safetensors.h"
-#include "core/sequence_io.h"
+#include "core/models/mha/attention_io.h"
+#include "core/models/mha/sequence_io.h"
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 using namespace headscope;

@@ -2,8 +2,8 @@
 // sizes, every cell covered, the max of each footprint, and a single strong cell
 // surviving down to 1 x 1.
 
-#include "core/colormap.h"
-#include "core/heatmap_image.h"
+#include "core/render/colormap.h"
+#include "core/render/heatmap_image.h"
 #include "ui/heatmap_pyramid.h"
 
 #include <doctest/doctest.h>

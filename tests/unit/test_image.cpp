@@ -3,10 +3,10 @@
 // resize equals Pillow's Image.resize byte for byte, normalisation and the patch
 // embedding equal PyTorch's within 1e-5; broken files fail with one line naming them.
 
-#include "core/error.h"
-#include "core/grid_resize.h"
-#include "core/image.h"
-#include "core/safetensors.h"
+#include "core/base/error.h"
+#include "core/image/grid_resize.h"
+#include "core/image/image.h"
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 #include <algorithm>
@@ -90,7 +90,7 @@ std::span<const std::byte> as_bytes(const std::string& s) { return std::as_bytes
 
 }   // namespace
 
-// JPEG too: it is decoded by libjpeg-turbo, as Pillow decodes it (core/image_decode.cpp).
+// JPEG too: it is decoded by libjpeg-turbo, as Pillow decodes it (core/image/image_decode.cpp).
 TEST_CASE("image decode: every PNG, JPEG, BMP, GIF and TGA equals Pillow's convert(\"RGB\") exactly") {
     const auto manifest = image_manifest();
     const auto golden = SafetensorsFile::open(image_golden_dir() + "/decode.safetensors");

@@ -1,7 +1,7 @@
-#include "core/colormap.h"
-#include "core/error.h"
-#include "core/heatmap_image.h"
-#include "core/png_export.h"
+#include "core/base/error.h"
+#include "core/render/colormap.h"
+#include "core/render/heatmap_image.h"
+#include "core/render/png_export.h"
 #include "test_support.h"
 
 #include <stb_image.h>

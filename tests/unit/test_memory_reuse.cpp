@@ -1,7 +1,7 @@
-// core/memory_reuse.h: advise_huge_pages marks the whole 2 MiB pages inside a big block
+// core/tensor/memory_reuse.h: advise_huge_pages marks the whole 2 MiB pages inside a big block
 // for transparent huge pages (the kernel's "hg" flag on that mapping), and leaves small
 // blocks, which may share the heap's mapping, alone.
-#include "core/memory_reuse.h"
+#include "core/tensor/memory_reuse.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
-#include "core/error.h"
-#include "core/safetensors.h"
+#include "core/base/error.h"
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 #include <cstring>

@@ -1,5 +1,5 @@
-#include "core/error.h"
-#include "core/text.h"
+#include "core/base/error.h"
+#include "core/text/text.h"
 
 #include <doctest/doctest.h>
 

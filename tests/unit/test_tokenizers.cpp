@@ -5,9 +5,9 @@
 //    by tools/make_bpe_golden.mjs; the vocabulary is fetched by tools/fetch-gpt2-vocab.sh).
 //  - WordPiece: tests/golden/wordpiece/vocab.txt, cases worked by hand and checked against
 //    a re-typed copy of transformers' BertTokenizer.
-#include "core/bpe_tokenizer.h"
-#include "core/error.h"
-#include "core/wordpiece_tokenizer.h"
+#include "core/base/error.h"
+#include "core/text/bpe_tokenizer.h"
+#include "core/text/wordpiece_tokenizer.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // The predictions panel's arithmetic: softmax of one logits row and its k largest
 // entries, against hand-computed values (absolute tolerances: probabilities are <= 1).
 
-#include "core/top_predictions.h"
+#include "core/analysis/top_predictions.h"
 
 #include <doctest/doctest.h>
 

@@ -2,11 +2,11 @@
 // (assets/models/) learned what their README claims, measured here with the app's own
 // loader and metrics on inputs they never trained on.
 
-#include "core/error.h"
-#include "core/head_metrics.h"
-#include "core/image.h"
-#include "core/model_registry.h"
-#include "core/seeded_random.h"
+#include "core/analysis/head_metrics.h"
+#include "core/base/error.h"
+#include "core/base/seeded_random.h"
+#include "core/image/image.h"
+#include "core/models/model_registry.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
@@ -141,7 +141,7 @@ TEST_CASE("trained models: tiny-story has a previous-token head (> 0.8) on held-
     // within one half: with one token per character, 60 draws with replacement from 62
     // characters would repeat most of them within the first half, and the "latest earlier
     // occurrence" the score looks at would mostly not be the copy. The characters are the
-    // 62 of the training text (no newline, no 'X'); seeded (core/seeded_random.h).
+    // 62 of the training text (no newline, no 'X'); seeded (core/base/seeded_random.h).
     const std::string alphabet = " !'(),-.:;?ABCDEFGHIJKLMNOPQRSTUVWYZabcdefghijklmnopqrstuvwxyz";
     REQUIRE(alphabet.size() == 62);
     std::vector<std::string> repeated;

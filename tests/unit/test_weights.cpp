@@ -2,12 +2,12 @@
 // compute x W^T, and a checkpoint's F32 tensors are views into the mapped file while
 // other dtypes are converted once; loads report progress and stop when cancelled.
 
-#include "core/hf_config.h"
-#include "core/hf_tensors.h"
-#include "core/load_control.h"
-#include "core/model_registry.h"
-#include "core/safetensors.h"
-#include "core/weight_matrix.h"
+#include "core/base/load_control.h"
+#include "core/models/hf/config.h"
+#include "core/models/hf/tensors.h"
+#include "core/models/model_registry.h"
+#include "core/tensor/safetensors.h"
+#include "core/tensor/weight_matrix.h"
 #include "test_support.h"
 
 #include <atomic>

@@ -1,0 +1,298 @@
+#include "core/analysis/head_metrics.h"
+
+#include "core/base/error.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+namespace headscope {
+
+namespace {
+
+std::string shape_text(Eigen::Index rows, Eigen::Index cols) {
+    return "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
+}
+
+// What the metrics need that is the same for every head of one input: built once per
+// trace, so 144 heads do not recount the mask or rebuild the patch distances 144 times.
+struct Prepared {
+    Eigen::Index T = 0;
+    std::vector<Eigen::Index> n_allowed;   // [T] keys the mask allows per query (T without a mask)
+    Eigen::ArrayXf offsets;                // [T] 0, 1, .., T-1: |i - j| = |offsets - i|
+    std::vector<Eigen::Index> special;     // the special positions (few: a dense pass would waste time)
+    Eigen::Index n_prefix = 0;             // images: tokens before the patches
+    Matrix patch_distance;                 // images: [N, N] pixels between patch centres; else empty
+    std::vector<std::pair<Eigen::Index, Eigen::Index>> induction;   // (i, j + 1) per repeated token
+    bool has_ids = false;
+    int top_k = 5;
+};
+
+Prepared prepare(Eigen::Index T, const Mask* allowed, const MetricContext& context) {
+    if (allowed != nullptr && (allowed->rows() != T || allowed->cols() != T)) {
+        throw Error("metrics: the mask is " + shape_text(allowed->rows(), allowed->cols()) + ", the maps " +
+                    shape_text(T, T));
+    }
+    if (!context.ids.empty() && static_cast<Eigen::Index>(context.ids.size()) != T) {
+        throw Error("metrics: " + std::to_string(context.ids.size()) + " token ids for maps of " + std::to_string(T) +
+                    " positions");
+    }
+    if (!context.special.empty() && static_cast<Eigen::Index>(context.special.size()) != T) {
+        throw Error("metrics: " + std::to_string(context.special.size()) + " special-token flags for maps of " +
+                    std::to_string(T) + " positions");
+    }
+    if (context.top_k < 1) throw Error("metrics: top_k " + std::to_string(context.top_k) + " is below 1");
+    Prepared p;
+    p.T = T;
+    p.top_k = context.top_k;
+    p.n_allowed.assign(static_cast<std::size_t>(T), T);
+    if (allowed != nullptr) {
+        for (Eigen::Index i = 0; i < T; ++i) p.n_allowed[static_cast<std::size_t>(i)] = allowed->row(i).count();
+    }
+    p.offsets = Eigen::ArrayXf::LinSpaced(T, 0.0f, static_cast<float>(T - 1));
+    for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(context.special.size()); ++j) {
+        if (context.special[static_cast<std::size_t>(j)]) p.special.push_back(j);
+    }
+    if (context.grid_width > 0) {
+        const Eigen::Index n_patches = static_cast<Eigen::Index>(context.grid_width) * context.grid_height;
+        if (context.grid_height < 1 || context.n_prefix_tokens < 0 || context.n_prefix_tokens + n_patches != T) {
+            throw Error("metrics: " + std::to_string(context.n_prefix_tokens) + " prefix tokens and a " +
+                        std::to_string(context.grid_width) + " x " + std::to_string(context.grid_height) +
+                        " patch grid do not make the maps' " + std::to_string(T) + " positions");
+        }
+        p.n_prefix = context.n_prefix_tokens;
+        // Patch p's centre is ((p % width) + 0.5, (p / width) + 0.5) patches; the 0.5
+        // cancels in the differences, so whole patch coordinates suffice.
+        p.patch_distance.resize(n_patches, n_patches);
+        for (Eigen::Index a = 0; a < n_patches; ++a) {
+            for (Eigen::Index b = 0; b < n_patches; ++b) {
+                const double dx = static_cast<double>(a % context.grid_width - b % context.grid_width);
+                const double dy = static_cast<double>(a / context.grid_width - b / context.grid_width);
+                p.patch_distance(a, b) = static_cast<float>(std::sqrt(dx * dx + dy * dy) * context.patch_pixels);
+            }
+        }
+    }
+    // TransformerLens' induction detector: at a token seen before, an induction head looks
+    // at the token that followed its latest earlier occurrence (j + 1 <= i always).
+    p.has_ids = !context.ids.empty();
+    std::unordered_map<std::int64_t, Eigen::Index> latest;
+    for (Eigen::Index i = 0; i < static_cast<Eigen::Index>(context.ids.size()); ++i) {
+        const std::int64_t id = context.ids[static_cast<std::size_t>(i)];
+        const auto seen = latest.find(id);
+        if (seen != latest.end()) p.induction.emplace_back(i, seen->second + 1);
+        latest[id] = i;
+    }
+    return p;
+}
+
+// A row's largest entry and the sum of its k largest, without sorting the row (147k rows
+// in a 12 x 12 x 1024 trace). The maxima of blocks of 16 come from one vectorised pass;
+// the k-th largest block maximum is a lower bound on the k-th largest entry (those k
+// maxima are k distinct entries), so every one of the k largest entries sits in a block
+// whose maximum reaches that bound: only those few blocks are looked at entry by entry.
+struct RowTop {
+    float max = 0.0f;
+    double top_k = 0.0;
+};
+
+class RowTopFinder {
+public:
+    RowTop operator()(const float* row, Eigen::Index n, int k) {
+        constexpr Eigen::Index block = 16;
+        const Eigen::Index n_blocks = (n + block - 1) / block;
+        block_max_.resize(static_cast<std::size_t>(n_blocks));
+        for (Eigen::Index b = 0; b < n_blocks; ++b) {
+            const Eigen::Index start = b * block;
+            block_max_[static_cast<std::size_t>(b)] =
+                start + block <= n ? Eigen::Map<const Eigen::Array<float, block, 1>>(row + start).maxCoeff()
+                                   : Eigen::Map<const Eigen::ArrayXf>(row + start, n - start).maxCoeff();
+        }
+        RowTop top;
+        top.max = *std::max_element(block_max_.begin(), block_max_.end());
+        if (k >= n) {
+            top.top_k = static_cast<double>(Eigen::Map<const Eigen::ArrayXf>(row, n).sum());
+            return top;
+        }
+        float bar = -std::numeric_limits<float>::infinity();
+        if (k < n_blocks) {
+            scratch_ = block_max_;
+            std::nth_element(scratch_.begin(), scratch_.begin() + (k - 1), scratch_.end(), std::greater<float>());
+            bar = scratch_[static_cast<std::size_t>(k - 1)];
+        }
+        candidates_.clear();
+        for (Eigen::Index b = 0; b < n_blocks; ++b) {
+            if (!(block_max_[static_cast<std::size_t>(b)] >= bar)) continue;
+            for (Eigen::Index j = b * block; j < std::min(n, (b + 1) * block); ++j) {
+                if (row[j] >= bar) candidates_.push_back(row[j]);
+            }
+        }
+        const auto kth =
+            candidates_.begin() + std::min<std::ptrdiff_t>(k, static_cast<std::ptrdiff_t>(candidates_.size()));
+        std::nth_element(candidates_.begin(), kth - 1, candidates_.end(), std::greater<float>());
+        for (auto it = candidates_.begin(); it != kth; ++it) top.top_k += static_cast<double>(*it);
+        return top;
+    }
+
+private:
+    std::vector<float> block_max_, scratch_, candidates_;   // workspaces, kept between rows
+};
+
+HeadMetrics metrics_of(const Matrix& weights, const Prepared& p) {
+    if (weights.rows() != p.T || weights.cols() != p.T) {
+        throw Error("metrics: a map is " + shape_text(weights.rows(), weights.cols()) + ", expected " +
+                    shape_text(p.T, p.T));
+    }
+    const Eigen::Index T = p.T;
+    const Eigen::Index n_patches = p.patch_distance.rows();
+    // Sums over the rows that count, divided by how many there were at the end.
+    double entropy = 0.0, entropy_norm = 0.0, distance = 0.0, max_weight = 0.0, top_k = 0.0;
+    double sink = 0.0, special = 0.0, diag = 0.0, prev = 0.0, induction = 0.0;
+    int n_rows = 0, n_distance_rows = 0, n_prev_rows = 0, n_induction_rows = 0;
+    std::vector<bool> counts(static_cast<std::size_t>(T), false);
+    RowTopFinder find_top;
+    for (Eigen::Index i = 0; i < T; ++i) {
+        const Eigen::Index n_keys = p.n_allowed[static_cast<std::size_t>(i)];
+        const auto row = weights.row(i).array();
+        // A fully masked row has all-zero weights (softmax_rows): it has no distribution.
+        if (n_keys == 0 || !(row.sum() > 0.0f)) continue;
+        counts[static_cast<std::size_t>(i)] = true;
+        ++n_rows;
+        // 0 ln 0 = 0: zeros are clamped inside the log only (0 * ln(tiny) = 0), branch-free.
+        const double h = -static_cast<double>((row * row.max(std::numeric_limits<float>::min()).log()).sum());
+        entropy += h;
+        if (n_keys > 1) entropy_norm += h / std::log(static_cast<double>(n_keys));
+        if (n_patches == 0) {
+            distance += static_cast<double>((row * (p.offsets.transpose() - static_cast<float>(i)).abs()).sum());
+            ++n_distance_rows;
+        } else if (i >= p.n_prefix) {
+            // Images: only patch-to-patch attention, renormalised over the patches; a row
+            // with all its weight on the prefix tokens has no distance.
+            const auto patches = row.tail(n_patches);
+            const float mass = patches.sum();
+            if (mass > 0.0f) {
+                distance += static_cast<double>((patches * p.patch_distance.row(i - p.n_prefix).array()).sum() / mass);
+                ++n_distance_rows;
+            }
+        }
+        const RowTop best = find_top(weights.data() + i * T, T, p.top_k);
+        max_weight += static_cast<double>(best.max);
+        top_k += best.top_k;
+        sink += static_cast<double>(row(0));
+        for (const Eigen::Index j : p.special) special += static_cast<double>(row(j));
+        diag += static_cast<double>(row(i));
+        if (i >= 1) {
+            prev += static_cast<double>(row(i - 1));
+            ++n_prev_rows;
+        }
+    }
+    for (const auto& [i, key] : p.induction) {
+        if (!counts[static_cast<std::size_t>(i)]) continue;
+        induction += static_cast<double>(weights(i, key));
+        ++n_induction_rows;
+    }
+    const auto mean = [](double total, int n) { return n > 0 ? total / n : 0.0; };
+    HeadMetrics m;
+    m.entropy = mean(entropy, n_rows);
+    m.entropy_norm = mean(entropy_norm, n_rows);
+    m.mean_distance = mean(distance, n_distance_rows);
+    m.max_weight = mean(max_weight, n_rows);
+    m.top_k_mass = mean(top_k, n_rows);
+    m.sink_mass = mean(sink, n_rows);
+    m.special_mass = mean(special, n_rows);
+    m.diag = mean(diag, n_rows);
+    m.prev_token = mean(prev, n_prev_rows);
+    if (p.has_ids && n_induction_rows > 0) m.induction = induction / n_induction_rows;
+    return m;
+}
+
+constexpr std::array<std::string_view, metric_count> metric_names = {
+    "entropy",   "entropy_norm", "mean_distance", "max_weight", "top_k_mass",
+    "sink_mass", "special_mass", "diag",          "prev_token", "induction",
+};
+
+}   // namespace
+
+MetricContext metric_context(const ModelInput& input, const ModelInfo& info) {
+    MetricContext c;
+    c.ids = input.ids;
+    if (input.grid_width > 0) {
+        c.grid_width = input.grid_width;
+        c.grid_height = input.grid_height;
+        c.n_prefix_tokens = input.n_prefix_tokens;
+        c.patch_pixels = info.patch_size > 0 ? static_cast<double>(info.patch_size) : 1.0;
+        const int T = input.n_prefix_tokens + input.grid_width * input.grid_height;
+        c.special.assign(static_cast<std::size_t>(T), false);
+        for (int i = 0; i < input.n_prefix_tokens && i < T; ++i) c.special[static_cast<std::size_t>(i)] = true;
+        return c;
+    }
+    // Text: special tokens ([CLS], [SEP]) are the ones with no bytes in the sentence. Token
+    // ids typed in (--tokens) come with every span empty, or none: nothing is known to be
+    // special then, rather than everything.
+    bool any_text = false;
+    for (const auto& [begin, end] : input.spans) any_text = any_text || begin != end;
+    if (any_text) {
+        for (const auto& [begin, end] : input.spans) c.special.push_back(begin == end);
+    }
+    return c;
+}
+
+HeadMetrics compute_head_metrics(const Matrix& weights, const Mask* allowed, const MetricContext& context) {
+    if (weights.rows() != weights.cols()) {
+        throw Error("metrics: the map is " + shape_text(weights.rows(), weights.cols()) +
+                    ", not square (self-attention)");
+    }
+    return metrics_of(weights, prepare(weights.rows(), allowed, context));
+}
+
+std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const MetricContext& context,
+                                               std::size_t first_layer) {
+    std::vector<HeadMetrics> out;
+    if (trace.layers.empty() || trace.layers[0].heads.empty()) return out;
+    const Matrix& first = trace.layers[0].heads[0].weights;
+    if (first.rows() != first.cols()) {
+        throw Error("metrics: the maps are " + shape_text(first.rows(), first.cols()) +
+                    ", not square (self-attention)");
+    }
+    const Prepared p = prepare(first.rows(), trace.mask ? &*trace.mask : nullptr, context);
+    for (std::size_t l = first_layer; l < trace.layers.size(); ++l) {
+        const auto& heads = trace.layers[l].heads;
+        for (std::size_t h = 0; h < heads.size(); ++h) {
+            HeadMetrics m = metrics_of(heads[h].weights, p);
+            m.layer = static_cast<int>(l);
+            m.head = static_cast<int>(h);
+            out.push_back(m);
+        }
+    }
+    return out;
+}
+
+std::string_view metric_name(Metric metric) { return metric_names[static_cast<std::size_t>(metric)]; }
+
+std::optional<Metric> metric_from_name(std::string_view name) {
+    for (std::size_t i = 0; i < metric_names.size(); ++i) {
+        if (metric_names[i] == name) return static_cast<Metric>(i);
+    }
+    return std::nullopt;
+}
+
+std::optional<double> metric_value(const HeadMetrics& m, Metric metric) {
+    switch (metric) {
+    case Metric::entropy: return m.entropy;
+    case Metric::entropy_norm: return m.entropy_norm;
+    case Metric::mean_distance: return m.mean_distance;
+    case Metric::max_weight: return m.max_weight;
+    case Metric::top_k_mass: return m.top_k_mass;
+    case Metric::sink_mass: return m.sink_mass;
+    case Metric::special_mass: return m.special_mass;
+    case Metric::diag: return m.diag;
+    case Metric::prev_token: return m.prev_token;
+    case Metric::induction: return m.induction;
+    }
+    return std::nullopt;
+}
+
+}   // namespace headscope

@@ -1,0 +1,101 @@
+#pragma once
+// Hugging Face BERT checkpoints as a headscope Model, in plain C++: BertModel,
+// BertForMaskedLM, BertForPreTraining and BertForSequenceClassification, as
+// transformers' modeling_bert.py computes them (post-LN, not causal):
+//
+//   x = LayerNorm(word_embeddings[ids] + position_embeddings[0 .. T-1]
+//                 + token_type_embeddings[type_ids])                                [T, E]
+//   per layer encoder.layer.{l}:
+//     x = attention.output.LayerNorm(x + attention.output.dense(SelfAttention(x)))
+//     x = output.LayerNorm(x + output.dense(hidden_act(intermediate.dense(x))))
+//   hidden = x (BERT has no final norm)
+//   masked LM head: logits = LayerNorm(act(transform.dense(hidden))) word_embeddings^T
+//                            + cls.predictions.bias                                  [T, V]
+//   classifier:     logits = classifier(tanh(pooler.dense(hidden[0])))           [1, labels]
+//
+// The embedding Norm is applied in encode_*: ModelInput::embeddings is what the
+// first layer consumes, and the token types (segment A / B of a sentence pair) exist
+// only there. BertForPreTraining's next-sentence head (cls.seq_relationship) is loaded,
+// checked and exported, but not run: dump's logits are the masked-LM head's.
+//
+// Weights load as stored (F32, F16, BF16 or F64) with or without the "bert." prefix and
+// with Norm gamma / beta names; the int64 buffers embeddings.position_ids and
+// embeddings.token_type_ids are ignored. Text is encoded by the folder's vocab.txt
+// (WordPiece, with tokenizer_config.json's options): "[CLS] text [SEP]", or, when the
+// text contains "[SEP]", the sentence pair "[CLS] A [SEP] B [SEP]" split at the first one.
+
+#include "core/base/load_control.h"
+#include "core/models/hf/config.h"
+#include "core/models/hf/tensors.h"
+#include "core/models/model.h"
+#include "core/nn/run_blocks.h"
+#include "core/text/wordpiece_tokenizer.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace headscope {
+
+// One encoder layer; each member names its tensors under "encoder.layer.{l}.".
+
+// Which head the checkpoint carries.
+enum class HfBertHead {
+    none,         // BertModel: no logits
+    masked_lm,    // BertForMaskedLM, BertForPreTraining: cls.predictions -> [T, V]
+    classifier,   // BertForSequenceClassification: pooler + classifier -> [1, labels]
+};
+
+// Names are transformers' own, without the "bert." prefix.
+struct HfBertWeights {
+    WeightMatrix word_embeddings;   // embeddings.word_embeddings.weight       [V, E]
+    Matrix position_embeddings;     // embeddings.position_embeddings.weight   [max_position_embeddings, E]
+    Matrix token_type_embeddings;   // embeddings.token_type_embeddings.weight [type_vocab_size, E]
+    Norm embeddings_norm;           // embeddings.LayerNorm.weight / .bias     [E]
+    Stack stack;                    // encoder.layer.{l}.*, post-LN            [L]
+    Linear pooler;                  // pooler.dense [E, E] / [E]; empty when not stored
+    HfBertHead head = HfBertHead::none;
+    Linear transform;          // cls.predictions.transform.dense [E, E] / [E]
+    Norm transform_norm;       // cls.predictions.transform.LayerNorm     [E]
+    WeightMatrix decoder;      // cls.predictions.decoder.weight [V, E] when stored apart;
+                               // empty = word_embeddings (tied)
+    Vector decoder_bias;       // cls.predictions.bias (= cls.predictions.decoder.bias) [V]
+    Linear seq_relationship;   // cls.seq_relationship [2, E] / [2] (next sentence; not run)
+    Linear classifier;         // classifier [labels, E] / [labels]
+};
+
+class HfBertModel final : public Model {
+public:
+    // Reads `folder`: config.json, the weights, and vocab.txt (+ tokenizer_config.json) when present.
+    HfBertModel(const std::string& folder, const LoadControl& control);
+
+    const ModelInfo& info() const override { return info_; }
+    ModelInput encode_text(std::string_view text) const override;
+    ModelInput encode_ids(std::span<const std::int64_t> ids) const override;
+    ModelTrace forward(const ModelInput& input, const RunOptions& options) const override;
+    // Every weight as float, under transformers' names without the "bert." prefix.
+    std::vector<OwnedTensor> export_weights() const override;
+    // The vocabulary's piece for masked-LM logits, id2label's name for a classifier.
+    std::string output_label(Eigen::Index index) const override;
+
+    const HfBertConfig& config() const { return config_; }
+    const std::optional<WordPieceTokenizer>& tokenizer() const { return tokenizer_; }
+
+private:
+    // word + position + token type embeddings, then the embedding LayerNorm.
+    ModelInput embed(std::vector<std::int64_t> ids, const std::vector<std::int32_t>& type_ids) const;
+
+    HfBertConfig config_;
+    HfBertWeights weights_;
+    HfMappedFiles mapped_;                          // the files F32 weights are read from in place
+    std::optional<WordPieceTokenizer> tokenizer_;   // from vocab.txt; labels even when text_refusal_ is set
+    std::string text_refusal_;                      // why --text cannot be encoded; empty when it can
+    std::vector<std::string> id2label_;             // classifier only
+    ModelInfo info_;
+};
+
+// Opens a BERT checkpoint folder (model_type "bert").
+std::unique_ptr<Model> load_hf_bert(const std::string& folder, const LoadControl& control = {});
+
+}   // namespace headscope

@@ -1,0 +1,231 @@
+#include "core/models/hf/gpt2.h"
+
+#include "core/models/hf/tensors.h"
+#include "core/tensor/memory_reuse.h"
+
+#include "core/base/error.h"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace headscope {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every tensor of a GPT-2 checkpoint, once: loading, export and the parameter count.
+template <typename Weights, typename Binder>
+void bind_tensors(Weights& w, const HfGpt2Config& c, Binder& b) {
+    const Eigen::Index E = c.n_embd;
+    const Eigen::Index I = c.mlp_width();
+    const Eigen::Index V = c.vocab_size;
+    const std::string e_why = "config.json: n_embd = " + std::to_string(E);
+    const std::string i_why = e_why + (c.n_inner > 0 ? ", n_inner = " : ", 4 * n_embd = ") + std::to_string(I);
+    const std::string v_why = "config.json: vocab_size = " + std::to_string(V) + ", n_embd = " + std::to_string(E);
+    b.weight("wte.weight", w.wte, V, E, v_why);
+    b.weight("wpe.weight", w.wpe, c.n_positions, E,
+             "config.json: n_positions = " + std::to_string(c.n_positions) + ", n_embd = " + std::to_string(E));
+    for (std::size_t l = 0; l < w.stack.blocks.size(); ++l) {
+        auto& block = w.stack.blocks[l];
+        const std::string prefix = "h." + std::to_string(l) + ".";
+        bind_norm(b, prefix + "ln_1", block.attention_norm, E, e_why);
+        bind_conv1d(b, prefix + "attn.c_attn", block.attention.qkv, E, 3 * E, e_why);
+        bind_conv1d(b, prefix + "attn.c_proj", block.attention.out, E, E, e_why);
+        bind_norm(b, prefix + "ln_2", block.mlp_norm, E, e_why);
+        bind_conv1d(b, prefix + "mlp.c_fc", block.mlp.up, E, I, i_why);
+        bind_conv1d(b, prefix + "mlp.c_proj", block.mlp.down, I, E, i_why);
+    }
+    bind_norm(b, "ln_f", w.ln_f, E, e_why);
+    if (b.present("lm_head.weight", w.lm_head.size() != 0)) {
+        b.weight("lm_head.weight", w.lm_head, V, E, v_why + " (the LM head, tied to wte)");
+    }
+}
+
+// The block as GPT-2 computes it: pre-LN, sequential; every norm the config's epsilon.
+HfGpt2Weights empty_weights(const HfGpt2Config& c) {
+    HfGpt2Weights w;
+    Norm norm;
+    norm.eps = c.layer_norm_epsilon;
+    Block block;
+    block.attention_norm = norm;
+    block.mlp_norm = norm;
+    block.attention.n_heads = c.n_head;
+    block.mlp.activation = c.activation;
+    w.stack.blocks.assign(static_cast<std::size_t>(c.n_layer), block);
+    w.ln_f = norm;
+    return w;
+}
+
+Linear rows_of(const Linear& l, Eigen::Index first, Eigen::Index n) {
+    Linear part;
+    part.weight = l.weight.middle_rows(first, n);
+    part.bias = l.bias.segment(first, n);
+    return part;
+}
+
+}   // namespace
+
+HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) {
+    const fs::path dir(folder);
+    config_ = read_hf_gpt2_config((dir / "config.json").string());
+    const HfGpt2Config& c = config_;
+
+    const HfWeights stored = HfWeights::open(folder);
+    mapped_ = HfMappedFiles(stored);
+    HfTensorTable table(stored, "transformer.", folder, control);
+    HfTensorLoader loader(table);
+    weights_ = empty_weights(c);
+    bind_tensors(weights_, c, loader);
+
+    const Eigen::Index E = c.n_embd;
+    const Eigen::Index V = c.vocab_size;
+    HfGpt2Weights& w = weights_;
+    std::set<std::string> ignorable;
+    for (Eigen::Index l = 0; l < c.n_layer; ++l) {
+        AttentionWeights& attention = w.stack.blocks[static_cast<std::size_t>(l)].attention;
+        // Views of c_attn's rows: Q, K and V stay in one product, and the separate
+        // projections the reference.
+        attention.q = rows_of(attention.qkv, 0, E);
+        attention.k = rows_of(attention.qkv, E, E);
+        attention.v = rows_of(attention.qkv, 2 * E, E);
+        attention.validate();
+        // The causal-mask buffers older transformers saved with the weights.
+        const std::string prefix = "h." + std::to_string(l) + ".";
+        ignorable.insert(prefix + "attn.bias");
+        ignorable.insert(prefix + "attn.masked_bias");
+    }
+    const bool separate_head = w.lm_head.size() != 0;
+    // A stored copy of wte (GPT2LMHeadModel's tied head) is one parameter set, not two.
+    const bool head_is_wte = separate_head && w.lm_head == w.wte;
+    if (head_is_wte) w.lm_head = WeightMatrix();
+
+    const std::string architecture =
+        !c.architecture.empty() ? c.architecture : (separate_head ? "GPT2LMHeadModel" : "GPT2Model");
+    table.check_all_taken(ignorable, architecture);
+
+    // The tokenizer, when the folder has one (--tokens needs none).
+    const auto exists = [&](const char* name) {
+        std::error_code ec;
+        return fs::exists(dir / name, ec);
+    };
+    if (exists("vocab.json") && exists("merges.txt")) {
+        tokenizer_ = BpeTokenizer::from_files((dir / "vocab.json").string(), (dir / "merges.txt").string());
+        tokenizer_files_ = "vocab.json + merges.txt";
+    } else if (exists("tokenizer.json")) {
+        tokenizer_ = BpeTokenizer::from_tokenizer_json((dir / "tokenizer.json").string());
+        tokenizer_files_ = "tokenizer.json";
+    } else {
+        tokenizer_files_ = "none";
+    }
+
+    ParameterCounter counter;
+    bind_tensors(w, c, counter);
+    info_.name = folder;
+    info_.description = "Hugging Face " + architecture + " (gpt2: E=" + std::to_string(E) +
+                        " H=" + std::to_string(c.n_head) + " L=" + std::to_string(c.n_layer) +
+                        ", V=" + std::to_string(V) + ", " + std::to_string(c.n_positions) + " positions)";
+    info_.n_layers = c.n_layer;
+    info_.n_heads = c.n_head;
+    info_.width = E;
+    info_.head_width = E / c.n_head;
+    info_.mlp_width = c.mlp_width();
+    info_.max_tokens = c.n_positions;
+    info_.takes_text = true;
+    info_.reads_ids_only = !tokenizer_;
+    info_.causal = true;
+    info_.n_parameters = counter.count();
+    info_.warnings = table.warnings();
+    info_.settings = {
+        {"model_type", "gpt2"},
+        {"architecture", architecture},
+        {"activation_function", c.activation_function},
+        {"layer_norm_epsilon", hf_number_text(c.layer_norm_epsilon)},
+        {"vocab_size", std::to_string(V)},
+        {"n_positions", std::to_string(c.n_positions)},
+        {"lm_head", !separate_head ? "tied to wte"
+                    : head_is_wte  ? "tied to wte (lm_head.weight equals it)"
+                                   : "lm_head.weight"},
+        {"tokenizer", tokenizer_files_},
+        {"weights", stored.description()},
+    };
+}
+
+ModelInput HfGpt2Model::embed(std::vector<std::int64_t> ids) const {
+    mapped_.check();
+    const auto T = static_cast<Eigen::Index>(ids.size());
+    ModelInput input;
+    input.embeddings = weights_.wpe.stored().topRows(T);
+    input.embeddings += weights_.wte.gather_rows(ids);
+    input.ids = std::move(ids);
+    return input;
+}
+
+ModelInput HfGpt2Model::encode_text(std::string_view text) const {
+    if (!tokenizer_) {
+        throw Error(info_.name + ": no tokenizer files (vocab.json + merges.txt, or tokenizer.json), so it takes "
+                                 "--tokens, not --text");
+    }
+    const std::vector<BpeToken> tokens = tokenizer_->encode(text, "text");
+    if (tokens.empty()) throw Error("text: the sentence is empty");
+    hf_check_length(tokens.size(), config_.n_positions, "text", info_.name, "n_positions");
+    std::vector<std::int64_t> ids;
+    for (const BpeToken& t : tokens) {
+        hf_check_text_token(t.label, t.id, config_.vocab_size, info_.name, "tokenizer");
+        ids.push_back(t.id);
+    }
+    ModelInput input = embed(std::move(ids));
+    for (const BpeToken& t : tokens) {
+        input.labels.push_back(t.label);
+        input.spans.emplace_back(t.begin, t.end);
+    }
+    return input;
+}
+
+ModelInput HfGpt2Model::encode_ids(std::span<const std::int64_t> ids) const {
+    hf_check_token_ids(ids, config_.vocab_size, config_.n_positions, info_.name, "n_positions");
+    ModelInput input = embed(std::vector<std::int64_t>(ids.begin(), ids.end()));
+    for (const std::int64_t id : ids) {
+        const auto id32 = static_cast<std::int32_t>(id);
+        input.labels.push_back(tokenizer_ && tokenizer_->has_id(id32) ? tokenizer_->label(id32) : std::to_string(id));
+    }
+    return input;
+}
+
+ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& options) const {
+    mapped_.check();
+    const OptionalMask mask = hf_begin_forward(info_, input, options);
+    StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, mask, options);
+    run.trace.hidden = run.joined(&ModelTrace::hidden, norm_forward(weights_.ln_f, run.x));
+    // The LM head for the computed rows only (a reused prefix keeps its logits).
+    run.trace.logits = run.joined(&ModelTrace::logits, lm_logits(run.trace.hidden.bottomRows(run.x.rows())));
+    return std::move(run.trace);
+}
+
+Matrix HfGpt2Model::lm_logits(const Matrix& hidden) const {
+    const WeightMatrix& head = weights_.lm_head.size() != 0 ? weights_.lm_head : weights_.wte;   // [V, E]
+    Matrix logits(hidden.rows(), head.rows());                                                   // [T, V]
+    advise_huge_pages(logits.data(), static_cast<std::size_t>(logits.size()) * sizeof(float));
+    head.multiply(hidden, logits);
+    return logits;
+}
+
+std::string HfGpt2Model::output_label(Eigen::Index index) const {
+    const auto id = static_cast<std::int32_t>(index);
+    return tokenizer_ && tokenizer_->has_id(id) ? tokenizer_->label(id) : std::to_string(index);
+}
+
+std::vector<OwnedTensor> HfGpt2Model::export_weights() const {
+    TensorExporter exporter;
+    bind_tensors(weights_, config_, exporter);
+    return exporter.take();
+}
+
+std::unique_ptr<Model> load_hf_gpt2(const std::string& folder, const LoadControl& control) {
+    return std::make_unique<HfGpt2Model>(folder, control);
+}
+
+}   // namespace headscope

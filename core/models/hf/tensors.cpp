@@ -1,0 +1,208 @@
+#include "core/models/hf/tensors.h"
+
+#include "core/base/error.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+
+namespace headscope {
+
+namespace {
+
+std::string in_quotes(const std::string& s) {
+    std::string text = "'";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "'" + std::string
+    text += s;
+    text += "'";
+    return text;
+}
+
+}   // namespace
+
+HfTensorTable::HfTensorTable(const HfWeights& weights, std::string prefix, std::string folder,
+                             const LoadControl& control)
+    : prefix_(std::move(prefix)), folder_(std::move(folder)), description_(weights.description()), control_(control) {
+    for (const auto& [stored, entry] : weights.tensors()) {
+        std::string name = stored;
+        if (name.rfind(prefix_, 0) == 0) name.erase(0, prefix_.size());
+        for (const auto& [from, to] : {std::pair<std::string, std::string>{".gamma", ".weight"}, {".beta", ".bias"}}) {
+            if (name.size() > from.size() && name.compare(name.size() - from.size(), from.size(), from) == 0) {
+                name.replace(name.size() - from.size(), from.size(), to);
+            }
+        }
+        total_bytes_ += entry.tensor->bytes.size();
+        const auto [it, inserted] = by_name_.emplace(name, Stored{stored, entry});
+        if (!inserted) {
+            throw Error(entry.file + ": tensors " + in_quotes(it->second.stored_name) + " and " + in_quotes(stored) +
+                        " are the same weight " + in_quotes(name));
+        }
+    }
+    control_.report(0.0);
+}
+
+const HfTensorTable::Stored& HfTensorTable::checked(const std::string& name, const Shape& expected,
+                                                    const std::string& why) {
+    const auto it = by_name_.find(name);
+    if (it == by_name_.end()) {
+        throw Error(folder_ + ": " + description_ + " has no tensor " + in_quotes(prefix_ + name) + " (nor " +
+                    in_quotes(name) + "); expected shape " + shape_to_string(expected) + " (" + why + ")");
+    }
+    const TensorView& t = *it->second.entry.tensor;
+    const std::string where = it->second.entry.file + ": tensor " + in_quotes(it->second.stored_name);
+    if (!dtype_is_float(t.dtype)) {
+        throw Error(where + " has dtype " + std::string(dtype_name(t.dtype)) + ", expected F32, F16, BF16 or F64");
+    }
+    if (t.shape != expected) {
+        throw Error(where + " has shape " + shape_to_string(t.shape) + ", expected " + shape_to_string(expected) +
+                    " (" + why + ")");
+    }
+    taken_.insert(name);
+    n_parameters_ += t.numel();
+    return it->second;
+}
+
+void HfTensorTable::report_read(const Stored& s) {
+    const TensorView& t = *s.entry.tensor;
+    if (const std::int64_t bad = count_non_finite(t.dtype, t.bytes.data(), static_cast<std::size_t>(t.numel()));
+        bad > 0) {
+        warnings_.push_back(s.entry.file + ": tensor " + in_quotes(s.stored_name) + " holds " + std::to_string(bad) +
+                            (bad == 1 ? " non-finite value" : " non-finite values") +
+                            " (NaN or Inf); the maps show the cells it reaches as not finite");
+    }
+    taken_bytes_ += t.bytes.size();
+    control_.report(total_bytes_ > 0 ? static_cast<double>(taken_bytes_) / static_cast<double>(total_bytes_) : 1.0);
+}
+
+std::vector<float> HfTensorTable::take(const std::string& name, const Shape& expected, const std::string& why) {
+    const Stored& s = checked(name, expected, why);
+    std::vector<float> values = s.entry.tensor->to_floats();
+    report_read(s);
+    return values;
+}
+
+WeightMatrix HfTensorTable::weight_as_stored(const std::string& name, const Shape& shape, Eigen::Index stored_rows,
+                                             Eigen::Index stored_cols, bool transposed, const std::string& why) {
+    const Stored& s = checked(name, shape, why);
+    const TensorView& t = *s.entry.tensor;
+    std::shared_ptr<const void> owner;
+    const float* data = nullptr;
+    bool mapped = false;
+    const bool aligned = reinterpret_cast<std::uintptr_t>(t.bytes.data()) % alignof(float) == 0;
+    if (t.dtype == DType::F32 && aligned) {
+        // Read in place (safetensors is little-endian, as is every machine this builds for).
+        static_assert(std::endian::native == std::endian::little);
+        data = reinterpret_cast<const float*>(t.bytes.data());
+        owner = s.entry.owner;
+        mapped = true;
+        // Fault the pages in now: the disk is read while the progress bar moves.
+        constexpr std::size_t page = 4096;
+        volatile std::byte sink{};
+        for (std::size_t i = 0; i < t.bytes.size(); i += page) sink = t.bytes[i];
+        (void)sink;
+    } else {
+        auto values = std::make_shared<const std::vector<float>>(t.to_floats());
+        data = values->data();
+        owner = std::move(values);
+    }
+    report_read(s);
+    return WeightMatrix::view(std::move(owner), data, stored_rows, stored_cols, stored_cols, transposed, mapped);
+}
+
+WeightMatrix HfTensorTable::weight(const std::string& name, Eigen::Index rows, Eigen::Index cols,
+                                   const std::string& why, Shape shape) {
+    if (shape.empty()) shape = {rows, cols};
+    return weight_as_stored(name, shape, rows, cols, false, why);
+}
+
+Matrix HfTensorTable::matrix(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,
+                             Shape shape) {
+    if (shape.empty()) shape = {rows, cols};
+    const std::vector<float> v = take(name, shape, why);
+    return Eigen::Map<const Matrix>(v.data(), rows, cols);
+}
+
+Vector HfTensorTable::vector(const std::string& name, Eigen::Index n, const std::string& why) {
+    const std::vector<float> v = take(name, {n}, why);
+    return Eigen::Map<const Vector>(v.data(), n);
+}
+
+RowVector HfTensorTable::token(const std::string& name, Eigen::Index n, const std::string& why) {
+    const std::vector<float> v = take(name, {1, 1, n}, why);
+    return Eigen::Map<const RowVector>(v.data(), n);
+}
+
+Linear HfTensorTable::linear(const std::string& prefix, Eigen::Index out, Eigen::Index in, const std::string& why,
+                             bool bias) {
+    Linear l;
+    l.weight = weight(prefix + ".weight", out, in, why);
+    if (bias) l.bias = vector(prefix + ".bias", out, why);
+    return l;
+}
+
+Linear HfTensorTable::conv1d(const std::string& prefix, Eigen::Index in, Eigen::Index out, const std::string& why) {
+    Linear l;
+    l.weight = weight_as_stored(prefix + ".weight", {in, out}, in, out, true, why);
+    l.bias = vector(prefix + ".bias", out, why);
+    return l;
+}
+
+WeightMatrix HfTensorTable::transposed_weight(const std::string& name, Eigen::Index out, Eigen::Index in,
+                                              const std::string& why) {
+    return weight_as_stored(name, {in, out}, in, out, true, why);
+}
+
+void HfTensorTable::check_all_taken(const std::set<std::string>& ignorable, const std::string& architecture) const {
+    for (const auto& [name, stored] : by_name_) {
+        if (taken_.count(name) != 0 || ignorable.count(name) != 0) continue;
+        throw Error(stored.entry.file + ": unexpected tensor " + in_quotes(stored.stored_name) + " (not part of " +
+                    architecture + "; a typo, or another model's weights?)");
+    }
+}
+
+void hf_check_length(std::size_t n, Eigen::Index max_tokens, const std::string& what, const std::string& model,
+                     const std::string& limit_field) {
+    if (static_cast<Eigen::Index>(n) > max_tokens) {
+        throw Error(what + ": " + std::to_string(n) + " tokens, more than " + model + "'s limit of " +
+                    std::to_string(max_tokens) + " (config.json: " + limit_field + ")");
+    }
+}
+
+void hf_check_token_ids(std::span<const std::int64_t> ids, Eigen::Index vocab_size, Eigen::Index max_tokens,
+                        const std::string& model, const std::string& limit_field) {
+    if (ids.empty()) throw Error("--tokens: no token ids given");
+    hf_check_length(ids.size(), max_tokens, "--tokens", model, limit_field);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] < 0 || ids[i] >= vocab_size) {
+            throw Error("--tokens: id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                        " is outside 0.." + std::to_string(vocab_size - 1) + " (config.json: vocab_size)");
+        }
+    }
+}
+
+void hf_check_text_token(const std::string& label, std::int64_t id, Eigen::Index vocab_size, const std::string& model,
+                         const std::string& files) {
+    if (id < 0 || id >= vocab_size) {
+        throw Error("text: token " + in_quotes(label) + " has id " + std::to_string(id) + ", but " + model +
+                    " has vocab_size = " + std::to_string(vocab_size) + " (" + files + " and weights disagree)");
+    }
+}
+
+OptionalMask hf_begin_forward(const ModelInfo& info, const ModelInput& input, const RunOptions& options) {
+    check_disabled_heads(info.n_layers, info.n_heads, options.disabled_heads);
+    const Eigen::Index T = input.embeddings.rows();
+    if (T < 1 || T > info.max_tokens || input.embeddings.cols() != info.width) {
+        throw Error(info.name + ": input embeddings are [" + std::to_string(T) + ", " +
+                    std::to_string(input.embeddings.cols()) + "], expected [1.." + std::to_string(info.max_tokens) +
+                    ", " + std::to_string(info.width) + "]");
+    }
+    return run_mask(info, options, T);
+}
+
+std::string hf_number_text(double value) {
+    std::ostringstream s;
+    s << value;
+    return s.str();
+}
+
+}   // namespace headscope

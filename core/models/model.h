@@ -1,0 +1,105 @@
+#pragma once
+// The Model interface: what turns a sentence, an image or token ids into the
+// sequence a stack of attention layers consumes, runs it, and reports every layer's
+// attention. Built-in demo models and (later) Hugging Face checkpoints implement it.
+
+#include "core/image/image.h"
+#include "core/nn/mask.h"
+#include "core/nn/run.h"
+#include "core/tensor/matrix.h"
+#include "core/tensor/owned_tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace headscope {
+
+struct ModelInfo {
+    std::string name;              // as given to --model, e.g. "builtin:toy-text"
+    std::string description;       // one line
+    Eigen::Index n_layers = 0;     // L
+    Eigen::Index n_heads = 0;      // H
+    Eigen::Index width = 0;        // E
+    Eigen::Index head_width = 0;   // Dh
+    Eigen::Index mlp_width = 0;
+    Eigen::Index max_tokens = 0;   // the longest sequence it takes
+    bool takes_text = false;
+    // A text checkpoint without (usable) tokenizer files: it reads token ids, not text.
+    bool reads_ids_only = false;
+    bool takes_image = false;
+    bool causal = false;       // masks the future unless told otherwise
+    bool classifier = false;   // logits are one row for the whole input ([1, labels]), not [T, V]
+    int image_size = 0;        // square input side in pixels (image models)
+    int patch_size = 0;        // P (image models)
+    std::int64_t n_parameters = 0;
+    // What each head was built to do ([L][H]; empty strings where nothing was built in).
+    std::vector<std::vector<std::string>> head_roles;
+    // Settings that reproduce the model (seed, init, bias, ...), for `info` and exports.
+    std::map<std::string, std::string> settings;
+    // What the user should know before trusting the maps (e.g. NaN in a weight), a line each.
+    std::vector<std::string> warnings;
+};
+
+struct ModelInput {
+    Matrix embeddings;                 // [T, E]: what the first layer consumes
+    std::vector<std::string> labels;   // [T]: each position as a person reads it
+    std::vector<std::int64_t> ids;     // [T] for text and ids; empty for images
+    // For text: each token's byte span in the sentence ([T] pairs; special tokens get {0, 0}).
+    std::vector<std::pair<std::size_t, std::size_t>> spans;
+    // For images: the patch grid, and how many tokens ([CLS], ...) come before the patches.
+    int grid_width = 0;
+    int grid_height = 0;
+    int n_prefix_tokens = 0;
+    RgbImage pixels;   // images: the picture as the model saw it (resized / cut), under the patch grid
+};
+
+// How an image model takes a picture.
+struct ImageOptions {
+    // false: resized to the model's input size, as its processor does (the default).
+    // true: at the picture's own size, as DINO draws its high-resolution maps: shrunk
+    // (keeping its aspect, with the processor's resample) only when it would give more
+    // than `max_patches` patches, then cut at the bottom and right to whole patches;
+    // the position embeddings are interpolated bicubically to that patch grid
+    // (transformers' interpolate_pos_encoding).
+    bool own_resolution = false;
+    int max_patches = 1024;
+};
+
+class Model {
+public:
+    virtual ~Model() = default;
+    virtual const ModelInfo& info() const = 0;
+
+    // Each throws headscope::Error when the model takes no such input, or it is bad
+    // (empty, too long, invalid UTF-8, ids out of range, ...).
+    virtual ModelInput encode_text(std::string_view text) const;
+    ModelInput encode_image(const RgbImage& image) const { return encode_image(image, ImageOptions{}); }
+    virtual ModelInput encode_image(const RgbImage& image, const ImageOptions& options) const;
+    virtual ModelInput encode_ids(std::span<const std::int64_t> ids) const;
+
+    virtual ModelTrace forward(const ModelInput& input, const RunOptions& options) const = 0;
+
+    // What column `index` of the logits means, as a person reads it: a token's text
+    // (language-model heads) or a class name (classifiers); the number itself where
+    // the model knows no name.
+    virtual std::string output_label(Eigen::Index index) const;
+
+    // Every weight, named as tools/demo_reference.py reads them.
+    virtual std::vector<OwnedTensor> export_weights() const = 0;
+};
+
+// Throws, before anything is allocated, when keeping every head's map for `T` positions
+// (L x H x T x T floats) would take more than 3/4 of this machine's memory: one clear
+// line instead of an out-of-memory kill halfway through a forward.
+void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T);
+
+// The [T, T] mask a run uses: the causal mask (RunOptions::causal, else the model's own
+// default) ANDed with RunOptions::keep; absent when neither applies.
+OptionalMask run_mask(const ModelInfo& info, const RunOptions& options, Eigen::Index T);
+
+}   // namespace headscope

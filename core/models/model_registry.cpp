@@ -1,0 +1,140 @@
+#include "core/models/model_registry.h"
+
+#include "core/base/error.h"
+#include "core/models/assets.h"
+#include "core/models/hf/bert.h"
+#include "core/models/hf/config.h"
+#include "core/models/hf/gpt2.h"
+#include "core/models/hf/vit.h"
+
+#include <filesystem>
+
+namespace headscope {
+
+namespace {
+
+constexpr std::string_view builtin_prefix = "builtin:";
+
+// The demo models trained by tools/train_*.py: Hugging Face folders under assets/models/.
+struct TrainedModel {
+    std::string_view name;     // "builtin:tiny-shapes"
+    std::string_view folder;   // under assets/models/
+    std::string_view script;   // what writes the folder
+    std::string_view description;
+};
+
+constexpr TrainedModel trained_models[] = {
+    {"builtin:tiny-story", "tiny-story", "tools/train_text.py",
+     "GPT-2 trained here on the King James Bible, one token per byte, so per character of plain English (L=2 H=4 "
+     "E=128, 128 positions); "
+     "has a previous-token and an induction head"},
+    {"builtin:tiny-shapes", "tiny-shapes", "tools/train_vision.py",
+     "ViT trained here to name the shape in a 64 px scene (circle, square, triangle, cross, ring, star; "
+     "8 px patches, L=4 H=4 E=128)"},
+};
+
+// A checkpoint that answers to its built-in name: `info` and errors say "builtin:tiny-shapes",
+// not the folder it was read from.
+class TrainedCheckpoint final : public Model {
+public:
+    TrainedCheckpoint(std::unique_ptr<Model> model, const TrainedModel& trained) : model_(std::move(model)) {
+        info_ = model_->info();
+        info_.name = trained.name;
+        info_.description = trained.description;
+    }
+    const ModelInfo& info() const override { return info_; }
+    ModelInput encode_text(std::string_view text) const override {
+        return named([&] { return model_->encode_text(text); });
+    }
+    ModelInput encode_image(const RgbImage& image, const ImageOptions& options) const override {
+        return named([&] { return model_->encode_image(image, options); });
+    }
+    ModelInput encode_ids(std::span<const std::int64_t> ids) const override {
+        return named([&] { return model_->encode_ids(ids); });
+    }
+    ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
+        return named([&] { return model_->forward(input, options); });
+    }
+    std::string output_label(Eigen::Index index) const override { return model_->output_label(index); }
+    std::vector<OwnedTensor> export_weights() const override { return model_->export_weights(); }
+
+private:
+    // The checkpoint's errors name its folder ("more than /.../assets/models/tiny-story's
+    // limit"): they are told with the name the user gave instead.
+    template <typename Call>
+    auto named(Call&& call) const -> decltype(call()) {
+        try {
+            return call();
+        } catch (const Error& e) {
+            std::string message = e.what();
+            const std::string& folder = model_->info().name;
+            for (std::size_t at = message.find(folder); !folder.empty() && at != std::string::npos;
+                 at = message.find(folder, at + info_.name.size())) {
+                message.replace(at, folder.size(), info_.name);
+            }
+            throw Error(message);
+        }
+    }
+
+    std::unique_ptr<Model> model_;
+    ModelInfo info_;
+};
+
+std::unique_ptr<Model> open_checkpoint_folder(const std::string& path, const LoadControl& control) {
+    const std::string model_type = read_hf_model_type(path);
+    if (model_type == "vit" || model_type == "deit") return load_hf_vit(path, control);
+    if (model_type == "gpt2") return load_hf_gpt2(path, control);
+    if (model_type == "bert") return load_hf_bert(path, control);
+    throw Error(path + "/config.json: model_type '" + model_type + "' has no loader in this build");
+}
+
+std::unique_ptr<Model> open_trained(const TrainedModel& trained, const LoadControl& control) {
+    const std::filesystem::path folder = assets_dir() / "models" / trained.folder;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(folder / "config.json", ec)) {
+        throw Error(std::string(trained.name) + ": " + (folder / "config.json").string() +
+                    " is missing (set HEADSCOPE_ASSETS to the assets folder, or retrain: /usr/bin/python3 " +
+                    std::string(trained.script) + ")");
+    }
+    return std::make_unique<TrainedCheckpoint>(open_checkpoint_folder(folder.string(), control), trained);
+}
+
+}   // namespace
+
+std::vector<BuiltinModel> builtin_models() {
+    std::vector<BuiltinModel> models;
+    for (const TrainedModel& m : trained_models) models.push_back({std::string(m.name), std::string(m.description)});
+    models.insert(
+        models.end(),
+        {
+            {"builtin:toy-text", "text encoder, words + sinusoidal positions; heads built to show previous-token, "
+                                 "same-token, first-token and local patterns (E=64 H=4 L=2)"},
+            {"builtin:toy-vit", "ViT-style image encoder, 16 px patches + [CLS]; heads built to show same-colour, "
+                                "neighbourhood, same-row and [CLS] patterns (224 px, E=64 H=4 L=2)"},
+        });
+    return models;
+}
+
+bool is_toy_model(const std::string& name) { return name == "builtin:toy-text" || name == "builtin:toy-vit"; }
+
+std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& config, const LoadControl& control) {
+    if (path.rfind(builtin_prefix, 0) == 0) {
+        if (path == "builtin:toy-text") return make_toy_text(config);
+        if (path == "builtin:toy-vit") return make_toy_vit(config);
+        for (const TrainedModel& m : trained_models) {
+            if (path == m.name) return open_trained(m, control);
+        }
+        std::string known;
+        for (const BuiltinModel& m : builtin_models()) known += (known.empty() ? "" : ", ") + m.name;
+        throw Error("--model " + path + ": no such built-in model (known: " + known + ")");
+    }
+    // Anything else is a Hugging Face checkpoint folder, loaded by its config's model_type.
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return open_checkpoint_folder(path, control);
+    throw Error("--model " + path + ": not a built-in model, and not a checkpoint folder (" +
+                (std::filesystem::exists(path, ec) ? "a file: give the folder holding config.json and model.safetensors"
+                                                   : "no such folder") +
+                "; headscope-cli models lists the built-in ones)");
+}
+
+}   // namespace headscope

@@ -1,0 +1,431 @@
+#include "core/nn/attention.h"
+
+#include "core/base/error.h"
+#include "core/tensor/kernels/exp_sum.h"
+#include "core/tensor/kernels/weight_panels.h"
+#include "core/tensor/parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace headscope {
+
+namespace {
+
+std::string dims(Eigen::Index rows, Eigen::Index cols) {
+    return "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
+}
+
+void check_linear(const Linear& layer, const char* name, Eigen::Index out, Eigen::Index in_width) {
+    if (layer.weight.rows() != out || (in_width >= 0 && layer.weight.cols() != in_width)) {
+        throw Error(std::string(name) + ".weight: expected shape " +
+                    dims(out, in_width >= 0 ? in_width : layer.weight.cols()) + ", got " +
+                    dims(layer.weight.rows(), layer.weight.cols()));
+    }
+    if (layer.bias.size() != 0 && layer.bias.size() != out) {
+        throw Error(std::string(name) + ".bias: expected shape [" + std::to_string(out) + "], got [" +
+                    std::to_string(layer.bias.size()) + "]");
+    }
+}
+
+}   // namespace
+
+void AttentionWeights::validate() const {
+    if (n_heads < 1) throw Error("number of heads must be at least 1, got " + std::to_string(n_heads));
+    const Eigen::Index D = inner_width();
+    const Eigen::Index E = model_width();
+    if (D < 1 || E < 1) throw Error("q_proj.weight: expected a non-empty [D, E] matrix, got " + dims(D, E));
+    if (D % n_heads != 0) {
+        throw Error("inner width D = " + std::to_string(D) + " is not divisible by " + std::to_string(n_heads) +
+                    " heads");
+    }
+    const Eigen::Index Hkv = kv_heads();
+    if (Hkv < 1 || n_heads % Hkv != 0) {
+        throw Error(std::to_string(n_heads) + " query heads cannot share " + std::to_string(Hkv) +
+                    " key/value heads (expected a divisor of the query heads)");
+    }
+    const Eigen::Index Dkv = Hkv * (D / n_heads);
+    check_linear(q, "q_proj", D, E);
+    check_linear(k, "k_proj", Dkv, -1);
+    check_linear(v, "v_proj", Dkv, -1);
+    check_linear(out, "out_proj", E, D);
+    for (const Norm* norm : {&q_norm, &k_norm}) {
+        if (norm->weight.size() != 0 && norm->weight.size() != D / n_heads) {
+            throw Error(std::string(norm == &q_norm ? "q_norm" : "k_norm") + ".weight: expected shape [" +
+                        std::to_string(D / n_heads) + "] (the head width), got [" +
+                        std::to_string(norm->weight.size()) + "]");
+        }
+    }
+    if (qkv.weight.size() != 0) {
+        check_linear(qkv, "qkv_proj", D + 2 * Dkv, E);
+        if ((qkv.bias.size() != 0) != (q.bias.size() != 0)) throw Error("qkv_proj.bias: present unlike q_proj.bias");
+    }
+    if (key_width() < 1 || value_width() < 1) throw Error("k_proj/v_proj: input width must be at least 1");
+}
+
+float AttentionWeights::scale() const {
+    return score_scale != 0.0f ? score_scale : 1.0f / std::sqrt(static_cast<float>(head_width()));
+}
+
+Matrix head_scores(const AttentionWeights& w, const ConstMatrixRef& q, const ConstMatrixRef& k) {
+    Matrix scores = w.scale() * (q * k.transpose());
+    if (w.score_cap != 0.0f) scores = (w.score_cap * (scores.array() / w.score_cap).tanh()).matrix();
+    return scores;
+}
+
+Matrix linear_forward(const Linear& layer, const ConstMatrixRef& x) {
+    Matrix y(x.rows(), layer.weight.rows());
+    layer.weight.multiply(x, y, layer.bias.size() != 0 ? &layer.bias : nullptr);
+    return y;
+}
+
+namespace {
+
+// Where one row's allowed keys lie: between first and end, all of them (a run; none when
+// first == end), or some with gaps between. Masks are mostly one run per row (causal: a
+// prefix); a run is a plain vectorised softmax. Found once per mask, not once per head.
+struct AllowedKeys {
+    Eigen::Index first = 0;
+    Eigen::Index end = 0;
+    bool gaps = false;
+};
+
+std::vector<AllowedKeys> allowed_keys(const Mask& allowed) {
+    // The flags as bytes (a bool is one byte, 0 or 1), searched with glibc's vectorised
+    // memchr and memrchr: std::find went a byte at a time, and at T = 1024 this scan, on
+    // one thread before the heads start, took 0.6% of a two-thread GPT-2 forward.
+    const auto n = static_cast<std::size_t>(allowed.cols());
+    const auto at = [](const void* found, const bool* keep) {
+        return static_cast<Eigen::Index>(static_cast<const unsigned char*>(found) -
+                                         reinterpret_cast<const unsigned char*>(keep));
+    };
+    std::vector<AllowedKeys> rows(static_cast<std::size_t>(allowed.rows()));
+    if (n == 0) return rows;   // no keys (and no memory to search)
+    for (Eigen::Index i = 0; i < allowed.rows(); ++i) {
+        const bool* keep = allowed.row(i).data();
+        AllowedKeys& row = rows[static_cast<std::size_t>(i)];
+        const void* first = std::memchr(keep, true, n);
+        if (first == nullptr) continue;   // none: an empty run at 0 (a product needs none of the row)
+        row.first = at(first, keep);
+        const auto from_first = n - static_cast<std::size_t>(row.first);
+        row.end = at(memrchr(first, true, from_first), keep) + 1;
+        row.gaps = std::memchr(first, false, static_cast<std::size_t>(row.end - row.first)) != nullptr;
+    }
+    return rows;
+}
+
+// The softmax of a row whose allowed keys have gaps between them, key by key. Masked
+// weights must be exactly 0, so they are selected after the exp: Eigen's vectorised exp
+// clamps its argument (exp(-inf) is tiny, not 0), and a NaN score (NaN weights) makes the
+// sum NaN, which must not spread to the masked cells.
+template <typename Row, typename Keep>
+void softmax_with_gaps(Row row, const Keep& keep) {
+    constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+    const float max = keep.select(row, minus_inf).maxCoeff();
+    if (max == minus_inf) {   // no allowed key, or only -inf (and maybe NaN: maxCoeff may skip it)
+        const bool nan = (keep && row.isNaN()).any();
+        row.setZero();
+        if (nan) row = keep.select(row + std::numeric_limits<float>::quiet_NaN(), row);
+        return;
+    }
+    row = keep.select((row - max).exp(), 0.0f);
+    row = keep.select(row * (1.0f / row.sum()), 0.0f);
+}
+
+// softmax_rows with each row's allowed keys found (empty: every key of every row).
+void softmax_rows(MatrixRef scores, const Mask* allowed, std::span<const AllowedKeys> keys) {
+    const Eigen::Index n = scores.cols();
+    // Rows a block at a time, in three passes over the block (maxima, exponentials and
+    // their sums, scaling): the rows' work is independent, so the core overlaps one row's
+    // reductions with the next row's loads, where a row at a time waits on each (a head's
+    // 64 x 64 map: 2.17 -> 1.66 us, with max_value and scale_values).
+    constexpr Eigen::Index block = 32;
+    constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+    for (Eigen::Index top = 0; top < scores.rows(); top += block) {
+        const Eigen::Index rows = std::min(block, scores.rows() - top);
+        AllowedKeys run[block];
+        float max[block];
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            const Eigen::Index i = top + r;
+            run[r] = keys.empty() ? AllowedKeys{0, n, false} : keys[static_cast<std::size_t>(i)];
+            float* row = scores.row(i).data();
+            if (run[r].gaps) {
+                softmax_with_gaps(scores.row(i).array(), allowed->row(i));
+                continue;
+            }
+            std::fill(row, row + run[r].first, 0.0f);
+            std::fill(row + run[r].end, row + n, 0.0f);
+            // Where no key is allowed, or every allowed score is -inf, the row becomes all 0
+            // rather than 0/0. (max_value may pass over a NaN, which otherwise makes the sum
+            // and so the row NaN: so does it here.)
+            float* const begin = row + run[r].first;
+            float* const end = row + run[r].end;
+            max[r] = begin < end ? max_value(begin, end - begin) : minus_inf;
+            if (max[r] == minus_inf) {
+                const bool nan = std::any_of(begin, end, [](float score) { return std::isnan(score); });
+                std::fill(begin, end, nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
+                run[r].gaps = true;   // done
+            }
+        }
+        float sum[block];
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            if (!run[r].gaps)
+                sum[r] = exp_shifted_sum(scores.row(top + r).data() + run[r].first, run[r].end - run[r].first, max[r]);
+        }
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            if (!run[r].gaps)
+                scale_values(scores.row(top + r).data() + run[r].first, run[r].end - run[r].first, 1.0f / sum[r]);
+        }
+    }
+}
+
+}   // namespace
+
+void softmax_rows(MatrixRef scores, const Mask* allowed) {
+    if (allowed != nullptr && (allowed->rows() != scores.rows() || allowed->cols() != scores.cols())) {
+        throw Error("mask: expected shape " + dims(scores.rows(), scores.cols()) + " (the scores'), got " +
+                    dims(allowed->rows(), allowed->cols()));
+    }
+    softmax_rows(scores, allowed, allowed != nullptr ? allowed_keys(*allowed) : std::vector<AllowedKeys>{});
+}
+
+namespace {
+
+void check_query_width(const AttentionWeights& w, const ConstMatrixRef& x_q) {
+    if (x_q.cols() != w.model_width()) {
+        throw Error("query input: expected width E = " + std::to_string(w.model_width()) + ", got " +
+                    std::to_string(x_q.cols()));
+    }
+}
+
+// The heads, from the projected q [Tq, D], k and v [Tk, D]; x_q is the queries' input
+// (kept with TraceDetail::all_stages).
+AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& q,
+                      const ConstMatrixRef& k, const ConstMatrixRef& v, const AttentionOptions& options) {
+    const Eigen::Index H = w.n_heads;
+    const Eigen::Index G = H / w.kv_heads();   // query heads per key/value head
+    const Eigen::Index D = w.inner_width();
+    const Eigen::Index Dh = w.head_width();
+    const Eigen::Index Tq = q.rows();
+    const Eigen::Index Tk = k.rows();
+    const Mask* allowed = options.keep ? &*options.keep : nullptr;
+    if (allowed && (allowed->rows() != Tq || allowed->cols() != Tk)) {
+        throw Error("mask: expected shape " + dims(Tq, Tk) + " (queries x keys), got " +
+                    dims(allowed->rows(), allowed->cols()));
+    }
+    if (!options.disabled_heads.empty() && static_cast<Eigen::Index>(options.disabled_heads.size()) != H) {
+        throw Error("disabled heads: expected " + std::to_string(H) + " flags, got " +
+                    std::to_string(options.disabled_heads.size()));
+    }
+    const bool all_stages = options.detail == TraceDetail::all_stages;
+    const float scale = w.scale();
+
+    AttentionTrace trace;
+    if (all_stages) trace.input = x_q;
+    trace.heads.resize(static_cast<std::size_t>(H));
+    trace.concat.resize(Tq, D);
+    // Every buffer a thread writes is allocated here, before the threads start: the
+    // threads then only compute (an allocation failure stays an exception on this thread).
+    // Each head's keys and values are laid out for the products as it runs (a copy of a
+    // [Tk, Dh] block each, small next to the products); the room for them is made here.
+    std::vector<WeightPanels> key_panels;
+    std::vector<WeightPanels> value_panels;
+    key_panels.reserve(static_cast<std::size_t>(H));
+    value_panels.reserve(static_cast<std::size_t>(H));
+    for (Eigen::Index h = 0; h < H; ++h) {
+        key_panels.emplace_back(Tk, Dh);     // K_h as the weight [out = keys, in = Dh]
+        value_panels.emplace_back(Dh, Tk);   // V_h as W^T: [in = keys, out = Dh]
+    }
+    for (HeadTrace& head : trace.heads) {
+        head.weights.resize(Tq, Tk);
+        if (all_stages) {
+            head.scores.resize(Tq, Tk);
+            head.masked.resize(Tq, Tk);
+        }
+    }
+    // Where each query's allowed keys end (causal: at itself). The products skip what lies
+    // past it (multiply_leading): a masked score is never read, and a masked weight is 0.
+    // The stages, when kept, show every score, so those are all computed.
+    std::vector<AllowedKeys> keys_allowed;
+    std::vector<Eigen::Index> key_ends;
+    if (allowed) {
+        keys_allowed = allowed_keys(*allowed);
+        key_ends.reserve(static_cast<std::size_t>(Tq));
+        for (const AllowedKeys& row : keys_allowed) key_ends.push_back(row.end);
+    }
+    using Leading = WeightPanels::Leading;
+    constexpr WeightPanels::Kernel best = WeightPanels::Kernel::best;
+    // Each head on one thread (handed out as threads come free), its scores computed
+    // straight into the map it keeps, then its context into its own columns of concat.
+    const double flops_per_head = 4.0 * static_cast<double>(Tq) * static_cast<double>(Tk) * static_cast<double>(Dh);
+    parallel_items(H, flops_per_head * static_cast<double>(H), [&](Eigen::Index h) {
+        HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
+        const auto qh = q.middleCols(h * Dh, Dh);       // [Tq, Dh]
+        const auto kh = k.middleCols(h / G * Dh, Dh);   // [Tk, Dh], its key/value head's
+        const auto vh = v.middleCols(h / G * Dh, Dh);   // [Tk, Dh]
+        WeightPanels& keys = key_panels[static_cast<std::size_t>(h)];
+        keys.assign(kh.data(), kh.outerStride(), false);
+        if (key_ends.empty() || all_stages) {
+            keys.multiply(qh, head.weights, nullptr, scale);
+        } else {
+            keys.multiply_leading(best, qh, head.weights, key_ends, Leading::outputs, scale);
+        }
+        if (w.score_cap != 0.0f) {
+            head.weights = (w.score_cap * (head.weights.array() / w.score_cap).tanh()).matrix();
+        }
+        if (all_stages) {
+            head.scores = head.weights;
+            if (allowed) {
+                head.masked = allowed->select(head.scores.array(), -std::numeric_limits<float>::infinity()).matrix();
+            } else {
+                head.masked = head.scores;
+            }
+        }
+        softmax_rows(head.weights, allowed, keys_allowed);
+        auto context = trace.concat.middleCols(h * Dh, Dh);
+        const bool disabled = !options.disabled_heads.empty() && options.disabled_heads[static_cast<std::size_t>(h)];
+        if (disabled) {
+            context.setZero();
+        } else {
+            WeightPanels& values = value_panels[static_cast<std::size_t>(h)];
+            values.assign(vh.data(), vh.outerStride(), true);
+            if (key_ends.empty()) {
+                values.multiply(head.weights, context);
+            } else {
+                values.multiply_leading(best, head.weights, context, key_ends, Leading::inputs);
+            }
+        }
+    });
+    if (all_stages) {
+        for (Eigen::Index h = 0; h < H; ++h) {
+            HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
+            head.q = q.middleCols(h * Dh, Dh);
+            head.k = k.middleCols(h / G * Dh, Dh);
+            head.v = v.middleCols(h / G * Dh, Dh);
+            head.context = trace.concat.middleCols(h * Dh, Dh);
+        }
+    }
+    if (options.keep_keys_values) {
+        trace.keys = k;
+        trace.values = v;
+    }
+    trace.output = linear_forward(w.out, trace.concat);
+    return trace;
+}
+
+// Self-attention's Q, K and V of x: one product with packed weights ([T, D + 2 Dkv], then
+// three column blocks of it), or one over the three weights.
+struct Projected {
+    Matrix qkv, q, k, v;
+    Eigen::Index D = 0;
+    Eigen::Index Dkv = 0;
+    MatrixRef queries() { return qkv.size() != 0 ? MatrixRef(qkv.leftCols(D)) : MatrixRef(q); }
+    MatrixRef keys() { return qkv.size() != 0 ? MatrixRef(qkv.middleCols(D, Dkv)) : MatrixRef(k); }
+    MatrixRef values() { return qkv.size() != 0 ? MatrixRef(qkv.rightCols(Dkv)) : MatrixRef(v); }
+};
+
+// Each head's Dh features of x [T, n * Dh] normalised in place by `norm` (empty: none).
+void norm_heads(const Norm& norm, MatrixRef x, Eigen::Index Dh) {
+    if (norm.weight.size() == 0) return;
+    for (Eigen::Index c = 0; c < x.cols(); c += Dh) x.middleCols(c, Dh) = norm_forward(norm, x.middleCols(c, Dh));
+}
+
+// What turns projected q and k before the scores: per-head norms, then rotary positions
+// (queries at `first_query` on, keys at `first_key` on).
+void transform_queries_keys(const AttentionWeights& w, MatrixRef q, MatrixRef k, Eigen::Index first_query,
+                            Eigen::Index first_key) {
+    const Eigen::Index Dh = w.head_width();
+    norm_heads(w.q_norm, q, Dh);
+    norm_heads(w.k_norm, k, Dh);
+    apply_rotary(w.rotary, q, w.n_heads, first_query);
+    apply_rotary(w.rotary, k, w.kv_heads(), first_key);
+}
+
+Projected project_self(const AttentionWeights& w, const ConstMatrixRef& x) {
+    Projected p;
+    p.D = w.inner_width();
+    p.Dkv = w.kv_width();
+    if (w.qkv.weight.size() != 0 && w.key_width() == w.model_width()) {
+        p.qkv = linear_forward(w.qkv, x);
+    } else {
+        // Three weights (ViT, BERT), still one product: x read and packed once, and the
+        // pieces of all three shared out together.
+        p.q.resize(x.rows(), p.D);
+        p.k.resize(x.rows(), p.Dkv);
+        p.v.resize(x.rows(), p.Dkv);
+        const auto bias = [](const Linear& layer) { return layer.bias.size() != 0 ? &layer.bias : nullptr; };
+        const WeightPanels::Output outputs[] = {{&w.q.weight.panels(), p.q, bias(w.q)},
+                                                {&w.k.weight.panels(), p.k, bias(w.k)},
+                                                {&w.v.weight.panels(), p.v, bias(w.v)}};
+        WeightPanels::multiply_each(x, outputs);
+    }
+    return p;
+}
+
+}   // namespace
+
+AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& x_kv,
+                                 const AttentionOptions& options) {
+    w.validate();
+    const Eigen::Index Tq = x_q.rows();
+    const Eigen::Index Tk = x_kv.rows();
+    if (Tq < 1 || Tk < 1)
+        throw Error("attention needs at least one query and one key, got Tq = " + std::to_string(Tq) +
+                    ", Tk = " + std::to_string(Tk));
+    check_query_width(w, x_q);
+    if (x_kv.cols() != w.key_width() || x_kv.cols() != w.value_width()) {
+        throw Error("key/value input: expected width " + std::to_string(w.key_width()) +
+                    (w.key_width() != w.value_width() ? " for keys and " + std::to_string(w.value_width()) +
+                                                            " for values (one input cannot feed both)"
+                                                      : std::string()) +
+                    ", got " + std::to_string(x_kv.cols()));
+    }
+    const bool self = x_q.data() == x_kv.data() && Tq == Tk && x_q.outerStride() == x_kv.outerStride();
+    if (self) {
+        Projected p = project_self(w, x_q);
+        transform_queries_keys(w, p.queries(), p.keys(), 0, 0);
+        return attend(w, x_q, p.queries(), p.keys(), p.values(), options);
+    }
+    Matrix q = linear_forward(w.q, x_q);          // [Tq, D]
+    Matrix k = linear_forward(w.k, x_kv);         // [Tk, Dkv]
+    const Matrix v = linear_forward(w.v, x_kv);   // [Tk, Dkv]
+    transform_queries_keys(w, q, k, 0, 0);
+    return attend(w, x_q, q, k, v, options);
+}
+
+AttentionTrace attention_forward_after(const AttentionWeights& w, const ConstMatrixRef& x_new, const Matrix& kept_keys,
+                                       const Matrix& kept_values, Eigen::Index p, const AttentionOptions& options) {
+    w.validate();
+    const Eigen::Index Tn = x_new.rows();
+    const Eigen::Index D = w.kv_width();
+    if (Tn < 1) throw Error("attention after kept positions needs at least one new position");
+    check_query_width(w, x_new);
+    if (w.key_width() != w.model_width() || w.value_width() != w.model_width()) {
+        throw Error("attention after kept positions is self-attention: keys and values must read the queries' input");
+    }
+    if (p < 0 || kept_keys.rows() < p || kept_values.rows() < p || kept_keys.cols() != D || kept_values.cols() != D) {
+        throw Error("kept keys and values: expected [>= " + std::to_string(p) + ", " + std::to_string(D) + "], got " +
+                    dims(kept_keys.rows(), kept_keys.cols()) + " and " + dims(kept_values.rows(), kept_values.cols()));
+    }
+    Projected now = project_self(w, x_new);
+    transform_queries_keys(w, now.queries(), now.keys(), p, p);
+    Matrix k(p + Tn, D);
+    k.topRows(p) = kept_keys.topRows(p);
+    k.bottomRows(Tn) = now.keys();
+    Matrix v(p + Tn, D);
+    v.topRows(p) = kept_values.topRows(p);
+    v.bottomRows(Tn) = now.values();
+    return attend(w, x_new, now.queries(), k, v, options);
+}
+
+AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x,
+                                 const AttentionOptions& options) {
+    return attention_forward(weights, x, x, options);
+}
+
+}   // namespace headscope

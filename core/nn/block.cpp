@@ -1,0 +1,52 @@
+#include "core/nn/block.h"
+
+#include "core/base/error.h"
+
+namespace headscope {
+
+namespace {
+
+bool has_norm(const Norm& norm) { return norm.weight.size() != 0; }
+
+// One block with `attend` (the normalised or raw input -> its attention) as the step that
+// differs between a full run and a run after kept positions.
+template <typename Attend>
+AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, Eigen::Index mlp_rows, Attend&& attend) {
+    if (spec.norm_placement == NormPlacement::post) {
+        if (spec.residual == Residual::parallel) throw Error("a block cannot be both post-norm and parallel");
+        AttentionTrace attention = attend(x);
+        x = norm_forward(block.attention_norm, x + attention.output);
+        x = norm_forward(block.mlp_norm, x + mlp_forward(block.mlp, x));
+        return attention;
+    }
+    const Matrix attention_input = norm_forward(block.attention_norm, x);   // [T, E]
+    AttentionTrace attention = attend(attention_input);
+    if (spec.residual == Residual::parallel) {
+        const Matrix mlp_out = has_norm(block.mlp_norm) ? mlp_forward(block.mlp, norm_forward(block.mlp_norm, x))
+                                                        : mlp_forward(block.mlp, attention_input);
+        x += attention.output;
+        x += mlp_out;
+        return attention;
+    }
+    x += attention.output;
+    auto rows = x.topRows(mlp_rows >= 0 ? std::min(mlp_rows, x.rows()) : x.rows());
+    rows += mlp_forward(block.mlp, norm_forward(block.mlp_norm, rows));
+    return attention;
+}
+
+}   // namespace
+
+AttentionTrace block_forward(const BlockSpec& spec, const Block& block, Matrix& x, const AttentionOptions& options,
+                             Eigen::Index mlp_rows) {
+    return run_block(spec, block, x, mlp_rows,
+                     [&](const Matrix& input) { return attention_forward(block.attention, input, options); });
+}
+
+AttentionTrace block_forward_after(const BlockSpec& spec, const Block& block, Matrix& x_new, const AttentionTrace& kept,
+                                   Eigen::Index p, const AttentionOptions& options) {
+    return run_block(spec, block, x_new, -1, [&](const Matrix& input) {
+        return attention_forward_after(block.attention, input, kept.keys, kept.values, p, options);
+    });
+}
+
+}   // namespace headscope

@@ -1,0 +1,55 @@
+#pragma once
+// The transformer block, described as data. Every family (the demo models, GPT-2, BERT,
+// ViT / DeiT, and the decoder families to come) fills a BlockSpec and a Block per layer;
+// block_forward is the only code that runs one, and run_blocks (core/nn/run_blocks.h)
+// the only loop over them.
+//
+//   pre-norm, sequential (GPT-2, ViT, Llama):  x += attn(n1(x));  x += mlp(n2(x))
+//   post-norm, sequential (BERT):              x = n1(x + attn(x));  x = n2(x + mlp(x))
+//   pre-norm, parallel (GPT-J, Pythia, Phi):   x += attn(n1(x)) + mlp(n2(x))   (n2 empty: n1(x) feeds both)
+
+#include "core/nn/attention.h"
+#include "core/nn/layers.h"
+#include "core/nn/norm.h"
+
+namespace headscope {
+
+enum class NormPlacement {
+    pre,    // each sublayer reads a normalised copy; the residual stream itself is never normalised
+    post,   // the residual sum after each sublayer is normalised
+};
+
+enum class Residual {
+    sequential,   // the MLP reads the stream after attention's update
+    parallel,     // attention and the MLP read the same stream; both updates are added
+};
+
+// What every layer of a family shares.
+struct BlockSpec {
+    NormPlacement norm_placement = NormPlacement::pre;
+    Residual residual = Residual::sequential;
+};
+
+struct Block {
+    Norm attention_norm;          // pre: attention's input; post: the sum after attention
+    AttentionWeights attention;   // heads, grouped keys/values, rotary, q/k norms, score scale and cap
+    Norm mlp_norm;                // pre: the MLP's input; post: the sum after it; parallel and empty: n1's output
+    Mlp mlp;
+    // A sliding window (a query sees its W latest keys, itself included), on top of the
+    // run's mask; 0: the run's mask alone.
+    Eigen::Index window = 0;
+};
+
+// One block over x [T, E], in place; returns its attention. `mlp_rows` >= 0: only x's first
+// rows go through the MLP (the last layer of a classifier that reads [CLS] alone); the
+// other rows are then left after attention (pre-norm, sequential blocks only).
+AttentionTrace block_forward(const BlockSpec& spec, const Block& block, Matrix& x, const AttentionOptions& options,
+                             Eigen::Index mlp_rows = -1);
+
+// The same block for new positions x_new [Tn, E] appended after p earlier ones whose
+// keys and values `kept` holds (a causal run over the same first p tokens); the
+// returned attention covers the new queries against all p + Tn keys.
+AttentionTrace block_forward_after(const BlockSpec& spec, const Block& block, Matrix& x_new, const AttentionTrace& kept,
+                                   Eigen::Index p, const AttentionOptions& options);
+
+}   // namespace headscope

@@ -1,0 +1,112 @@
+#include "core/nn/prefix_reuse.h"
+
+#include "core/base/error.h"
+#include "core/tensor/memory_reuse.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace headscope {
+
+void check_prefix_reuse(const std::string& model, Eigen::Index n_layers, const RunOptions& options,
+                        const OptionalMask& mask, Eigen::Index T) {
+    const ModelTrace* kept = options.prefix_from;
+    const Eigen::Index p = options.prefix_rows;
+    const std::string who = model + ": cannot reuse the unchanged start of the input: ";
+    if (options.resume_from != nullptr) throw Error(who + "a run resumes at a layer or reuses a prefix, not both");
+    if (p < 1 || p >= T) {
+        throw Error(who + std::to_string(p) + " unchanged positions of " + std::to_string(T) + " (expected 1.." +
+                    std::to_string(T - 1) + ")");
+    }
+    if (static_cast<Eigen::Index>(kept->layers.size()) != n_layers || kept->hidden.rows() < p ||
+        (kept->logits.size() != 0 && kept->logits.rows() < p)) {
+        throw Error(who + "the kept run does not cover those positions");
+    }
+    for (const AttentionTrace& layer : kept->layers) {
+        if (layer.keys.rows() < p || layer.values.rows() < p) {
+            throw Error(who +
+                        "the kept run did not keep every layer's keys and values (RunOptions::keep_layer_inputs)");
+        }
+    }
+    if (options.keep_layer_inputs &&
+        (static_cast<Eigen::Index>(kept->layer_inputs.size()) != n_layers || kept->layer_inputs[0].rows() < p)) {
+        throw Error(who + "the kept run did not keep every layer's input for those positions");
+    }
+    for (Eigen::Index l = 0; l < n_layers; ++l) {
+        const AttentionTrace& layer = kept->layers[static_cast<std::size_t>(l)];
+        if (layer.heads.empty() || detail_of(layer) != options.detail_at(l)) {
+            throw Error(who + "the kept run was computed at another detail (layer " + std::to_string(l) + ")");
+        }
+    }
+    if (!mask) {
+        throw Error(who + "without a causal mask every position sees the changed ones");
+    }
+    if (mask->topRightCorner(p, T - p).any()) {
+        throw Error(who + "a position before " + std::to_string(p) +
+                    " sees a later one (the mask is not causal there)");
+    }
+    const bool kept_mask_fits =
+        kept->mask && kept->mask->rows() >= p && (kept->mask->topLeftCorner(p, p) == mask->topLeftCorner(p, p)).all();
+    if (!kept_mask_fits) throw Error(who + "the kept run had another attention mask");
+}
+
+OptionalMask mask_rows_from(const OptionalMask& mask, Eigen::Index p) {
+    if (!mask) return std::nullopt;
+    return Mask(mask->bottomRows(mask->rows() - p));
+}
+
+Matrix stack_rows(const Matrix& top, Eigen::Index p, const Matrix& bottom) {
+    Matrix out(p + bottom.rows(), bottom.cols());
+    advise_huge_pages(out.data(),
+                      static_cast<std::size_t>(out.size()) * sizeof(float));   // GPT-2's logits: 206 MB at T=1024
+    out.topRows(p) = top.topLeftCorner(p, bottom.cols());
+    out.bottomRows(bottom.rows()) = bottom;
+    return out;
+}
+
+namespace {
+
+// [T, T] from the kept rows' first p columns (later columns: `fill`) and the computed rows.
+Matrix stack_square(const Matrix& kept, Eigen::Index p, const Matrix& computed, float fill) {
+    const Eigen::Index T = p + computed.rows();
+    Matrix out(T, T);
+    out.topLeftCorner(p, p) = kept.topLeftCorner(p, p);
+    out.topRightCorner(p, T - p).setConstant(fill);
+    out.bottomRows(T - p) = computed;
+    return out;
+}
+
+}   // namespace
+
+AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace& kept, const AttentionTrace& computed,
+                           Eigen::Index p, const OptionalMask& mask, TraceDetail detail) {
+    AttentionTrace out;
+    out.heads.resize(computed.heads.size());
+    const Eigen::Index T = p + computed.output.rows();
+    for (std::size_t h = 0; h < computed.heads.size(); ++h) {
+        const HeadTrace& a = kept.heads[h];
+        const HeadTrace& b = computed.heads[h];
+        HeadTrace& head = out.heads[h];
+        head.weights = stack_square(a.weights, p, b.weights, 0.0f);   // the earlier rows see no new key
+        if (detail != TraceDetail::all_stages) continue;
+        head.q = stack_rows(a.q, p, b.q);
+        head.k = b.k;   // every key, computed
+        head.v = b.v;
+        head.context = stack_rows(a.context, p, b.context);
+        // Scores come before the mask: the earlier queries against the new keys are real
+        // numbers (masked out afterwards), computed here.
+        head.scores = stack_square(a.scores, p, b.scores, 0.0f);
+        head.scores.topRightCorner(p, T - p) = head_scores(weights, head.q.topRows(p), head.k.bottomRows(T - p));
+        head.masked = mask ? Matrix(mask->select(head.scores.array(), -std::numeric_limits<float>::infinity()).matrix())
+                           : head.scores;
+    }
+    if (detail == TraceDetail::all_stages) out.input = stack_rows(kept.input, p, computed.input);
+    out.concat = stack_rows(kept.concat, p, computed.concat);
+    out.keys = computed.keys;   // every position's, when kept
+    out.values = computed.values;
+    out.output = stack_rows(kept.output, p, computed.output);
+    return out;
+}
+
+}   // namespace headscope

@@ -1,0 +1,62 @@
+#pragma once
+// What one run through a stack of blocks is asked (RunOptions) and what it gives back
+// (ModelTrace): every model's forward speaks these, and run_blocks (core/nn/run_blocks.h)
+// is the one place that reads them.
+
+#include "core/nn/attention.h"
+#include "core/nn/mask.h"
+#include "core/tensor/matrix.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace headscope {
+
+struct ModelTrace;
+
+struct RunOptions {
+    std::optional<bool> causal;                      // overrides the model's own default (ModelInfo::causal)
+    OptionalMask keep;                               // [T, T] pairs allowed, ANDed with the causal mask
+    std::vector<std::vector<bool>> disabled_heads;   // [L][H] or empty: ablated heads
+    TraceDetail detail = TraceDetail::weights;       // every layer's
+    // One layer that keeps every stage (TraceDetail::all_stages) whatever `detail` says;
+    // -1: none. The window's Stages view shows one layer's stages, and keeping them for
+    // all layers would triple the memory of a run (three [T, T] matrices per head).
+    Eigen::Index stages_layer = -1;
+    TraceDetail detail_at(Eigen::Index layer) const { return layer == stages_layer ? TraceDetail::all_stages : detail; }
+    // Keep the residual stream entering each layer (ModelTrace::layer_inputs) and each
+    // layer's keys and values (AttentionTrace::keys / values), so a later run can resume
+    // from it or reuse its start.
+    bool keep_layer_inputs = false;
+    // Interactive work redoes only what changed: when only heads at layers >= resume_layer
+    // are ablated differently from a previous run on the same input and mask (kept with
+    // keep_layer_inputs), the layers before resume_layer are copied from it, not computed.
+    const ModelTrace* resume_from = nullptr;
+    Eigen::Index resume_layer = 0;
+    // Causal models (GPT-2), when text was typed or edited at its end: the first
+    // `prefix_rows` positions are the same tokens as in `prefix_from` (a run kept with
+    // keep_layer_inputs, with the same options and detail), and a position sees none after
+    // it, so their rows of every map, activation and logit are copied from it and only the
+    // later rows are computed, against the earlier rows' kept keys and values.
+    const ModelTrace* prefix_from = nullptr;
+    Eigen::Index prefix_rows = 0;
+};
+
+struct ModelTrace {
+    std::vector<AttentionTrace> layers;   // [L]
+    OptionalMask mask;                    // [T, T], the same for every layer; absent = all allowed
+    // [T, E] after the last layer (and final norm); only the rows a head reads when it
+    // reads some alone (a ViT classifier: [1, E], [CLS]; DeiT's with a teacher: [2, E]).
+    Matrix hidden;
+    Matrix logits;                      // [T, V] or [1, labels]; empty when the model has no head
+    std::vector<Matrix> layer_inputs;   // [L] x [T, E] entering each layer (RunOptions::keep_layer_inputs), else empty
+};
+
+// Whether a kept layer holds every stage (TraceDetail::all_stages) or the maps only.
+TraceDetail detail_of(const AttentionTrace& layer);
+
+// Checks `disabled` against a stack of L layers of H heads ([L][H] or empty); throws otherwise.
+void check_disabled_heads(Eigen::Index n_layers, Eigen::Index n_heads, const std::vector<std::vector<bool>>& disabled);
+
+}   // namespace headscope

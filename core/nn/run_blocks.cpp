@@ -1,0 +1,135 @@
+#include "core/nn/run_blocks.h"
+
+#include "core/base/error.h"
+#include "core/nn/prefix_reuse.h"
+
+#include <string>
+
+namespace headscope {
+
+TraceDetail detail_of(const AttentionTrace& layer) {
+    return !layer.heads.empty() && layer.heads[0].scores.size() != 0 ? TraceDetail::all_stages : TraceDetail::weights;
+}
+
+void check_disabled_heads(Eigen::Index n_layers, Eigen::Index n_heads, const std::vector<std::vector<bool>>& disabled) {
+    if (disabled.empty()) return;
+    if (static_cast<Eigen::Index>(disabled.size()) != n_layers) {
+        throw Error("disabled heads: expected flags for " + std::to_string(n_layers) + " layers, got " +
+                    std::to_string(disabled.size()));
+    }
+    for (const auto& layer : disabled) {
+        if (!layer.empty() && static_cast<Eigen::Index>(layer.size()) != n_heads) {
+            throw Error("disabled heads: expected " + std::to_string(n_heads) + " flags per layer, got " +
+                        std::to_string(layer.size()));
+        }
+    }
+}
+
+Matrix StackRun::joined(Matrix ModelTrace::*member, Matrix computed) const {
+    if (first_row == 0) return computed;
+    return stack_rows(kept->*member, first_row, computed);
+}
+
+namespace {
+
+// What differs per layer: its disabled heads, its detail, its mask (the run's, narrowed
+// by the block's window).
+AttentionOptions layer_options(const RunOptions& options, const Block& block, Eigen::Index l,
+                               const OptionalMask& mask) {
+    AttentionOptions attention;
+    const auto layer = static_cast<std::size_t>(l);
+    attention.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[layer];
+    attention.detail = options.detail_at(l);
+    attention.keep_keys_values = options.keep_layer_inputs;
+    attention.keep = mask;
+    if (block.window > 0 && mask) {
+        attention.keep = mask_and(mask, mask_sliding_window(mask->rows(), block.window));
+    }
+    return attention;
+}
+
+// RunOptions::resume_from: checks the request against the run, copies the layers before
+// resume_layer (and their inputs) into `run`, sets `x` to what the first computed layer
+// consumes and returns its index; 0 when not resuming.
+Eigen::Index resume(const std::string& model, const Stack& stack, const RunOptions& options, StackRun& run, Matrix& x) {
+    const ModelTrace* from = options.resume_from;
+    if (from == nullptr) return 0;
+    const Eigen::Index L = stack.n_layers();
+    const Eigen::Index l = options.resume_layer;
+    if (l < 0 || l >= L) {
+        throw Error(model + ": cannot resume at layer " + std::to_string(l) + ", the model has layers 0.." +
+                    std::to_string(L - 1));
+    }
+    if (static_cast<Eigen::Index>(from->layer_inputs.size()) != L ||
+        static_cast<Eigen::Index>(from->layers.size()) != L || from->layer_inputs[l].rows() != x.rows() ||
+        from->layer_inputs[l].cols() != x.cols()) {
+        throw Error(model + ": the run to resume from did not keep every layer's input for this input");
+    }
+    const OptionalMask& mask = run.trace.mask;
+    const bool same_mask = from->mask.has_value() == mask.has_value() &&
+                           (!mask || (from->mask->rows() == mask->rows() && from->mask->cols() == mask->cols() &&
+                                      (*from->mask == *mask).all()));
+    if (!same_mask) throw Error(model + ": the run to resume from had another attention mask");
+    for (Eigen::Index copied = 0; copied < l; ++copied) {
+        if (detail_of(from->layers[static_cast<std::size_t>(copied)]) != options.detail_at(copied)) {
+            throw Error(model + ": the run to resume from kept another detail at layer " + std::to_string(copied));
+        }
+    }
+    run.trace.layers.assign(from->layers.begin(), from->layers.begin() + l);
+    if (options.keep_layer_inputs)
+        run.trace.layer_inputs.assign(from->layer_inputs.begin(), from->layer_inputs.begin() + l);
+    x = from->layer_inputs[l];
+    return l;
+}
+
+// RunOptions::prefix_from: rows [0, p) of every layer come from the kept run; only the
+// later positions are computed, their queries against every key.
+StackRun run_after_prefix(const std::string& model, const Stack& stack, const Matrix& x, const OptionalMask& mask,
+                          const RunOptions& options, StackRun run) {
+    const Eigen::Index T = x.rows();
+    check_prefix_reuse(model, stack.n_layers(), options, mask, T);
+    const ModelTrace& kept = *options.prefix_from;
+    const Eigen::Index p = options.prefix_rows;
+    Matrix x_new = x.bottomRows(T - p);   // [T - p, E]: only the new positions
+    for (Eigen::Index l = 0; l < stack.n_layers(); ++l) {
+        const Block& block = stack.blocks[static_cast<std::size_t>(l)];
+        const AttentionTrace& kept_layer = kept.layers[static_cast<std::size_t>(l)];
+        if (options.keep_layer_inputs) {
+            run.trace.layer_inputs.push_back(stack_rows(kept.layer_inputs[static_cast<std::size_t>(l)], p, x_new));
+        }
+        AttentionOptions attention = layer_options(options, block, l, mask);
+        const OptionalMask layer_mask = attention.keep;
+        attention.keep = mask_rows_from(layer_mask, p);   // the new queries' rows
+        const AttentionTrace computed = block_forward_after(stack.spec, block, x_new, kept_layer, p, attention);
+        run.trace.layers.push_back(join_prefix(block.attention, kept_layer, computed, p, layer_mask, attention.detail));
+        if (block.window > 0) run.trace.layers.back().mask = layer_mask;
+    }
+    run.x = std::move(x_new);
+    run.first_row = p;
+    run.kept = &kept;
+    return run;
+}
+
+}   // namespace
+
+StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, const OptionalMask& mask,
+                    const RunOptions& options, Eigen::Index last_mlp_rows) {
+    const Eigen::Index L = stack.n_layers();
+    check_disabled_heads(L, stack.n_heads(), options.disabled_heads);
+    StackRun run;
+    run.trace.mask = mask;
+    run.trace.layers.reserve(static_cast<std::size_t>(L));
+    if (options.prefix_from != nullptr) return run_after_prefix(model, stack, x, mask, options, std::move(run));
+    for (Eigen::Index l = resume(model, stack, options, run, x); l < L; ++l) {
+        const Block& block = stack.blocks[static_cast<std::size_t>(l)];
+        if (options.keep_layer_inputs) run.trace.layer_inputs.push_back(x);
+        const AttentionOptions attention = layer_options(options, block, l, mask);
+        const Eigen::Index mlp_rows = l + 1 == L ? last_mlp_rows : -1;
+        run.trace.layers.push_back(block_forward(stack.spec, block, x, attention, mlp_rows));
+        if (block.window > 0) run.trace.layers.back().mask = attention.keep;
+    }
+    run.x = std::move(x);
+    return run;
+}
+
+}   // namespace headscope

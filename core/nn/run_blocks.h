@@ -1,0 +1,45 @@
+#pragma once
+// THE layer loop. Every model runs its blocks through run_blocks, which owns what an
+// interactive session asks of a run (RunOptions): the heads switched off and the detail
+// kept per layer, the layer inputs and keys / values kept for a later run, resuming at a
+// layer from a kept run, reusing a kept run's unchanged prefix (causal models, text typed
+// at the end), and each layer's own mask (sliding windows).
+
+#include "core/nn/block.h"
+#include "core/nn/run.h"
+
+#include <string>
+#include <vector>
+
+namespace headscope {
+
+// A family's stack: what its layers share and each layer's weights.
+struct Stack {
+    BlockSpec spec;
+    std::vector<Block> blocks;   // [L]
+
+    Eigen::Index n_layers() const { return static_cast<Eigen::Index>(blocks.size()); }
+    Eigen::Index n_heads() const { return blocks.empty() ? 0 : blocks.front().attention.n_heads; }
+};
+
+// What run_blocks gives back: the trace so far (layers, mask, kept inputs) and the
+// residual stream after the last block, for the family's final norm and head.
+struct StackRun {
+    ModelTrace trace;
+    Matrix x;                           // [T - first_row, E]: rows first_row .. T-1 after the last block
+    Eigen::Index first_row = 0;         // > 0 when a kept run's first rows were reused
+    const ModelTrace* kept = nullptr;   // that run
+
+    // `computed` (rows first_row ..) under the kept run's first rows of `member`, when
+    // rows were reused; `computed` itself otherwise.
+    Matrix joined(Matrix ModelTrace::*member, Matrix computed) const;
+};
+
+// Runs x [T, E] through every block under `mask` ([T, T] or absent; each block's window
+// narrows it) as `options` ask. `model` names the model in errors. `last_mlp_rows` >= 0:
+// the last block's MLP runs for the first rows only (block_forward). Throws
+// headscope::Error when a resume or prefix request does not fit the run.
+StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, const OptionalMask& mask,
+                    const RunOptions& options, Eigen::Index last_mlp_rows = -1);
+
+}   // namespace headscope

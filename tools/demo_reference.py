@@ -35,7 +35,7 @@ MASK64 = (1 << 64) - 1
 
 
 # ---------------------------------------------------------------------------------
-# core/seeded_random.h and core/toy_init.cpp, recomputed
+# core/base/seeded_random.h and core/models/toy/toy_init.cpp, recomputed
 
 def splitmix64(x):
     x = (x + 0x9E3779B97F4A7C15) & MASK64
@@ -147,6 +147,73 @@ def forward(w, x, heads, causal, disabled):
     return maps
 
 
+# ---------------------------------------------------------------------------------
+# Llama's block, from transformers' modeling_llama.py
+
+def rms_norm(x, weight, eps):
+    """LlamaRMSNorm: in float32, x / sqrt(mean(x^2) + eps), times the weight."""
+    variance = x.pow(2).mean(-1, keepdim=True)
+    return weight * (x * torch.rsqrt(variance + eps))
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rotary_cos_sin(T, Dh, theta):
+    """LlamaRotaryEmbedding (rope_type "default"): cos and sin [T, Dh] of positions 0..T-1."""
+    inv_freq = 1.0 / (theta ** (torch.arange(0, Dh, 2, dtype=torch.int64).float() / Dh))
+    freqs = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def repeat_kv(x, n_rep):
+    """[Hkv, T, Dh] -> [Hkv * n_rep, T, Dh]: each key/value head serves n_rep query heads."""
+    Hkv, T, Dh = x.shape
+    return x[:, None, :, :].expand(Hkv, n_rep, T, Dh).reshape(Hkv * n_rep, T, Dh)
+
+
+def forward_modern(w, x, heads, causal, disabled, eps=1e-6, theta=10000.0):
+    """Every layer's attention [H, T, T] of a Llama decoder stack (LlamaDecoderLayer)."""
+    T, E = x.shape
+    L = 1 + max(int(k.split(".")[1]) for k in w if k.startswith("layers."))
+    maps = []
+    for l in range(L):
+        p = f"layers.{l}."
+        h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        q = F.linear(h, w[p + "self_attn.q_proj.weight"], w.get(p + "self_attn.q_proj.bias"))
+        k = F.linear(h, w[p + "self_attn.k_proj.weight"], w.get(p + "self_attn.k_proj.bias"))
+        v = F.linear(h, w[p + "self_attn.v_proj.weight"], w.get(p + "self_attn.v_proj.bias"))
+        Dh = q.shape[1] // heads
+        kv_heads = k.shape[1] // Dh
+        q = q.view(T, heads, Dh).transpose(0, 1)
+        k = k.view(T, kv_heads, Dh).transpose(0, 1)
+        v = v.view(T, kv_heads, Dh).transpose(0, 1)
+        cos, sin = rotary_cos_sin(T, Dh, theta)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k = repeat_kv(k, heads // kv_heads)
+        v = repeat_kv(v, heads // kv_heads)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)
+        if causal:
+            scores = scores.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        maps.append(weights)
+        context = weights @ v
+        for (dl, dh) in disabled:
+            if dl == l:
+                context[dh] = 0
+        context = context.transpose(0, 1).reshape(T, heads * Dh)
+        x = x + F.linear(context, w[p + "self_attn.o_proj.weight"])
+        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        gate = F.silu(F.linear(h, w[p + "mlp.gate_proj.weight"]))
+        x = x + F.linear(gate * F.linear(h, w[p + "mlp.up_proj.weight"]), w[p + "mlp.down_proj.weight"])
+    return maps
+
+
 CASES = [
     # name, model, settings flags, input flags, causal, disabled heads
     ("toy_text_default", "builtin:toy-text", ["--max-tokens", "64"],
@@ -157,6 +224,13 @@ CASES = [
     ("toy_text_nobias_ablate", "builtin:toy-text",
      ["--width", "48", "--heads", "3", "--layers", "2", "--seed", "3", "--bias", "off", "--max-tokens", "32"],
      ["--text", "Café, naïve 猫 👋🏽 — don't stop"], None, [(0, 1), (1, 2)]),
+    ("toy_text_modern", "builtin:toy-text",
+     ["--arch", "modern", "--width", "64", "--heads", "4", "--layers", "3", "--seed", "5", "--max-tokens", "64"],
+     ["--text", "The little red hen found a grain of wheat . The little red hen"], None, []),
+    ("toy_text_modern_nobias_bidirectional", "builtin:toy-text",
+     ["--arch", "modern", "--width", "64", "--heads", "8", "--layers", "2", "--seed", "9", "--bias", "off",
+      "--max-tokens", "32"],
+     ["--tokens", "5,17,5,900,123456,17,0,2147483647,42"], "off", [(1, 3)]),
     ("toy_vit_default_64", "builtin:toy-vit", ["--image-size", "64", "--patch", "8"],
      ["--image", "assets/shapes.png"], None, []),
     ("toy_vit_random_48", "builtin:toy-vit",
@@ -183,6 +257,8 @@ def main():
         config = json.loads(meta["settings"])
         E, H, seed = int(config["width"]), int(config["heads"]), int(config["seed"])
         structured = config["init"] == "structured"
+        modern = config.get("arch") == "modern"
+        positions = 0 if modern else w["embeddings.position"]
         if inputs[0] == "--text":
             # The demo tokenizer is tested on its own; here the ids come from headscope-cli's
             # dump of the same text, checked against FNV-1a of each token's bytes.
@@ -195,16 +271,19 @@ def main():
             tokens = json.loads(json.loads(data[8:8 + n])["__metadata__"]["tokens"])
             os.remove(probe)
             ids = [fnv1a32(t.encode()) & 0x7FFFFFFF for t in tokens]
-            x = word_embeddings(ids, E, seed, structured) + w["embeddings.position"][:len(ids)]
+            x = word_embeddings(ids, E, seed, structured) + (0 if modern else positions[:len(ids)])
         elif inputs[0] == "--tokens":
             ids = [int(t) for t in inputs[1].split(",")]
-            x = word_embeddings(ids, E, seed, structured) + w["embeddings.position"][:len(ids)]
+            x = word_embeddings(ids, E, seed, structured) + (0 if modern else positions[:len(ids)])
         else:
             ids = []
             x = image_embeddings(os.path.join(ROOT, inputs[1]), w, int(config["image_size"]),
                                  int(config["patch_size"]))
         with torch.no_grad():
-            maps = forward(w, x, H, causal == "on", disabled)
+            if modern:   # causal unless turned off, as a decoder
+                maps = forward_modern(w, x, H, causal != "off", disabled)
+            else:
+                maps = forward(w, x, H, causal == "on", disabled)
         expected = {f"attn.{l}": m.contiguous() for l, m in enumerate(maps)}
         if ids:
             expected["input_ids"] = torch.tensor(ids, dtype=torch.int64)

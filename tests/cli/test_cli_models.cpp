@@ -3,9 +3,9 @@
 // pixels, and bad inputs.
 
 #include "cli/cli_runner.h"
-#include "core/colormap.h"
-#include "core/safetensors.h"
-#include "core/toy_models.h"
+#include "core/models/toy/toy_models.h"
+#include "core/render/colormap.h"
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 #include <nlohmann/json.hpp>
@@ -93,7 +93,7 @@ TEST_CASE("demo models: every layer's attention equals the PyTorch re-implementa
         }
         ++n_cases;
     }
-    CHECK(n_cases == 5);
+    CHECK(n_cases == 7);
 }
 
 TEST_CASE("dump: the CLI.md layout, with tokens metadata and input ids") {

@@ -1,0 +1,136 @@
+// The block's parts that today's decoder families add, against hand-computed values:
+// RMSNorm (and Gemma's 1 + w), rotary positions, grouped key/value heads, the gated MLP,
+// the soft cap, sliding windows and the parallel residual.
+
+#include "core/nn/block.h"
+#include "core/nn/mask.h"
+#include "core/nn/position.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace headscope;
+using namespace headscope::test;
+
+TEST_CASE("RMSNorm: x / sqrt(mean(x^2) + eps) * w, and Gemma's (1 + w)") {
+    Matrix x(1, 4);
+    x << 1.0f, -2.0f, 3.0f, -4.0f;   // mean of squares 7.5
+    Norm norm;
+    norm.kind = NormKind::rms_norm;
+    norm.eps = 0.5f;   // sqrt(8) = 2.828427
+    norm.weight = Vector::Constant(4, 2.0f);
+    const Matrix y = norm_forward(norm, x);
+    CHECK(y(0, 0) == doctest::Approx(2.0 / std::sqrt(8.0)).epsilon(1e-6));
+    CHECK(y(0, 3) == doctest::Approx(-8.0 / std::sqrt(8.0)).epsilon(1e-6));
+    norm.kind = NormKind::rms_norm_plus_one;
+    CHECK(norm_forward(norm, x)(0, 2) == doctest::Approx(9.0 / std::sqrt(8.0)).epsilon(1e-6));
+}
+
+TEST_CASE("rotary positions turn each half-pair by position * theta^(-2i/r)") {
+    Matrix x(3, 4);   // one head of 4: pairs (0, 2) and (1, 3)
+    x << 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4;
+    Rotary rotary;
+    rotary.theta = 100.0;            // inverse frequencies 1 and 1/10
+    apply_rotary(rotary, x, 1, 5);   // positions 5, 6, 7
+    for (int t = 0; t < 3; ++t) {
+        const double p = 5 + t;
+        CHECK(x(t, 0) == doctest::Approx(1 * std::cos(p) - 3 * std::sin(p)).epsilon(1e-5));
+        CHECK(x(t, 2) == doctest::Approx(3 * std::cos(p) + 1 * std::sin(p)).epsilon(1e-5));
+        CHECK(x(t, 1) == doctest::Approx(2 * std::cos(p / 10) - 4 * std::sin(p / 10)).epsilon(1e-5));
+        CHECK(x(t, 3) == doctest::Approx(4 * std::cos(p / 10) + 2 * std::sin(p / 10)).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("grouped key/value heads equal the same heads with keys and values repeated") {
+    std::mt19937 rng(3);
+    const Eigen::Index E = 16, H = 4, Dh = 4, T = 5;
+    AttentionWeights grouped;
+    grouped.n_heads = H;
+    grouped.n_kv_heads = 2;
+    grouped.q.weight = random_matrix(H * Dh, E, rng);
+    grouped.k.weight = random_matrix(2 * Dh, E, rng);
+    grouped.v.weight = random_matrix(2 * Dh, E, rng);
+    grouped.out.weight = random_matrix(E, H * Dh, rng);
+    // repeat_kv: head h reads key/value head h / 2.
+    AttentionWeights repeated = grouped;
+    repeated.n_kv_heads = 0;
+    Matrix k(H * Dh, E), v(H * Dh, E);
+    const Matrix gk = grouped.k.weight.to_matrix(), gv = grouped.v.weight.to_matrix();
+    for (Eigen::Index h = 0; h < H; ++h) {
+        k.middleRows(h * Dh, Dh) = gk.middleRows(h / 2 * Dh, Dh);
+        v.middleRows(h * Dh, Dh) = gv.middleRows(h / 2 * Dh, Dh);
+    }
+    repeated.k.weight = k;
+    repeated.v.weight = v;
+    const Matrix x = random_matrix(T, E, rng);
+    for (const double theta : {0.0, 10000.0}) {
+        grouped.rotary.theta = repeated.rotary.theta = theta;
+        const AttentionTrace a = attention_forward(grouped, x);
+        const AttentionTrace b = attention_forward(repeated, x);
+        for (Eigen::Index h = 0; h < H; ++h) CHECK(max_abs_diff(a.heads[h].weights, b.heads[h].weights) <= 1e-6);
+        CHECK(max_abs_diff(a.output, b.output) <= 1e-5);
+        CHECK(a.keys.size() == 0);
+    }
+    AttentionWeights bad = grouped;
+    bad.n_kv_heads = 3;
+    CHECK_THROWS_WITH(bad.validate(), doctest::Contains("cannot share 3 key/value heads"));
+}
+
+TEST_CASE("the soft cap bounds every score at the cap") {
+    std::mt19937 rng(5);
+    AttentionWeights w;
+    w.n_heads = 1;
+    w.q.weight = random_matrix(4, 4, rng, 10.0f);
+    w.k.weight = random_matrix(4, 4, rng, 10.0f);
+    w.v.weight = random_matrix(4, 4, rng);
+    w.out.weight = Matrix::Identity(4, 4);
+    w.score_cap = 2.0f;
+    AttentionOptions options;
+    options.detail = TraceDetail::all_stages;
+    const AttentionTrace t = attention_forward(w, random_matrix(6, 4, rng), options);
+    CHECK(t.heads[0].scores.cwiseAbs().maxCoeff() <= 2.0f);
+    CHECK(max_abs_diff(t.heads[0].scores, head_scores(w, t.heads[0].q, t.heads[0].k)) <= 1e-5);
+}
+
+TEST_CASE("a sliding window of W lets each query see its W latest keys") {
+    const Mask m = mask_sliding_window(5, 2);
+    for (Eigen::Index q = 0; q < 5; ++q) {
+        for (Eigen::Index k = 0; k < 5; ++k) CHECK(m(q, k) == (k <= q && k >= q - 1));
+    }
+    CHECK_THROWS(mask_sliding_window(5, 0));
+}
+
+TEST_CASE("the gated MLP is down(silu(gate x) * up x); a parallel block adds both branches to x") {
+    Mlp mlp;
+    mlp.activation = Activation::silu;
+    mlp.gate.weight = Matrix::Identity(2, 2);
+    mlp.up.weight = Matrix::Constant(2, 2, 1.0f);
+    mlp.down.weight = Matrix::Identity(2, 2);
+    Matrix x(1, 2);
+    x << 1.0f, -2.0f;
+    const Matrix y = mlp_forward(mlp, x);
+    const auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+    CHECK(y(0, 0) == doctest::Approx(silu(1.0) * -1.0).epsilon(1e-6));
+    CHECK(y(0, 1) == doctest::Approx(silu(-2.0) * -1.0).epsilon(1e-6));
+
+    std::mt19937 rng(7);
+    Block block;
+    block.attention.n_heads = 1;
+    block.attention.q.weight = random_matrix(2, 2, rng);
+    block.attention.k.weight = random_matrix(2, 2, rng);
+    block.attention.v.weight = random_matrix(2, 2, rng);
+    block.attention.out.weight = random_matrix(2, 2, rng);
+    block.attention_norm.kind = NormKind::rms_norm;
+    block.attention_norm.weight = Vector::Ones(2);
+    block.mlp = mlp;
+    BlockSpec spec;
+    spec.residual = Residual::parallel;
+    Matrix stream = random_matrix(3, 2, rng);
+    const Matrix h = norm_forward(block.attention_norm, stream);   // shared by both branches (Phi)
+    const Matrix expected = stream + attention_forward(block.attention, h).output + mlp_forward(mlp, h);
+    block_forward(spec, block, stream, AttentionOptions{});
+    CHECK(max_abs_diff(stream, expected) <= 1e-6);
+}

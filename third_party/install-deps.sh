@@ -5,8 +5,8 @@
 set -euo pipefail
 
 packages=(
-    # toolchain
-    cmake g++ make pkg-config
+    # toolchain, and clang-format for the house style (tools/check_format.sh, run by CI)
+    cmake g++ make pkg-config clang-format
     # core: linear algebra, JSON, images
     libeigen3-dev nlohmann-json3-dev libstb-dev libturbojpeg0-dev libutf8proc-dev
     # headscope-cli

@@ -5,7 +5,7 @@ Run with Debian's PyTorch (python3-torch):  /usr/bin/python3 tools/make_golden.p
 
 Each case is a folder holding the inputs of `headscope-cli mha` and what PyTorch
 computes from them:
-  weights.safetensors   the layer's weights, in one of the two layouts of CLI.md
+  weights.safetensors   the layer's weights, in one of the two layouts of docs/cli.md
   input.safetensors     x [B, Tq, E]
   kv.safetensors        x [B, Tk, Ek]            (cross-attention cases)
   keep.safetensors      keep [B, Tq, Tk] or [Tq, Tk], nonzero = allowed   (mask cases)
@@ -13,10 +13,10 @@ computes from them:
                         and the stages q, k, v [B, H, T, Dh], scores [B, H, Tq, Tk]
 and cases.json lists every case with the flags to pass (heads, causal, disable_heads).
 
-The five tutorial classes (../shared/seeds/) are re-created below as they are written,
-with their bugs fixed and marked `FIX:`, dropout off; each records its intermediate
-tensors in `self.trace` so the stages can be compared too. The reference is PyTorch's
-own arithmetic: nothing here calls Headscope.
+The five tutorial classes (the PyTorch notebooks Headscope grew from) are re-created
+below as they are written, with their bugs fixed and marked `FIX:`, dropout off; each
+records its intermediate tensors in `self.trace` so the stages can be compared too. The
+reference is PyTorch's own arithmetic: nothing here calls Headscope.
 """
 
 import json
@@ -439,7 +439,7 @@ def main():
             "k_proj.weight": m.key_proj.weight, "k_proj.bias": m.key_proj.bias,
             "v_proj.weight": m.value_proj.weight, "v_proj.bias": m.value_proj.bias}
     # The tutorial's single head has no output projection: give it the identity, so
-    # output = context, and the layer is still one of CLI.md's layouts.
+    # output = context, and the layer is still one of docs/cli.md's layouts.
     proj["out_proj.weight"] = torch.eye(8)
     trace["output"] = trace["context"]
     add_case("seed003_single_head_keep", "seed 003: single-head attention, shared keep mask (F32)", 1,

@@ -114,6 +114,20 @@ def image_embeddings(path, w, image_size, patch):
     return tokens + w["embeddings.position"]
 
 
+def attend(q, k, v, causal, disabled_heads):
+    """Scaled dot-product attention of [H, T, Dh] heads: the weights [H, T, T] and the
+    heads' contexts side by side [T, H * Dh], a disabled head's context zero."""
+    H, T, Dh = q.shape
+    scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)
+    if causal:
+        scores = scores.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    context = weights @ v
+    for h in disabled_heads:
+        context[h] = 0
+    return weights, context.transpose(0, 1).reshape(T, H * Dh)
+
+
 def forward(w, x, heads, causal, disabled):
     """Every layer's attention [H, T, T] of the pre-LN encoder."""
     T, E = x.shape
@@ -130,16 +144,8 @@ def forward(w, x, heads, causal, disabled):
         q = q.view(T, heads, Dh).transpose(0, 1)
         k = k.view(T, heads, Dh).transpose(0, 1)
         v = v.view(T, heads, Dh).transpose(0, 1)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)
-        if causal:
-            scores = scores.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
+        weights, context = attend(q, k, v, causal, [h for (dl, h) in disabled if dl == l])
         maps.append(weights)
-        context = weights @ v
-        for (dl, dh) in disabled:
-            if dl == l:
-                context[dh] = 0
-        context = context.transpose(0, 1).reshape(T, D)
         x = x + F.linear(context, w[p + "attn.out_proj.weight"], w.get(p + "attn.out_proj.bias"))
         h = F.layer_norm(x, (E,), w[p + "ln2.weight"], w[p + "ln2.bias"], eps=1e-5)
         h = F.gelu(F.linear(h, w[p + "mlp.fc1.weight"], w.get(p + "mlp.fc1.bias")))
@@ -197,16 +203,8 @@ def forward_modern(w, x, heads, causal, disabled, eps=1e-6, theta=10000.0):
         k = k * cos + rotate_half(k) * sin
         k = repeat_kv(k, heads // kv_heads)
         v = repeat_kv(v, heads // kv_heads)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)
-        if causal:
-            scores = scores.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
+        weights, context = attend(q, k, v, causal, [h for (dl, h) in disabled if dl == l])
         maps.append(weights)
-        context = weights @ v
-        for (dl, dh) in disabled:
-            if dl == l:
-                context[dh] = 0
-        context = context.transpose(0, 1).reshape(T, heads * Dh)
         x = x + F.linear(context, w[p + "self_attn.o_proj.weight"])
         h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
         gate = F.silu(F.linear(h, w[p + "mlp.gate_proj.weight"]))

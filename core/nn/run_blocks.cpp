@@ -25,6 +25,18 @@ void check_disabled_heads(Eigen::Index n_layers, Eigen::Index n_heads, const std
     }
 }
 
+Stack layer_norm_stack(BlockSpec spec, Eigen::Index n_layers, Eigen::Index n_heads, float eps, Activation activation) {
+    Block block;
+    block.attention_norm.eps = eps;
+    block.mlp_norm.eps = eps;
+    block.attention.n_heads = n_heads;
+    block.mlp.activation = activation;
+    Stack stack;
+    stack.spec = spec;
+    stack.blocks.assign(static_cast<std::size_t>(n_layers), block);
+    return stack;
+}
+
 Matrix StackRun::joined(Matrix ModelTrace::*member, Matrix computed) const {
     if (first_row == 0) return computed;
     return stack_rows(kept->*member, first_row, computed);

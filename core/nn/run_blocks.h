@@ -22,6 +22,10 @@ struct Stack {
     Eigen::Index n_heads() const { return blocks.empty() ? 0 : blocks.front().attention.n_heads; }
 };
 
+// L blocks laid out before their weights are loaded: H heads each, both norms LayerNorms
+// of `eps`, the MLP's activation; BERT, GPT-2 and ViT differ only in these and `spec`.
+Stack layer_norm_stack(BlockSpec spec, Eigen::Index n_layers, Eigen::Index n_heads, float eps, Activation activation);
+
 // What run_blocks gives back: the trace so far (layers, mask, kept inputs) and the
 // residual stream after the last block, for the family's final norm and head.
 struct StackRun {

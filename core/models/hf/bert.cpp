@@ -95,21 +95,6 @@ void bind_tensors(Weights& w, const HfBertConfig& c, Binder& b) {
     }
 }
 
-// BERT's block: post-LN, sequential; every norm the config's epsilon.
-Stack bert_stack(const HfBertConfig& c) {
-    Norm norm;
-    norm.eps = c.layer_norm_eps;
-    Block block;
-    block.attention_norm = norm;
-    block.mlp_norm = norm;
-    block.attention.n_heads = c.num_attention_heads;
-    block.mlp.activation = c.activation;
-    Stack stack;
-    stack.spec.norm_placement = NormPlacement::post;
-    stack.blocks.assign(static_cast<std::size_t>(c.num_hidden_layers), block);
-    return stack;
-}
-
 }   // namespace
 
 HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) {
@@ -143,7 +128,9 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
         }
     }
 
-    w.stack = bert_stack(c);
+    // BERT's block: post-LN, sequential; every norm the config's epsilon.
+    w.stack = layer_norm_stack({NormPlacement::post, Residual::sequential}, c.num_hidden_layers, c.num_attention_heads,
+                               c.layer_norm_eps, c.activation);
     w.embeddings_norm.eps = c.layer_norm_eps;
     w.transform_norm.eps = c.layer_norm_eps;
     HfTensorLoader loader(table);

@@ -45,21 +45,6 @@ void bind_tensors(Weights& w, const HfGpt2Config& c, Binder& b) {
     }
 }
 
-// The block as GPT-2 computes it: pre-LN, sequential; every norm the config's epsilon.
-HfGpt2Weights empty_weights(const HfGpt2Config& c) {
-    HfGpt2Weights w;
-    Norm norm;
-    norm.eps = c.layer_norm_epsilon;
-    Block block;
-    block.attention_norm = norm;
-    block.mlp_norm = norm;
-    block.attention.n_heads = c.n_head;
-    block.mlp.activation = c.activation;
-    w.stack.blocks.assign(static_cast<std::size_t>(c.n_layer), block);
-    w.ln_f = norm;
-    return w;
-}
-
 Linear rows_of(const Linear& l, Eigen::Index first, Eigen::Index n) {
     Linear part;
     part.weight = l.weight.middle_rows(first, n);
@@ -78,7 +63,9 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     mapped_ = HfMappedFiles(stored);
     HfTensorTable table(stored, "transformer.", folder, control);
     HfTensorLoader loader(table);
-    weights_ = empty_weights(c);
+    // GPT-2's block: pre-LN, sequential; every norm the config's epsilon.
+    weights_.stack = layer_norm_stack({}, c.n_layer, c.n_head, c.layer_norm_epsilon, c.activation);
+    weights_.ln_f.eps = c.layer_norm_epsilon;
     bind_tensors(weights_, c, loader);
 
     const Eigen::Index E = c.n_embd;

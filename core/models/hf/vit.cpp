@@ -101,20 +101,6 @@ void bind_tensors(Weights& w, const HfVitConfig& c, Binder& b) {
     }
 }
 
-// ViT's block: pre-LN, sequential; every norm the config's epsilon.
-Stack vit_stack(const HfVitConfig& c) {
-    Norm norm;
-    norm.eps = c.layer_norm_eps;
-    Block block;
-    block.attention_norm = norm;
-    block.mlp_norm = norm;
-    block.attention.n_heads = c.num_attention_heads;
-    block.mlp.activation = c.activation;
-    Stack stack;
-    stack.blocks.assign(static_cast<std::size_t>(c.num_hidden_layers), block);
-    return stack;
-}
-
 }   // namespace
 
 HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
@@ -160,7 +146,8 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
         }
     }
 
-    w.stack = vit_stack(c);
+    // ViT's block: pre-LN, sequential; every norm the config's epsilon.
+    w.stack = layer_norm_stack({}, c.num_hidden_layers, c.num_attention_heads, c.layer_norm_eps, c.activation);
     w.layernorm.eps = c.layer_norm_eps;
     HfTensorLoader loader(table);
     bind_tensors(w, c, loader);

@@ -1,7 +1,7 @@
 #include "app/cli/mha_run.h"
 
-#include "app/common/arg_lists.h"
 #include "core/base/error.h"
+#include "core/base/index_lists.h"
 #include "core/models/mha/attention_io.h"
 #include "core/models/mha/sequence_io.h"
 #include "core/tensor/safetensors.h"
@@ -15,7 +15,7 @@ namespace {
 std::vector<bool> parse_disabled_heads(const std::string& list, bool given, Eigen::Index H) {
     std::vector<bool> disabled(static_cast<std::size_t>(H), false);
     if (!given) return disabled;
-    for (std::int64_t head : app::parse_index_list("--disable-heads", list, "0,3")) {
+    for (std::int64_t head : parse_index_list("--disable-heads", list, "0,3")) {
         if (head >= H) {
             throw Error("--disable-heads: head " + std::to_string(head) + " does not exist (heads are 0.." +
                         std::to_string(H - 1) + ")");

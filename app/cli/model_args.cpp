@@ -1,8 +1,8 @@
 #include "app/cli/model_args.h"
 
 #include "app/cli/cli_errors.h"
-#include "app/common/arg_lists.h"
 #include "core/base/error.h"
+#include "core/base/index_lists.h"
 #include "core/models/model_registry.h"
 #include "core/text/text.h"
 
@@ -72,7 +72,7 @@ ModelInput encode_chosen_input(const Model& model, const InputArgs& args) {
     if (args.text_file_option->count() > 0) return model.encode_text(read_sentence_file(args.text_file));
     if (args.image_option->count() > 0) return model.encode_image(decode_image_file(args.image), args.image_options);
     if (args.tokens_option->count() > 0) {
-        return model.encode_ids(app::parse_index_list("--tokens", args.tokens, "464,3797,3332"));
+        return model.encode_ids(parse_index_list("--tokens", args.tokens, "464,3797,3332"));
     }
     throw Error("no input: give --text \"...\", --text-file FILE, --image FILE or --tokens 1,2,3");
 }
@@ -98,7 +98,7 @@ RunOptions run_options_from(const RunArgs& args, const ModelInfo& info) {
     if (args.disable_option->count() > 0) {
         options.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
                                       std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
-        for (const auto& [layer, head] : app::parse_layer_head_list("--disable-heads", args.disable_heads)) {
+        for (const auto& [layer, head] : parse_layer_head_list("--disable-heads", args.disable_heads)) {
             if (layer >= info.n_layers || head >= info.n_heads) {
                 throw Error("--disable-heads: " + std::to_string(layer) + "." + std::to_string(head) +
                             " does not exist (" + info.name + " has layers 0.." + std::to_string(info.n_layers - 1) +

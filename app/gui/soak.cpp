@@ -1,6 +1,7 @@
 #include "app/gui/soak.h"
 
 #include "core/models/model_registry.h"
+#include "ui/views/view_list.h"
 
 #include <algorithm>
 #include <array>
@@ -16,6 +17,8 @@
 #endif
 
 namespace headscope::gui {
+
+using namespace session;
 
 namespace {
 
@@ -135,17 +138,19 @@ SoakFiles find_soak_files(const std::filesystem::path& root, const std::filesyst
     return files;
 }
 
-// The window as the controls see it: its state and the entry points they call. A
-// friend of AppWindow, so the soak goes through exactly those paths.
+namespace {
+
+// The window as the controls see it: its state and the public entry points the widgets
+// and the drop callback call, and nothing else.
 class SoakControls {
 public:
-    explicit SoakControls(AppWindow& app) : app_(app) {}
+    explicit SoakControls(ui::AppWindow& app) : app_(app) {}
 
-    AppState& state() { return app_.state_; }
+    AppState& state() { return app_.state(); }
     // The result on screen while it is the chosen model's: the keys and the layer / head
-    // controls act only then (AppWindow::handle_keys, draw_controls).
-    const Snapshot* shown() const { return app_.showing_other_model() ? nullptr : app_.shown_.get(); }
-    const Snapshot* any_shown() const { return app_.shown_.get(); }
+    // controls act only then (AppWindow::handle_keys, the controls panel).
+    const Snapshot* shown() const { return app_.showing_chosen_model() ? app_.shown() : nullptr; }
+    const Snapshot* any_shown() const { return app_.shown(); }
     bool settled() const { return app_.settled(); }
     const std::string& error() const { return app_.error(); }
 
@@ -154,19 +159,12 @@ public:
     // The drop callback.
     void drop(const std::string& path) { app_.on_drop(path); }
     // The image path field, then Enter (shown for image models only).
-    void type_image_path(const std::string& path) {
-        if (!app_.shown_ || !app_.shown_->info.takes_image) return;
-        choose_picture(app_.state_, path);
-        app_.remember_file(path);
-    }
-    // The compare view's input B field, then Enter (image models).
-    void type_compare_image(const std::string& path) {
-        app_.compare_image_edit_ = path;
-        app_.state_.compare_image_path = path;
-    }
+    void type_image_path(const std::string& path) { app_.open_picture(path); }
+    // The compare view's input B field, then Enter (image models): the field follows the state.
+    void type_compare_image(const std::string& path) { app_.state().compare_image_path = path; }
     // Esc / Cancel while a model loads.
     void cancel_loading() {
-        if (app_.loading_) app_.cancel_loading();
+        if (app_.loading()) app_.cancel_loading();
     }
     // The Heads view's "Scan head importance".
     void scan_importance() {
@@ -174,10 +172,8 @@ public:
     }
 
 private:
-    AppWindow& app_;
+    ui::AppWindow& app_;
 };
-
-namespace {
 
 // One action: its random numbers are drawn before it runs (so the seed fixes the
 // sequence of actions and numbers whatever the timing), then mapped onto the state.
@@ -326,8 +322,10 @@ const std::vector<Action> actions = {
     // Views and how they draw.
     {"switch view (tab)", 8,
      [](Ctx& c) {
-         c.state().view = static_cast<View>(c.pick(0, 9));
-         c.note = view_name(c.state().view);
+         const auto views = ui::make_views();
+         c.state().view =
+             std::string(views[static_cast<std::size_t>(c.pick(0, static_cast<int>(views.size())))]->name());
+         c.note = c.state().view;
      }},
     {"colour map", 2,
      [](Ctx& c) {
@@ -469,7 +467,7 @@ void return_to_start(SoakControls& ui, const AppState& initial) {
 
 }   // namespace
 
-SoakDriver::SoakDriver(AppWindow& app, SoakOptions options)
+SoakDriver::SoakDriver(ui::AppWindow& app, SoakOptions options)
     : app_(app), options_(std::move(options)), files_(find_soak_files(options_.root, options_.scratch)),
       random_(options_.seed), started_(Clock::now()), watch_thread_([this] { watchdog(); }) {
     SoakControls ui(app_);

@@ -7,7 +7,7 @@
 // line on stderr) on a hang, on a NaN in what is shown, and on memory that keeps growing;
 // it ends with a one-line summary on stdout. The action list is in soak.cpp.
 
-#include "app/gui/app_window.h"
+#include "ui/app_window.h"
 
 #include <atomic>
 #include <chrono>
@@ -49,7 +49,7 @@ enum class SoakFailure { none = 0, hang = 3, not_finite = 4, memory = 5, excepti
 
 class SoakDriver {
 public:
-    SoakDriver(AppWindow& app, SoakOptions options);
+    SoakDriver(ui::AppWindow& app, SoakOptions options);
     ~SoakDriver();   // stops the watchdog
     SoakDriver(const SoakDriver&) = delete;
     SoakDriver& operator=(const SoakDriver&) = delete;
@@ -73,10 +73,10 @@ private:
     std::string recent_actions() const;
     void watchdog();
 
-    AppWindow& app_;
+    ui::AppWindow& app_;
     SoakOptions options_;
     SoakFiles files_;
-    AppState initial_;   // the state the run started from: the samples return to it
+    session::AppState initial_;   // the state the run started from: the samples return to it
     std::mt19937_64 random_;
     Phase phase_ = Phase::first_model;
     int done_ = 0;      // actions performed

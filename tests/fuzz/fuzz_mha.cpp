@@ -10,7 +10,7 @@
 // and output finite.
 
 #include "app/cli/mha_run.h"
-#include "app/common/arg_lists.h"
+#include "core/base/index_lists.h"
 #include "core/models/mha/sequence_io.h"
 #include "core/tensor/safetensors.h"
 #include "fuzz_support.h"
@@ -50,7 +50,7 @@ void check_result(const cli::MhaArgs& args, const cli::MhaResult& r, bool warned
     if (!args.keep_path.empty()) keep = read_keep_masks(SafetensorsFile::open(args.keep_path), B, Tq, Tk);
     std::vector<bool> disabled(static_cast<std::size_t>(H), false);
     if (args.disable_heads_given) {
-        for (std::int64_t h : app::parse_index_list("--disable-heads", args.disable_heads, "0")) {
+        for (std::int64_t h : parse_index_list("--disable-heads", args.disable_heads, "0")) {
             disabled[static_cast<std::size_t>(h)] = true;
         }
     }

@@ -2,17 +2,17 @@
 // models (progress, cancel, failure) through a loader the tests drive; the predictions
 // panel's rows; the recent models / files list; the model folder browser's listing.
 
-#include "app/gui/app_state.h"
-#include "app/gui/background_job.h"
-#include "app/gui/predictions.h"
-#include "app/gui/recent.h"
-#include "app/gui/worker.h"
 #include "core/base/error.h"
 #include "core/models/assets.h"
 #include "core/models/model_registry.h"
 #include "core/models/toy/toy_models.h"
+#include "session/app_state.h"
+#include "session/background_job.h"
+#include "session/predictions.h"
+#include "session/recent.h"
+#include "session/worker.h"
 #include "test_support.h"
-#include "ui/file_picker.h"
+#include "ui/widgets/file_picker.h"
 
 #include <doctest/doctest.h>
 
@@ -26,7 +26,7 @@
 #include <thread>
 
 using namespace headscope;
-using namespace headscope::gui;
+using namespace headscope::session;
 
 namespace {
 
@@ -50,11 +50,7 @@ std::shared_ptr<const Snapshot> result_of(Worker& worker, const Request& r) {
 
 }   // namespace
 
-TEST_CASE("app state: views by name, fitting to a model, stepping and toggling") {
-    CHECK(view_from_name("stages") == View::stages);
-    CHECK_FALSE(view_from_name("nope").has_value());
-    CHECK(view_name(View::compare) == "compare");
-
+TEST_CASE("app state: fitting to a model, stepping and toggling") {
     AppState s;
     s.layer = 5;
     s.head = 9;
@@ -80,12 +76,12 @@ TEST_CASE("app state: views by name, fitting to a model, stepping and toggling")
     const Request r = make_request(s);
     CHECK(r.disabled_heads == s.disabled_heads);
     CHECK_FALSE(r.also_flip_causal);
-    s.view = View::compare;
-    s.compare_mode = CompareMode::mask_on_off;
-    CHECK(make_request(s).also_flip_causal);
-    CHECK_FALSE(make_request(s).stages_layer.has_value());   // only the Stages view asks for stages
-    s.view = View::stages;
-    CHECK(make_request(s).stages_layer == std::optional<int>(s.layer));
+    CHECK(make_request(s, {.flipped_causal = true}).also_flip_causal);
+    CHECK_FALSE(make_request(s, {.flipped_causal = true}).stages_layer.has_value());   // only when asked
+    CHECK(make_request(s, {.stages_of_layer = true}).stages_layer == std::optional<int>(s.layer));
+    s.compare_text = "another sentence";
+    CHECK(make_request(s).compare_text.empty());   // input B runs only while a view needs it
+    CHECK(make_request(s, {.second_input = true}).compare_text == "another sentence");
 }
 
 TEST_CASE("app state: sizing the head flags to a newly loaded model asks for nothing new") {

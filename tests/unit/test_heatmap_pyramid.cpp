@@ -4,7 +4,7 @@
 
 #include "core/render/colormap.h"
 #include "core/render/heatmap_image.h"
-#include "ui/heatmap_pyramid.h"
+#include "ui/widgets/heatmap_pyramid.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // The texture pool (ui/texture_pool.h): how much of a frame it may spend rebuilding (what
 // the previous frame's drawing left of the 20 ms goal, and at least 1 ms), and when it
 // builds, defers and uploads, counted on a stand-in texture so that no display is needed.
-#include "ui/texture_pool.h"
+#include "ui/widgets/texture_pool.h"
 
 #include <doctest/doctest.h>
 

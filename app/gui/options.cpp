@@ -1,0 +1,185 @@
+#include "app/gui/options.h"
+
+#include "core/base/error.h"
+#include "core/base/index_lists.h"
+#include "core/models/assets.h"
+#include "ui/views/view_list.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+namespace headscope::gui {
+
+namespace {
+
+// Used when assets/default_sentence.txt cannot be read (an app copied elsewhere).
+constexpr const char* fallback_sentence = "The cat sat on the mat because the cat was tired .";
+
+std::string default_sentence() {
+    std::ifstream in(assets_dir() / "default_sentence.txt");
+    std::string line;
+    if (in && std::getline(in, line) && !line.empty()) return line;
+    return fallback_sentence;
+}
+
+// Flags read as text first, turned into choices once every flag is in.
+struct RawFlags {
+    std::string tokens;
+    std::string disable;
+    std::string view = "matrix";
+    std::string metric;
+    std::string colormap = "viridis";
+    std::string size = "1280x800";
+    bool causal = false;
+    bool own_resolution = false;
+    float keep_mass_percent = 0.0f;
+};
+
+void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
+    session::AppState& state = o.state;
+    cli.add_option("--model", state.model.name,
+                   "builtin:tiny-story, builtin:tiny-shapes, builtin:toy-text, builtin:toy-vit, or a Hugging Face "
+                   "checkpoint folder (config.json + model.safetensors)")
+        ->capture_default_str();
+    auto* text_option = cli.add_option("--text", state.text, "The sentence to show (text models)");
+    cli.add_option("--tokens", raw.tokens,
+                   "Token ids, comma-separated: for a text checkpoint without tokenizer files (typed in the same box)")
+        ->excludes(text_option);
+    cli.add_option("--image", state.image_path, "The image to show (image models)");
+    cli.add_flag("--causal", raw.causal, "Start with the causal mask on (GPT-2 has it on anyway)");
+    cli.add_flag("--own-resolution", raw.own_resolution,
+                 "Image checkpoints: run the picture at its own size, position embeddings interpolated (DINO-style)");
+    cli.add_option("--layer", state.layer, "Selected layer")->check(CLI::Range(0, 63));
+    cli.add_option("--head", state.head, "Selected head")->check(CLI::Range(0, 255));
+    cli.add_option("--query", state.query, "Pinned query position (image view: the patch, 0 = [CLS])");
+    cli.add_option("--disable", raw.disable, "Heads to ablate, as LAYER.HEAD pairs, e.g. 0.1,1.0");
+    cli.add_option("--seed", state.model.config.seed, "Seed of the demo model's weights and embeddings");
+}
+
+void add_view_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
+    std::vector<std::string> view_names;
+    for (const auto& view : ui::make_views()) view_names.emplace_back(view->name());
+    cli.add_option("--view", raw.view, "The tab to open on: " + ui::view_names())
+        ->capture_default_str()
+        ->check(CLI::IsMember(view_names));
+    std::vector<std::string> metric_names;
+    for (int k = 0; k < metric_count; ++k) metric_names.emplace_back(metric_name(static_cast<Metric>(k)));
+    cli.add_option("--metric", raw.metric, "The metric the Heads view plots and the Model grid colours or sorts by")
+        ->check(CLI::IsMember(metric_names));
+    cli.add_flag("--colour-by-metric", o.state.grid_colour_by_metric,
+                 "Model view: frame each head in its --metric colour");
+    cli.add_flag("--sort-by-metric", o.state.grid_sort_by_metric, "Model view: order each layer's heads by --metric");
+    cli.add_option("--keep-mass", raw.keep_mass_percent,
+                   "Image view: outline the fewest patches holding this percentage of each map's attention (DINO)")
+        ->check(CLI::Range(1.0f, 99.0f));
+    cli.add_flag("--scan-importance", o.scan_importance,
+                 "Start the head-importance scan (each head disabled alone) once the first result is in");
+    cli.add_option("--colormap", raw.colormap, "viridis, magma, cividis or greys")
+        ->check(CLI::IsMember({"viridis", "magma", "cividis", "greys"}));
+    cli.add_option("--size", raw.size, "Window size WIDTHxHEIGHT")->capture_default_str();
+    cli.footer("Views:\n" + ui::view_summaries());
+}
+
+void add_harness_options(CLI::App& cli, GuiOptions& o) {
+    cli.add_option("--screenshot", o.screenshot_path,
+                   "Render once the result is ready, write the window to this PNG and exit");
+    cli.add_option("--screenshot-after", o.screenshot_after,
+                   "With --screenshot: stay interactive (visible, taking input) for this many seconds first")
+        ->check(CLI::Range(0.0, 600.0));
+    cli.add_option("--soak", o.soak_actions,
+                   "Test: once the first model is in, perform N seeded-random actions (typing, heads, masks, views, "
+                   "good and bad files and models), then exit; non-zero on a hang, a NaN on screen or growing memory")
+        ->check(CLI::Range(1, 1000000));
+    cli.add_option("--soak-seed", o.soak_seed, "The seed of --soak's actions")->capture_default_str();
+    cli.add_option("--bench-frames", o.bench_frames,
+                   "Once the first result is shown, time N frames (CPU, swap excluded), print one line and exit")
+        ->check(CLI::Range(1, 1000000));
+    cli.add_flag("--bench-recompute", o.bench_recompute,
+                 "With --bench-frames: keep the worker recomputing (head 0.0 switched off and on again each time "
+                 "a result is in) and time whole frames, swap included, paced as by a 60 Hz display: the frame "
+                 "rate while recomputing")
+        ->needs(cli.get_option("--bench-frames"));
+}
+
+// The checks CLI11 cannot state, and the --disable list (sized to the model once it loads:
+// fit_to_model keeps the flags that fit).
+void check_combinations(GuiOptions& o, const RawFlags& raw) {
+    if (std::sscanf(raw.size.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 ||
+        o.width > 8192 || o.height > 8192) {
+        throw CLI::ValidationError("--size", "expected WIDTHxHEIGHT, e.g. 1600x1000 (320x240 .. 8192x8192)");
+    }
+    if (o.soak_actions > 0 && !o.screenshot_path.empty()) {
+        throw CLI::ValidationError("--soak", "cannot be used with --screenshot");
+    }
+    if (o.bench_frames > 0 && (o.soak_actions > 0 || !o.screenshot_path.empty())) {
+        throw CLI::ValidationError("--bench-frames", "cannot be used with --soak or --screenshot");
+    }
+    if (raw.disable.empty()) return;
+    o.start_choices.disabled = parse_layer_head_list("--disable", raw.disable);
+    for (const auto& [l, h] : o.start_choices.disabled) {
+        auto& flags = o.state.disabled_heads;
+        if (flags.size() <= static_cast<std::size_t>(l)) flags.resize(static_cast<std::size_t>(l) + 1);
+        auto& layer = flags[static_cast<std::size_t>(l)];
+        if (layer.size() <= static_cast<std::size_t>(h)) layer.resize(static_cast<std::size_t>(h) + 1, false);
+        layer[static_cast<std::size_t>(h)] = true;
+    }
+}
+
+void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
+    session::AppState& state = o.state;
+    if (cli.count("--tokens") > 0) state.text = raw.tokens;
+    if (cli.count("--image") > 0) session::choose_picture(state, state.image_path);
+    session::suit_demo_picture(state);
+    if (raw.causal) state.causal = true;
+    state.own_resolution = raw.own_resolution;
+    state.colormap = colormap_from_name(raw.colormap).value_or(Colormap::viridis);
+    state.view = raw.view;
+    if (raw.keep_mass_percent > 0.0f) {
+        state.keep_mass = true;
+        state.keep_mass_share = raw.keep_mass_percent / 100.0f;
+    }
+    if (!raw.metric.empty()) state.metric = metric_from_name(raw.metric).value_or(Metric::prev_token);
+    // Without --layer / --head, land on the head that does something nameable.
+    o.select_showcase_head = cli.count("--layer") == 0 && cli.count("--head") == 0;
+    session::StartChoices& choices = o.start_choices;
+    if (cli.count("--layer") > 0) choices.layer = state.layer;
+    if (cli.count("--head") > 0) choices.head = state.head;
+    if (cli.count("--query") > 0) choices.query = state.query;
+    choices.text_given = cli.count("--text") > 0 || cli.count("--tokens") > 0;
+    choices.image_given = cli.count("--image") > 0;
+}
+
+}   // namespace
+
+ParsedOptions parse_options(int argc, char** argv) {
+    GuiOptions o;
+    // A first launch opens on the trained text model (assets/models/tiny-story), whose
+    // heads were learned, on a sentence that says a phrase twice: its induction head shows.
+    o.state.model.name = "builtin:tiny-story";
+    o.state.text = default_sentence();
+    o.state.image_path = (assets_dir() / "shapes.png").string();
+    RawFlags raw;
+    CLI::App cli("Headscope: see what every attention head attends to", "headscope");
+    add_input_options(cli, o, raw);
+    add_view_options(cli, o, raw);
+    add_harness_options(cli, o);
+    try {
+        cli.parse(argc, argv);
+        check_combinations(o, raw);
+    } catch (const CLI::CallForHelp& e) {
+        return {std::nullopt, cli.exit(e)};
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "headscope: %s (see headscope --help)\n", e.what());
+        return {std::nullopt, 2};
+    } catch (const Error& e) {
+        std::fprintf(stderr, "headscope: %s\n", e.what());
+        return {std::nullopt, 2};
+    }
+    apply_flags(cli, o, raw);
+    return {std::move(o), 0};
+}
+
+}   // namespace headscope::gui

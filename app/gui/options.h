@@ -1,0 +1,39 @@
+#pragma once
+// headscope's command line: what the window starts on, and the harness modes
+// (--screenshot, --bench-frames, --soak) the loop runs under (frame_hooks.h).
+
+#include "session/app_state.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace headscope::gui {
+
+struct GuiOptions {
+    session::AppState state;
+    session::StartChoices start_choices;   // what the command line chose, checked against the first model
+    bool select_showcase_head = false;     // neither --layer nor --head given
+    bool scan_importance = false;
+    int width = 1280;
+    int height = 800;
+    std::string screenshot_path;
+    double screenshot_after = 0.0;
+    int soak_actions = 0;
+    std::uint64_t soak_seed = 1;
+    int bench_frames = 0;
+    bool bench_recompute = false;
+
+    // Draws a hidden window (a screenshot taken at once).
+    bool hidden() const { return !screenshot_path.empty() && screenshot_after <= 0.0; }
+};
+
+// The options, or the exit code when there is nothing to run (--help, a bad flag: its
+// one line printed on stderr).
+struct ParsedOptions {
+    std::optional<GuiOptions> options;
+    int exit_code = 0;
+};
+ParsedOptions parse_options(int argc, char** argv);
+
+}   // namespace headscope::gui

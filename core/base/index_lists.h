@@ -1,0 +1,21 @@
+#pragma once
+// Strict parsing of the comma-separated lists on the command lines of headscope-cli
+// and headscope (--disable-heads, --disable, --tokens): every item a plain
+// non-negative decimal, nothing empty, no stray signs, spaces or hex. Errors are
+// headscope::Error naming the flag and the bad item.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace headscope {
+
+// "3,0,17" -> {3, 0, 17}. `example` shows a valid list in the message.
+std::vector<std::int64_t> parse_index_list(const std::string& flag, const std::string& list, const char* example);
+
+// "0.3,1.0" -> {{0, 3}, {1, 0}} (layer.head pairs).
+std::vector<std::pair<std::int64_t, std::int64_t>> parse_layer_head_list(const std::string& flag,
+                                                                         const std::string& list);
+
+}   // namespace headscope

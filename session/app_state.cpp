@@ -1,0 +1,246 @@
+#include "session/app_state.h"
+
+#include "core/analysis/head_roles.h"
+#include "core/models/assets.h"
+#include "core/models/model_registry.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace headscope::session {
+
+namespace {
+
+void resize_flags(std::vector<std::vector<bool>>& flags, Eigen::Index L, Eigen::Index H) {
+    flags.resize(static_cast<std::size_t>(L));
+    for (auto& layer : flags) layer.resize(static_cast<std::size_t>(H), false);
+}
+
+}   // namespace
+
+Request make_request(const AppState& state, const ViewNeeds& needs) {
+    Request r;
+    r.model = state.model;
+    r.text = state.text;
+    r.image_path = state.image_path;
+    // The built demo ViT has no own resolution (its positions are built for 224 px): never ask it.
+    r.own_resolution = state.own_resolution && !is_toy_model(state.model.name);
+    r.causal = state.causal;
+    // Flags that switch nothing off are asked as none: the flags are sized to the model
+    // once its first result is in, and that alone must not look like a new computation.
+    if (any_disabled(state.disabled_heads)) r.disabled_heads = state.disabled_heads;
+    r.also_flip_causal = needs.flipped_causal;
+    r.forbidden = state.forbidden;
+    if (needs.stages_of_layer) r.stages_layer = state.layer;
+    if (needs.second_input) {
+        r.compare_text = state.compare_text;
+        r.compare_image_path = state.compare_image_path;
+    }
+    return r;
+}
+
+bool causal_on(const AppState& state, const ModelInfo& info) { return state.causal.value_or(info.causal); }
+
+bool is_builtin_model(const std::string& name) { return name.rfind("builtin:", 0) == 0; }
+
+std::string model_display_name(const std::string& name) {
+    if (is_builtin_model(name)) return name;
+    std::string trimmed = name;
+    while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+    const auto slash = trimmed.find_last_of('/');
+    return slash == std::string::npos || slash + 1 == trimmed.size() ? trimmed : trimmed.substr(slash + 1);
+}
+
+void suit_demo_picture(AppState& state) {
+    if (!state.image_is_demo) return;
+    const std::string demo_picture = (assets_dir() / "shapes.png").string();
+    const std::string demo_scene = (assets_dir() / "scenes" / "star.png").string();
+    const bool wants_scene = state.model.name == "builtin:tiny-shapes";
+    if (wants_scene && state.image_path == demo_picture) state.image_path = demo_scene;
+    if (!wants_scene && state.image_path == demo_scene) state.image_path = demo_picture;
+}
+
+void choose_picture(AppState& state, const std::string& path) {
+    state.image_path = path;
+    state.image_is_demo = false;
+}
+
+void choose_model(AppState& state, const std::string& name) {
+    if (state.model.name == name) return;
+    state.model.name = name;
+    suit_demo_picture(state);
+    state.query = -1;
+    state.causal.reset();
+    leave_model_choices(state);   // asked of the next model's first run, not after it
+}
+
+void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use) {
+    const ModelChoice back = in_use.value_or(ModelChoice{});
+    if (state.model == back) return;
+    state.model = back;
+    state.query = -1;
+    state.causal.reset();
+}
+
+void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) {
+    resize_flags(state.disabled_heads, n_layers, n_heads);
+    resize_flags(state.hidden_heads, n_layers, n_heads);
+    const int last_layer = static_cast<int>(n_layers) - 1;
+    const int last_head = static_cast<int>(n_heads) - 1;
+    state.layer = std::clamp(state.layer, 0, last_layer);
+    state.head = std::clamp(state.head, 0, last_head);
+    state.compare_layer = std::clamp(state.compare_layer, 0, last_layer);
+    state.compare_head = std::clamp(state.compare_head, 0, last_head);
+    // Rollout layers: a range inside the model (the end -1 means "the last").
+    state.rollout.start_layer = std::clamp(state.rollout.start_layer, 0, last_layer);
+    if (state.rollout.end_layer > last_layer) state.rollout.end_layer = -1;
+    if (state.rollout.end_layer >= 0 && state.rollout.end_layer < state.rollout.start_layer) {
+        state.rollout.end_layer = state.rollout.start_layer;
+    }
+}
+
+std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, Eigen::Index n_heads, bool images) {
+    // Induction is the mechanism people come to see; a previous-token head is what it
+    // is built on; the resting-place roles (first token, [CLS]) are the least telling.
+    const auto rank = [](const std::string& role) {
+        if (role == "induction") return 3;
+        if (role == "previous token") return 2;
+        if (role == "current token") return 1;
+        return 0;
+    };
+    std::optional<HeadIndex> best;
+    std::pair<int, double> best_key{-1, 0.0};
+    for (std::size_t index = 0; index < metrics.size() && n_heads > 0; ++index) {
+        const std::optional<MeasuredRole> role = measured_role(metrics[index], images);
+        if (!role) continue;
+        const std::pair<int, double> key{rank(role->name), role->score};
+        if (key > best_key) {
+            best_key = key;
+            best = HeadIndex{static_cast<int>(index / static_cast<std::size_t>(n_heads)),
+                             static_cast<int>(index % static_cast<std::size_t>(n_heads))};
+        }
+    }
+    return best;
+}
+
+void leave_model_choices(AppState& state) {
+    for (auto& layer : state.disabled_heads) std::fill(layer.begin(), layer.end(), false);
+    state.forbidden.clear();
+    state.editing_mask = false;
+}
+
+void follow_compare_b(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) {
+    if (state.compare_b_chosen || n_layers < 1 || n_heads < 1) return;
+    if (state.compare_mode == CompareMode::two_layers) {
+        state.compare_layer = static_cast<int>((state.layer + 1) % n_layers);
+    } else {
+        state.compare_layer = state.layer;
+        state.compare_head = static_cast<int>((state.head + 1) % n_heads);
+    }
+}
+
+std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, Eigen::Index T) {
+    std::vector<std::string> notes;
+    const std::string last_layer = std::to_string(info.n_layers - 1);
+    const std::string last_head = std::to_string(info.n_heads - 1);
+    if (choices.layer && (*choices.layer < 0 || *choices.layer >= info.n_layers)) {
+        notes.push_back("--layer " + std::to_string(*choices.layer) + ": " + info.name + " has layers 0.." +
+                        last_layer + "; showing layer " +
+                        std::to_string(std::clamp<Eigen::Index>(*choices.layer, 0, info.n_layers - 1)));
+    }
+    if (choices.head && (*choices.head < 0 || *choices.head >= info.n_heads)) {
+        notes.push_back("--head " + std::to_string(*choices.head) + ": " + info.name + " has heads 0.." + last_head +
+                        "; showing head " +
+                        std::to_string(std::clamp<Eigen::Index>(*choices.head, 0, info.n_heads - 1)));
+    }
+    if (choices.query && (*choices.query < 0 || *choices.query >= T)) {
+        notes.push_back("--query " + std::to_string(*choices.query) + ": the input has positions 0.." +
+                        std::to_string(T - 1) + "; no query pinned");
+    }
+    std::string outside;
+    for (const auto& [l, h] : choices.disabled) {
+        if (l < info.n_layers && h < info.n_heads) continue;
+        if (!outside.empty()) outside += ',';
+        outside += std::to_string(l);
+        outside += '.';
+        outside += std::to_string(h);
+    }
+    if (!outside.empty()) {
+        notes.push_back("--disable " + outside + ": " + info.name + " has layers 0.." + last_layer + " and heads 0.." +
+                        last_head + "; not disabled");
+    }
+    if (choices.image_given && !info.takes_image) {
+        notes.push_back("--image: " + info.name + " reads text, not pictures; the picture is not used");
+    }
+    if (choices.text_given && !info.takes_text) {
+        notes.push_back("--text: " + info.name + " reads pictures, not text; the text is not used");
+    }
+    return notes;
+}
+
+void fit_to_length(AppState& state, int n_tokens) {
+    if (state.query >= n_tokens) state.query = -1;
+    if (state.rollout_query >= n_tokens) state.rollout_query = -1;
+}
+
+void step_layer(AppState& state, int delta, Eigen::Index n_layers) {
+    state.layer = std::clamp(state.layer + delta, 0, static_cast<int>(n_layers) - 1);
+}
+
+void step_head(AppState& state, int delta, Eigen::Index n_heads) {
+    state.head = std::clamp(state.head + delta, 0, static_cast<int>(n_heads) - 1);
+}
+
+void toggle_disabled(AppState& state, int layer, int head) {
+    if (layer < 0 || layer >= static_cast<int>(state.disabled_heads.size())) return;
+    auto& flags = state.disabled_heads[static_cast<std::size_t>(layer)];
+    if (head < 0 || head >= static_cast<int>(flags.size())) return;
+    flags[static_cast<std::size_t>(head)] = !flags[static_cast<std::size_t>(head)];
+}
+
+void set_forbidden(AppState& state, int query, int key, bool forbidden) {
+    const std::pair<int, int> pair{query, key};
+    auto it = std::lower_bound(state.forbidden.begin(), state.forbidden.end(), pair);
+    const bool present = it != state.forbidden.end() && *it == pair;
+    if (forbidden && !present) state.forbidden.insert(it, pair);
+    if (!forbidden && present) state.forbidden.erase(it);
+}
+
+bool is_forbidden(const AppState& state, int query, int key) {
+    return std::binary_search(state.forbidden.begin(), state.forbidden.end(), std::pair<int, int>{query, key});
+}
+
+void clear_mask(AppState& state) { state.forbidden.clear(); }
+
+void invert_mask(AppState& state, int n_tokens) {
+    std::vector<std::pair<int, int>> inverted;
+    for (int i = 0; i < n_tokens; ++i) {
+        for (int j = 0; j < n_tokens; ++j) {
+            if (!is_forbidden(state, i, j)) inverted.emplace_back(i, j);
+        }
+    }
+    state.forbidden = std::move(inverted);
+}
+
+bool open_dropped_file(AppState& state, const std::string& path) {
+    std::string extension;
+    const auto dot = path.find_last_of('.');
+    if (dot != std::string::npos) extension = path.substr(dot + 1);
+    std::transform(extension.begin(), extension.end(), extension.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    static constexpr std::array<std::string_view, 7> image_extensions = {"png", "jpg", "jpeg", "bmp",
+                                                                         "gif", "tga", "tpic"};
+    if (std::find(image_extensions.begin(), image_extensions.end(), extension) == image_extensions.end()) return false;
+    choose_picture(state, path);
+    // The built-in text models cannot take it: switch to the demo image model that shows
+    // patterns on any picture (builtin:tiny-shapes knows only its own 64 px scenes).
+    if (state.model.name == "builtin:toy-text" || state.model.name == "builtin:tiny-story") {
+        choose_model(state, "builtin:toy-vit");
+    }
+    state.query = -1;
+    return true;
+}
+
+}   // namespace headscope::session

@@ -1,0 +1,161 @@
+#pragma once
+// What the user chose in the window, and the transitions the controls make on it.
+// No GL or ImGui here, so the transitions are unit-tested without a window.
+
+#include "core/analysis/head_metrics.h"
+#include "core/analysis/rollout.h"
+#include "core/render/colormap.h"
+#include "session/request.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace headscope::session {
+
+// How weights map to colours: one 0..1 scale for every map, each head's own max, or
+// logarithmic (small weights visible).
+enum class HeatScale { shared, per_head, log };
+
+enum class CompareMode {
+    two_heads,         // head A vs head B of one run
+    two_layers,        // layer A vs layer B: their heads averaged, and every head pair's divergence
+    mask_on_off,       // one head, causal mask on vs off
+    ablation_on_off,   // one head, with the disabled heads vs every head on
+    two_inputs,        // one head on input A vs input B (another sentence or picture)
+};
+
+struct AppState {
+    ModelChoice model;
+    std::string text;
+    std::string image_path;
+    // Whether image_path is the demo picture the app chose (it then follows the demo
+    // model: suit_demo_picture), not one the user asked for, even the same file.
+    bool image_is_demo = true;
+    std::optional<bool> causal;                      // the causal mask; unset: the model's default (GPT-2: on)
+    bool own_resolution = false;                     // image checkpoints: run at the picture's own size
+    std::vector<std::vector<bool>> disabled_heads;   // [L][H]: ablated (zero context), recomputes
+    std::vector<std::vector<bool>> hidden_heads;     // [L][H]: left out of the views only
+    int layer = 0;
+    int head = 0;
+    int query = -1;                // pinned query row (-1: none; image view: [CLS])
+    bool show_column = false;      // image view: what attends to the patch
+    bool image_average = false;    // image view: average the shown heads
+    std::string view = "matrix";   // the shown view's --view name (ui/views/view_list.h)
+    Colormap colormap = Colormap::viridis;
+    HeatScale scale = HeatScale::shared;
+    CompareMode compare_mode = CompareMode::two_heads;
+    bool editing_mask = false;                    // matrix view: clicks forbid / allow pairs
+    std::vector<std::pair<int, int>> forbidden;   // the custom mask: (query, key) pairs, sorted
+    int compare_layer = 0;                        // head B of the compare view
+    int compare_head = 1;
+    // Until the user moves a B slider, B is the head after A in A's layer (two heads) or
+    // the layer after A's (two layers): the view never opens on A compared with itself.
+    bool compare_b_chosen = false;
+    std::string compare_text;         // compare view, input B (text models)
+    std::string compare_image_path;   // compare view, input B (image models)
+    // Analysis (core/analysis/head_metrics.h, core/analysis/rollout.h): the metric the Heads view plots and
+    // the Model grid colours / sorts by.
+    Metric metric = Metric::prev_token;
+    bool grid_colour_by_metric = false;
+    bool grid_sort_by_metric = false;
+    bool grid_show_importance = false;   // colour the grid by the importance scan instead
+    RolloutOptions rollout;              // fusion, discard ratio, layers (disabled heads: from above)
+    int rollout_query = -1;              // the rollout row shown (-1: [CLS] / the last token / the mean)
+    bool keep_mass = false;              // image view: DINO's "keep x% of the mass" contours
+    float keep_mass_share = 0.6f;        // DINO's default threshold
+};
+
+// What the shown view needs computed beyond the maps (each view says: ui/views/view.h).
+struct ViewNeeds {
+    bool stages_of_layer = false;   // every stage (q, k, v, scores...) of the selected layer
+    bool flipped_causal = false;    // the same input with the causal mask flipped
+    bool second_input = false;      // the compare view's input B
+};
+
+// The computation the state asks for, with what the shown view needs.
+Request make_request(const AppState& state, const ViewNeeds& needs = {});
+
+// Whether the causal mask is on: the user's choice, else the model's default.
+bool causal_on(const AppState& state, const ModelInfo& info);
+
+// Model names: "builtin:..." names a demo model, anything else a checkpoint folder.
+bool is_builtin_model(const std::string& name);
+// How a model is named in the window: built-in names as they are, folders by their last part.
+std::string model_display_name(const std::string& name);
+
+// Opening another model (the Model control, --model, a dropped folder): the pinned
+// query, the causal choice, the heads switched off and the custom mask belong to the
+// old model, so they reset (leave_model_choices).
+// The picture follows too while it is one of the demo pictures (suit_demo_picture).
+void choose_model(AppState& state, const std::string& name);
+// builtin:tiny-shapes knows only its own 64 px scenes: while the picture is the app's
+// demo picture (assets/shapes.png) it gets a scene of its own (assets/scenes/star.png),
+// and any other model gets the demo picture back. A picture the user chose stays, even
+// one of those two files.
+void suit_demo_picture(AppState& state);
+// The user's own picture (--image, typed, picked or dropped): it stays across models.
+void choose_picture(AppState& state, const std::string& path);
+// After a load was cancelled or failed: back to the model the worker still holds (the
+// default built-in model when none loaded yet).
+void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use);
+
+// Compare view: while the user has not moved a B slider, B follows A: the head after A
+// in A's layer (two heads), the layer after A's (two layers), wrapping at the end.
+void follow_compare_b(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
+
+// A model of another shape is in: the heads switched off and the custom mask, chosen for
+// the last one's heads and positions, are let go (all heads on, no pairs forbidden).
+void leave_model_choices(AppState& state);
+
+// What the command line chose before any model was known, checked against the model once
+// its first result is in: a choice that does not fit is clamped or left out by the
+// window (it still opens), and says so.
+struct StartChoices {
+    std::optional<int> layer;
+    std::optional<int> head;
+    std::optional<int> query;
+    std::vector<std::pair<std::int64_t, std::int64_t>> disabled;   // --disable's LAYER.HEAD pairs
+    bool text_given = false;                                       // --text or --tokens
+    bool image_given = false;                                      // --image
+};
+// One line per choice that does not fit `info` (T: the input's positions), naming the
+// flag, what the model has, and what the window shows instead; empty when all fit.
+std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, Eigen::Index T);
+
+// After a model (re)loads: per-head flags sized [L][H] (kept where they still fit,
+// unset elsewhere), and layer / head / compare choices clamped into range.
+void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
+
+// The head a first look should land on: the one whose measured role
+// (core/analysis/head_roles.h) is the most nameable, an induction head before a previous-token
+// head before the rest, then by score. `metrics` is [L * H], layer-major. Absent when
+// no head has a name: the selection is left alone.
+struct HeadIndex {
+    int layer = 0;
+    int head = 0;
+};
+std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, Eigen::Index n_heads, bool images);
+// A result of `n_tokens` positions (the same model may give another length: a new
+// sentence, own resolution on or off): a pinned query past the end is let go.
+void fit_to_length(AppState& state, int n_tokens);
+
+// Keyboard steps, clamped to the model's range.
+void step_layer(AppState& state, int delta, Eigen::Index n_layers);
+void step_head(AppState& state, int delta, Eigen::Index n_heads);
+
+void toggle_disabled(AppState& state, int layer, int head);
+
+// The custom mask editor: forbid or allow one (query, key) pair; clear; invert over a
+// T x T matrix (every allowed pair becomes forbidden and the other way round).
+void set_forbidden(AppState& state, int query, int key, bool forbidden);
+bool is_forbidden(const AppState& state, int query, int key);
+void clear_mask(AppState& state);
+void invert_mask(AppState& state, int n_tokens);
+
+// A dropped or typed file: image files switch a text model to builtin:toy-vit.
+// Returns false (and changes nothing) for a file that is not an image by its name.
+bool open_dropped_file(AppState& state, const std::string& path);
+
+}   // namespace headscope::session

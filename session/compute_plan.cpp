@@ -1,0 +1,113 @@
+#include "session/compute_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace headscope::session {
+
+namespace {
+
+// FNV-1a over bytes, continuing from `hash`.
+std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t hash = 14695981039346656037ull) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+    return hash;
+}
+
+bool keeps_every_layer(const LastRun& last, Eigen::Index n_layers) {
+    return last.trace != nullptr && static_cast<Eigen::Index>(last.trace->layer_inputs.size()) == n_layers;
+}
+
+// The first position whose embedding differs between two inputs of the same width.
+Eigen::Index common_prefix(const Matrix& now, const Matrix& before) {
+    if (now.cols() != before.cols()) return 0;
+    Eigen::Index same = 0;
+    while (same < now.rows() && same < before.rows() && now.row(same) == before.row(same)) ++same;
+    return same;
+}
+
+}   // namespace
+
+bool RunKey::operator==(const RunKey& other) const {
+    return causal == other.causal && forbidden == other.forbidden && embeddings.rows() == other.embeddings.rows() &&
+           embeddings.cols() == other.embeddings.cols() && embeddings == other.embeddings;
+}
+
+std::string input_key_text(const ModelChoice& model, const RunKey& key) {
+    const ToyConfig& c = model.config;
+    const std::int64_t numbers[] = {c.width,
+                                    c.n_heads,
+                                    c.n_layers,
+                                    c.mlp_ratio,
+                                    c.max_tokens,
+                                    c.image_size,
+                                    c.patch_size,
+                                    c.bias,
+                                    static_cast<std::int64_t>(c.seed),
+                                    static_cast<std::int64_t>(c.init),
+                                    static_cast<std::int64_t>(c.arch),
+                                    key.causal,
+                                    key.embeddings.rows(),
+                                    key.embeddings.cols()};
+    std::uint64_t hash = fnv1a(numbers, sizeof numbers);
+    hash = fnv1a(key.embeddings.data(), static_cast<std::size_t>(key.embeddings.size()) * sizeof(float), hash);
+    for (const auto& pair : key.forbidden) hash = fnv1a(&pair, sizeof pair, hash);
+    char text[24];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+    return model.name + " " + text;
+}
+
+Eigen::Index first_changed_layer(const std::vector<std::vector<bool>>& a, const std::vector<std::vector<bool>>& b,
+                                 Eigen::Index n_layers) {
+    const auto off = [](const std::vector<std::vector<bool>>& flags, std::size_t l, std::size_t h) {
+        return l < flags.size() && h < flags[l].size() && flags[l][h];
+    };
+    for (Eigen::Index l = 0; l < n_layers; ++l) {
+        const auto layer = static_cast<std::size_t>(l);
+        const std::size_t n = std::max(a.size() > layer ? a[layer].size() : 0, b.size() > layer ? b[layer].size() : 0);
+        for (std::size_t h = 0; h < n; ++h) {
+            if (off(a, layer, h) != off(b, layer, h)) return l;
+        }
+    }
+    return n_layers;
+}
+
+ReusePlan plan_reuse(const LastRun& last, const RunKey& key, const RunOptions& options, Eigen::Index n_layers) {
+    ReusePlan plan;
+    if (last.key == nullptr || last.options == nullptr || !keeps_every_layer(last, n_layers)) return plan;
+    if (*last.key == key) {
+        // Toggling a head redoes only its layer and those after it.
+        Eigen::Index first = first_changed_layer(last.options->disabled_heads, options.disabled_heads, n_layers);
+        // A layer whose stages were kept, or now are, changes too.
+        const Eigen::Index had = last.options->stages_layer;
+        if (had != options.stages_layer) {
+            for (const Eigen::Index l : {had, options.stages_layer}) {
+                if (l >= 0) first = std::min(first, l);
+            }
+        }
+        plan.resume = true;
+        plan.resume_layer = std::min(first, n_layers - 1);
+        return plan;
+    }
+    // Text typed or edited at its end, on a causal model: the positions before the first
+    // changed one are the last run's (GPT-2 computes only the rest).
+    const bool same_run = key.causal && last.key->causal && key.forbidden.empty() && last.key->forbidden.empty() &&
+                          last.options->disabled_heads == options.disabled_heads &&
+                          last.options->stages_layer == options.stages_layer;
+    if (!same_run) return plan;
+    const Eigen::Index same = common_prefix(key.embeddings, last.key->embeddings);
+    if (same > 0 && same < key.embeddings.rows()) plan.prefix_rows = same;
+    return plan;
+}
+
+void apply_reuse(const ReusePlan& plan, const LastRun& last, RunOptions& options) {
+    if (plan.resume) {
+        options.resume_from = last.trace;
+        options.resume_layer = plan.resume_layer;
+    } else if (plan.prefix_rows > 0) {
+        options.prefix_from = last.trace;
+        options.prefix_rows = plan.prefix_rows;
+    }
+}
+
+}   // namespace headscope::session

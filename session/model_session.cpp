@@ -1,0 +1,157 @@
+#include "session/model_session.h"
+
+#include "core/base/error.h"
+
+#include <chrono>
+
+namespace headscope::session {
+
+void ModelSession::adopt(std::unique_ptr<Model> model, const ModelChoice& choice) {
+    model_ = std::move(model);
+    held_ = choice;
+    output_labels_.reset();
+    intact_key_.reset();
+    intact_trace_.reset();
+    last_key_.reset();
+    last_run_.reset();
+}
+
+ModelInput ModelSession::encode(const Request& request, const std::string& text, const std::string& image_path) const {
+    const ModelInfo info = model_->info();
+    if (info.reads_ids_only) return model_->encode_ids(token_ids_typed(text));
+    if (!info.takes_image) return model_->encode_text(text);
+    ImageOptions image_options;
+    image_options.own_resolution = request.own_resolution;
+    return model_->encode_image(decode_image_file(image_path), image_options);
+}
+
+RunOptions ModelSession::options_for(const Request& request, const Snapshot& snapshot) const {
+    RunOptions options;
+    options.causal = snapshot.causal;
+    if (!request.forbidden.empty()) {
+        const Eigen::Index T = snapshot.input.embeddings.rows();
+        Mask keep = Mask::Constant(T, T, true);
+        for (const auto& [i, j] : request.forbidden) {
+            if (i < T && j < T) keep(i, j) = false;
+        }
+        options.keep = std::move(keep);
+    }
+    // Flags for another model's shape (just switched) are ignored, not an error.
+    const ModelInfo& info = snapshot.info;
+    if (static_cast<Eigen::Index>(request.disabled_heads.size()) == info.n_layers &&
+        (request.disabled_heads.empty() ||
+         static_cast<Eigen::Index>(request.disabled_heads[0].size()) == info.n_heads)) {
+        options.disabled_heads = request.disabled_heads;
+    }
+    // Every stage of one layer, when the Stages view shows it; the maps only elsewhere.
+    if (request.stages_layer && *request.stages_layer >= 0 && *request.stages_layer < info.n_layers) {
+        options.stages_layer = *request.stages_layer;
+    }
+    return options;
+}
+
+std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uint64_t generation) {
+    const auto start = std::chrono::steady_clock::now();
+    auto snapshot = std::make_shared<Snapshot>();
+    snapshot->generation = generation;
+    snapshot->model = request.model;
+    snapshot->model_ref = model_;
+    snapshot->info = model_->info();
+    snapshot->input = encode(request, request.text, request.image_path);
+    snapshot->image = snapshot->input.pixels;
+    check_maps_fit_in_memory(snapshot->info, snapshot->input.embeddings.rows());
+    snapshot->causal = request.causal.value_or(snapshot->info.causal);
+    RunOptions options = options_for(request, *snapshot);
+    snapshot->ablated = any_disabled(options.disabled_heads);
+    snapshot->options = options;
+    options.keep_layer_inputs = true;
+    RunKey key{snapshot->input.embeddings, snapshot->causal, request.forbidden};
+    snapshot->input_key = input_key_text(request.model, key);
+
+    LastRun last;
+    if (last_run_ && last_key_) last = {&*last_key_, &last_run_->options, &last_run_->trace};
+    const ReusePlan plan = plan_reuse(last, key, options, snapshot->info.n_layers);
+    apply_reuse(plan, last, options);
+    if (plan.resume) snapshot->resumed_at = plan.resume_layer;
+    snapshot->reused_positions = plan.prefix_rows;
+    snapshot->trace = model_->forward(snapshot->input, options);
+
+    // The runs below show maps only, from the first layer.
+    options.resume_from = nullptr;
+    options.prefix_from = nullptr;
+    options.keep_layer_inputs = false;
+    options.stages_layer = -1;
+    label_outputs(*snapshot);
+    if (snapshot->ablated) run_intact(*snapshot, key, options);
+    if (request.also_flip_causal) {
+        RunOptions flipped = options;
+        flipped.causal = !snapshot->causal;
+        snapshot->flipped = model_->forward(snapshot->input, flipped);
+    }
+    measure_heads(*snapshot);
+    if (!request.compare_text.empty() || !request.compare_image_path.empty()) {
+        run_second_input(*snapshot, request, options);
+    }
+    last_key_ = std::move(key);
+    last_run_ = snapshot;
+    snapshot->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return snapshot;
+}
+
+void ModelSession::label_outputs(Snapshot& snapshot) {
+    const Matrix& logits = snapshot.trace.logits;
+    if (logits.size() == 0) return;
+    if (!output_labels_ || static_cast<Eigen::Index>(output_labels_->size()) != logits.cols()) {
+        auto labels = std::make_shared<std::vector<std::string>>();
+        labels->reserve(static_cast<std::size_t>(logits.cols()));
+        for (Eigen::Index i = 0; i < logits.cols(); ++i) labels->push_back(model_->output_label(i));
+        output_labels_ = std::move(labels);
+    }
+    snapshot.output_labels = output_labels_;
+}
+
+void ModelSession::run_intact(Snapshot& snapshot, const RunKey& key, const RunOptions& options) {
+    // What the disabled heads change: the same input and mask with every head on, run
+    // once and kept while only the choice of disabled heads changes.
+    if (!intact_trace_ || !intact_key_ || !(*intact_key_ == key)) {
+        RunOptions intact = options;
+        intact.disabled_heads.clear();
+        intact_trace_ = std::make_shared<const ModelTrace>(model_->forward(snapshot.input, intact));
+        intact_key_ = key;
+    }
+    snapshot.intact = intact_trace_;
+    snapshot.effect = output_change(*intact_trace_, snapshot.trace);
+    if (snapshot.trace.logits.size() != 0)
+        snapshot.intact_logits = std::shared_ptr<const Matrix>(intact_trace_, &intact_trace_->logits);
+}
+
+void ModelSession::measure_heads(Snapshot& snapshot) const {
+    // Layers before the resumed one have the maps of the last run: so do their metrics.
+    const auto reused = static_cast<std::size_t>(snapshot.resumed_at * snapshot.info.n_heads);
+    if (reused > 0 && last_run_ && last_run_->metrics.size() >= reused) {
+        snapshot.metrics.assign(last_run_->metrics.begin(),
+                                last_run_->metrics.begin() + static_cast<std::ptrdiff_t>(reused));
+    }
+    const std::vector<HeadMetrics> computed =
+        compute_model_metrics(snapshot.trace, metric_context(snapshot.input, snapshot.info),
+                              snapshot.metrics.empty() ? 0 : static_cast<std::size_t>(snapshot.resumed_at));
+    snapshot.metrics.insert(snapshot.metrics.end(), computed.begin(), computed.end());
+}
+
+void ModelSession::run_second_input(Snapshot& snapshot, const Request& request, const RunOptions& options) const {
+    // Input B failing (a bad file, too long) is the compare view's to report, not an
+    // error of the main input.
+    try {
+        ModelInput other = encode(request, request.compare_text, request.compare_image_path);
+        check_maps_fit_in_memory(snapshot.info, other.embeddings.rows());
+        RunOptions other_options = options;
+        other_options.causal = snapshot.causal;
+        other_options.keep.reset();   // the custom mask belongs to input A's positions
+        snapshot.other_trace = model_->forward(other, other_options);
+        snapshot.other_input = std::move(other);
+    } catch (const Error& e) {
+        snapshot.other_error = e.what();
+    }
+}
+
+}   // namespace headscope::session

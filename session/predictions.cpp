@@ -1,0 +1,101 @@
+#include "session/predictions.h"
+
+#include "core/analysis/top_predictions.h"
+
+#include <cstdio>
+#include <limits>
+
+namespace headscope::session {
+
+namespace {
+
+std::vector<PredictionLine> lines_of(const Snapshot& snapshot, std::span<const float> row,
+                                     std::span<const float> other_row, int k) {
+    std::vector<PredictionLine> lines;
+    std::vector<Eigen::Index> indices;
+    for (const Prediction& p : top_predictions(row, k)) {
+        PredictionLine line;
+        line.index = p.index;
+        line.probability = p.probability;
+        const auto& labels = snapshot.output_labels;
+        line.label = printable_label(labels && static_cast<std::size_t>(p.index) < labels->size()
+                                         ? (*labels)[static_cast<std::size_t>(p.index)]
+                                         : std::to_string(p.index));
+        lines.push_back(std::move(line));
+        indices.push_back(p.index);
+    }
+    const std::vector<float> other = other_row.empty()
+                                         ? std::vector<float>(indices.size(), std::numeric_limits<float>::quiet_NaN())
+                                         : probabilities_at(other_row, indices);
+    for (std::size_t i = 0; i < lines.size(); ++i) lines[i].other = other[i];
+    return lines;
+}
+
+bool is_mask_token(const std::string& label) { return label == "[MASK]" || label == "<mask>"; }
+
+}   // namespace
+
+PredictionTarget prediction_target(const Snapshot& snapshot, int query) {
+    PredictionTarget target;
+    const Matrix& logits = snapshot.trace.logits;
+    const auto T = static_cast<int>(snapshot.input.labels.size());
+    if (logits.size() == 0 || T == 0) return target;
+    const bool chosen = query >= 0 && query < T;
+    if (logits.rows() == T) {
+        if (snapshot.info.causal) {
+            target.kind = PredictionKind::next_token;
+            target.rows = {chosen ? query : T - 1};
+        } else {
+            target.kind = PredictionKind::fill_in;
+            if (chosen) {
+                target.rows = {query};
+            } else {
+                for (int t = 0; t < T; ++t) {
+                    if (is_mask_token(snapshot.input.labels[static_cast<std::size_t>(t)])) target.rows.push_back(t);
+                }
+            }
+        }
+        return target;
+    }
+    target.kind = PredictionKind::classes;
+    target.rows = {0};
+    return target;
+}
+
+PredictionTable prediction_table(const Snapshot& snapshot, int row, int k) {
+    PredictionTable table;
+    table.row = row;
+    const Matrix& logits = snapshot.trace.logits;
+    if (row < 0 || row >= logits.rows()) return table;
+    const Matrix* intact = snapshot.intact_logits.get();
+    const bool compare = intact != nullptr && intact->rows() == logits.rows() && intact->cols() == logits.cols();
+    const std::span<const float> shown_row = logits_row(logits, row);
+    const std::span<const float> intact_row = compare ? logits_row(*intact, row) : std::span<const float>();
+    table.shown = lines_of(snapshot, shown_row, intact_row, k);
+    if (compare) table.intact = lines_of(snapshot, intact_row, shown_row, k);
+    return table;
+}
+
+std::string printable_label(const std::string& label) {
+    std::string out;
+    out.reserve(label.size());
+    for (const char c : label) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (c == '\n') {
+            out.append("\\n");
+        } else if (c == '\t') {
+            out.append("\\t");
+        } else if (c == '\r') {
+            out.append("\\r");
+        } else if (byte < 0x20 || byte == 0x7f) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+            out.append(escaped);
+        } else {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+}   // namespace headscope::session

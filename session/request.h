@@ -1,0 +1,59 @@
+#pragma once
+// What the window asks the worker to compute: the model (a built-in name and its
+// settings, or a checkpoint folder), the input, the mask and the disabled heads, and
+// the extra runs a view needs while it is shown. Plain values, compared to tell
+// whether anything changed.
+
+#include "core/base/load_control.h"
+#include "core/models/model.h"
+#include "core/models/toy/toy_models.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace headscope::session {
+
+struct ModelChoice {
+    std::string name = "builtin:toy-text";   // a built-in name or a checkpoint folder
+    ToyConfig config;                        // built-in models only
+    bool operator==(const ModelChoice& other) const;
+};
+
+// Opens the model a choice names; checkpoint folders report progress to `control`
+// and throw LoadCancelled when it says stop.
+using ModelLoader = std::function<std::unique_ptr<Model>(const ModelChoice&, const LoadControl&)>;
+std::unique_ptr<Model> open_model_choice(const ModelChoice& choice, const LoadControl& control);
+
+struct Request {
+    ModelChoice model;
+    std::string text;
+    std::string image_path;
+    bool own_resolution = false;                     // image checkpoints: at the picture's own size (ImageOptions)
+    std::optional<bool> causal;                      // the causal mask; unset: the model's own default
+    std::vector<std::vector<bool>> disabled_heads;   // [L][H] or empty
+    bool also_flip_causal = false;                   // also run with the causal mask flipped (compare view)
+    // The mask editor's forbidden (query, key) pairs; pairs past the input's length are ignored.
+    std::vector<std::pair<int, int>> forbidden;
+    // Compare view, input A vs input B: also run this second sentence (text models) or
+    // picture (image models) with the same model and options. Empty: not asked.
+    std::string compare_text;
+    std::string compare_image_path;
+    // The layer whose every stage (q, k, v, scores, ...) to keep, for the Stages view;
+    // unset: the maps only, a third of the memory.
+    std::optional<int> stages_layer;
+    bool operator==(const Request& other) const = default;
+};
+
+// A text box's token ids, for a checkpoint without tokenizer files: comma-separated
+// whole numbers, spaces and line breaks around them ignored ("464, 3797, 3332").
+std::vector<std::int64_t> token_ids_typed(const std::string& text);
+
+// Whether any head is switched off in [L][H] flags (empty: none).
+bool any_disabled(const std::vector<std::vector<bool>>& disabled);
+
+}   // namespace headscope::session

@@ -1,0 +1,64 @@
+#pragma once
+// One finished computation, as the worker publishes it and the views read it.
+
+#include "core/analysis/ablation_effects.h"
+#include "core/analysis/head_metrics.h"
+#include "core/image/image.h"
+#include "core/models/model.h"
+#include "session/request.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace headscope::session {
+
+// One finished computation; never changed after it is published.
+struct Snapshot {
+    std::uint64_t generation = 0;   // of the request it answers
+    ModelChoice model;              // the model that computed it
+    // The model itself, for analysis that runs it again off the UI thread (the
+    // importance scan); shared, so it outlives a switch to another model.
+    std::shared_ptr<const Model> model_ref;
+    RunOptions options;   // how `trace` ran (causal, mask, disabled heads)
+    // Names the model and everything the trace depends on but the disabled heads (the
+    // embeddings, causal, the custom mask), hashed: the window keys analysis by it.
+    std::string input_key;
+    ModelInfo info;
+    ModelInput input;
+    ModelTrace trace;
+    bool causal = false;                 // whether trace ran with the causal mask
+    bool ablated = false;                // whether some head was disabled in trace
+    std::optional<ModelTrace> flipped;   // the same input with the causal mask flipped, when asked
+    std::vector<HeadMetrics> metrics;    // [L * H] of trace, layer-major (core/analysis/head_metrics.h)
+    // When heads are disabled: the same input and mask with every head on (its maps for
+    // the compare view, its output for the effect below). Null otherwise.
+    std::shared_ptr<const ModelTrace> intact;
+    std::optional<OutputChange> effect;   // how far the disabled heads moved the output
+    // Compare view, input B (Request::compare_text / compare_image_path): its input and
+    // run, or why it failed.
+    std::optional<ModelInput> other_input;
+    std::optional<ModelTrace> other_trace;
+    std::string other_error;
+    Eigen::Index resumed_at = 0;         // the first layer computed; earlier ones were reused from the last run
+    Eigen::Index reused_positions = 0;   // positions copied from the last run (text typed at the end, causal models)
+    RgbImage image;                      // image models: the picture as the model saw it (input.pixels)
+    double compute_ms = 0.0;             // the computation, without loading the model
+    // When heads are disabled and the model has a head: intact's logits [T, V] (or
+    // [1, labels]), computed once per model, input and mask. Null otherwise.
+    std::shared_ptr<const Matrix> intact_logits;
+    // What each logit column means (Model::output_label), [V]; one table per loaded model,
+    // shared by its snapshots; null when the model has no head.
+    std::shared_ptr<const std::vector<std::string>> output_labels;
+
+    // Head (layer, head)'s attention map [T, T]. Views ask for a map here, not in the
+    // trace: a snapshot of a long input may then compute a map when it is shown instead
+    // of holding all L x H of them.
+    const Matrix& head_map(int layer, int head) const {
+        return trace.layers[static_cast<std::size_t>(layer)].heads[static_cast<std::size_t>(head)].weights;
+    }
+};
+
+}   // namespace headscope::session

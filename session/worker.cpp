@@ -1,0 +1,207 @@
+#include "session/worker.h"
+
+#include "core/base/error.h"
+
+#include <sched.h>
+
+#include <exception>
+#include <new>
+
+namespace headscope::session {
+
+Worker::Worker(ModelLoader loader) : loader_(std::move(loader)), thread_([this] { run(); }) {}
+
+Worker::~Worker() {
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+        if (loading_choice_) cancel_.store(true);   // a long load would hold up closing the window
+    }
+    cancel_.notify_all();
+    wake_.notify_all();
+    thread_.join();
+}
+
+std::uint64_t Worker::submit(Request request) {
+    std::uint64_t generation;
+    {
+        std::lock_guard lock(mutex_);
+        generation = next_generation_++;
+        // The newest request wins: a load for another model is no longer wanted.
+        if (loading_choice_ && !(*loading_choice_ == request.model)) cancel_.store(true);
+        pending_.emplace(generation, std::move(request));
+    }
+    cancel_.notify_all();
+    wake_.notify_all();
+    return generation;
+}
+
+void Worker::dispose(std::shared_ptr<const Snapshot> old) {
+    if (!old) return;
+    {
+        std::lock_guard lock(mutex_);
+        disposed_.push_back(std::move(old));
+    }
+    wake_.notify_all();
+}
+
+std::shared_ptr<const Snapshot> Worker::latest() const {
+    std::lock_guard lock(mutex_);
+    return latest_;
+}
+
+std::pair<std::uint64_t, std::string> Worker::latest_error() const {
+    std::lock_guard lock(mutex_);
+    return {answer_.generation, answer_.error};
+}
+
+Answer Worker::latest_answer() const {
+    std::lock_guard lock(mutex_);
+    return answer_;
+}
+
+bool Worker::busy() const {
+    std::lock_guard lock(mutex_);
+    return running_ || pending_.has_value();
+}
+
+std::uint64_t Worker::answered() const {
+    std::lock_guard lock(mutex_);
+    return answered_;
+}
+
+std::optional<LoadProgress> Worker::loading() const {
+    std::lock_guard lock(mutex_);
+    if (!loading_choice_) return std::nullopt;
+    return progress_;
+}
+
+void Worker::cancel_load() {
+    {
+        std::lock_guard lock(mutex_);
+        if (loading_choice_) cancel_.store(true);
+    }
+    cancel_.notify_all();   // for a loader that waits on the flag (std::atomic::wait)
+}
+
+std::optional<ModelChoice> Worker::model_in_use() const {
+    std::lock_guard lock(mutex_);
+    return model_in_use_;
+}
+
+void Worker::run() {
+    // Computing yields to drawing: the forward runs on every core (core/tensor/parallel.h), and
+    // the window must keep 30 fps meanwhile. SCHED_IDLE, not a nice value: a thread of the
+    // window that wakes preempts it at once, where nice 10 still let a frame wait behind
+    // it (docs/performance.md). The threads this one starts for a forward inherit the policy.
+    // The cost: other busy programs on the machine come first as well.
+    sched_param idle{};
+    (void)::sched_setscheduler(0, SCHED_IDLE, &idle);
+    ModelSession session;
+    while (std::optional<std::pair<std::uint64_t, Request>> job = next_job()) {
+        const std::uint64_t generation = job->first;
+        const Request& request = job->second;
+        std::shared_ptr<Snapshot> snapshot;
+        Answer answer{generation, Failure::none, {}, request.model};
+        bool in_load = false;
+        try {
+            if (!session.holds(request.model)) {
+                in_load = true;
+                session.adopt(load(request.model), request.model);
+                in_load = false;
+            }
+            snapshot = session.compute(request, generation);
+        } catch (...) {
+            answer = failed(std::current_exception(), generation, request.model, in_load);
+        }
+        publish(std::move(answer), std::move(snapshot));
+    }
+}
+
+std::optional<std::pair<std::uint64_t, Request>> Worker::next_job() {
+    for (;;) {
+        std::vector<std::shared_ptr<const Snapshot>> done;   // results the window let go of
+        std::optional<std::pair<std::uint64_t, Request>> job;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait(lock, [this] { return stop_ || pending_.has_value() || !disposed_.empty(); });
+            if (stop_) return std::nullopt;
+            done.swap(disposed_);
+            if (pending_.has_value()) {
+                job = std::move(pending_);
+                pending_.reset();
+                running_ = true;
+            }
+        }
+        done.clear();   // freed here, outside the lock, not on the window's thread
+        if (job) return job;
+    }
+}
+
+std::unique_ptr<Model> Worker::load(const ModelChoice& choice) {
+    {
+        std::lock_guard lock(mutex_);
+        loading_choice_ = choice;
+        progress_ = {choice.name, 0.0};
+        // A request for another model may already be waiting: then stop at once.
+        cancel_.store(pending_.has_value() && !(pending_->second.model == choice));
+    }
+    LoadControl control;
+    control.cancel = &cancel_;
+    control.on_progress = [this](double fraction) {
+        std::lock_guard lock(mutex_);
+        progress_.fraction = fraction;
+    };
+    std::unique_ptr<Model> loaded;
+    try {
+        loaded = loader_(choice, control);
+    } catch (...) {
+        std::lock_guard lock(mutex_);
+        loading_choice_.reset();
+        throw;
+    }
+    // Only now is the previous model let go (by the caller): a failed or stopped load keeps it.
+    std::lock_guard lock(mutex_);
+    loading_choice_.reset();
+    model_in_use_ = choice;
+    return loaded;
+}
+
+Answer Worker::failed(std::exception_ptr error, std::uint64_t generation, const ModelChoice& model, bool in_load) {
+    Answer answer{generation, in_load ? Failure::load : Failure::compute, {}, model};
+    try {
+        std::rethrow_exception(error);
+    } catch (const LoadCancelled& e) {
+        answer.failure = Failure::load_cancelled;
+        answer.error = e.what();
+    } catch (const Error& e) {
+        answer.error = e.what();
+    } catch (const std::bad_alloc&) {
+        answer.error = in_load ? model.name + ": out of memory while loading the model"
+                               : "out of memory: the input is too large for this machine";
+    } catch (const std::exception& e) {
+        // A bug, not bad input: still a line on screen rather than std::terminate.
+        answer.error = std::string("internal error: ") + e.what();
+    }
+    return answer;
+}
+
+void Worker::publish(Answer answer, std::shared_ptr<Snapshot> snapshot) {
+    std::function<void()> notify;
+    {
+        std::lock_guard lock(mutex_);
+        running_ = false;
+        answered_ = answer.generation;
+        answer_ = std::move(answer);
+        if (snapshot) latest_ = std::move(snapshot);
+        notify = on_answer_;
+    }
+    if (notify) notify();
+}
+
+void Worker::set_on_answer(std::function<void()> notify) {
+    std::lock_guard lock(mutex_);
+    on_answer_ = std::move(notify);
+}
+
+}   // namespace headscope::session

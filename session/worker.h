@@ -1,0 +1,111 @@
+#pragma once
+// The background computation of DESIGN.md's "Live computation": the UI submits what
+// the user chose; one worker thread runs the latest request only (a newer one
+// supersedes an older one still waiting), and publishes an immutable Snapshot that
+// the UI swaps in at frame start. The UI thread never waits on the model.
+//
+// Loading a checkpoint happens on the worker too, with its progress readable from the
+// UI (loading()) and a stop request (cancel_load(), or a newer request for another
+// model). A load that fails or is stopped keeps the model the worker had, so the views
+// of the previous model stay valid.
+
+#include "core/base/load_control.h"
+#include "session/model_session.h"
+#include "session/request.h"
+#include "session/snapshot.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace headscope::session {
+
+// A model load in progress.
+struct LoadProgress {
+    std::string name;        // as the request named it
+    double fraction = 0.0;   // 0..1 of the weight bytes read
+};
+
+// How the newest answered request ended.
+enum class Failure { none, compute, load, load_cancelled };
+
+struct Answer {
+    std::uint64_t generation = 0;
+    Failure failure = Failure::none;
+    std::string error;   // one line; empty when it succeeded
+    ModelChoice model;   // the model the request asked for
+};
+
+class Worker {
+public:
+    explicit Worker(ModelLoader loader = open_model_choice);
+    ~Worker();
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+
+    // Queues `request` (replacing any not yet started) and returns its generation. A
+    // model load in progress for another model than the request's is stopped.
+    std::uint64_t submit(Request request);
+
+    // The newest successful result, or null before the first.
+    std::shared_ptr<const Snapshot> latest() const;
+    // The error of the newest request, if it failed (empty otherwise), and its generation.
+    std::pair<std::uint64_t, std::string> latest_error() const;
+    // The newest request's outcome, with why it failed.
+    Answer latest_answer() const;
+    // True while a request is queued or running.
+    bool busy() const;
+    // The generation of the last request answered (with a result or an error).
+    std::uint64_t answered() const;
+
+    // The model load in progress, if any.
+    std::optional<LoadProgress> loading() const;
+    // Stops the model load in progress (no effect when none is): its request is answered
+    // with Failure::load_cancelled and the worker keeps the model it had.
+    void cancel_load();
+    // Lets the worker thread free a result the window no longer shows: a GPT-2 run at
+    // 1024 tokens holds gigabytes, and giving them back to the kernel took the window's
+    // thread a visible pause.
+    void dispose(std::shared_ptr<const Snapshot> old);
+    // The model the worker holds (the last one that loaded), if any.
+    std::optional<ModelChoice> model_in_use() const;
+    // Called on the worker's thread each time a request is answered: the window's loop
+    // sleeps while nothing changes, and this wakes it (glfwPostEmptyEvent).
+    void set_on_answer(std::function<void()> notify);
+
+private:
+    void run();
+    // The next request to compute (freeing disposed results while waiting); none once stopping.
+    std::optional<std::pair<std::uint64_t, Request>> next_job();
+    // Opens `choice` with its progress readable and the stop flag armed.
+    std::unique_ptr<Model> load(const ModelChoice& choice);
+    static Answer failed(std::exception_ptr error, std::uint64_t generation, const ModelChoice& model, bool in_load);
+    void publish(Answer answer, std::shared_ptr<Snapshot> snapshot);
+
+    const ModelLoader loader_;
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    std::optional<std::pair<std::uint64_t, Request>> pending_;
+    std::vector<std::shared_ptr<const Snapshot>> disposed_;   // freed on the worker thread
+    bool running_ = false;
+    bool stop_ = false;
+    std::uint64_t next_generation_ = 1;
+    std::uint64_t answered_ = 0;
+    std::shared_ptr<const Snapshot> latest_;
+    Answer answer_;
+    std::optional<ModelChoice> model_in_use_;
+    std::optional<ModelChoice> loading_choice_;   // set while a load runs
+    LoadProgress progress_;
+    std::function<void()> on_answer_;
+    std::atomic<bool> cancel_{false};   // read by the loader between tensors; notified when set
+    std::thread thread_;                // last: started once everything above exists
+};
+
+}   // namespace headscope::session

@@ -1,0 +1,318 @@
+#include "ui/app_window.h"
+
+#include "core/models/model_registry.h"
+#include "ui/panels/loading_panel.h"
+#include "ui/panels/status_bar.h"
+#include "ui/views/view_list.h"
+#include "ui/widgets/file_picker.h"
+
+#include <imgui.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+namespace headscope::ui {
+
+using namespace session;
+
+namespace {
+
+constexpr float controls_width = 340.0f;
+constexpr float status_height = 26.0f;
+
+}   // namespace
+
+AppWindow::AppWindow(AppState initial, std::string recent_path)
+    : state_(std::move(initial)), views_(make_views()), recent_path_(std::move(recent_path)) {
+    RecentRead read = read_recent(recent_path_);
+    recent_ = std::move(read.lists);
+    if (!read.warning.empty()) {
+        std::fprintf(stderr, "headscope: %s\n", read.warning.c_str());
+        status_note_ = read.warning;
+    }
+}
+
+View* AppWindow::shown_view() const {
+    for (const auto& view : views_) {
+        if (view->name() == state_.view) return view.get();
+    }
+    return views_.front().get();
+}
+
+void AppWindow::update() {
+    // Swap in a finished result first: a new model resizes the per-head flags, and the
+    // request below then already carries them (no frame shows a stale result as settled).
+    take_latest();
+    take_answer();
+    const Request request = make_request(state_, shown_view()->needs(state_));
+    if (!has_request_ || !(request == last_request_)) {
+        submitted_ = worker_.submit(request);
+        last_request_ = request;
+        has_request_ = true;
+    }
+    loading_ = worker_.loading();
+    run_start_hooks();
+    if (textures_colormap_ != state_.colormap || textures_scale_ != state_.scale) {
+        textures_colormap_ = state_.colormap;
+        textures_scale_ = state_.scale;
+        textures_.invalidate();
+    }
+}
+
+void AppWindow::take_latest() {
+    const auto latest = worker_.latest();
+    if (!latest || latest == shown_) return;
+    const bool new_model = !shown_ || shown_->info.name != latest->info.name ||
+                           shown_->info.n_layers != latest->info.n_layers ||
+                           shown_->info.n_heads != latest->info.n_heads;
+    const bool other_folder =
+        !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
+    const bool had_model = shown_ != nullptr;
+    worker_.dispose(std::exchange(shown_, latest));
+    if (new_model && had_model) {
+        // Heads switched off and a custom mask were chosen for the last model's heads
+        // and positions: another model starts without them (--disable, given before any
+        // model, applies to the first).
+        leave_model_choices(state_);
+    }
+    if (new_model) {
+        if (!start_choices_) start_notes_.clear();   // they were about the model before
+        fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
+        scan_jobs_.forget_results();
+        view_jobs_.forget_results();
+    }
+    fit_to_length(state_, static_cast<int>(shown_->input.labels.size()));
+    if (other_folder) remember_model(shown_->model.name);
+    textures_.invalidate();
+}
+
+void AppWindow::take_answer() {
+    // How the newest answered request ended: a model that did not load leaves the worker
+    // on the previous one, and the controls go back to it.
+    const Answer answer = worker_.latest_answer();
+    if (answer.generation == answer_generation_) return;
+    answer_generation_ = answer.generation;
+    error_.clear();
+    switch (answer.failure) {
+    case Failure::none: break;
+    case Failure::compute: error_ = answer.error; break;
+    case Failure::load:
+        if (answer.model == state_.model) {
+            model_error_ = answer.error;
+            return_to_model(state_, worker_.model_in_use());
+        }
+        break;
+    case Failure::load_cancelled:
+        // Stopped by a newer request for another model (nothing to do), or from outside
+        // while this one is still wanted: go back as Cancel does.
+        if (answer.generation == submitted_ && answer.model == state_.model) {
+            return_to_model(state_, worker_.model_in_use());
+            status_note_ = "loading cancelled";
+        }
+        break;
+    }
+}
+
+void AppWindow::run_start_hooks() {
+    // Each waits for the first result of the chosen model to the newest request.
+    const bool first_result = shown_ && !showing_other_model() && shown_->generation == submitted_;
+    if (start_choices_ && first_result) {
+        start_notes_ =
+            start_choice_notes(*start_choices_, shown_->info, static_cast<Eigen::Index>(shown_->input.labels.size()));
+        for (const std::string& note : start_notes_) std::fprintf(stderr, "headscope: %s\n", note.c_str());
+        start_choices_.reset();
+    }
+    if (showcase_on_first_result_ && (!error_.empty() || !model_error_.empty())) showcase_on_first_result_ = false;
+    if (showcase_on_first_result_ && first_result) {
+        showcase_on_first_result_ = false;
+        if (const auto head = showcase_head(shown_->metrics, shown_->info.n_heads, shown_->input.grid_width > 0)) {
+            state_.layer = head->layer;
+            state_.head = head->head;
+        }
+    }
+    if (scan_on_first_result_ && first_result) {
+        scan_on_first_result_ = false;
+        start_importance_scan();
+    }
+}
+
+void AppWindow::open_model(const std::string& name) {
+    model_error_.clear();
+    status_note_.clear();
+    choose_model(state_, name);
+}
+
+void AppWindow::cancel_loading() {
+    worker_.cancel_load();
+    const std::optional<ModelChoice> in_use = worker_.model_in_use();
+    if (in_use && *in_use == state_.model) return;   // it finished loading first: nothing to cancel
+    return_to_model(state_, in_use);
+    status_note_ = "loading cancelled";
+}
+
+void AppWindow::open_picture(const std::string& path) {
+    if (!shown_ || !shown_->info.takes_image) return;
+    choose_picture(state_, path);
+    remember_file(path);
+}
+
+void AppWindow::start_importance_scan() {
+    if (!shown_ || showing_other_model()) return;
+    view_context().start_importance_scan();
+}
+
+bool AppWindow::showing_other_model() const { return !shown_ || shown_->model.name != state_.model.name; }
+
+void AppWindow::remember_model(const std::string& name) {
+    push_recent(recent_.models, recent_path_of(name));
+    save_recent();
+}
+
+void AppWindow::remember_file(const std::string& path) {
+    push_recent(recent_.files, recent_path_of(path));
+    save_recent();
+}
+
+void AppWindow::save_recent() {
+    if (recent_path_.empty()) return;
+    try {
+        write_recent(recent_path_, recent_);
+    } catch (const Error& e) {
+        // Not worth more than a line: the window works without the list.
+        std::fprintf(stderr, "headscope: %s\n", e.what());
+        status_note_ = e.what();
+    }
+}
+
+bool AppWindow::still() const {
+    // A result in but not yet taken (update() swaps it in) is a change to draw.
+    return has_request_ && textures_.caught_up() && worker_.latest() == shown_;
+}
+
+bool AppWindow::working() const { return worker_.busy() || scan_jobs_.busy() || view_jobs_.busy(); }
+
+bool AppWindow::settled() const {
+    return has_request_ && !worker_.busy() && !scan_jobs_.busy() && !view_jobs_.busy() && !scan_on_first_result_ &&
+           !showcase_on_first_result_ && textures_.caught_up() && worker_.answered() == submitted_ &&
+           (!error_.empty() || (shown_ && shown_->generation == submitted_));
+}
+
+void AppWindow::on_drop(const std::string& path) {
+    if (is_model_folder(path)) {
+        open_model(path);
+    } else if (open_dropped_file(state_, path)) {
+        remember_file(path);
+    } else {
+        error_ = path + ": not an image file (expected PNG, JPEG, BMP, GIF or TGA) nor a model folder (config.json)";
+    }
+}
+
+WindowStatus AppWindow::status() const { return {loading_, worker_.busy(), !error_.empty(), status_note_}; }
+
+ViewContext AppWindow::view_context() {
+    return ViewContext(shown_, state_, textures_, scan_jobs_, view_jobs_,
+                       WindowActions{[this](const std::string& path) { remember_file(path); }});
+}
+
+void AppWindow::handle_keys() {
+    if (ImGui::GetIO().WantTextInput) return;
+    // Not behind an open pop-up (a file picker, the Model list): its keys are its own.
+    if (ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)) return;
+    // Dear ImGui 1.86 indexes keys by the backend's codes: translate through GetKeyIndex.
+    const auto pressed = [](ImGuiKey key, bool repeat = true) {
+        return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat);
+    };
+    if (loading_ && pressed(ImGuiKey_Escape, false)) cancel_loading();
+    if (!shown_ || showing_other_model()) return;
+    if (pressed(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
+    if (pressed(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
+    if (pressed(ImGuiKey_LeftArrow)) step_head(state_, -1, shown_->info.n_heads);
+    if (pressed(ImGuiKey_RightArrow)) step_head(state_, 1, shown_->info.n_heads);
+    if (pressed(ImGuiKey_C, false)) state_.causal = !causal_on(state_, shown_->info);   // a toggle: no auto-repeat
+}
+
+void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
+    textures_.begin_frame(previous_frame);
+    handle_keys();
+    const ImGuiViewport* viewport = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(viewport->WorkPos);
+    ImGui::SetNextWindowSize(viewport->WorkSize);
+    // No background of its own: the frame is cleared to its colour (app/gui/main.cpp). Under
+    // software rendering a blended quad over the whole window cost most of a frame.
+    ImGui::Begin("Headscope", nullptr,
+                 ImGuiWindowFlags_NoBackground | ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+    const float body = ImGui::GetContentRegionAvail().y - status_height;
+    ImGui::BeginChild("controls", ImVec2(controls_width, body), true);
+    const ControlsOutcome outcome = controls_.draw(state_, shown_.get(), recent_);
+    if (outcome.model_to_open) open_model(*outcome.model_to_open);
+    if (outcome.file_opened) remember_file(*outcome.file_opened);
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("views", ImVec2(0.0f, body), true);
+    draw_messages();
+    if (showing_other_model()) {
+        // Loading another model, or its first result not in yet: the previous model's
+        // views would carry its tokens and heads under the new model's name.
+        if (draw_loading_panel(shown_.get(), state_, status())) cancel_loading();
+    } else {
+        draw_views();
+    }
+    ImGui::EndChild();
+    draw_status_bar(shown_.get(), state_, status());
+    ImGui::End();
+}
+
+void AppWindow::draw_messages() {
+    const auto lines = [](const std::vector<std::string>& texts, ImU32 colour, const char* prefix) {
+        if (texts.empty()) return;
+        ImGui::PushStyleColor(ImGuiCol_Text, colour);
+        for (const std::string& text : texts) ImGui::TextWrapped("%s%s", prefix, text.c_str());
+        ImGui::PopStyleColor();
+        ImGui::Separator();
+    };
+    if (!model_error_.empty() || !error_.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
+        if (!model_error_.empty()) ImGui::TextWrapped("%s", model_error_.c_str());
+        if (!error_.empty()) ImGui::TextWrapped("%s", error_.c_str());
+        ImGui::PopStyleColor();
+        if (!model_error_.empty() && shown_ && !showing_other_model()) {
+            ImGui::TextDisabled("(not loaded: %s stays open)", model_display_name(shown_->model.name).c_str());
+        } else if (shown_) {
+            ImGui::TextDisabled("(showing the last result that worked)");
+        }
+        ImGui::Separator();
+    }
+    lines(start_notes_, IM_COL32(255, 200, 90, 255), "");
+    // E.g. NaN in a weight: the model loads, and its maps draw the cells it reaches in the
+    // colormap's not-finite colour; this says which tensor is to blame.
+    if (shown_ && !showing_other_model()) lines(shown_->info.warnings, IM_COL32(255, 200, 90, 255), "warning: ");
+}
+
+void AppWindow::draw_views() {
+    const PredictionTarget target = prediction_target(*shown_, state_.query);
+    const float predictions_height = PredictionsPanel::height(target);
+    ImGui::BeginChild("view", ImVec2(0.0f, -predictions_height), false);
+    if (ImGui::BeginTabBar("views")) {
+        ViewContext context = view_context();
+        for (const auto& view : views_) {
+            // The tab follows state_.view (set by --view or a click).
+            const bool chosen = view->name() == state_.view;
+            const bool open = ImGui::BeginTabItem(view->title(), nullptr, chosen ? ImGuiTabItemFlags_SetSelected : 0);
+            if (ImGui::IsItemClicked()) state_.view = std::string(view->name());
+            if (!open) continue;
+            view->draw(context);
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+    }
+    ImGui::EndChild();
+    if (target.kind != PredictionKind::none) {
+        ImGui::BeginChild("predictions", ImVec2(0.0f, 0.0f), true);
+        predictions_.draw(*shown_, state_);
+        ImGui::EndChild();
+    }
+}
+
+}   // namespace headscope::ui

@@ -1,0 +1,128 @@
+#pragma once
+// The window's content: the user's choices (session/app_state.h), the worker computing
+// them, the snapshot on screen, and the frame that lays out the controls, the views'
+// tabs, the predictions and the status bar. Threads and what crosses between them:
+// session/worker.h and docs/architecture.md.
+
+#include "session/app_state.h"
+#include "session/background_job.h"
+#include "session/recent.h"
+#include "session/worker.h"
+#include "ui/panels/controls_panel.h"
+#include "ui/panels/predictions_panel.h"
+#include "ui/panels/window_status.h"
+#include "ui/views/view.h"
+#include "ui/views/view_context.h"
+#include "ui/widgets/texture_pool.h"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace headscope::ui {
+
+class AppWindow {
+public:
+    // `recent_path`: the recent models / files list (session/recent.h); empty keeps none.
+    AppWindow(session::AppState initial, std::string recent_path);
+
+    // Once per frame: submits what changed, swaps in a finished result.
+    void update();
+    // `previous_frame`: the previous frame from its start (after any sleep) to its swap;
+    // what it left of a 20 ms frame goes to rebuilding textures (texture_pool.h).
+    void draw(std::chrono::steady_clock::duration previous_frame);
+
+    // The user's choices, for the controls' transitions (session/app_state.h) from outside
+    // the window's own widgets: the soak's scripted user, --bench-recompute.
+    session::AppState& state() { return state_; }
+    // The snapshot on screen (null before the first); it may belong to the previous model
+    // while another loads (showing_chosen_model()).
+    const session::Snapshot* shown() const { return shown_.get(); }
+    bool showing_chosen_model() const { return !showing_other_model(); }
+
+    // What the Model control, Open... and a dropped folder do: opens another model.
+    void open_model(const std::string& name);
+    // What Cancel and Esc do: stops the load and returns to the model the worker holds.
+    void cancel_loading();
+    // A file dropped on the window: an image, or a model folder (config.json inside).
+    void on_drop(const std::string& path);
+    // A picture typed or picked in the controls (image models only).
+    void open_picture(const std::string& path);
+    // The Heads view's "Scan head importance" for what is on screen.
+    void start_importance_scan();
+    bool loading() const { return loading_.has_value(); }
+
+    // Starts the head-importance scan as soon as the first result is in (--scan-importance).
+    void scan_importance_when_ready() { scan_on_first_result_ = true; }
+    // Selects the most nameable head (session/app_state.h: showcase_head) once the first
+    // result is in: a first launch opens on a learned head doing something, not on 0.0.
+    void select_showcase_head_when_ready() { showcase_on_first_result_ = true; }
+    // Checks the command line's choices against the model once its first result is in,
+    // and says (above the views, and on stderr) which of them did not fit.
+    void check_start_choices_when_ready(session::StartChoices choices) { start_choices_ = std::move(choices); }
+
+    // `wake` is called from another thread when a result arrives while the loop sleeps.
+    void set_wake(std::function<void()> wake) { worker_.set_on_answer(std::move(wake)); }
+    // True when the next frame would draw what the last one did, unless input or a result
+    // arrives: no texture is still being rebuilt and nothing waits to be shown.
+    bool still() const;
+    // True while the model or an analysis computes (their progress is on screen).
+    bool working() const;
+    // True once the newest request has been answered and its result (or error) is shown,
+    // and no analysis for it is still running.
+    bool settled() const;
+    // An error on screen: a model that failed to load, else the newest request's.
+    const std::string& error() const { return model_error_.empty() ? error_ : model_error_; }
+
+private:
+    void take_latest();
+    void take_answer();
+    void run_start_hooks();
+    void handle_keys();
+    void draw_messages();
+    void draw_views();
+    ViewContext view_context();
+    View* shown_view() const;
+    // The snapshot on screen belongs to another model than the one chosen (loading, or
+    // its first result not in yet): its views are not drawn as if they were the new one's.
+    bool showing_other_model() const;
+    WindowStatus status() const;
+    void remember_model(const std::string& name);
+    void remember_file(const std::string& path);
+    void save_recent();
+
+    session::AppState state_;
+    session::Worker worker_;
+    std::uint64_t submitted_ = 0;
+    session::Request last_request_;
+    bool has_request_ = false;
+    std::shared_ptr<const session::Snapshot> shown_;
+    Colormap textures_colormap_ = Colormap::viridis;
+    session::HeatScale textures_scale_ = session::HeatScale::shared;
+    TexturePool textures_;
+    std::vector<std::unique_ptr<View>> views_;
+    ControlsPanel controls_;
+    PredictionsPanel predictions_;
+    std::string error_;         // the newest request's compute error
+    std::string model_error_;   // the last model that failed to load; kept until another is opened
+    std::string status_note_;   // one line for the status bar ("loading cancelled", ...)
+    std::uint64_t answer_generation_ = 0;
+    std::optional<session::LoadProgress> loading_;   // the worker's model load, as of this frame
+    std::string recent_path_;
+    session::RecentLists recent_;
+    // Jobs the user starts (the importance scan) and jobs the views start while shown
+    // (rollout, similarity, the compare view's head pairs) run apart: opening a tab never
+    // stops a scan.
+    session::BackgroundJobs scan_jobs_;
+    session::BackgroundJobs view_jobs_;
+    bool scan_on_first_result_ = false;   // --scan-importance
+    bool showcase_on_first_result_ = false;
+    std::optional<session::StartChoices> start_choices_;   // until the first result is in
+    std::vector<std::string> start_notes_;                 // what of them did not fit (until another model)
+};
+
+}   // namespace headscope::ui

@@ -1,0 +1,126 @@
+#include "ui/panels/controls_panel.h"
+
+#include "core/models/model_registry.h"
+#include "ui/widgets/draw_helpers.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+
+namespace headscope::ui {
+
+using namespace session;
+
+ControlsOutcome ControlsPanel::draw(AppState& state, const Snapshot* shown, const RecentLists& recent) {
+    ControlsOutcome outcome;
+    outcome.model_to_open = model_picker_.draw(state, recent.models);
+    if (is_toy_model(state.model.name)) draw_toy_settings(state);
+    ImGui::Separator();
+    draw_input(state, shown, recent, outcome);
+    draw_display_settings(state, shown);
+    // The layers and heads below are the shown model's.
+    if (shown != nullptr && shown->model.name == state.model.name) draw_heads(state, *shown);
+    return outcome;
+}
+
+void ControlsPanel::draw_toy_settings(AppState& state) {
+
+    // The built demo models' settings; a checkpoint's (a trained one's too) come from its config.json.
+    bool structured = state.model.config.init == ToyInit::structured;
+    if (ImGui::Checkbox("Structured heads", &structured)) {
+        state.model.config.init = structured ? ToyInit::structured : ToyInit::random;
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Off: random weights, as the tutorials initialise them");
+    int seed = static_cast<int>(state.model.config.seed);
+    if (ImGui::InputInt("Seed", &seed)) state.model.config.seed = static_cast<std::uint64_t>(std::max(seed, 0));
+    int size[3] = {static_cast<int>(state.model.config.width), static_cast<int>(state.model.config.n_heads),
+                   static_cast<int>(state.model.config.n_layers)};
+    if (ImGui::InputInt3("E, H, L", size, ImGuiInputTextFlags_EnterReturnsTrue)) {
+        state.model.config.width = size[0];
+        state.model.config.n_heads = size[1];
+        state.model.config.n_layers = size[2];
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Model width, heads per layer and layers; Enter applies");
+}
+
+void ControlsPanel::draw_input(AppState& state, const Snapshot* shown, const RecentLists& recent,
+                               ControlsOutcome& outcome) {
+    const bool image_model = shown != nullptr && shown->info.takes_image;
+    if (image_model) {
+        ImGui::TextUnformatted("Image file (or drop one on the window)");
+        ImGui::SetNextItemWidth(-90.0f);
+        // The field edits its own copy; Enter applies it (a half-typed path is not loaded).
+        if (image_edit_source_ != state.image_path) {
+            image_edit_ = state.image_path;
+            image_edit_source_ = state.image_path;
+        }
+        if (ImGui::InputText("##image", &image_edit_, ImGuiInputTextFlags_EnterReturnsTrue)) {
+            choose_picture(state, image_edit_);
+            outcome.file_opened = image_edit_;
+        }
+        ImGui::SameLine();
+        if (const auto picked = file_picker_.draw("images", state.image_path, recent.files)) {
+            choose_picture(state, *picked);
+            outcome.file_opened = *picked;
+        }
+    } else {
+        // A checkpoint without tokenizer files reads token ids (the worker parses them).
+        ImGui::TextWrapped("%s", shown != nullptr && shown->info.reads_ids_only
+                                     ? "Token ids, comma-separated (the folder has no tokenizer files)"
+                                     : "Sentence");
+        ImGui::InputTextMultiline("##sentence", &state.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 5));
+    }
+}
+
+void ControlsPanel::draw_display_settings(AppState& state, const Snapshot* shown) {
+    bool causal = shown != nullptr ? causal_on(state, shown->info) : state.causal.value_or(false);
+    if (ImGui::Checkbox("Causal mask (C)", &causal)) state.causal = causal;
+    if (ImGui::IsItemHovered() && shown != nullptr) {
+        ImGui::SetTooltip("%s is %s by default", shown->info.name.c_str(),
+                          shown->info.causal ? "causal" : "not causal");
+    }
+
+    constexpr Colormap maps[] = {Colormap::viridis, Colormap::magma, Colormap::cividis, Colormap::greys};
+    if (ImGui::BeginCombo("Colours", std::string(colormap_name(state.colormap)).c_str())) {
+        for (Colormap map : maps) {
+            if (ImGui::Selectable(std::string(colormap_name(map)).c_str(), map == state.colormap)) state.colormap = map;
+        }
+        ImGui::EndCombo();
+    }
+    int scale = static_cast<int>(state.scale);
+    ImGui::RadioButton("0..1", &scale, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("head max", &scale, 1);
+    ImGui::SameLine();
+    ImGui::RadioButton("log", &scale, 2);
+    state.scale = static_cast<HeatScale>(scale);
+}
+
+void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
+    const ModelInfo& info = shown.info;
+    if (state.disabled_heads.size() != static_cast<std::size_t>(info.n_layers)) return;
+    ImGui::Separator();
+    // Clamped even when typed (Ctrl+click): the layer indexes the per-layer flags below.
+    ImGui::SliderInt("Layer (up/down)", &state.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+                     ImGuiSliderFlags_AlwaysClamp);
+    ImGui::TextUnformatted("Heads (left/right): show, disable = ablate");
+    auto& disabled = state.disabled_heads[static_cast<std::size_t>(state.layer)];
+    auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
+    for (int h = 0; h < static_cast<int>(info.n_heads); ++h) {
+        ImGui::PushID(h);
+        if (ImGui::RadioButton(numbered("head ", h).c_str(), state.head == h)) state.head = h;
+        ImGui::SameLine(100.0f);
+        bool show = !hidden[static_cast<std::size_t>(h)];
+        if (ImGui::Checkbox("show", &show)) hidden[static_cast<std::size_t>(h)] = !show;
+        ImGui::SameLine(170.0f);
+        bool off = disabled[static_cast<std::size_t>(h)];
+        if (ImGui::Checkbox("disable", &off)) disabled[static_cast<std::size_t>(h)] = off;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ablate: zero this head's context; later layers recompute");
+        ImGui::PopID();
+    }
+    ImGui::Separator();
+    ImGui::TextWrapped("%s", info.description.c_str());
+}
+
+}   // namespace headscope::ui

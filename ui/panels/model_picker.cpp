@@ -1,0 +1,48 @@
+#include "ui/panels/model_picker.h"
+
+#include "core/models/model_registry.h"
+#include "session/recent.h"
+
+#include <imgui.h>
+
+namespace headscope::ui {
+
+using namespace session;
+
+std::optional<std::string> ModelPicker::draw(const AppState& state, const std::vector<std::string>& recent_models) {
+    std::optional<std::string> chosen;
+    ImGui::TextUnformatted("Model");
+    bool browse = false;
+    ImGui::SetNextItemWidth(-80.0f);
+    if (ImGui::BeginCombo("##model", model_display_name(state.model.name).c_str())) {
+        ImGui::TextDisabled("built-in");
+        for (const BuiltinModel& m : builtin_models()) {
+            if (ImGui::Selectable(m.name.c_str(), m.name == state.model.name)) chosen = m.name;
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", m.description.c_str());
+        }
+        if (!recent_models.empty()) {
+            ImGui::Separator();
+            ImGui::TextDisabled("recent");
+            for (const std::string& path : recent_models) {
+                const std::string label = model_display_name(path) + "##" + path;   // the path keeps ids apart
+                if (ImGui::Selectable(label.c_str(), recent_path_of(state.model.name) == path)) chosen = path;
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", path.c_str());
+            }
+        }
+        ImGui::Separator();
+        if (ImGui::Selectable("Open a model folder...")) browse = true;
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered() && !is_builtin_model(state.model.name))
+        ImGui::SetTooltip("%s", state.model.name.c_str());
+    ImGui::SameLine();
+    if (ImGui::Button("Open...")) browse = true;
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("A Hugging Face checkpoint folder: config.json + model.safetensors (ViT, DeiT, GPT-2)");
+    }
+    if (browse) picker_.open(is_builtin_model(state.model.name) ? std::string() : recent_path_of(state.model.name));
+    if (const auto picked = picker_.draw_popup("models", recent_models)) chosen = *picked;
+    return chosen;
+}
+
+}   // namespace headscope::ui

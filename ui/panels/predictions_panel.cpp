@@ -1,0 +1,206 @@
+#include "ui/panels/predictions_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace headscope::ui {
+
+using namespace session;
+
+namespace {
+
+// The predictions panel's bars: the run on screen (with its disabled heads) and the
+// intact model beside it, each on a track of its own colour (also what the GUI tests count).
+constexpr ImU32 prediction_bar = IM_COL32(255, 166, 48, 255);
+constexpr ImU32 prediction_track = IM_COL32(70, 52, 30, 255);
+constexpr ImU32 intact_bar = IM_COL32(86, 180, 233, 255);
+constexpr ImU32 intact_track = IM_COL32(28, 58, 76, 255);
+constexpr float bar_width = 120.0f;
+
+// A probability as a bar on its track, at the cursor, one text line high.
+void probability_bar(float probability, ImU32 bar, ImU32 track) {
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float height = ImGui::GetTextLineHeight();
+    const float p = std::isfinite(probability) ? std::clamp(probability, 0.0f, 1.0f) : 0.0f;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    // Whole pixels: flat colours without blended edges.
+    const float x0 = std::floor(origin.x);
+    const float y0 = std::floor(origin.y + 2.0f);
+    const float y1 = std::floor(origin.y + height - 1.0f);
+    draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + bar_width, y1), track);
+    draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + std::round(bar_width * p), y1), bar);
+    ImGui::Dummy(ImVec2(bar_width, height));
+}
+
+void draw_header_row(const Snapshot& shown, const PredictionTable& table, bool compare, int n_disabled) {
+    const auto& labels = shown.input.labels;
+    ImGui::TableNextRow();
+    if (compare) {
+        ImGui::TableNextColumn();
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(intact_bar), "intact model");
+        ImGui::TableNextColumn();
+        ImGui::TableNextColumn();
+    }
+    ImGui::TableNextColumn();
+    if (compare) {
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(prediction_bar), "%d head%s disabled", n_disabled,
+                           n_disabled == 1 ? "" : "s");
+    } else {
+        ImGui::Text("at %d: \"%s\"", table.row, printable_label(labels[static_cast<std::size_t>(table.row)]).c_str());
+    }
+    if (compare) {
+        ImGui::TableNextColumn();
+        ImGui::TableNextColumn();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("vs intact");
+    }
+}
+
+}   // namespace
+
+float PredictionsPanel::height(const PredictionTarget& target) {
+    if (target.kind == PredictionKind::none) return 0.0f;
+    return ImGui::GetTextLineHeightWithSpacing() * (n_predictions + 2.5f) + ImGui::GetStyle().WindowPadding.y * 2;
+}
+
+const std::vector<PredictionTable>& PredictionsPanel::tables(const Snapshot& shown, const PredictionTarget& target) {
+    if (generation_ != shown.generation || rows_ != target.rows) {
+        tables_.clear();
+        for (const int row : target.rows) tables_.push_back(prediction_table(shown, row, n_predictions));
+        generation_ = shown.generation;
+        rows_ = target.rows;
+    }
+    return tables_;
+}
+
+bool PredictionsPanel::draw_heading(const Snapshot& shown, const PredictionTarget& target) {
+    const auto& labels = shown.input.labels;
+    const char* hint = "  (click a token in the Matrix or Tokens view to choose the position)";
+    switch (target.kind) {
+    case PredictionKind::none: return false;
+    case PredictionKind::next_token: {
+        const int t = target.rows.front();
+        ImGui::Text("Next token after \"%s\" (position %d of %zu)",
+                    printable_label(labels[static_cast<std::size_t>(t)]).c_str(), t, labels.size());
+        ImGui::SameLine();
+        if (shown.causal) {
+            ImGui::TextDisabled("%s", hint);
+        } else {
+            // A language model without its mask sees the very tokens it is asked to predict.
+            ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1.0f),
+                               "  (causal mask off: each position sees the next token)");
+        }
+        break;
+    }
+    case PredictionKind::fill_in:
+        if (target.rows.empty()) {
+            ImGui::TextUnformatted("What the model would put at a position: click a token in the Matrix or Tokens view "
+                                   "(or write [MASK] in the sentence).");
+            return false;
+        }
+        ImGui::TextUnformatted("Fill-ins");
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", hint);
+        break;
+    case PredictionKind::classes: ImGui::TextUnformatted("Top classes"); break;
+    }
+    return true;
+}
+
+void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
+    const PredictionTarget target = prediction_target(shown, state.query);
+    if (!draw_heading(shown, target)) return;
+    int n_disabled = 0;
+    for (const auto& layer : state.disabled_heads)
+        n_disabled += static_cast<int>(std::count(layer.begin(), layer.end(), true));
+    const std::vector<PredictionTable>& shown_tables = tables(shown, target);
+    const bool compare = shown.ablated && !shown_tables.empty() && !shown_tables.front().intact.empty();
+    if (compare && shown.effect && shown.effect->measure == EffectMeasure::kl_divergence) {
+        char text[96];
+        std::snprintf(text, sizeof text,
+                      shown.info.classifier ? "   KL(intact || ablated) = %.4g nats, over the classes"
+                                            : "   KL(intact || ablated) = %.4g nats, mean over positions",
+                      shown.effect->value);
+        // Beside the heading where it fits, else under it: never cut at the panel's edge.
+        ImGui::SameLine();
+        if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(text).x) ImGui::NewLine();
+        ImGui::TextDisabled("%s", text);
+    }
+    const std::size_t n_tables = shown_tables.size();
+    const float width = ImGui::GetContentRegionAvail().x / static_cast<float>(std::max<std::size_t>(1, n_tables));
+    for (std::size_t n = 0; n < n_tables; ++n) {
+        if (n > 0) ImGui::SameLine();
+        ImGui::BeginGroup();
+        ImGui::PushID(static_cast<int>(n));
+        draw_table(shown, shown_tables[n], target, compare, n_disabled, width, n_tables);
+        ImGui::PopID();
+        ImGui::EndGroup();
+    }
+}
+
+void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& table, const PredictionTarget& target,
+                                  bool compare, int n_disabled, float width, std::size_t n_tables) {
+    const int columns = compare ? 7 : 3;
+    if (ImGui::BeginTable("top", columns, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX,
+                          ImVec2(width - 8.0f, 0.0f))) {
+        const float label_width = std::clamp(
+            (width - (compare ? 2.0f : 1.0f) * (bar_width + 70.0f) - 80.0f) / (compare ? 2.0f : 1.0f), 60.0f, 220.0f);
+        if (compare) {
+            ImGui::TableSetupColumn("intact", ImGuiTableColumnFlags_WidthFixed, label_width);
+            ImGui::TableSetupColumn("p0", ImGuiTableColumnFlags_WidthFixed, bar_width);
+            ImGui::TableSetupColumn("%0", ImGuiTableColumnFlags_WidthFixed, 50.0f);
+        }
+        ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, label_width);
+        ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthFixed, bar_width);
+        ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_WidthFixed, 50.0f);
+        if (compare) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, 80.0f);
+        if (compare || n_tables > 1) draw_header_row(shown, table, compare, n_disabled);
+        const auto quoted = [&](const std::string& label) {
+            const std::string text = target.kind == PredictionKind::classes ? label : "\"" + label + "\"";
+            ImGui::TextUnformatted(text.c_str());
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
+        };
+        for (std::size_t i = 0; i < table.shown.size(); ++i) {
+            ImGui::TableNextRow();
+            if (compare) {
+                ImGui::TableNextColumn();
+                if (i < table.intact.size()) {
+                    const PredictionLine& line = table.intact[i];
+                    quoted(line.label);
+                    ImGui::TableNextColumn();
+                    probability_bar(line.probability, intact_bar, intact_track);
+                    ImGui::TableNextColumn();
+                    ImGui::Text("%5.1f%%", 100.0f * line.probability);
+                } else {
+                    ImGui::TableNextColumn();
+                    ImGui::TableNextColumn();
+                }
+            }
+            const PredictionLine& line = table.shown[i];
+            ImGui::TableNextColumn();
+            quoted(line.label);
+            ImGui::TableNextColumn();
+            probability_bar(line.probability, prediction_bar, prediction_track);
+            ImGui::TableNextColumn();
+            ImGui::Text("%5.1f%%", 100.0f * line.probability);
+            if (compare && std::isfinite(line.other)) {
+                // Percentage points against the intact model's probability of the same output.
+                ImGui::TableNextColumn();
+                const float change = 100.0f * (line.probability - line.other);
+                const ImVec4 colour = change >= 0.05f    ? ImVec4(0.45f, 0.85f, 0.45f, 1.0f)
+                                      : change <= -0.05f ? ImVec4(1.0f, 0.5f, 0.45f, 1.0f)
+                                                         : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+                ImGui::TextColored(colour, "%+.1f pts", change);
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("intact model: %.2f%%", 100.0f * line.other);
+            }
+        }
+        ImGui::EndTable();
+    }
+    if (table.shown.empty()) ImGui::TextDisabled("(no probabilities: the logits are not finite)");
+}
+
+}   // namespace headscope::ui

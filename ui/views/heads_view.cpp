@@ -1,0 +1,237 @@
+#include "ui/views/heads_view.h"
+
+#include "ui/views/metric_widgets.h"
+#include "ui/views/view_context.h"
+#include "ui/widgets/cell_under.h"
+#include "ui/widgets/draw_helpers.h"
+#include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/job_progress.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <string>
+
+namespace headscope::ui {
+
+using namespace session;
+
+void HeadsView::draw(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const ModelInfo& info = shown.info;
+    const std::vector<HeadMetrics>& metrics = shown.metrics;
+    ImGui::SetNextItemWidth(180.0f);
+    combo_metric("metric", state.metric);
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", metric_description(state.metric));
+
+    // What the disabled heads do to the output.
+    if (shown.effect) {
+        const OutputChange& e = *shown.effect;
+        if (e.measure == EffectMeasure::kl_divergence) {
+            ImGui::Text(info.classifier
+                            ? "Disabled heads move the class distribution by KL(intact || ablated) = %.4g nats"
+                            : "Disabled heads move the prediction by KL(intact || ablated) = %.4g nats (mean over "
+                              "positions)",
+                        e.value);
+        } else {
+            ImGui::Text("Disabled heads change the final hidden states by %.2f%% (relative, Frobenius norm)",
+                        100.0 * e.value);
+        }
+    } else {
+        ImGui::TextDisabled(
+            "No head disabled: tick \"disable\" beside a head (left panel) to see what its absence changes.");
+    }
+
+    // Importance scan: each head alone disabled, one after another.
+    const std::string key = context.importance_key();
+    const auto scan = context.importance();
+    const auto scanning = context.scan_jobs().running();
+    if (!scanning || scanning->first != key) {
+        if (ImGui::Button(scan ? "Scan again" : "Scan head importance")) context.start_importance_scan();
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("Disable each head alone, one after another, and measure how far the output moves "
+                              "(Michel et al. 2019)");
+        }
+        ImGui::SameLine();
+    }
+    draw_job_progress(context.scan_jobs(), key, "scanning", context.importance_work());
+    if (scan) {
+        ImGui::SameLine();
+        ImGui::Checkbox("colour the Model grid by importance", &state.grid_show_importance);
+    }
+
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float plot_w = std::min(520.0f, avail * 0.55f);
+    const float plot_h = 240.0f;
+    draw_metric_scatter(context, plot_w, plot_h);
+    if (scan) {
+        ImGui::SameLine();
+        ImGui::BeginGroup();
+        ImGui::Text("Importance (%s), layers x heads", scan->measure == EffectMeasure::kl_divergence
+                                                           ? "KL of the output, nats"
+                                                           : "relative change of the output");
+        const float max = std::max(scan->effect.maxCoeff(), 1e-12f);
+        const HeatmapTexture& t = context.textures().get(
+            "importance-map" + key, [&] { return heatmap_mip_levels(scan->effect, nullptr, state.colormap, max); });
+        const float cell = std::clamp(std::min((avail - plot_w - 40.0f) / static_cast<float>(info.n_heads),
+                                               (plot_h - 20.0f) / static_cast<float>(info.n_layers)),
+                                      6.0f, 48.0f);
+        const ImVec2 origin = ImGui::GetCursorScreenPos();
+        const ImVec2 size(cell * static_cast<float>(info.n_heads), cell * static_cast<float>(info.n_layers));
+        ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + size.x, origin.y + size.y));
+        ImGui::InvisibleButton("importance", size);
+        const ImVec2 mouse = ImGui::GetIO().MousePos;
+        const int h = cell_under(mouse.x, origin.x, cell, static_cast<int>(info.n_heads));
+        const int l = cell_under(mouse.y, origin.y, cell, static_cast<int>(info.n_layers));
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("head %d.%d: %.4g", l, h, scan->effect(l, h));
+        if (ImGui::IsItemClicked()) {
+            state.layer = l;
+            state.head = h;
+        }
+        const ImVec2 sel(origin.x + cell * static_cast<float>(state.head),
+                         origin.y + cell * static_cast<float>(state.layer));
+        ImGui::GetWindowDrawList()->AddRect(sel, ImVec2(sel.x + cell, sel.y + cell), selected_ring, 0.0f, 0, 2.0f);
+        char high[32];
+        std::snprintf(high, sizeof high, "%.3g", max);
+        colour_legend(state.colormap, "0", high, false);
+        ImGui::EndGroup();
+    }
+
+    // Every head's numbers; click a row to select the head, click a header to sort.
+    const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
+                                  ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
+                                  ImGuiTableFlags_SizingFixedFit;
+    const int columns = 1 + metric_count + (scan ? 1 : 0);
+    if (!ImGui::BeginTable("metrics", columns, flags, ImVec2(0.0f, ImGui::GetContentRegionAvail().y))) return;
+    ImGui::TableSetupScrollFreeze(1, 1);
+    ImGui::TableSetupColumn("head", ImGuiTableColumnFlags_DefaultSort, 0.0f, 0);
+    for (int k = 0; k < metric_count; ++k) {
+        ImGui::TableSetupColumn(std::string(metric_name(static_cast<Metric>(k))).c_str(), 0, 0.0f,
+                                static_cast<ImGuiID>(k + 1));
+    }
+    if (scan) ImGui::TableSetupColumn("importance", 0, 0.0f, static_cast<ImGuiID>(metric_count + 1));
+    ImGui::TableHeadersRow();
+    std::vector<int> rows(metrics.size());
+    std::iota(rows.begin(), rows.end(), 0);
+    if (const ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
+        const ImGuiTableColumnSortSpecs& spec = sort->Specs[0];
+        const auto value = [&](int row) -> double {
+            const int column = static_cast<int>(spec.ColumnUserID);
+            if (column == 0) return row;
+            if (column == metric_count + 1) {
+                return scan->effect(metrics[static_cast<std::size_t>(row)].layer,
+                                    metrics[static_cast<std::size_t>(row)].head);
+            }
+            return metric_value(metrics[static_cast<std::size_t>(row)], static_cast<Metric>(column - 1))
+                .value_or(-INFINITY);
+        };
+        std::stable_sort(rows.begin(), rows.end(), [&](int a, int b) {
+            return spec.SortDirection == ImGuiSortDirection_Descending ? value(a) > value(b) : value(a) < value(b);
+        });
+    }
+    for (const int row : rows) {
+        const HeadMetrics& m = metrics[static_cast<std::size_t>(row)];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        const bool selected = m.layer == state.layer && m.head == state.head;
+        if (ImGui::Selectable(head_name(m.layer, m.head).c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
+            state.layer = m.layer;
+            state.head = m.head;
+        }
+        if (ImGui::IsItemHovered() && !info.head_roles.empty()) {
+            const std::string& role =
+                info.head_roles[static_cast<std::size_t>(m.layer)][static_cast<std::size_t>(m.head)];
+            if (!role.empty()) ImGui::SetTooltip("%s", role.c_str());
+        }
+        for (int k = 0; k < metric_count; ++k) {
+            ImGui::TableNextColumn();
+            if (const auto v = metric_value(m, static_cast<Metric>(k))) {
+                ImGui::Text("%.3f", *v);
+            } else {
+                ImGui::TextDisabled("-");
+            }
+        }
+        if (scan) {
+            ImGui::TableNextColumn();
+            ImGui::Text("%.4g", scan->effect(m.layer, m.head));
+        }
+    }
+    ImGui::EndTable();
+}
+
+void HeadsView::draw_metric_scatter(ViewContext& context, float width, float height) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    // Metric (up) against layer (across), one dot per head, as the ViT paper's Fig. 7
+    // plots mean attention distance.
+    const ModelInfo& info = shown.info;
+    const std::vector<HeadMetrics>& metrics = shown.metrics;
+    const auto [low, high] = metric_range(metrics, state.metric);
+    const double span = high > low ? high - low : 1.0;
+    ImGui::BeginGroup();
+    ImGui::Text("%s by layer (one dot per head; click to select)", std::string(metric_name(state.metric)).c_str());
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float left = 48.0f;
+    const float bottom = 22.0f;
+    const ImVec2 p0(origin.x + left, origin.y + 6.0f);
+    const ImVec2 p1(origin.x + width - 8.0f, origin.y + height - bottom);
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->AddRect(p0, p1, axis_colour);
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", high);
+    draw->AddText(ImVec2(origin.x, p0.y - 2.0f), axis_colour, text);
+    std::snprintf(text, sizeof text, "%.3g", low);
+    draw->AddText(ImVec2(origin.x, p1.y - 14.0f), axis_colour, text);
+    const int L = static_cast<int>(info.n_layers);
+    const auto x_of = [&](int layer, int head) {
+        // Heads of a layer spread a little around its column, so they do not hide each other.
+        const float column = (p1.x - p0.x) / static_cast<float>(L);
+        const float spread = column * 0.6f;
+        const float offset =
+            info.n_heads > 1 ? spread * (static_cast<float>(head) / static_cast<float>(info.n_heads - 1) - 0.5f) : 0.0f;
+        return p0.x + column * (static_cast<float>(layer) + 0.5f) + offset;
+    };
+    for (int l = 0; l < L; ++l) {
+        const float x = x_of(l, static_cast<int>(info.n_heads - 1) / 2);
+        std::snprintf(text, sizeof text, "L%d", l);
+        if (L <= 16 || l % 2 == 0) draw->AddText(ImVec2(x - 8.0f, p1.y + 3.0f), axis_colour, text);
+    }
+    ImGui::InvisibleButton("scatter", ImVec2(width, height));
+    const bool hovered = ImGui::IsItemHovered();
+    const bool clicked = ImGui::IsItemClicked();
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    int nearest = -1;
+    float nearest_d = 64.0f;   // within 8 px
+    for (std::size_t n = 0; n < metrics.size(); ++n) {
+        const HeadMetrics& m = metrics[n];
+        const auto v = metric_value(m, state.metric);
+        if (!v || !std::isfinite(*v)) continue;
+        const ImVec2 p(x_of(m.layer, m.head),
+                       p1.y - static_cast<float>((*v - low) / span) * (p1.y - p0.y - 8.0f) - 4.0f);
+        const bool selected = m.layer == state.layer && m.head == state.head;
+        draw->AddCircleFilled(p, selected ? 5.5f : 4.0f, colour_of(state.colormap, (*v - low) / span));
+        if (selected) draw->AddCircle(p, 7.0f, selected_ring, 0, 2.0f);
+        const float d = (p.x - mouse.x) * (p.x - mouse.x) + (p.y - mouse.y) * (p.y - mouse.y);
+        if (d < nearest_d) {
+            nearest_d = d;
+            nearest = static_cast<int>(n);
+        }
+    }
+    if (hovered && nearest >= 0) {
+        const HeadMetrics& m = metrics[static_cast<std::size_t>(nearest)];
+        ImGui::SetTooltip("head %d.%d: %.4g", m.layer, m.head, metric_value(m, state.metric).value_or(NAN));
+        if (clicked) {
+            state.layer = m.layer;
+            state.head = m.head;
+        }
+    }
+    ImGui::EndGroup();
+}
+
+}   // namespace headscope::ui

@@ -1,0 +1,158 @@
+#include "ui/views/image_view.h"
+
+#include "core/analysis/rollout.h"
+#include "core/models/model_registry.h"
+#include "ui/views/view_context.h"
+#include "ui/widgets/cell_under.h"
+#include "ui/widgets/draw_helpers.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace headscope::ui {
+
+using namespace session;
+
+void ImageView::draw(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const ModelInput& input = shown.input;
+    if (!shown.info.takes_image || shown.image.width == 0) {
+        ImGui::TextWrapped("This view shows attention over an image: choose builtin:tiny-shapes or builtin:toy-vit, "
+                           "or drop an image file on the window.");
+        return;
+    }
+    const int grid_w = input.grid_width;
+    const int grid_h = input.grid_height;
+    const int prefix = input.n_prefix_tokens;
+    const int query = state.query >= 0 ? state.query : 0;
+    const auto& heads = shown.trace.layers[static_cast<std::size_t>(state.layer)].heads;
+    const auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
+
+    constexpr const char* modes[] = {"selected head", "average of shown heads"};
+    int mode = state.image_average ? 1 : 0;
+    ImGui::SetNextItemWidth(220.0f);
+    if (ImGui::Combo("##mode", &mode, modes, 2)) state.image_average = mode == 1;
+    ImGui::SameLine();
+    ImGui::Checkbox("what attends to it (column)", &state.show_column);
+    ImGui::SameLine();
+    ImGui::Checkbox("keep", &state.keep_mass);
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("DINO's threshold: outline the fewest patches that hold this share of the map's attention");
+    }
+    if (state.keep_mass) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(120.0f);
+        float percent = state.keep_mass_share * 100.0f;
+        if (ImGui::SliderFloat("% of the mass", &percent, 1.0f, 99.0f, "%.0f", ImGuiSliderFlags_AlwaysClamp)) {
+            state.keep_mass_share = percent / 100.0f;
+        }
+    }
+    if (!is_toy_model(shown.model.name)) {
+        ImGui::SameLine();
+        ImGui::Checkbox("own resolution", &state.own_resolution);
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("Run the picture at its own size (whole patches, at most 1024) with the position "
+                              "embeddings interpolated, as DINO draws its maps; off: the model's %d px",
+                              shown.info.image_size);
+        }
+    }
+    ImGui::Text("%s %s  (click a patch to choose it)", state.show_column ? "attention to" : "attention from",
+                input.labels[static_cast<std::size_t>(query)].c_str());
+    colour_legend(state.colormap, "0", "the map's max", false);
+
+    // The patch map: the query's row (or column) over the patches, one cell per patch.
+    Matrix map = Matrix::Zero(grid_h, grid_w);
+    int counted = 0;
+    std::string averaged;   // which heads the map holds: part of its texture's key
+    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+        if (mode == 0 ? h != state.head : static_cast<bool>(hidden[static_cast<std::size_t>(h)])) continue;
+        averaged += numbered(",", h);
+        const Matrix& w = heads[static_cast<std::size_t>(h)].weights;
+        for (int n = 0; n < grid_w * grid_h; ++n) {
+            map(n / grid_w, n % grid_w) += state.show_column ? w(prefix + n, query) : w(query, prefix + n);
+        }
+        ++counted;
+    }
+    if (counted == 0) {
+        ImGui::TextDisabled("No head of layer %d is shown: tick \"show\" beside a head (left panel).", state.layer);
+        return;
+    }
+    map /= static_cast<float>(counted);
+    const std::string key = numbered("img", state.layer, state.head) + (state.show_column ? "c" : "r") +
+                            std::to_string(query) + "m" + std::to_string(mode) + averaged;
+    const float max = std::max(map.maxCoeff(), 1e-12f);
+    const HeatmapTexture& heat =
+        context.textures().get(key, [&] { return heatmap_mip_levels(map, nullptr, state.colormap, max); });
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const auto [origin, width, height] =
+        context.draw_picture_with_heat(heat, grid_w, grid_h, ImVec2(avail.x - 220.0f, avail.y - 110.0f));
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const float cw = width / static_cast<float>(grid_w);
+    const float ch = height / static_cast<float>(grid_h);
+    // Patch lines only while patches are big enough to tell apart.
+    if (cw >= 6.0f && ch >= 6.0f) {
+        for (int i = 1; i < grid_w; ++i) {
+            draw->AddLine(ImVec2(origin.x + cw * i, origin.y), ImVec2(origin.x + cw * i, origin.y + height),
+                          IM_COL32(0, 0, 0, 50));
+        }
+        for (int i = 1; i < grid_h; ++i) {
+            draw->AddLine(ImVec2(origin.x, origin.y + ch * i), ImVec2(origin.x + width, origin.y + ch * i),
+                          IM_COL32(0, 0, 0, 50));
+        }
+    }
+    if (state.keep_mass) {
+        // The kept region's outline, in the patch grid's cells.
+        const Eigen::Map<const RowVector> flat(map.data(), map.size());
+        const std::vector<bool> kept = keep_mass(flat, state.keep_mass_share);
+        for (const GridSegment& g : mask_contours(kept, grid_w, grid_h)) {
+            draw->AddLine(ImVec2(origin.x + cw * g.x0, origin.y + ch * g.y0),
+                          ImVec2(origin.x + cw * g.x1, origin.y + ch * g.y1), IM_COL32(255, 255, 255, 255), 2.5f);
+        }
+    }
+    if (query >= prefix) {
+        const int n = query - prefix;
+        const ImVec2 a(origin.x + cw * static_cast<float>(n % grid_w), origin.y + ch * static_cast<float>(n / grid_w));
+        draw->AddRect(a, ImVec2(a.x + cw, a.y + ch), IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
+    }
+    if (ImGui::InvisibleButton("patches", ImVec2(width, height))) {
+        const ImVec2 m = ImGui::GetIO().MousePos;
+        const int gx = cell_under(m.x, origin.x, cw, grid_w);
+        const int gy = cell_under(m.y, origin.y, ch, grid_h);
+        state.query = prefix + gy * grid_w + gx;
+    }
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    if (ImGui::Button("[CLS]")) state.query = 0;
+    ImGui::TextUnformatted("[CLS] of every head:");
+    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+        Matrix cls(grid_h, grid_w);
+        for (int n = 0; n < grid_w * grid_h; ++n)
+            cls(n / grid_w, n % grid_w) = heads[static_cast<std::size_t>(h)].weights(0, prefix + n);
+        const float cls_max = std::max(cls.maxCoeff(), 1e-12f);
+        const HeatmapTexture& t = context.textures().get(
+            numbered("cls", state.layer, h), [&] { return heatmap_mip_levels(cls, nullptr, state.colormap, cls_max); });
+        if (h % 2) ImGui::SameLine();
+        if (draw_heatmap_thumbnail(numbered("clsh", h).c_str(), t, 96.0f, h == state.head)) state.head = h;
+        if (state.keep_mass) {
+            // Each head's own kept region, as DINO draws one mask per head.
+            const ImVec2 at = ImGui::GetItemRectMin();
+            const float tw = 96.0f / static_cast<float>(grid_w);
+            const float th = 96.0f / static_cast<float>(grid_h);
+            const Eigen::Map<const RowVector> flat(cls.data(), cls.size());
+            for (const GridSegment& g : mask_contours(keep_mass(flat, state.keep_mass_share), grid_w, grid_h)) {
+                draw->AddLine(ImVec2(at.x + tw * g.x0, at.y + th * g.y0), ImVec2(at.x + tw * g.x1, at.y + th * g.y1),
+                              IM_COL32(255, 255, 255, 255), 1.5f);
+            }
+        }
+    }
+    ImGui::EndGroup();
+}
+
+}   // namespace headscope::ui

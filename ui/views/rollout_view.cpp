@@ -1,0 +1,177 @@
+#include "ui/views/rollout_view.h"
+
+#include "core/analysis/rollout.h"
+#include "ui/views/metric_widgets.h"
+#include "ui/views/view_context.h"
+#include "ui/widgets/cell_under.h"
+#include "ui/widgets/draw_helpers.h"
+#include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/job_progress.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace headscope::ui {
+
+using namespace session;
+
+void RolloutView::draw(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const ModelInfo& info = shown.info;
+    const ModelInput& input = shown.input;
+    const int L = static_cast<int>(info.n_layers);
+    RolloutOptions& o = state.rollout;
+    int fusion = static_cast<int>(o.fusion);
+    ImGui::SetNextItemWidth(110.0f);
+    if (ImGui::Combo("head fusion", &fusion, "mean\0max\0min\0")) o.fusion = static_cast<HeadFusion>(fusion);
+    ImGui::SameLine();
+    float discard = static_cast<float>(o.discard_ratio);
+    ImGui::SetNextItemWidth(160.0f);
+    if (ImGui::SliderFloat("discard ratio", &discard, 0.0f, 0.99f, "%.2f", ImGuiSliderFlags_AlwaysClamp)) {
+        o.discard_ratio = std::clamp(discard, 0.0f, 0.99f);
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Drop this fraction of each layer's lowest fused weights (never [CLS]'s own)");
+    ImGui::SameLine();
+    int end = o.end_layer < 0 ? L - 1 : o.end_layer;
+    ImGui::SetNextItemWidth(120.0f);
+    ImGui::SliderInt("from layer", &o.start_layer, 0, L - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(120.0f);
+    if (ImGui::SliderInt("to layer", &end, 0, L - 1, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+        end = std::clamp(end, 0, L - 1);
+        o.end_layer = end == L - 1 ? -1 : end;
+    }
+    o.start_layer = std::clamp(o.start_layer, 0, L - 1);
+    if (o.end_layer >= 0 && o.end_layer < o.start_layer) o.end_layer = o.start_layer;
+
+    const std::string key = rollout_key(context);
+    const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
+    RolloutOptions options = o;
+    options.disabled_heads = snapshot->options.disabled_heads;
+    const BackgroundJobs::Work work = [snapshot, options](const LoadControl&) -> std::shared_ptr<const void> {
+        return std::make_shared<const Matrix>(attention_rollout(snapshot->trace, options));
+    };
+    context.view_jobs().start(key, work);
+    draw_job_progress(context.view_jobs(), key, "rollout", work);
+    const auto rollout = context.view_jobs().result<Matrix>(key);
+    if (rollout) {
+        rollout_shown_ = rollout;
+        rollout_shown_generation_ = shown.generation;
+    }
+    // While a slider moves, the last rollout of this result stays up.
+    const std::shared_ptr<const Matrix> shown_rollout =
+        rollout_shown_generation_ == shown.generation ? rollout_shown_ : nullptr;
+    if (!shown_rollout) {
+        ImGui::TextUnformatted("computing the rollout...");
+        return;
+    }
+    const Matrix& R = *shown_rollout;
+    const int T = static_cast<int>(R.rows());
+    if (state.rollout_query >= T) state.rollout_query = -1;
+
+    if (info.takes_image && input.grid_width > 0) {
+        // [CLS]'s row over the patches (or the chosen patch's), as vit-explain draws it.
+        const int row = state.rollout_query >= 0 ? state.rollout_query : 0;
+        const int prefix = input.n_prefix_tokens;
+        const int gw = input.grid_width;
+        const int gh = input.grid_height;
+        Matrix map(gh, gw);
+        for (int n = 0; n < gw * gh; ++n) map(n / gw, n % gw) = R(row, prefix + n);
+        const float max = std::max(map.maxCoeff(), 1e-12f);
+        ImGui::Text("What %s draws on, through layers %d..%d (click a patch to follow it; [CLS] button to go back)",
+                    input.labels[static_cast<std::size_t>(row)].c_str(), o.start_layer,
+                    o.end_layer < 0 ? L - 1 : o.end_layer);
+        colour_legend(state.colormap, "0", "the map's max", false);
+        const HeatmapTexture& heat = context.textures().get(
+            key + " map " + std::to_string(row), [&] { return heatmap_mip_levels(map, nullptr, state.colormap, max); });
+        const ImVec2 avail = ImGui::GetContentRegionAvail();
+        const auto [origin, width, height] =
+            context.draw_picture_with_heat(heat, gw, gh, ImVec2(avail.x - 140.0f, avail.y - 10.0f));
+        if (ImGui::InvisibleButton("rollout patches", ImVec2(width, height))) {
+            const ImVec2 m = ImGui::GetIO().MousePos;
+            const int gx = cell_under(m.x, origin.x, width / static_cast<float>(gw), gw);
+            const int gy = cell_under(m.y, origin.y, height / static_cast<float>(gh), gh);
+            state.rollout_query = prefix + gy * gw + gx;
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("[CLS]")) state.rollout_query = -1;
+        return;
+    }
+
+    // Text: a bar over each token, for the row chosen.
+    const bool causal = shown.causal;
+    const char* default_row = causal ? "the last token" : "every position (mean)";
+    std::string current =
+        state.rollout_query < 0 ? default_row : input.labels[static_cast<std::size_t>(state.rollout_query)];
+    ImGui::SetNextItemWidth(240.0f);
+    if (ImGui::BeginCombo("what draws on the tokens", current.c_str())) {
+        if (ImGui::Selectable(default_row, state.rollout_query < 0)) state.rollout_query = -1;
+        for (int i = 0; i < T; ++i) {
+            const std::string label = std::to_string(i) + ": " + input.labels[static_cast<std::size_t>(i)];
+            if (ImGui::Selectable(label.c_str(), state.rollout_query == i)) state.rollout_query = i;
+        }
+        ImGui::EndCombo();
+    }
+    RowVector bars;
+    if (state.rollout_query >= 0) {
+        bars = R.row(state.rollout_query);
+    } else if (causal) {
+        bars = R.row(T - 1);
+    } else {
+        bars = R.colwise().mean();
+    }
+    const float max = std::max(bars.maxCoeff(), 1e-12f);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("Rollout (Abnar & Zuidema 2020): the attention of layers %d..%d multiplied through the residual "
+                       "stream. Bar height: share of %s drawn from each token.",
+                       o.start_layer, o.end_layer < 0 ? L - 1 : o.end_layer, current.c_str());
+    ImGui::PopStyleColor();
+    const float bar_h = 90.0f;
+    const float line = ImGui::GetTextLineHeight();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    float x = ImGui::GetCursorScreenPos().x;
+    float y = ImGui::GetCursorScreenPos().y;
+    const float right = x + ImGui::GetContentRegionAvail().x;
+    const float start_x = x;
+    for (int i = 0; i < T; ++i) {
+        const std::string& label = input.labels[static_cast<std::size_t>(i)];
+        const float w = std::max(ImGui::CalcTextSize(label.c_str()).x + 10.0f, 22.0f);
+        if (x + w > right && x > start_x) {
+            x = start_x;
+            y += bar_h + line + 14.0f;
+        }
+        const float value = bars(i) / max;
+        const float top = y + bar_h * (1.0f - value);
+        draw->AddRectFilled(ImVec2(x + 2.0f, top), ImVec2(x + w - 2.0f, y + bar_h), colour_of(state.colormap, value));
+        draw->AddRect(ImVec2(x + 2.0f, y), ImVec2(x + w - 2.0f, y + bar_h), IM_COL32(80, 80, 80, 255));
+        draw->AddText(ImVec2(x + 5.0f, y + bar_h + 3.0f), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+        ImGui::SetCursorScreenPos(ImVec2(x, y));
+        ImGui::PushID(i);
+        ImGui::InvisibleButton("bar", ImVec2(w, bar_h + line + 4.0f));
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %.4f", label.c_str(), bars(i));
+        if (ImGui::IsItemClicked()) state.rollout_query = i;
+        ImGui::PopID();
+        x += w;
+    }
+    ImGui::SetCursorScreenPos(ImVec2(start_x, y + bar_h + line + 14.0f));
+    ImGui::Dummy(ImVec2(1.0f, 1.0f));
+}
+
+std::string RolloutView::rollout_key(ViewContext& context) const {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const RolloutOptions& o = state.rollout;
+    char text[96];
+    std::snprintf(text, sizeof text, "rollout %llu %d %.4f %d %d", static_cast<unsigned long long>(shown.generation),
+                  static_cast<int>(o.fusion), o.discard_ratio, o.start_layer, o.end_layer);
+    return text;
+}
+
+}   // namespace headscope::ui

@@ -1,0 +1,155 @@
+#include "ui/views/similarity_view.h"
+
+#include "core/analysis/head_similarity.h"
+#include "ui/views/metric_widgets.h"
+#include "ui/views/view_context.h"
+#include "ui/widgets/cell_under.h"
+#include "ui/widgets/draw_helpers.h"
+#include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/job_progress.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace headscope::ui {
+
+using namespace session;
+
+void SimilarityView::draw(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const std::string key = similarity_key(context);
+    const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
+    const BackgroundJobs::Work work = [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
+        return std::make_shared<const HeadSimilarity>(head_similarity(snapshot->trace, {}, control));
+    };
+    context.view_jobs().start(key, work);
+    ImGui::TextUnformatted("How alike the heads attend on this input: Jensen-Shannon divergence between every pair of "
+                           "heads (bits, mean over queries)");
+    draw_job_progress(context.view_jobs(), key, "comparing heads", work);
+    const auto similarity = context.view_jobs().result<HeadSimilarity>(key);
+    if (!similarity) return;
+    const HeadSimilarity& s = *similarity;
+    for (const auto& [l, h] : s.heads) {
+        if (l >= shown.info.n_layers || h >= shown.info.n_heads) return;   // never another model's heads
+    }
+    const int N = static_cast<int>(s.heads.size());
+    if (N == 0) return;
+
+    // The matrix, rows and columns in the clustering's leaf order: blocks of heads that
+    // attend alike sit together.
+    const float side = std::clamp(
+        std::min(ImGui::GetContentRegionAvail().x * 0.48f, ImGui::GetContentRegionAvail().y - 60.0f), 160.0f, 640.0f);
+    const float max = std::max(s.divergence.maxCoeff(), 1e-12f);
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted("divergence, heads in clustering order");
+    const HeatmapTexture& t = context.textures().get(key + " matrix", [&] {
+        Matrix ordered(N, N);
+        for (int i = 0; i < N; ++i) {
+            for (int j = 0; j < N; ++j)
+                ordered(i, j) =
+                    s.divergence(s.order[static_cast<std::size_t>(i)], s.order[static_cast<std::size_t>(j)]);
+        }
+        return heatmap_mip_levels(ordered, nullptr, state.colormap, max);
+    });
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + side, origin.y + side));
+    ImGui::InvisibleButton("divergence", ImVec2(side, side));
+    const float cell = side / static_cast<float>(N);
+    if (ImGui::IsItemHovered()) {
+        const ImVec2 m = ImGui::GetIO().MousePos;
+        const int i = cell_under(m.y, origin.y, cell, N);
+        const int j = cell_under(m.x, origin.x, cell, N);
+        const auto a = s.heads[static_cast<std::size_t>(s.order[static_cast<std::size_t>(i)])];
+        const auto b = s.heads[static_cast<std::size_t>(s.order[static_cast<std::size_t>(j)])];
+        ImGui::SetTooltip("%d.%d vs %d.%d: %.4f bits", a.first, a.second, b.first, b.second,
+                          s.divergence(s.order[static_cast<std::size_t>(i)], s.order[static_cast<std::size_t>(j)]));
+        if (ImGui::IsItemClicked()) {
+            state.layer = a.first;
+            state.head = a.second;
+        }
+    }
+    for (int i = 0; i < N; ++i) {
+        const auto head = s.heads[static_cast<std::size_t>(s.order[static_cast<std::size_t>(i)])];
+        if (head.first == state.layer && head.second == state.head) {
+            ImDrawList* draw = ImGui::GetWindowDrawList();
+            const float y = origin.y + cell * static_cast<float>(i);
+            draw->AddRect(ImVec2(origin.x, y), ImVec2(origin.x + side, y + cell), selected_ring, 0.0f, 0, 1.5f);
+        }
+    }
+    char high[32];
+    std::snprintf(high, sizeof high, "%.3f bits", max);
+    colour_legend(state.colormap, "0 (alike)", high, false);
+    ImGui::EndGroup();
+
+    // The map of heads: classical MDS of the divergences (Clark et al. 2019), dots
+    // coloured by layer; close dots attend alike.
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::TextUnformatted("map of heads (MDS), coloured by layer; click a dot");
+    const ImVec2 o2 = ImGui::GetCursorScreenPos();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->AddRect(o2, ImVec2(o2.x + side, o2.y + side), axis_colour);
+    const Eigen::Index dims = s.mds.cols();
+    float min_x = 0.0f;
+    float max_x = 0.0f;
+    float min_y = 0.0f;
+    float max_y = 0.0f;
+    if (dims >= 2) {
+        min_x = s.mds.col(0).minCoeff();
+        max_x = s.mds.col(0).maxCoeff();
+        min_y = s.mds.col(1).minCoeff();
+        max_y = s.mds.col(1).maxCoeff();
+    }
+    const float range = std::max({max_x - min_x, max_y - min_y, 1e-9f});
+    const float pad = 14.0f;
+    const auto point = [&](int n) {
+        const float x = dims >= 1 ? s.mds(n, 0) : 0.0f;
+        const float y = dims >= 2 ? s.mds(n, 1) : 0.0f;
+        // One scale on both axes: distances on screen are divergences.
+        return ImVec2(o2.x + pad + (x - min_x) / range * (side - 2 * pad),
+                      o2.y + side - pad - (y - min_y) / range * (side - 2 * pad));
+    };
+    ImGui::InvisibleButton("head map", ImVec2(side, side));
+    const bool hovered = ImGui::IsItemHovered();
+    const bool clicked = ImGui::IsItemClicked();
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    int nearest = -1;
+    float nearest_d = 100.0f;
+    const int L = static_cast<int>(shown.info.n_layers);
+    for (int n = 0; n < N; ++n) {
+        const auto [l, h] = s.heads[static_cast<std::size_t>(n)];
+        const ImVec2 p = point(n);
+        const bool selected = l == state.layer && h == state.head;
+        draw->AddCircleFilled(p, selected ? 6.0f : 4.5f,
+                              colour_of(layer_colormap, L > 1 ? static_cast<double>(l) / (L - 1) : 0.5));
+        draw->AddCircle(p, selected ? 6.5f : 5.0f, axis_colour);   // cividis' dark end on the dark background
+        if (selected) draw->AddCircle(p, 8.0f, selected_ring, 0, 2.0f);
+        const float d = (p.x - mouse.x) * (p.x - mouse.x) + (p.y - mouse.y) * (p.y - mouse.y);
+        if (d < nearest_d) {
+            nearest_d = d;
+            nearest = n;
+        }
+    }
+    if (hovered && nearest >= 0) {
+        const auto [l, h] = s.heads[static_cast<std::size_t>(nearest)];
+        ImGui::SetTooltip("head %d.%d", l, h);
+        if (clicked) {
+            state.layer = l;
+            state.head = h;
+        }
+    }
+    colour_legend(layer_colormap, "first layer", "last layer", false);
+    ImGui::EndGroup();
+}
+
+std::string SimilarityView::similarity_key(ViewContext& context) const {
+    return "similarity " + std::to_string(context.shown().generation);
+}
+
+}   // namespace headscope::ui

@@ -1,0 +1,21 @@
+#pragma once
+// The Similarity view: how alike the heads' maps are: divergence matrix and a 2-D map.
+
+#include "ui/views/view.h"
+
+namespace headscope::ui {
+
+class SimilarityView final : public View {
+public:
+    std::string_view name() const override { return "similarity"; }
+    const char* title() const override { return "Similarity"; }
+    std::string_view summary() const override {
+        return "how alike the heads' maps are: divergence matrix and a 2-D map";
+    }
+    void draw(ViewContext& context) override;
+
+private:
+    std::string similarity_key(ViewContext& context) const;
+};
+
+}   // namespace headscope::ui

@@ -1,0 +1,83 @@
+#include "ui/views/tokens_view.h"
+
+#include "ui/views/view_context.h"
+#include "ui/widgets/cell_under.h"
+#include "ui/widgets/draw_helpers.h"
+#include "ui/widgets/heatmap_view.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace headscope::ui {
+
+using namespace session;
+
+namespace {
+
+// One colour per head (matplotlib's tab10, colour-blind friendlier than a rainbow).
+constexpr ImU32 head_colours[] = {
+    IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),  IM_COL32(44, 160, 44, 255),
+    IM_COL32(214, 39, 40, 255),   IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
+    IM_COL32(227, 119, 194, 255), IM_COL32(188, 189, 34, 255),
+};
+
+}   // namespace
+
+void TokensView::draw(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const auto& labels = shown.input.labels;
+    const auto T = static_cast<int>(labels.size());
+    const auto& heads = shown.trace.layers[static_cast<std::size_t>(state.layer)].heads;
+    const auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
+    ImGui::Text("Layer %d: lines from each query (left) to the keys it attends (right); opacity = weight", state.layer);
+    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+        if (hidden[static_cast<std::size_t>(h)]) continue;
+        ImGui::SameLine();
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(head_colours[h % 8]), "head %d", h);
+    }
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float column = 180.0f;
+    const float gap = std::max(200.0f, ImGui::GetContentRegionAvail().x - 2 * column - 20.0f);
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    int hovered = -1;
+    for (int i = 0; i < T; ++i) {
+        const ImVec2 left(origin.x, origin.y + static_cast<float>(i) * line);
+        const ImVec2 right(origin.x + column + gap, left.y);
+        ImGui::SetCursorScreenPos(left);
+        ImGui::Selectable(labels[static_cast<std::size_t>(i)].c_str(), state.query == i, 0, ImVec2(column - 10.0f, 0));
+        if (ImGui::IsItemHovered()) hovered = i;
+        if (ImGui::IsItemClicked()) state.query = state.query == i ? -1 : i;
+        ImGui::PushID(i + T);
+        draw->AddText(right, ImGui::GetColorU32(ImGuiCol_Text), labels[static_cast<std::size_t>(i)].c_str());
+        ImGui::PopID();
+    }
+    // Hovering (or pinning) a query shows only its lines.
+    const int focus = hovered >= 0 ? hovered : state.query;
+    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+        if (hidden[static_cast<std::size_t>(h)]) continue;
+        const Matrix& w = heads[static_cast<std::size_t>(h)].weights;
+        const ImU32 base = head_colours[h % 8] & 0x00FFFFFFu;
+        for (int i = 0; i < T; ++i) {
+            if (focus >= 0 && i != focus) continue;
+            for (int j = 0; j < T; ++j) {
+                const float weight = w(i, j);
+                if (weight < 0.02f) continue;   // invisible anyway; keeps long inputs cheap
+                const auto alpha = static_cast<ImU32>(std::clamp(weight, 0.0f, 1.0f) * 255.0f);
+                draw->AddLine(ImVec2(origin.x + column - 6.0f, origin.y + (static_cast<float>(i) + 0.5f) * line),
+                              ImVec2(origin.x + column + gap - 6.0f, origin.y + (static_cast<float>(j) + 0.5f) * line),
+                              base | (alpha << IM_COL32_A_SHIFT), 1.5f);
+            }
+        }
+    }
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + static_cast<float>(T) * line));
+    ImGui::Dummy(ImVec2(1, 1));
+}
+
+}   // namespace headscope::ui

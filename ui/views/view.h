@@ -1,0 +1,30 @@
+#pragma once
+// A view: one tab of the window, drawing the shown snapshot (the views' list and the
+// order of the tabs: view_list.cpp; adding a view is a file here and a line there).
+
+#include "session/app_state.h"
+
+#include <string_view>
+
+namespace headscope::ui {
+
+class ViewContext;
+
+class View {
+public:
+    virtual ~View() = default;
+    // Its --view name ("matrix"): lower case, one word.
+    virtual std::string_view name() const = 0;
+    // Its tab's title ("Matrix").
+    virtual const char* title() const = 0;
+    // One line for --view's help.
+    virtual std::string_view summary() const = 0;
+    // What it needs computed beyond the maps while it is shown (the Stages view: every
+    // stage of the layer; the Compare view: a flipped mask or a second input).
+    virtual session::ViewNeeds needs(const session::AppState& /*state*/) const { return {}; }
+    // Draws into the current ImGui window; called only while its tab is open and the
+    // snapshot shown belongs to the chosen model.
+    virtual void draw(ViewContext& context) = 0;
+};
+
+}   // namespace headscope::ui

@@ -1,0 +1,85 @@
+#pragma once
+// What a view draws from and acts on during one frame: the shown snapshot, the user's
+// choices, the texture pool (maps coloured under the current colour map and scale), and
+// the background job queues. The window (ui/app_window.h) makes one per frame.
+
+#include "core/analysis/ablation_effects.h"
+#include "session/app_state.h"
+#include "session/background_job.h"
+#include "session/snapshot.h"
+#include "ui/widgets/heatmap_texture.h"
+#include "ui/widgets/texture_pool.h"
+
+#include <imgui.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace headscope::ui {
+
+// What head (layer, head) of a result does: the role a demo model was built to, else the
+// role its metrics on this input show (core/analysis/head_roles.h: trained models).
+struct HeadCaption {
+    std::string name;   // a word or two for the grid ("previous token"); empty: nothing to name
+    std::string text;   // a line for the matrix view and tooltips
+};
+HeadCaption head_caption(const session::Snapshot& shown, int layer, int head);
+
+// Where a picture went on screen.
+struct PictureRect {
+    ImVec2 origin;
+    float width = 0.0f;
+    float height = 0.0f;
+};
+
+// The window's side of what the views do, beyond the state: opening a file remembers
+// it in the recent list (ui/app_window.cpp).
+struct WindowActions {
+    std::function<void(const std::string& path)> remember_file;
+};
+
+class ViewContext {
+public:
+    ViewContext(std::shared_ptr<const session::Snapshot> shown, session::AppState& state, TexturePool& textures,
+                session::BackgroundJobs& scan_jobs, session::BackgroundJobs& view_jobs, WindowActions actions);
+
+    const session::Snapshot& shown() const { return *shown_; }
+    // The snapshot itself, for work that must keep it alive off the UI thread.
+    const std::shared_ptr<const session::Snapshot>& shown_ptr() const { return shown_; }
+    session::AppState& state() { return state_; }
+    TexturePool& textures() { return textures_; }
+    // Jobs the user starts (the importance scan) and jobs the views start while shown
+    // (rollout, similarity, head pairs) run apart: opening a tab never stops a scan.
+    session::BackgroundJobs& scan_jobs() { return scan_jobs_; }
+    session::BackgroundJobs& view_jobs() { return view_jobs_; }
+    void remember_file(const std::string& path) const;
+
+    // The shown run's mask ([T, T] allowed pairs), or null when every pair is allowed.
+    const Mask* mask() const;
+    // The texture of weights (any [R, C] map of the shown snapshot: a big one is coloured
+    // on another thread that holds the snapshot) under the current colour map and scale.
+    const HeatmapTexture& weights_texture(const std::string& key, const Matrix& weights);
+    // Signed values on a diverging map, 0 in the middle; `allowed` greys masked cells.
+    const HeatmapTexture& signed_texture(const std::string& key, const Matrix& values, const Mask* allowed);
+    // The shown picture with `heat` (one cell per patch of a grid_w x grid_h grid) over
+    // it, at the cursor, as large as fits `room` keeping the grid's aspect.
+    PictureRect draw_picture_with_heat(const HeatmapTexture& heat, int grid_w, int grid_h, ImVec2 room);
+    HeadCaption head_caption(int layer, int head) const { return ui::head_caption(*shown_, layer, head); }
+
+    // The head-importance scan of what is shown (model, input, mask), once it ran.
+    std::shared_ptr<const ImportanceScan> importance() const;
+    std::string importance_key() const;
+    session::BackgroundJobs::Work importance_work() const;
+    void start_importance_scan();
+
+private:
+    std::shared_ptr<const session::Snapshot> shown_;
+    session::AppState& state_;
+    TexturePool& textures_;
+    session::BackgroundJobs& scan_jobs_;
+    session::BackgroundJobs& view_jobs_;
+    WindowActions actions_;
+};
+
+}   // namespace headscope::ui

@@ -1,0 +1,65 @@
+#include "ui/widgets/draw_helpers.h"
+
+#include "core/render/heatmap_image.h"
+
+#include <imgui.h>
+
+namespace headscope::ui {
+
+std::string numbered(const char* prefix, int a, int b) {
+    std::string s(prefix);
+    s += std::to_string(a);
+    if (b >= 0) {
+        s += '.';
+        s += std::to_string(b);
+    }
+    return s;
+}
+
+namespace {
+
+void swatch(ImDrawList* draw, Rgba8 colour, float height, const char* label) {
+    ImGui::SameLine();
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    draw->AddRectFilled(at, ImVec2(at.x + height, at.y + height), IM_COL32(colour.r, colour.g, colour.b, 255));
+    ImGui::Dummy(ImVec2(height, height));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(label);
+}
+
+}   // namespace
+
+void colour_legend(Colormap map, const char* low, const char* high, bool show_masked, bool show_not_finite) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float width = 180.0f;
+    const float height = ImGui::GetTextLineHeight();
+    constexpr int steps = 64;
+    for (int i = 0; i < steps; ++i) {
+        const Rgba8 c = colormap_lookup(map, static_cast<float>(i) / (steps - 1));
+        const float x0 = origin.x + width * static_cast<float>(i) / steps;
+        draw->AddRectFilled(ImVec2(x0, origin.y), ImVec2(x0 + width / steps + 1.0f, origin.y + height),
+                            IM_COL32(c.r, c.g, c.b, 255));
+    }
+    ImGui::Dummy(ImVec2(width, height));
+    ImGui::SameLine();
+    ImGui::Text("%s .. %s", low, high);
+    if (show_masked) swatch(draw, masked_colour, height, "masked");
+    if (show_not_finite) swatch(draw, not_finite_colour, height, "not finite (NaN / Inf)");
+}
+
+RgbaImage rgba_of(const RgbImage& image) {
+    RgbaImage out;
+    out.width = image.width;
+    out.height = image.height;
+    out.pixels.resize(static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.height) * 4);
+    for (std::size_t i = 0, j = 0; i < image.pixels.size(); i += 3, j += 4) {
+        out.pixels[j] = image.pixels[i];
+        out.pixels[j + 1] = image.pixels[i + 1];
+        out.pixels[j + 2] = image.pixels[i + 2];
+        out.pixels[j + 3] = 255;
+    }
+    return out;
+}
+
+}   // namespace headscope::ui

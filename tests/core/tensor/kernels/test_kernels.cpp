@@ -1,10 +1,9 @@
-// The optimised paths of the forward pass against plain references computed here in
-// double precision: the products' kernel (core/weight_panels) on strided blocks, at every
-// edge of its tiles and blocks, with its AVX2 and its portable loops; the weight product
-// on one thread and two; the softmax's run-of-keys path against its key-by-key path; and
-// a whole attention layer on one thread against two.
+// The kernels (core/tensor/kernels) against plain references in double precision: the
+// products on strided blocks at every edge of their tiles and blocks, with the AVX2 and the
+// portable loops, on one thread and two; the softmax's run-of-keys path and its exp-sum.
 
 #include "core/base/error.h"
+#include "core/fast_path_support.h"
 #include "core/image/image.h"
 #include "core/models/model_registry.h"
 #include "core/nn/attention.h"
@@ -15,6 +14,8 @@
 #include "core/tensor/weight_matrix.h"
 #include "test_support.h"
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,57 +25,7 @@
 #include <vector>
 
 using namespace headscope;
-using headscope::test::random_matrix;
-
-namespace {
-
-using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-double max_diff(const ConstMatrixRef& got, const MatrixD& want) {
-    REQUIRE(got.rows() == want.rows());
-    REQUIRE(got.cols() == want.cols());
-    return (got.cast<double>() - want).cwiseAbs().maxCoeff();
-}
-
-// One self-attention layer of width E with H heads: seeded random weights (`scale`) and
-// biases (0.1), as separate q, k, v and out projections.
-AttentionWeights random_attention(Eigen::Index H, Eigen::Index E, float scale, std::mt19937& rng) {
-    AttentionWeights w;
-    w.n_heads = H;
-    for (Linear* l : {&w.q, &w.k, &w.v, &w.out}) {
-        l->weight = random_matrix(E, E, rng, scale);
-        l->bias = random_matrix(E, 1, rng, 0.1f);
-    }
-    return w;
-}
-
-// softmax over the allowed keys of each row, in double; a row with none is all 0.
-MatrixD reference_softmax(const Matrix& scores, const Mask& allowed) {
-    MatrixD out = MatrixD::Zero(scores.rows(), scores.cols());
-    for (Eigen::Index i = 0; i < scores.rows(); ++i) {
-        double max = -std::numeric_limits<double>::infinity();
-        for (Eigen::Index j = 0; j < scores.cols(); ++j) {
-            if (allowed(i, j)) max = std::max(max, static_cast<double>(scores(i, j)));
-        }
-        if (std::isinf(max)) continue;
-        double sum = 0.0;
-        for (Eigen::Index j = 0; j < scores.cols(); ++j) {
-            if (allowed(i, j)) sum += std::exp(scores(i, j) - max);
-        }
-        for (Eigen::Index j = 0; j < scores.cols(); ++j) {
-            if (allowed(i, j)) out(i, j) = std::exp(scores(i, j) - max) / sum;
-        }
-    }
-    return out;
-}
-
-// Restores the thread count a test changed.
-struct ThreadCount {
-    int saved = compute_threads();
-    ~ThreadCount() { set_compute_threads(saved); }
-};
-
-}   // namespace
+using namespace headscope::test;
 
 TEST_CASE("weight panels: scale * x W^T + bias on strided blocks, at every tile and block edge, both kernels") {
     ThreadCount restore;
@@ -330,150 +281,6 @@ TEST_CASE("softmax: a run of allowed keys whose scores are all -inf gives 0, not
     CHECK(scores.cwiseAbs().maxCoeff() == 0.0f);
 }
 
-TEST_CASE("attention: one thread and two give the same maps and output, with and without a causal mask") {
-    ThreadCount restore;
-    std::mt19937 rng(5);
-    const AttentionWeights w = random_attention(6, 96, 0.1f, rng);
-    const Matrix x = random_matrix(150, 96, rng, 1.0f);
-    for (const bool causal : {false, true}) {
-        CAPTURE(causal);
-        AttentionOptions options;
-        if (causal) options.keep = mask_causal(150, 150);
-        options.disabled_heads = {false, false, true, false, false, false};
-        set_compute_threads(1);
-        const AttentionTrace one = attention_forward(w, x, options);
-        set_compute_threads(2);
-        const AttentionTrace two = attention_forward(w, x, options);
-        CHECK(max_diff(two.output, one.output.cast<double>()) < 1e-5);
-        for (std::size_t h = 0; h < 6; ++h)
-            CHECK(max_diff(two.heads[h].weights, one.heads[h].weights.cast<double>()) < 1e-6);
-        CHECK(two.concat.middleCols(32, 16).cwiseAbs().maxCoeff() == 0.0f);   // the disabled head
-    }
-}
-
-TEST_CASE("attention after kept keys and values: the later rows of the whole layer; bad kept shapes refused") {
-    std::mt19937 rng(9);
-    const AttentionWeights w = random_attention(4, 32, 0.2f, rng);
-    const Eigen::Index T = 20;
-    const Eigen::Index p = 13;
-    const Matrix x = random_matrix(T, 32, rng, 1.0f);
-    AttentionOptions whole_options;
-    whole_options.keep = mask_causal(T, T);
-    whole_options.keep_keys_values = true;
-    const AttentionTrace whole = attention_forward(w, x, whole_options);
-    REQUIRE(whole.keys.rows() == T);
-    AttentionOptions later = whole_options;
-    later.keep = Mask(whole_options.keep->bottomRows(T - p));
-    // Kept from a run over the first p positions only (causal: the same keys there).
-    const AttentionTrace start = attention_forward(w, x.topRows(p), AttentionOptions{mask_causal(p, p), {}, {}, true});
-    const AttentionTrace got = attention_forward_after(w, x.bottomRows(T - p), start.keys, start.values, p, later);
-    CHECK(max_diff(got.output, whole.output.bottomRows(T - p).cast<double>()) < 1e-5);
-    CHECK(max_diff(got.keys, whole.keys.cast<double>()) < 1e-5);
-    CHECK(max_diff(got.values, whole.values.cast<double>()) < 1e-5);
-    for (std::size_t h = 0; h < 4; ++h) {
-        CHECK(max_diff(got.heads[h].weights, whole.heads[h].weights.bottomRows(T - p).cast<double>()) < 1e-6);
-    }
-    const Matrix narrow = start.keys.leftCols(31);
-    CHECK_THROWS_WITH_AS(attention_forward_after(w, x.bottomRows(T - p), narrow, start.values, p, later),
-                         doctest::Contains("kept keys and values: expected [>= 13, 32]"), Error);
-    CHECK_THROWS_WITH_AS(attention_forward_after(w, x.bottomRows(T - p), start.keys, start.values, p + 1, later),
-                         doctest::Contains("kept keys and values"), Error);
-    CHECK_THROWS_WITH_AS(attention_forward_after(w, x.bottomRows(T - p), start.keys, start.values, p, whole_options),
-                         doctest::Contains("mask: expected shape [7, 20]"), Error);
-}
-
-TEST_CASE("GPT-2: typing at the end reuses the unchanged start, and equals the run from scratch at every stage") {
-    const std::string folder = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";
-    const auto model = open_model(folder, ToyConfig{});
-    const std::vector<std::int64_t> ids = {17, 3, 250, 41, 99, 5, 17, 3, 250, 8, 12, 64};
-    for (const TraceDetail detail : {TraceDetail::weights, TraceDetail::all_stages}) {
-        for (const Eigen::Index p : {1, 5, 11}) {   // kept positions: the text before the edit
-            CAPTURE(p);
-            CAPTURE(detail == TraceDetail::all_stages);
-            // The earlier run: the first p tokens, then something else after them.
-            std::vector<std::int64_t> before(ids.begin(), ids.begin() + p);
-            before.push_back(200);
-            RunOptions keep;
-            keep.detail = detail;
-            keep.keep_layer_inputs = true;
-            keep.disabled_heads = {{false, true}, {false, false}};
-            const ModelTrace kept = model->forward(model->encode_ids(before), keep);
-            RunOptions scratch = keep;
-            const ModelInput input = model->encode_ids(ids);
-            const ModelTrace expected = model->forward(input, scratch);
-            RunOptions reuse = keep;
-            reuse.prefix_from = &kept;
-            reuse.prefix_rows = p;
-            const ModelTrace got = model->forward(input, reuse);
-            CHECK(max_diff(got.logits, expected.logits.cast<double>()) < 1e-4);
-            CHECK(max_diff(got.hidden, expected.hidden.cast<double>()) < 1e-5);
-            REQUIRE(got.layer_inputs.size() == 2);
-            for (std::size_t l = 0; l < 2; ++l) {
-                CHECK(max_diff(got.layer_inputs[l], expected.layer_inputs[l].cast<double>()) < 1e-5);
-                const AttentionTrace& g = got.layers[l];
-                const AttentionTrace& e = expected.layers[l];
-                CHECK(max_diff(g.output, e.output.cast<double>()) < 1e-5);
-                CHECK(max_diff(g.concat, e.concat.cast<double>()) < 1e-5);
-                // Every position's keys and values, for the next text typed after this one.
-                REQUIRE(g.keys.rows() == static_cast<Eigen::Index>(ids.size()));
-                CHECK(max_diff(g.keys, e.keys.cast<double>()) < 1e-5);
-                CHECK(max_diff(g.values, e.values.cast<double>()) < 1e-5);
-                for (std::size_t h = 0; h < 2; ++h) {
-                    CHECK(max_diff(g.heads[h].weights, e.heads[h].weights.cast<double>()) < 1e-6);
-                    if (detail != TraceDetail::all_stages) continue;
-                    for (const auto& [a, b] : {std::pair{&g.heads[h].q, &e.heads[h].q},
-                                               {&g.heads[h].k, &e.heads[h].k},
-                                               {&g.heads[h].v, &e.heads[h].v},
-                                               {&g.heads[h].scores, &e.heads[h].scores},
-                                               {&g.heads[h].context, &e.heads[h].context}}) {
-                        CHECK(max_diff(*a, b->cast<double>()) < 1e-5);
-                    }
-                    // -inf where masked, the same scores elsewhere.
-                    CHECK((g.heads[h].masked.array().isInf() == e.heads[h].masked.array().isInf()).all());
-                }
-                if (detail == TraceDetail::all_stages) CHECK(max_diff(g.input, e.input.cast<double>()) < 1e-5);
-            }
-        }
-    }
-}
-
-TEST_CASE("GPT-2: a prefix that cannot be reused is refused in one line") {
-    const std::string folder = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";
-    const auto model = open_model(folder, ToyConfig{});
-    const ModelInput input = model->encode_ids(std::vector<std::int64_t>{1, 2, 3, 4});
-    RunOptions keep;
-    keep.keep_layer_inputs = true;
-    const ModelTrace kept = model->forward(input, keep);
-    const ModelTrace no_inputs = model->forward(input, RunOptions{});
-    RunOptions reuse;
-    reuse.prefix_from = &kept;
-    reuse.prefix_rows = 4;   // nothing left to compute
-    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("expected 1..3"), Error);
-    reuse.prefix_rows = 2;
-    reuse.causal = false;   // every position would see the changed ones
-    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("without a causal mask"), Error);
-    reuse.causal.reset();
-    reuse.detail = TraceDetail::all_stages;
-    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("another detail"), Error);
-    reuse.detail = TraceDetail::weights;
-    reuse.prefix_from = &no_inputs;
-    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("did not keep every layer's keys and values"),
-                         Error);
-    // Keys and values, but not the layer inputs a run that keeps its own needs.
-    ModelTrace no_layer_inputs = kept;
-    no_layer_inputs.layer_inputs.clear();
-    reuse.prefix_from = &no_layer_inputs;
-    CHECK_NOTHROW(model->forward(input, reuse));
-    reuse.keep_layer_inputs = true;
-    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("did not keep every layer's input"), Error);
-    reuse.keep_layer_inputs = false;
-    reuse.prefix_from = &kept;
-    Mask keep_mask = Mask::Constant(4, 4, true);
-    keep_mask(1, 0) = false;   // a different mask over the kept rows
-    reuse.keep = keep_mask;
-    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("another attention mask"), Error);
-}
-
 TEST_CASE("exp_shifted_sum: exp(x - shift) within 2e-7 of double precision, and their sum, at every tail length") {
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> score(-90.0f, 0.0f);
@@ -537,43 +344,5 @@ TEST_CASE("max_value and scale_values: every length and every place of the large
         for (Eigen::Index i = 0; i < n; ++i)
             CHECK(scaled[static_cast<std::size_t>(i)] == values[static_cast<std::size_t>(i)] * 0.25f);
         CHECK(scaled[static_cast<std::size_t>(n)] == 1000.0f);
-    }
-}
-
-TEST_CASE("ViT: with a classifier, the last layer's MLP runs for the rows the head reads alone, without one for all") {
-    // The logits from those rows are PyTorch's (the checkpoint goldens, which cover these
-    // three folders); here, that no other row is computed, or shown as data.
-    const std::string checkpoints = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/";
-    const RgbImage image = decode_image_file(std::string(HEADSCOPE_GOLDEN_DIR) + "/../images/rgb.png");
-    struct Case {
-        const char* folder;
-        Eigen::Index read_rows;   // -1: every row
-        Eigen::Index labels;
-    };
-    for (const Case& c : {Case{"vit_tiny", 1, 5}, Case{"deit_tiny_distilled", 2, 4}, Case{"vit_tiny_f16", -1, 0}}) {
-        CAPTURE(c.folder);
-        const auto model = open_model(checkpoints + c.folder, ToyConfig{});
-        const ModelInput input = model->encode_image(image);
-        const Eigen::Index T = input.embeddings.rows();
-        for (const bool resumed : {false, true}) {
-            CAPTURE(resumed);
-            RunOptions options;
-            options.keep_layer_inputs = true;
-            const ModelTrace whole = model->forward(input, options);
-            // A head toggled in the last layer: resumed there, the same rows again.
-            RunOptions toggled = options;
-            toggled.resume_from = &whole;
-            toggled.resume_layer = model->info().n_layers - 1;
-            toggled.disabled_heads.assign(static_cast<std::size_t>(model->info().n_layers),
-                                          std::vector<bool>(static_cast<std::size_t>(model->info().n_heads), false));
-            toggled.disabled_heads.back()[0] = true;
-            const ModelTrace trace = resumed ? model->forward(input, toggled) : whole;
-            CHECK(trace.hidden.rows() == (c.read_rows < 0 ? T : c.read_rows));
-            CHECK(trace.hidden.cols() == model->info().width);
-            CHECK(trace.hidden.allFinite());
-            CHECK(trace.logits.size() == c.labels);
-            CHECK(trace.layers.size() == static_cast<std::size_t>(model->info().n_layers));
-            CHECK(trace.layers.back().output.rows() == T);   // the last attention: every row
-        }
     }
 }

@@ -1,0 +1,50 @@
+// The list of views (ui/views/view_list.h): the tabs, --view's names and its help come
+// from it, so its names must be usable as flags and what each view asks of the worker
+// must follow the state.
+
+#include "ui/views/view_list.h"
+
+#include <doctest/doctest.h>
+
+#include <cctype>
+#include <set>
+
+using namespace headscope;
+using namespace headscope::ui;
+
+TEST_CASE("view list: nine views, names unique, lower case words, each with a title and a summary") {
+    const auto views = make_views();
+    CHECK(views.size() == 9);
+    std::set<std::string> names;
+    for (const auto& view : views) {
+        const std::string name(view->name());
+        CHECK(names.insert(name).second);
+        CHECK_FALSE(name.empty());
+        for (const char c : name) CHECK(std::islower(static_cast<unsigned char>(c)));
+        CHECK(std::string(view->title()).size() > 0);
+        CHECK_FALSE(view->summary().empty());
+        CHECK(is_view_name(name));
+        CHECK(view_summaries().find(name + ": ") != std::string::npos);
+    }
+    CHECK(views.front()->name() == "matrix");   // the default tab comes first
+    CHECK_FALSE(is_view_name("nope"));
+    CHECK(view_names() == "matrix, tokens, image, model, compare, stages, heads, rollout or similarity");
+}
+
+TEST_CASE("view list: only the Stages view asks for stages, only the Compare view for extra runs") {
+    session::AppState state;
+    for (const auto& view : make_views()) {
+        state.compare_mode = session::CompareMode::mask_on_off;
+        const session::ViewNeeds flip = view->needs(state);
+        state.compare_mode = session::CompareMode::two_inputs;
+        const session::ViewNeeds second = view->needs(state);
+        state.compare_mode = session::CompareMode::two_heads;
+        const session::ViewNeeds heads = view->needs(state);
+        const bool compare = view->name() == "compare";
+        CHECK(flip.flipped_causal == compare);
+        CHECK(second.second_input == compare);
+        CHECK_FALSE(heads.flipped_causal);
+        CHECK_FALSE(heads.second_input);
+        CHECK(heads.stages_of_layer == (view->name() == "stages"));
+    }
+}

@@ -1,0 +1,2 @@
+// The command-line program has no window.
+#include "ui/views/view.h"

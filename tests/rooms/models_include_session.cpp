@@ -1,0 +1,2 @@
+// core/ sits below the session layer.
+#include "session/request.h"

@@ -1,0 +1,2 @@
+// The session layer has no ImGui.
+#include <imgui.h>

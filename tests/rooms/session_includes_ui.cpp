@@ -1,0 +1,2 @@
+// The session layer sits below ui/.
+#include "ui/app_window.h"

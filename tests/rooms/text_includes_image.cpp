@@ -1,0 +1,2 @@
+// core/text and core/image are siblings: neither sees the other.
+#include "core/image/image.h"

@@ -1,0 +1,2 @@
+// ui/ sits below the programs.
+#include "app/gui/options.h"

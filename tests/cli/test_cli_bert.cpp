@@ -1,7 +1,6 @@
-// Hugging Face BERT checkpoint folders through headscope-cli: dump against PyTorch
-// (tools/make_bert_checkpoints.py: a reference BERT written from the published
-// architecture, token ids from a WordPiece written there), sentence pairs and their
-// token types, info, and broken checkpoints, each refused with one line. The last
+// Hugging Face BERT checkpoint folders through headscope-cli (the dump against PyTorch
+// is test_cli_families.cpp's): sentence pairs and their token types, info, and broken
+// checkpoints, each refused with one line. The last
 // cases use the loader directly: output labels, byte spans and exported names.
 
 #include "cli/cli_runner.h"
@@ -35,52 +34,6 @@ double above_diagonal(const std::vector<float>& w, std::int64_t T) {   // head 0
 }
 
 }   // namespace
-
-TEST_CASE("bert: every layer's attention and the logits equal PyTorch's within 1e-4") {
-    // One tolerance for F32 and BF16 weights alike: both sides compute in float32 from
-    // the same stored values (the reference upcasts the BF16 weights, as from_pretrained does).
-    const auto manifest = read_manifest("bert", "make_bert_checkpoints.py");
-    const double tolerance = manifest.at("tolerance").get<double>();
-    TempDir dir;
-    int n_cases = 0;
-    int n_pairs = 0;
-    for (const auto& c : manifest.at("cases")) {
-        const std::string name = c.at("name");
-        CAPTURE(name);
-        const auto ids = c.at("ids").get<std::vector<std::int64_t>>();
-        const auto type_ids = c.at("type_ids").get<std::vector<std::int64_t>>();
-        const auto ours = dump_case(c, checkpoints, dir.file(name + ".safetensors"));
-        const auto expected = SafetensorsFile::open(golden_dir() + "/bert/" + name + ".safetensors");
-        CHECK(ours.metadata().at("causal") == "off");
-
-        const auto L = c.at("layers").get<std::int64_t>();
-        const auto H = c.at("heads").get<std::int64_t>();
-        const auto T = c.at("tokens").get<std::int64_t>();
-        for (std::int64_t l = 0; l < L; ++l) {
-            const auto a = check_close(ours, expected, "attn." + std::to_string(l), {H, T, T}, tolerance);
-            check_rows_sum_to_one(a, T);
-            CHECK(above_diagonal(a, T) > 0.1);   // not causal
-        }
-        CHECK_FALSE(ours.contains("attn." + std::to_string(L)));
-        // [T, V] for the masked-LM head, [labels] for the classifier, none for BertModel.
-        if (c.at("logits").is_null()) {
-            CHECK_FALSE(ours.contains("logits"));
-        } else {
-            check_close(ours, expected, "logits", c.at("logits").get<Shape>(), tolerance);
-        }
-
-        REQUIRE(ours.contains("input_ids"));
-        CHECK(int64s(ours, "input_ids") == ids);
-        CHECK(int64s(expected, "input_ids") == ids);
-        // The types the attention above was computed with (a pair: 0 ... 0 1 ... 1).
-        CHECK(int64s(expected, "token_type_ids") == type_ids);
-        n_pairs += std::count(type_ids.begin(), type_ids.end(), 1) > 0 ? 1 : 0;
-        CHECK(tokens_of(ours) == c.at("labels").get<std::vector<std::string>>());
-        ++n_cases;
-    }
-    CHECK(n_cases == 6);   // F32 text, pair, tokens; BF16 text; classifier pair in F32 and F16
-    CHECK(n_pairs == 3);   // bert_tiny.pair, bert_tiny_cls.pair and its F16 twin
-}
 
 TEST_CASE("bert: a typed [SEP] makes a sentence pair whose token types reach the model") {
     TempDir dir;

@@ -1,7 +1,6 @@
-// Hugging Face ViT and DeiT checkpoint folders through headscope-cli: dump against
-// PyTorch (tools/make_vit_checkpoints.py: torchvision's ViT, a reference DeiT), info,
-// ablation and masking on a checkpoint, and broken checkpoints, each refused with one
-// line.
+// Hugging Face ViT and DeiT checkpoint folders through headscope-cli (the dump against
+// PyTorch is test_cli_families.cpp's): own resolution, info, ablation and masking on a
+// checkpoint, and broken checkpoints, each refused with one line.
 
 #include "cli/cli_runner.h"
 #include "core/tensor/safetensors.h"
@@ -30,64 +29,6 @@ RunResult dump(const std::string& model, const std::string& out, std::vector<std
 }
 
 }   // namespace
-
-TEST_CASE("checkpoints: every layer's attention and the logits equal PyTorch's within 1e-4") {
-    const auto manifest = read_manifest("checkpoints", "make_vit_checkpoints.py");
-    const double tolerance = manifest.at("tolerance").get<double>();
-    TempDir dir;
-    int n_cases = 0;
-    for (const auto& c : manifest.at("cases")) {
-        const std::string name = c.at("name");
-        CAPTURE(name);
-        const std::string out = dir.file(name + ".safetensors");
-        std::vector<std::string> args = {"dump",
-                                         "--model",
-                                         checkpoints + "/" + c.at("checkpoint").get<std::string>(),
-                                         "--image",
-                                         source_dir + "/" + c.at("image").get<std::string>(),
-                                         "--out",
-                                         out};
-        // Own resolution: the image's own patch grid, position embeddings interpolated.
-        if (c.value("own_resolution", false)) args.push_back("--own-resolution");
-        const RunResult r = run_cli(args);
-        INFO("stderr: " << r.err);
-        REQUIRE(r.exit_code == 0);
-        CHECK(r.err.empty());
-        const auto ours = SafetensorsFile::open(out);
-        const auto expected = SafetensorsFile::open(golden_dir() + "/checkpoints/" + name + ".safetensors");
-
-        const auto L = c.at("layers").get<std::int64_t>();
-        const auto H = c.at("heads").get<std::int64_t>();
-        const auto T = c.at("tokens").get<std::int64_t>();
-        for (std::int64_t l = 0; l < L; ++l) {
-            // Invariants: finite, every row sums to 1 (no mask here).
-            check_rows_sum_to_one(check_close(ours, expected, "attn." + std::to_string(l), {H, T, T}, tolerance), T);
-        }
-        CHECK_FALSE(ours.contains("attn." + std::to_string(L)));
-        CHECK_FALSE(ours.contains("input_ids"));
-
-        const auto labels = c.at("labels").get<std::vector<std::string>>();
-        if (labels.empty()) {
-            CHECK_FALSE(ours.contains("logits"));
-        } else {
-            // CLI.md: [num_labels] for a classifier.
-            check_close(ours, expected, "logits", {static_cast<std::int64_t>(labels.size())}, tolerance);
-        }
-
-        // Token labels: [CLS], DeiT's [DIST], then p0 .. p(N-1).
-        const auto tokens = tokens_of(ours);
-        REQUIRE(static_cast<std::int64_t>(tokens.size()) == T);
-        const bool deit = c.at("checkpoint").get<std::string>().rfind("deit", 0) == 0;
-        CHECK(tokens[0] == "[CLS]");
-        if (deit) CHECK(tokens[1] == "[DIST]");
-        CHECK(tokens[deit ? 2 : 1] == "p0");
-        std::string last = "p";   // built in two steps: GCC 12 mis-warns on "p" + std::string
-        last += std::to_string(T - (deit ? 3 : 2));
-        CHECK(tokens.back() == last);
-        ++n_cases;
-    }
-    CHECK(n_cases == 12);
-}
 
 TEST_CASE("checkpoints: --own-resolution shrinks a large picture to at most --max-patches, keeping its aspect") {
     TempDir dir;

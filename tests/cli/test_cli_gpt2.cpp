@@ -1,7 +1,6 @@
-// Hugging Face GPT-2 checkpoint folders through headscope-cli: dump against PyTorch
-// (tools/make_gpt2_checkpoints.py: a reference GPT-2 written from the published
-// architecture), causal masking and its override, info, and broken checkpoints, each
-// refused with one line.
+// Hugging Face GPT-2 checkpoint folders through headscope-cli (the dump against PyTorch
+// is test_cli_families.cpp's): causal masking and its override, info, and broken
+// checkpoints, each refused with one line.
 
 #include "cli/cli_runner.h"
 #include "core/tensor/safetensors.h"
@@ -21,55 +20,7 @@ namespace {
 const std::string source_dir = HEADSCOPE_SOURCE_DIR;
 const std::string checkpoints = source_dir + "/tests/checkpoints";
 
-// Every query row's weights on later keys are exactly 0.
-void check_causal(const std::vector<float>& w, std::int64_t H, std::int64_t T) {
-    for (std::int64_t h = 0; h < H; ++h) {
-        for (std::int64_t i = 0; i < T; ++i) {
-            for (std::int64_t j = i + 1; j < T; ++j) REQUIRE(w[static_cast<std::size_t>((h * T + i) * T + j)] == 0.0f);
-        }
-    }
-}
-
 }   // namespace
-
-TEST_CASE("gpt2: every layer's attention and the logits equal PyTorch's within 1e-4") {
-    const auto manifest = read_manifest("gpt2", "make_gpt2_checkpoints.py");
-    const double tolerance = manifest.at("tolerance").get<double>();
-    TempDir dir;
-    int n_cases = 0;
-    for (const auto& c : manifest.at("cases")) {
-        const std::string name = c.at("name");
-        CAPTURE(name);
-        const auto ids = c.at("ids").get<std::vector<std::int64_t>>();
-        const auto ours = dump_case(c, checkpoints, dir.file(name + ".safetensors"));
-        const auto expected = SafetensorsFile::open(golden_dir() + "/gpt2/" + name + ".safetensors");
-
-        const auto L = c.at("layers").get<std::int64_t>();
-        const auto H = c.at("heads").get<std::int64_t>();
-        const auto T = c.at("tokens").get<std::int64_t>();
-        const auto V = c.at("vocab").get<std::int64_t>();
-        for (std::int64_t l = 0; l < L; ++l) {
-            check_causal(check_close(ours, expected, "attn." + std::to_string(l), {H, T, T}, tolerance), H, T);
-        }
-        CHECK_FALSE(ours.contains("attn." + std::to_string(L)));
-        check_close(ours, expected, "logits", {T, V}, tolerance);
-
-        REQUIRE(ours.contains("input_ids"));
-        CHECK(int64s(ours, "input_ids") == ids);
-        CHECK(int64s(expected, "input_ids") == ids);
-
-        // Labels as a person reads them ("Ġthe" as " the"); null where the reference
-        // does not spell the token out (bytes that are not printable ASCII).
-        const auto tokens = tokens_of(ours);
-        REQUIRE(static_cast<std::int64_t>(tokens.size()) == T);
-        const auto& labels = c.at("labels");
-        for (std::size_t t = 0; t < tokens.size(); ++t) {
-            if (!labels[t].is_null()) CHECK(tokens[t] == labels[t].get<std::string>());
-        }
-        ++n_cases;
-    }
-    CHECK(n_cases == 4);   // F32 (ids, text), F16, BF16
-}
 
 TEST_CASE("gpt2: --causal off and --disable-heads change the maps") {
     TempDir dir;

@@ -15,6 +15,7 @@ Weights are N(0, 0.02) (LayerNorms 1 and 0, biases 0), seeded, as the models'
 initializers draw them; the numbers are meaningless, the format and size are real.
 """
 
+import argparse
 import json
 import os
 import sys
@@ -89,7 +90,9 @@ def vit_base_16(folder):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/headscope-full"
+    parser = argparse.ArgumentParser(description="Full-size random-weight checkpoints for benchmarks.")
+    parser.add_argument("out", nargs="?", default="/tmp/headscope-full", help="folder to write them into")
+    out = parser.parse_args().out
     gpt2_small(os.path.join(out, "gpt2-small"))
     vit_base_16(os.path.join(out, "vit-base-16"))
 

@@ -195,7 +195,7 @@ def head_scores(model, ids):
 
 def evaluate(model, held_out_ids, typed):
     """Held-out loss; previous-token scores on held-out text and induction scores on
-    60 distinct random characters of `typed` said twice (as tests/unit/
+    60 distinct random characters of `typed` said twice (as tests/core/models/
     test_trained_models.cpp measures), each the mean over 8 samples, best head named."""
     model.eval()
     rng = random.Random(SEED + 1)

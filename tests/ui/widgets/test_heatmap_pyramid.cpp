@@ -1,4 +1,4 @@
-// The heatmap textures' mip levels (ui/heatmap_pyramid.h), on the CPU: OpenGL's level
+// The heatmap textures' mip levels (ui/widgets/heatmap_pyramid.h), on the CPU: OpenGL's level
 // sizes, every cell covered, the max of each footprint, and a single strong cell
 // surviving down to 1 x 1.
 

@@ -1,4 +1,4 @@
-// The texture pool (ui/texture_pool.h): how much of a frame it may spend rebuilding (what
+// The texture pool (ui/widgets/texture_pool.h): how much of a frame it may spend rebuilding (what
 // the previous frame's drawing left of the 20 ms goal, and at least 1 ms), and when it
 // builds, defers and uploads, counted on a stand-in texture so that no display is needed.
 #include "ui/widgets/texture_pool.h"

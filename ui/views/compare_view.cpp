@@ -19,6 +19,17 @@ namespace headscope::ui {
 
 using namespace session;
 
+// The two maps compared, each with its mask and title; `waiting` says why B is missing.
+struct CompareView::Sides {
+    const Matrix* a = nullptr;
+    const Matrix* b = nullptr;
+    const Mask* mask_a = nullptr;
+    const Mask* mask_b = nullptr;
+    std::string a_title;
+    std::string b_title;
+    std::string waiting;
+};
+
 namespace {
 
 // The heads of one layer averaged: what the layer as a whole attends to.
@@ -28,12 +39,13 @@ Matrix layer_mean(const AttentionTrace& layer) {
     return mean / static_cast<float>(layer.heads.size());
 }
 
-}   // namespace
+const Matrix& head_of(const ModelTrace& trace, int l, int h) {
+    return trace.layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
+}
 
-void CompareView::draw(ViewContext& context) {
-    const session::Snapshot& shown = context.shown();
-    session::AppState& state = context.state();
-    const ModelInfo& info = shown.info;
+const Mask* mask_of(const ModelTrace& trace) { return trace.mask ? &*trace.mask : nullptr; }
+
+void draw_mode_buttons(AppState& state) {
     int mode = static_cast<int>(state.compare_mode);
     ImGui::RadioButton("two heads", &mode, static_cast<int>(CompareMode::two_heads));
     ImGui::SameLine();
@@ -45,125 +57,201 @@ void CompareView::draw(ViewContext& context) {
     ImGui::SameLine();
     ImGui::RadioButton("two inputs", &mode, static_cast<int>(CompareMode::two_inputs));
     state.compare_mode = static_cast<CompareMode>(mode);
+}
 
-    const auto& layers = shown.trace.layers;
-    const auto head_of = [](const ModelTrace& trace, int l, int h) -> const Matrix& {
-        return trace.layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
+// The job behind the head pairs' table: each head of layer la_index against each of layer lb_index.
+BackgroundJobs::Work head_pairs_work(const std::shared_ptr<const Snapshot>& snapshot, int la_index, int lb_index) {
+    return [snapshot, la_index, lb_index](const LoadControl& control) -> std::shared_ptr<const void> {
+        const auto& ha = snapshot->trace.layers[static_cast<std::size_t>(la_index)].heads;
+        const auto& hb = snapshot->trace.layers[static_cast<std::size_t>(lb_index)].heads;
+        auto table =
+            std::make_shared<Matrix>(static_cast<Eigen::Index>(ha.size()), static_cast<Eigen::Index>(hb.size()));
+        for (std::size_t i = 0; i < ha.size(); ++i) {
+            control.report(static_cast<double>(i) / static_cast<double>(ha.size()));
+            for (std::size_t j = 0; j < hb.size(); ++j) {
+                (*table)(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
+                    static_cast<float>(compare_heads(ha[i].weights, hb[j].weights).mean_js_divergence);
+            }
+        }
+        return table;
     };
+}
+
+// The head pairs' divergences: rows the heads of layer A, columns those of layer B.
+void draw_pairs_table(const AppState& state, const Matrix& pairs) {
+    const auto n_a = static_cast<std::size_t>(pairs.rows());
+    const auto n_b = static_cast<std::size_t>(pairs.cols());
+    if (ImGui::BeginTable("pairs", static_cast<int>(n_b) + 1,
+                          ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX)) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        for (std::size_t h = 0; h < n_b; ++h) {
+            ImGui::TableNextColumn();
+            ImGui::Text("%d.%zu", state.compare_layer, h);
+        }
+        for (std::size_t i = 0; i < n_a; ++i) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::Text("%d.%zu", state.layer, i);
+            for (std::size_t j = 0; j < n_b; ++j) {
+                ImGui::TableNextColumn();
+                const double js = pairs(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+                const Rgba8 c = colormap_lookup(state.colormap, static_cast<float>(1.0 - js));
+                ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(c.r, c.g, c.b, 110));
+                ImGui::Text("%.3f", js);
+            }
+        }
+        ImGui::EndTable();
+    }
+}
+
+}   // namespace
+
+void CompareView::draw(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const ModelInfo& info = shown.info;
+    draw_mode_buttons(state);
+
     // Typed values (Ctrl+click on a slider) can land outside the model.
     state.compare_layer = std::clamp(state.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
     state.compare_head = std::clamp(state.compare_head, 0, static_cast<int>(info.n_heads) - 1);
-    const Matrix* a = &head_of(shown.trace, state.layer, state.head);
-    const Matrix* b = nullptr;
+    Sides sides;
+    sides.a = &head_of(shown.trace, state.layer, state.head);
     // Each side's mask, so that masked cells are grey, not drawn as weight 0: A's is the
     // shown run's; B's that of the run it comes from.
-    const auto mask_of = [](const ModelTrace& trace) { return trace.mask ? &*trace.mask : nullptr; };
-    const Mask* mask_a = context.mask();
-    const Mask* mask_b = mask_a;
-    std::string a_title = numbered("head ", state.layer, state.head);
-    std::string b_title;
-    std::string waiting;
+    sides.mask_a = context.mask();
+    sides.mask_b = sides.mask_a;
+    sides.a_title = numbered("head ", state.layer, state.head);
     switch (state.compare_mode) {
-    case CompareMode::two_heads:
-        follow_compare_b(state, info.n_layers, info.n_heads);
-        ImGui::SetNextItemWidth(160.0f);
-        if (ImGui::SliderInt("layer B", &state.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
-                             ImGuiSliderFlags_AlwaysClamp)) {
-            state.compare_b_chosen = true;
-        }
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(160.0f);
-        if (ImGui::SliderInt("head B", &state.compare_head, 0, static_cast<int>(info.n_heads) - 1, "%d",
-                             ImGuiSliderFlags_AlwaysClamp)) {
-            state.compare_b_chosen = true;
-        }
-        b = &head_of(shown.trace, state.compare_layer, state.compare_head);
-        b_title = numbered("head ", state.compare_layer, state.compare_head);
-        break;
-    case CompareMode::two_layers:
-        ImGui::SetNextItemWidth(160.0f);
-        ImGui::SliderInt("layer A", &state.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
-                         ImGuiSliderFlags_AlwaysClamp);
-        ImGui::SameLine();
-        follow_compare_b(state, info.n_layers, info.n_heads);
-        ImGui::SetNextItemWidth(160.0f);
-        if (ImGui::SliderInt("layer B", &state.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
-                             ImGuiSliderFlags_AlwaysClamp)) {
-            state.compare_b_chosen = true;
-        }
-        state.layer = std::clamp(state.layer, 0, static_cast<int>(info.n_layers) - 1);
-        state.compare_layer = std::clamp(state.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
-        // Averaged once per result and pair of layers, not every frame.
-        if (const std::string means_key =
-                std::to_string(shown.generation) + numbered(" ", state.layer, state.compare_layer);
-            means_key != layer_means_key_) {
-            layer_mean_a_ = layer_mean(layers[static_cast<std::size_t>(state.layer)]);
-            layer_mean_b_ = layer_mean(layers[static_cast<std::size_t>(state.compare_layer)]);
-            layer_means_key_ = means_key;
-        }
-        a = &layer_mean_a_;
-        b = &layer_mean_b_;
-        a_title = "layer " + std::to_string(state.layer) + " (heads averaged)";
-        b_title = "layer " + std::to_string(state.compare_layer) + " (heads averaged)";
-        break;
-    case CompareMode::mask_on_off:
-        if (shown.flipped) {
-            b = &head_of(*shown.flipped, state.layer, state.head);
-            mask_b = mask_of(*shown.flipped);
-            a_title += shown.causal ? " (causal)" : " (no mask)";
-            b_title = numbered("head ", state.layer, state.head) + (shown.causal ? " (no mask)" : " (causal)");
-        } else {
-            waiting = "computing the flipped mask...";
-        }
-        break;
-    case CompareMode::ablation_on_off:
-        if (shown.intact) {
-            b = &head_of(*shown.intact, state.layer, state.head);
-            mask_b = mask_of(*shown.intact);
-            a_title += " (heads disabled)";
-            b_title = numbered("head ", state.layer, state.head) + " (every head on)";
-        } else {
-            waiting = "No head is disabled: tick \"disable\" beside some heads (left panel), and this shows what "
-                      "it changes downstream.";
-        }
-        break;
-    case CompareMode::two_inputs: {
-        const bool image = info.takes_image;
-        ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 160.0f));
-        if (image) {
-            // A path applies on Enter: half-typed paths are not files to open.
-            if (compare_image_source_ != state.compare_image_path) {
-                compare_image_edit_ = state.compare_image_path;
-                compare_image_source_ = state.compare_image_path;
-            }
-            if (ImGui::InputTextWithHint("input B", "another image file (path), then Enter", &compare_image_edit_,
-                                         ImGuiInputTextFlags_EnterReturnsTrue)) {
-                state.compare_image_path = compare_image_edit_;
-            }
-        } else {
-            ImGui::InputTextWithHint("input B", "another sentence", &state.compare_text);
-        }
-        const std::string& other = image ? state.compare_image_path : state.compare_text;
-        if (other.empty()) {
-            waiting = image ? "Type the path of a second picture above: this head on both, side by side."
-                            : "Type a second sentence above: this head on both, side by side.";
-        } else if (!shown.other_error.empty()) {
-            waiting = "input B: " + shown.other_error;
-        } else if (shown.other_trace) {
-            b = &head_of(*shown.other_trace, state.layer, state.head);
-            mask_b = mask_of(*shown.other_trace);
-            a_title += " on input A";
-            b_title = numbered("head ", state.layer, state.head) + " on input B";
-        } else {
-            waiting = "computing input B...";
-        }
-        break;
+    case CompareMode::two_heads: choose_two_heads(context, sides); break;
+    case CompareMode::two_layers: choose_two_layers(context, sides); break;
+    case CompareMode::mask_on_off: choose_mask_on_off(context, sides); break;
+    case CompareMode::ablation_on_off: choose_ablation_on_off(context, sides); break;
+    case CompareMode::two_inputs: choose_two_inputs(context, sides); break;
     }
-    }
-    if (!b) {
-        ImGui::TextWrapped("%s", waiting.c_str());
+    if (!sides.b) {
+        ImGui::TextWrapped("%s", sides.waiting.c_str());
         return;
     }
+    draw_side_by_side(context, sides);
+    if (state.compare_mode == CompareMode::two_layers) draw_layer_pairs(context);
+}
+
+void CompareView::choose_two_heads(ViewContext& context, Sides& sides) {
+    session::AppState& state = context.state();
+    const ModelInfo& info = context.shown().info;
+    follow_compare_b(state, info.n_layers, info.n_heads);
+    ImGui::SetNextItemWidth(160.0f);
+    if (ImGui::SliderInt("layer B", &state.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+                         ImGuiSliderFlags_AlwaysClamp)) {
+        state.compare_b_chosen = true;
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(160.0f);
+    if (ImGui::SliderInt("head B", &state.compare_head, 0, static_cast<int>(info.n_heads) - 1, "%d",
+                         ImGuiSliderFlags_AlwaysClamp)) {
+        state.compare_b_chosen = true;
+    }
+    sides.b = &head_of(context.shown().trace, state.compare_layer, state.compare_head);
+    sides.b_title = numbered("head ", state.compare_layer, state.compare_head);
+}
+
+void CompareView::choose_two_layers(ViewContext& context, Sides& sides) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const ModelInfo& info = shown.info;
+    ImGui::SetNextItemWidth(160.0f);
+    ImGui::SliderInt("layer A", &state.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+                     ImGuiSliderFlags_AlwaysClamp);
+    ImGui::SameLine();
+    follow_compare_b(state, info.n_layers, info.n_heads);
+    ImGui::SetNextItemWidth(160.0f);
+    if (ImGui::SliderInt("layer B", &state.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+                         ImGuiSliderFlags_AlwaysClamp)) {
+        state.compare_b_chosen = true;
+    }
+    state.layer = std::clamp(state.layer, 0, static_cast<int>(info.n_layers) - 1);
+    state.compare_layer = std::clamp(state.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
+    // Averaged once per result and pair of layers, not every frame.
+    if (const std::string means_key =
+            std::to_string(shown.generation) + numbered(" ", state.layer, state.compare_layer);
+        means_key != layer_means_key_) {
+        layer_mean_a_ = layer_mean(shown.trace.layers[static_cast<std::size_t>(state.layer)]);
+        layer_mean_b_ = layer_mean(shown.trace.layers[static_cast<std::size_t>(state.compare_layer)]);
+        layer_means_key_ = means_key;
+    }
+    sides.a = &layer_mean_a_;
+    sides.b = &layer_mean_b_;
+    sides.a_title = "layer " + std::to_string(state.layer) + " (heads averaged)";
+    sides.b_title = "layer " + std::to_string(state.compare_layer) + " (heads averaged)";
+}
+
+void CompareView::choose_mask_on_off(ViewContext& context, Sides& sides) {
+    const session::Snapshot& shown = context.shown();
+    const session::AppState& state = context.state();
+    if (shown.flipped) {
+        sides.b = &head_of(*shown.flipped, state.layer, state.head);
+        sides.mask_b = mask_of(*shown.flipped);
+        sides.a_title += shown.causal ? " (causal)" : " (no mask)";
+        sides.b_title = numbered("head ", state.layer, state.head) + (shown.causal ? " (no mask)" : " (causal)");
+    } else {
+        sides.waiting = "computing the flipped mask...";
+    }
+}
+
+void CompareView::choose_ablation_on_off(ViewContext& context, Sides& sides) {
+    const session::Snapshot& shown = context.shown();
+    const session::AppState& state = context.state();
+    if (shown.intact) {
+        sides.b = &head_of(*shown.intact, state.layer, state.head);
+        sides.mask_b = mask_of(*shown.intact);
+        sides.a_title += " (heads disabled)";
+        sides.b_title = numbered("head ", state.layer, state.head) + " (every head on)";
+    } else {
+        sides.waiting = "No head is disabled: tick \"disable\" beside some heads (left panel), and this shows what "
+                        "it changes downstream.";
+    }
+}
+
+void CompareView::choose_two_inputs(ViewContext& context, Sides& sides) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const bool image = shown.info.takes_image;
+    ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 160.0f));
+    if (image) {
+        // A path applies on Enter: half-typed paths are not files to open.
+        if (compare_image_source_ != state.compare_image_path) {
+            compare_image_edit_ = state.compare_image_path;
+            compare_image_source_ = state.compare_image_path;
+        }
+        if (ImGui::InputTextWithHint("input B", "another image file (path), then Enter", &compare_image_edit_,
+                                     ImGuiInputTextFlags_EnterReturnsTrue)) {
+            state.compare_image_path = compare_image_edit_;
+        }
+    } else {
+        ImGui::InputTextWithHint("input B", "another sentence", &state.compare_text);
+    }
+    const std::string& other = image ? state.compare_image_path : state.compare_text;
+    if (other.empty()) {
+        sides.waiting = image ? "Type the path of a second picture above: this head on both, side by side."
+                              : "Type a second sentence above: this head on both, side by side.";
+    } else if (!shown.other_error.empty()) {
+        sides.waiting = "input B: " + shown.other_error;
+    } else if (shown.other_trace) {
+        sides.b = &head_of(*shown.other_trace, state.layer, state.head);
+        sides.mask_b = mask_of(*shown.other_trace);
+        sides.a_title += " on input A";
+        sides.b_title = numbered("head ", state.layer, state.head) + " on input B";
+    } else {
+        sides.waiting = "computing input B...";
+    }
+}
+
+void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
+    const session::AppState& state = context.state();
+    const Matrix* a = sides.a;
+    const Matrix* b = sides.b;
     const bool same_shape = a->rows() == b->rows() && a->cols() == b->cols();
     if (same_shape) {
         const HeadComparison numbers = compare_heads(*a, *b);
@@ -178,89 +266,53 @@ void CompareView::draw(ViewContext& context) {
     const float max = std::max({a->maxCoeff(), b->maxCoeff(), 1e-12f});
     const float side = std::clamp((ImGui::GetContentRegionAvail().x - 40.0f) / 3.0f, 96.0f, 420.0f);
     const std::string key = numbered("cmp", state.layer, state.head) +
-                            numbered("-", state.compare_layer, state.compare_head) + "m" + std::to_string(mode);
+                            numbered("-", state.compare_layer, state.compare_head) + "m" +
+                            std::to_string(static_cast<int>(state.compare_mode));
     const HeatmapTexture& ta =
-        context.textures().get(key + "a", [&] { return heatmap_mip_levels(*a, mask_a, state.colormap, max); });
+        context.textures().get(key + "a", [&] { return heatmap_mip_levels(*a, sides.mask_a, state.colormap, max); });
     const HeatmapTexture& tb =
-        context.textures().get(key + "b", [&] { return heatmap_mip_levels(*b, mask_b, state.colormap, max); });
+        context.textures().get(key + "b", [&] { return heatmap_mip_levels(*b, sides.mask_b, state.colormap, max); });
     const auto panel = [&](const char* id, const std::string& title, const HeatmapTexture& t) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(title.c_str());
         draw_heatmap_thumbnail(id, t, side, false);
         ImGui::EndGroup();
     };
-    panel("A", "A: " + a_title, ta);
+    panel("A", "A: " + sides.a_title, ta);
     ImGui::SameLine();
-    panel("B", "B: " + b_title, tb);
+    panel("B", "B: " + sides.b_title, tb);
     if (same_shape) {
         ImGui::SameLine();
         const Matrix diff = *a - *b;
         panel("D", "A - B", context.signed_texture(key + "d", diff, nullptr));
     }
-    colour_legend(state.colormap, "0", "max of A, B", mask_a != nullptr || mask_b != nullptr);
+    colour_legend(state.colormap, "0", "max of A, B", sides.mask_a != nullptr || sides.mask_b != nullptr);
     if (same_shape) {
         ImGui::SameLine();
         colour_legend(Colormap::coolwarm, "B larger", "A larger", false);
     }
+}
 
-    if (state.compare_mode == CompareMode::two_layers) {
-        // Every head of layer A against every head of layer B.
-        const auto& la = layers[static_cast<std::size_t>(state.layer)].heads;
-        const auto& lb = layers[static_cast<std::size_t>(state.compare_layer)].heads;
-        ImGui::Text("Jensen-Shannon divergence (bits) between each head of layer %d (rows) and of layer %d (columns)",
-                    state.layer, state.compare_layer);
-        // Every head pair's divergence (H x H maps of T x T): on the view jobs' thread.
-        const std::string pairs_key =
-            "pairs " + std::to_string(shown.generation) + numbered(" ", state.layer, state.compare_layer);
-        const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
-        const int la_index = state.layer;
-        const int lb_index = state.compare_layer;
-        const BackgroundJobs::Work work = [snapshot, la_index,
-                                           lb_index](const LoadControl& control) -> std::shared_ptr<const void> {
-            const auto& ha = snapshot->trace.layers[static_cast<std::size_t>(la_index)].heads;
-            const auto& hb = snapshot->trace.layers[static_cast<std::size_t>(lb_index)].heads;
-            auto table =
-                std::make_shared<Matrix>(static_cast<Eigen::Index>(ha.size()), static_cast<Eigen::Index>(hb.size()));
-            for (std::size_t i = 0; i < ha.size(); ++i) {
-                control.report(static_cast<double>(i) / static_cast<double>(ha.size()));
-                for (std::size_t j = 0; j < hb.size(); ++j) {
-                    (*table)(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
-                        static_cast<float>(compare_heads(ha[i].weights, hb[j].weights).mean_js_divergence);
-                }
-            }
-            return table;
-        };
-        context.view_jobs().start(pairs_key, work);
-        draw_job_progress(context.view_jobs(), pairs_key, "comparing head pairs", work);
-        const auto pairs = context.view_jobs().result<Matrix>(pairs_key);
-        if (!pairs || pairs->rows() != static_cast<Eigen::Index>(la.size()) ||
-            pairs->cols() != static_cast<Eigen::Index>(lb.size())) {
-            return;
-        }
-        if (ImGui::BeginTable("pairs", static_cast<int>(lb.size()) + 1,
-                              ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit |
-                                  ImGuiTableFlags_NoHostExtendX)) {
-            ImGui::TableNextRow();
-            ImGui::TableNextColumn();
-            for (std::size_t h = 0; h < lb.size(); ++h) {
-                ImGui::TableNextColumn();
-                ImGui::Text("%d.%zu", state.compare_layer, h);
-            }
-            for (std::size_t i = 0; i < la.size(); ++i) {
-                ImGui::TableNextRow();
-                ImGui::TableNextColumn();
-                ImGui::Text("%d.%zu", state.layer, i);
-                for (std::size_t j = 0; j < lb.size(); ++j) {
-                    ImGui::TableNextColumn();
-                    const double js = (*pairs)(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
-                    const Rgba8 c = colormap_lookup(state.colormap, static_cast<float>(1.0 - js));
-                    ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(c.r, c.g, c.b, 110));
-                    ImGui::Text("%.3f", js);
-                }
-            }
-            ImGui::EndTable();
-        }
+// Every head of layer A against every head of layer B.
+void CompareView::draw_layer_pairs(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    const session::AppState& state = context.state();
+    const auto& la = shown.trace.layers[static_cast<std::size_t>(state.layer)].heads;
+    const auto& lb = shown.trace.layers[static_cast<std::size_t>(state.compare_layer)].heads;
+    ImGui::Text("Jensen-Shannon divergence (bits) between each head of layer %d (rows) and of layer %d (columns)",
+                state.layer, state.compare_layer);
+    // Every head pair's divergence (H x H maps of T x T): on the view jobs' thread.
+    const std::string pairs_key =
+        "pairs " + std::to_string(shown.generation) + numbered(" ", state.layer, state.compare_layer);
+    const BackgroundJobs::Work work = head_pairs_work(context.shown_ptr(), state.layer, state.compare_layer);
+    context.view_jobs().start(pairs_key, work);
+    draw_job_progress(context.view_jobs(), pairs_key, "comparing head pairs", work);
+    const auto pairs = context.view_jobs().result<Matrix>(pairs_key);
+    if (!pairs || pairs->rows() != static_cast<Eigen::Index>(la.size()) ||
+        pairs->cols() != static_cast<Eigen::Index>(lb.size())) {
+        return;
     }
+    draw_pairs_table(state, *pairs);
 }
 
 }   // namespace headscope::ui

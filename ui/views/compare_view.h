@@ -21,6 +21,15 @@ public:
     void draw(ViewContext& context) override;
 
 private:
+    struct Sides;   // the two maps compared (compare_view.cpp)
+    void choose_two_heads(ViewContext& context, Sides& sides);
+    void choose_two_layers(ViewContext& context, Sides& sides);
+    void choose_mask_on_off(ViewContext& context, Sides& sides);
+    void choose_ablation_on_off(ViewContext& context, Sides& sides);
+    void choose_two_inputs(ViewContext& context, Sides& sides);
+    void draw_side_by_side(ViewContext& context, const Sides& sides);
+    void draw_layer_pairs(ViewContext& context);
+
     // Two layers' heads averaged, and for which result / layers (their key).
     std::string layer_means_key_;
     Matrix layer_mean_a_;

@@ -20,21 +20,14 @@ namespace headscope::ui {
 
 using namespace session;
 
-void HeadsView::draw(ViewContext& context) {
-    const session::Snapshot& shown = context.shown();
-    session::AppState& state = context.state();
-    const ModelInfo& info = shown.info;
-    const std::vector<HeadMetrics>& metrics = shown.metrics;
-    ImGui::SetNextItemWidth(180.0f);
-    combo_metric("metric", state.metric);
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s", metric_description(state.metric));
+namespace {
 
-    // What the disabled heads do to the output.
+// What the disabled heads do to the output.
+void draw_ablation_effect(const Snapshot& shown) {
     if (shown.effect) {
         const OutputChange& e = *shown.effect;
         if (e.measure == EffectMeasure::kl_divergence) {
-            ImGui::Text(info.classifier
+            ImGui::Text(shown.info.classifier
                             ? "Disabled heads move the class distribution by KL(intact || ablated) = %.4g nats"
                             : "Disabled heads move the prediction by KL(intact || ablated) = %.4g nats (mean over "
                               "positions)",
@@ -47,76 +40,10 @@ void HeadsView::draw(ViewContext& context) {
         ImGui::TextDisabled(
             "No head disabled: tick \"disable\" beside a head (left panel) to see what its absence changes.");
     }
+}
 
-    // Importance scan: each head alone disabled, one after another.
-    const std::string key = context.importance_key();
-    const auto scan = context.importance();
-    const auto scanning = context.scan_jobs().running();
-    if (!scanning || scanning->first != key) {
-        if (ImGui::Button(scan ? "Scan again" : "Scan head importance")) context.start_importance_scan();
-        if (ImGui::IsItemHovered()) {
-            ImGui::SetTooltip("Disable each head alone, one after another, and measure how far the output moves "
-                              "(Michel et al. 2019)");
-        }
-        ImGui::SameLine();
-    }
-    draw_job_progress(context.scan_jobs(), key, "scanning", context.importance_work());
-    if (scan) {
-        ImGui::SameLine();
-        ImGui::Checkbox("colour the Model grid by importance", &state.grid_show_importance);
-    }
-
-    const float avail = ImGui::GetContentRegionAvail().x;
-    const float plot_w = std::min(520.0f, avail * 0.55f);
-    const float plot_h = 240.0f;
-    draw_metric_scatter(context, plot_w, plot_h);
-    if (scan) {
-        ImGui::SameLine();
-        ImGui::BeginGroup();
-        ImGui::Text("Importance (%s), layers x heads", scan->measure == EffectMeasure::kl_divergence
-                                                           ? "KL of the output, nats"
-                                                           : "relative change of the output");
-        const float max = std::max(scan->effect.maxCoeff(), 1e-12f);
-        const HeatmapTexture& t = context.textures().get(
-            "importance-map" + key, [&] { return heatmap_mip_levels(scan->effect, nullptr, state.colormap, max); });
-        const float cell = std::clamp(std::min((avail - plot_w - 40.0f) / static_cast<float>(info.n_heads),
-                                               (plot_h - 20.0f) / static_cast<float>(info.n_layers)),
-                                      6.0f, 48.0f);
-        const ImVec2 origin = ImGui::GetCursorScreenPos();
-        const ImVec2 size(cell * static_cast<float>(info.n_heads), cell * static_cast<float>(info.n_layers));
-        ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + size.x, origin.y + size.y));
-        ImGui::InvisibleButton("importance", size);
-        const ImVec2 mouse = ImGui::GetIO().MousePos;
-        const int h = cell_under(mouse.x, origin.x, cell, static_cast<int>(info.n_heads));
-        const int l = cell_under(mouse.y, origin.y, cell, static_cast<int>(info.n_layers));
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("head %d.%d: %.4g", l, h, scan->effect(l, h));
-        if (ImGui::IsItemClicked()) {
-            state.layer = l;
-            state.head = h;
-        }
-        const ImVec2 sel(origin.x + cell * static_cast<float>(state.head),
-                         origin.y + cell * static_cast<float>(state.layer));
-        ImGui::GetWindowDrawList()->AddRect(sel, ImVec2(sel.x + cell, sel.y + cell), selected_ring, 0.0f, 0, 2.0f);
-        char high[32];
-        std::snprintf(high, sizeof high, "%.3g", max);
-        colour_legend(state.colormap, "0", high, false);
-        ImGui::EndGroup();
-    }
-
-    // Every head's numbers; click a row to select the head, click a header to sort.
-    const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
-                                  ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
-                                  ImGuiTableFlags_SizingFixedFit;
-    const int columns = 1 + metric_count + (scan ? 1 : 0);
-    if (!ImGui::BeginTable("metrics", columns, flags, ImVec2(0.0f, ImGui::GetContentRegionAvail().y))) return;
-    ImGui::TableSetupScrollFreeze(1, 1);
-    ImGui::TableSetupColumn("head", ImGuiTableColumnFlags_DefaultSort, 0.0f, 0);
-    for (int k = 0; k < metric_count; ++k) {
-        ImGui::TableSetupColumn(std::string(metric_name(static_cast<Metric>(k))).c_str(), 0, 0.0f,
-                                static_cast<ImGuiID>(k + 1));
-    }
-    if (scan) ImGui::TableSetupColumn("importance", 0, 0.0f, static_cast<ImGuiID>(metric_count + 1));
-    ImGui::TableHeadersRow();
+// The table's rows (indices into `metrics`) in the order of the column the user sorts by.
+std::vector<int> sorted_metric_rows(const std::vector<HeadMetrics>& metrics, const ImportanceScan* scan) {
     std::vector<int> rows(metrics.size());
     std::iota(rows.begin(), rows.end(), 0);
     if (const ImGuiTableSortSpecs* sort = ImGui::TableGetSortSpecs(); sort && sort->SpecsCount > 0) {
@@ -135,7 +62,112 @@ void HeadsView::draw(ViewContext& context) {
             return spec.SortDirection == ImGuiSortDirection_Descending ? value(a) > value(b) : value(a) < value(b);
         });
     }
-    for (const int row : rows) {
+    return rows;
+}
+
+}   // namespace
+
+void HeadsView::draw(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    ImGui::SetNextItemWidth(180.0f);
+    combo_metric("metric", state.metric);
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", metric_description(state.metric));
+
+    draw_ablation_effect(shown);
+
+    // Importance scan: each head alone disabled, one after another.
+    const std::string key = context.importance_key();
+    const auto scan = context.importance();
+    draw_importance_scan_controls(context, key, scan);
+
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float plot_w = std::min(520.0f, avail * 0.55f);
+    const float plot_h = 240.0f;
+    draw_metric_scatter(context, plot_w, plot_h);
+    if (scan) {
+        ImGui::SameLine();
+        draw_importance_map(context, *scan, key, avail, plot_w, plot_h);
+    }
+
+    draw_metrics_table(context, scan.get());
+}
+
+void HeadsView::draw_importance_scan_controls(ViewContext& context, const std::string& key,
+                                              const std::shared_ptr<const ImportanceScan>& scan) {
+    session::AppState& state = context.state();
+    const auto scanning = context.scan_jobs().running();
+    if (!scanning || scanning->first != key) {
+        if (ImGui::Button(scan ? "Scan again" : "Scan head importance")) context.start_importance_scan();
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("Disable each head alone, one after another, and measure how far the output moves "
+                              "(Michel et al. 2019)");
+        }
+        ImGui::SameLine();
+    }
+    draw_job_progress(context.scan_jobs(), key, "scanning", context.importance_work());
+    if (scan) {
+        ImGui::SameLine();
+        ImGui::Checkbox("colour the Model grid by importance", &state.grid_show_importance);
+    }
+}
+
+void HeadsView::draw_importance_map(ViewContext& context, const ImportanceScan& scan, const std::string& key,
+                                    float avail, float plot_w, float plot_h) {
+    session::AppState& state = context.state();
+    const ModelInfo& info = context.shown().info;
+    ImGui::BeginGroup();
+    ImGui::Text("Importance (%s), layers x heads", scan.measure == EffectMeasure::kl_divergence
+                                                       ? "KL of the output, nats"
+                                                       : "relative change of the output");
+    const float max = std::max(scan.effect.maxCoeff(), 1e-12f);
+    const HeatmapTexture& t = context.textures().get(
+        "importance-map" + key, [&] { return heatmap_mip_levels(scan.effect, nullptr, state.colormap, max); });
+    const float cell = std::clamp(std::min((avail - plot_w - 40.0f) / static_cast<float>(info.n_heads),
+                                           (plot_h - 20.0f) / static_cast<float>(info.n_layers)),
+                                  6.0f, 48.0f);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 size(cell * static_cast<float>(info.n_heads), cell * static_cast<float>(info.n_layers));
+    ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + size.x, origin.y + size.y));
+    ImGui::InvisibleButton("importance", size);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const int h = cell_under(mouse.x, origin.x, cell, static_cast<int>(info.n_heads));
+    const int l = cell_under(mouse.y, origin.y, cell, static_cast<int>(info.n_layers));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("head %d.%d: %.4g", l, h, scan.effect(l, h));
+    if (ImGui::IsItemClicked()) {
+        state.layer = l;
+        state.head = h;
+    }
+    const ImVec2 sel(origin.x + cell * static_cast<float>(state.head),
+                     origin.y + cell * static_cast<float>(state.layer));
+    ImGui::GetWindowDrawList()->AddRect(sel, ImVec2(sel.x + cell, sel.y + cell), selected_ring, 0.0f, 0, 2.0f);
+    char high[32];
+    std::snprintf(high, sizeof high, "%.3g", max);
+    colour_legend(state.colormap, "0", high, false);
+    ImGui::EndGroup();
+}
+
+// Every head's numbers; click a row to select the head, click a header to sort.
+void HeadsView::draw_metrics_table(ViewContext& context, const ImportanceScan* scan) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const ModelInfo& info = shown.info;
+    const std::vector<HeadMetrics>& metrics = shown.metrics;
+    const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
+                                  ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
+                                  ImGuiTableFlags_SizingFixedFit;
+    const int columns = 1 + metric_count + (scan ? 1 : 0);
+    if (!ImGui::BeginTable("metrics", columns, flags, ImVec2(0.0f, ImGui::GetContentRegionAvail().y))) return;
+    ImGui::TableSetupScrollFreeze(1, 1);
+    ImGui::TableSetupColumn("head", ImGuiTableColumnFlags_DefaultSort, 0.0f, 0);
+    for (int k = 0; k < metric_count; ++k) {
+        ImGui::TableSetupColumn(std::string(metric_name(static_cast<Metric>(k))).c_str(), 0, 0.0f,
+                                static_cast<ImGuiID>(k + 1));
+    }
+    if (scan) ImGui::TableSetupColumn("importance", 0, 0.0f, static_cast<ImGuiID>(metric_count + 1));
+    ImGui::TableHeadersRow();
+    for (const int row : sorted_metric_rows(metrics, scan)) {
         const HeadMetrics& m = metrics[static_cast<std::size_t>(row)];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();

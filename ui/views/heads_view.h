@@ -1,7 +1,11 @@
 #pragma once
 // The Heads view: head metrics: table, scatter, ablation effect, importance scan.
 
+#include "core/analysis/ablation_effects.h"
 #include "ui/views/view.h"
+
+#include <memory>
+#include <string>
 
 namespace headscope::ui {
 
@@ -15,6 +19,11 @@ public:
     void draw(ViewContext& context) override;
 
 private:
+    void draw_importance_scan_controls(ViewContext& context, const std::string& key,
+                                       const std::shared_ptr<const ImportanceScan>& scan);
+    void draw_importance_map(ViewContext& context, const ImportanceScan& scan, const std::string& key, float avail,
+                             float plot_w, float plot_h);
+    void draw_metrics_table(ViewContext& context, const ImportanceScan* scan);
     void draw_metric_scatter(ViewContext& context, float width, float height);
 };
 

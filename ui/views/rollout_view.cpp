@@ -20,13 +20,10 @@ namespace headscope::ui {
 
 using namespace session;
 
-void RolloutView::draw(ViewContext& context) {
-    const session::Snapshot& shown = context.shown();
-    session::AppState& state = context.state();
-    const ModelInfo& info = shown.info;
-    const ModelInput& input = shown.input;
-    const int L = static_cast<int>(info.n_layers);
-    RolloutOptions& o = state.rollout;
+namespace {
+
+// Head fusion, discard ratio and the layers multiplied through; L: the model's layers.
+void draw_rollout_options(RolloutOptions& o, int L) {
     int fusion = static_cast<int>(o.fusion);
     ImGui::SetNextItemWidth(110.0f);
     if (ImGui::Combo("head fusion", &fusion, "mean\0max\0min\0")) o.fusion = static_cast<HeadFusion>(fusion);
@@ -50,10 +47,53 @@ void RolloutView::draw(ViewContext& context) {
     }
     o.start_layer = std::clamp(o.start_layer, 0, L - 1);
     if (o.end_layer >= 0 && o.end_layer < o.start_layer) o.end_layer = o.start_layer;
+}
+
+// A bar over each token, `bars` its values (max: the tallest), wrapping at the window's
+// edge; click a bar to choose that token's row.
+void draw_token_bars(const std::vector<std::string>& labels, const RowVector& bars, float max, Colormap colormap,
+                     int& rollout_query) {
+    const float bar_h = 90.0f;
+    const float line = ImGui::GetTextLineHeight();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    float x = ImGui::GetCursorScreenPos().x;
+    float y = ImGui::GetCursorScreenPos().y;
+    const float right = x + ImGui::GetContentRegionAvail().x;
+    const float start_x = x;
+    for (int i = 0; i < static_cast<int>(bars.size()); ++i) {
+        const std::string& label = labels[static_cast<std::size_t>(i)];
+        const float w = std::max(ImGui::CalcTextSize(label.c_str()).x + 10.0f, 22.0f);
+        if (x + w > right && x > start_x) {
+            x = start_x;
+            y += bar_h + line + 14.0f;
+        }
+        const float value = bars(i) / max;
+        const float top = y + bar_h * (1.0f - value);
+        draw->AddRectFilled(ImVec2(x + 2.0f, top), ImVec2(x + w - 2.0f, y + bar_h), colour_of(colormap, value));
+        draw->AddRect(ImVec2(x + 2.0f, y), ImVec2(x + w - 2.0f, y + bar_h), IM_COL32(80, 80, 80, 255));
+        draw->AddText(ImVec2(x + 5.0f, y + bar_h + 3.0f), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+        ImGui::SetCursorScreenPos(ImVec2(x, y));
+        ImGui::PushID(i);
+        ImGui::InvisibleButton("bar", ImVec2(w, bar_h + line + 4.0f));
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %.4f", label.c_str(), bars(i));
+        if (ImGui::IsItemClicked()) rollout_query = i;
+        ImGui::PopID();
+        x += w;
+    }
+    ImGui::SetCursorScreenPos(ImVec2(start_x, y + bar_h + line + 14.0f));
+    ImGui::Dummy(ImVec2(1.0f, 1.0f));
+}
+
+}   // namespace
+
+void RolloutView::draw(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    draw_rollout_options(state.rollout, static_cast<int>(shown.info.n_layers));
 
     const std::string key = rollout_key(context);
     const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
-    RolloutOptions options = o;
+    RolloutOptions options = state.rollout;
     options.disabled_heads = snapshot->options.disabled_heads;
     const BackgroundJobs::Work work = [snapshot, options](const LoadControl&) -> std::shared_ptr<const void> {
         return std::make_shared<const Matrix>(attention_rollout(snapshot->trace, options));
@@ -73,39 +113,56 @@ void RolloutView::draw(ViewContext& context) {
         return;
     }
     const Matrix& R = *shown_rollout;
-    const int T = static_cast<int>(R.rows());
-    if (state.rollout_query >= T) state.rollout_query = -1;
+    if (state.rollout_query >= static_cast<int>(R.rows())) state.rollout_query = -1;
 
-    if (info.takes_image && input.grid_width > 0) {
-        // [CLS]'s row over the patches (or the chosen patch's), as vit-explain draws it.
-        const int row = state.rollout_query >= 0 ? state.rollout_query : 0;
-        const int prefix = input.n_prefix_tokens;
-        const int gw = input.grid_width;
-        const int gh = input.grid_height;
-        Matrix map(gh, gw);
-        for (int n = 0; n < gw * gh; ++n) map(n / gw, n % gw) = R(row, prefix + n);
-        const float max = std::max(map.maxCoeff(), 1e-12f);
-        ImGui::Text("What %s draws on, through layers %d..%d (click a patch to follow it; [CLS] button to go back)",
-                    input.labels[static_cast<std::size_t>(row)].c_str(), o.start_layer,
-                    o.end_layer < 0 ? L - 1 : o.end_layer);
-        colour_legend(state.colormap, "0", "the map's max", false);
-        const HeatmapTexture& heat = context.textures().get(
-            key + " map " + std::to_string(row), [&] { return heatmap_mip_levels(map, nullptr, state.colormap, max); });
-        const ImVec2 avail = ImGui::GetContentRegionAvail();
-        const auto [origin, width, height] =
-            context.draw_picture_with_heat(heat, gw, gh, ImVec2(avail.x - 140.0f, avail.y - 10.0f));
-        if (ImGui::InvisibleButton("rollout patches", ImVec2(width, height))) {
-            const ImVec2 m = ImGui::GetIO().MousePos;
-            const int gx = cell_under(m.x, origin.x, width / static_cast<float>(gw), gw);
-            const int gy = cell_under(m.y, origin.y, height / static_cast<float>(gh), gh);
-            state.rollout_query = prefix + gy * gw + gx;
-        }
-        ImGui::SameLine();
-        if (ImGui::Button("[CLS]")) state.rollout_query = -1;
-        return;
+    if (shown.info.takes_image && shown.input.grid_width > 0) {
+        draw_patch_rollout(context, R, key);
+    } else {
+        draw_token_rollout(context, R);
     }
+}
 
-    // Text: a bar over each token, for the row chosen.
+// [CLS]'s row over the patches (or the chosen patch's), as vit-explain draws it.
+void RolloutView::draw_patch_rollout(ViewContext& context, const Matrix& R, const std::string& key) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const ModelInput& input = shown.input;
+    const int L = static_cast<int>(shown.info.n_layers);
+    const RolloutOptions& o = state.rollout;
+    const int row = state.rollout_query >= 0 ? state.rollout_query : 0;
+    const int prefix = input.n_prefix_tokens;
+    const int gw = input.grid_width;
+    const int gh = input.grid_height;
+    Matrix map(gh, gw);
+    for (int n = 0; n < gw * gh; ++n) map(n / gw, n % gw) = R(row, prefix + n);
+    const float max = std::max(map.maxCoeff(), 1e-12f);
+    ImGui::Text("What %s draws on, through layers %d..%d (click a patch to follow it; [CLS] button to go back)",
+                input.labels[static_cast<std::size_t>(row)].c_str(), o.start_layer,
+                o.end_layer < 0 ? L - 1 : o.end_layer);
+    colour_legend(state.colormap, "0", "the map's max", false);
+    const HeatmapTexture& heat = context.textures().get(
+        key + " map " + std::to_string(row), [&] { return heatmap_mip_levels(map, nullptr, state.colormap, max); });
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const auto [origin, width, height] =
+        context.draw_picture_with_heat(heat, gw, gh, ImVec2(avail.x - 140.0f, avail.y - 10.0f));
+    if (ImGui::InvisibleButton("rollout patches", ImVec2(width, height))) {
+        const ImVec2 m = ImGui::GetIO().MousePos;
+        const int gx = cell_under(m.x, origin.x, width / static_cast<float>(gw), gw);
+        const int gy = cell_under(m.y, origin.y, height / static_cast<float>(gh), gh);
+        state.rollout_query = prefix + gy * gw + gx;
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("[CLS]")) state.rollout_query = -1;
+}
+
+// Text: a bar over each token, for the row chosen.
+void RolloutView::draw_token_rollout(ViewContext& context, const Matrix& R) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const ModelInput& input = shown.input;
+    const int L = static_cast<int>(shown.info.n_layers);
+    const RolloutOptions& o = state.rollout;
+    const int T = static_cast<int>(R.rows());
     const bool causal = shown.causal;
     const char* default_row = causal ? "the last token" : "every position (mean)";
     std::string current =
@@ -133,35 +190,7 @@ void RolloutView::draw(ViewContext& context) {
                        "stream. Bar height: share of %s drawn from each token.",
                        o.start_layer, o.end_layer < 0 ? L - 1 : o.end_layer, current.c_str());
     ImGui::PopStyleColor();
-    const float bar_h = 90.0f;
-    const float line = ImGui::GetTextLineHeight();
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    float x = ImGui::GetCursorScreenPos().x;
-    float y = ImGui::GetCursorScreenPos().y;
-    const float right = x + ImGui::GetContentRegionAvail().x;
-    const float start_x = x;
-    for (int i = 0; i < T; ++i) {
-        const std::string& label = input.labels[static_cast<std::size_t>(i)];
-        const float w = std::max(ImGui::CalcTextSize(label.c_str()).x + 10.0f, 22.0f);
-        if (x + w > right && x > start_x) {
-            x = start_x;
-            y += bar_h + line + 14.0f;
-        }
-        const float value = bars(i) / max;
-        const float top = y + bar_h * (1.0f - value);
-        draw->AddRectFilled(ImVec2(x + 2.0f, top), ImVec2(x + w - 2.0f, y + bar_h), colour_of(state.colormap, value));
-        draw->AddRect(ImVec2(x + 2.0f, y), ImVec2(x + w - 2.0f, y + bar_h), IM_COL32(80, 80, 80, 255));
-        draw->AddText(ImVec2(x + 5.0f, y + bar_h + 3.0f), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
-        ImGui::SetCursorScreenPos(ImVec2(x, y));
-        ImGui::PushID(i);
-        ImGui::InvisibleButton("bar", ImVec2(w, bar_h + line + 4.0f));
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %.4f", label.c_str(), bars(i));
-        if (ImGui::IsItemClicked()) state.rollout_query = i;
-        ImGui::PopID();
-        x += w;
-    }
-    ImGui::SetCursorScreenPos(ImVec2(start_x, y + bar_h + line + 14.0f));
-    ImGui::Dummy(ImVec2(1.0f, 1.0f));
+    draw_token_bars(input.labels, bars, max, state.colormap, state.rollout_query);
 }
 
 std::string RolloutView::rollout_key(ViewContext& context) const {

@@ -21,6 +21,8 @@ private:
     std::shared_ptr<const Matrix> rollout_shown_;
     std::uint64_t rollout_shown_generation_ = 0;
     std::string rollout_key(ViewContext& context) const;
+    void draw_patch_rollout(ViewContext& context, const Matrix& R, const std::string& key);
+    void draw_token_rollout(ViewContext& context, const Matrix& R);
 };
 
 }   // namespace headscope::ui

@@ -19,22 +19,11 @@ namespace headscope::ui {
 
 using namespace session;
 
-void ImageView::draw(ViewContext& context) {
-    const session::Snapshot& shown = context.shown();
-    session::AppState& state = context.state();
-    const ModelInput& input = shown.input;
-    if (!shown.info.takes_image || shown.image.width == 0) {
-        ImGui::TextWrapped("This view shows attention over an image: choose builtin:tiny-shapes or builtin:toy-vit, "
-                           "or drop an image file on the window.");
-        return;
-    }
-    const int grid_w = input.grid_width;
-    const int grid_h = input.grid_height;
-    const int prefix = input.n_prefix_tokens;
-    const int query = state.query >= 0 ? state.query : 0;
-    const auto& heads = shown.trace.layers[static_cast<std::size_t>(state.layer)].heads;
-    const auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
+namespace {
 
+// The map's choices: one head or the average, row or column, the kept share, the
+// resolution. Returns the mode (0: the selected head, 1: the average of the shown heads).
+int draw_map_options(const Snapshot& shown, AppState& state) {
     constexpr const char* modes[] = {"selected head", "average of shown heads"};
     int mode = state.image_average ? 1 : 0;
     ImGui::SetNextItemWidth(220.0f);
@@ -63,6 +52,44 @@ void ImageView::draw(ViewContext& context) {
                               shown.info.image_size);
         }
     }
+    return mode;
+}
+
+// Patch lines only while patches are big enough to tell apart.
+void draw_patch_lines(ImDrawList* draw, ImVec2 origin, float width, float height, int grid_w, int grid_h) {
+    const float cw = width / static_cast<float>(grid_w);
+    const float ch = height / static_cast<float>(grid_h);
+    if (cw >= 6.0f && ch >= 6.0f) {
+        for (int i = 1; i < grid_w; ++i) {
+            draw->AddLine(ImVec2(origin.x + cw * i, origin.y), ImVec2(origin.x + cw * i, origin.y + height),
+                          IM_COL32(0, 0, 0, 50));
+        }
+        for (int i = 1; i < grid_h; ++i) {
+            draw->AddLine(ImVec2(origin.x, origin.y + ch * i), ImVec2(origin.x + width, origin.y + ch * i),
+                          IM_COL32(0, 0, 0, 50));
+        }
+    }
+}
+
+}   // namespace
+
+void ImageView::draw(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const ModelInput& input = shown.input;
+    if (!shown.info.takes_image || shown.image.width == 0) {
+        ImGui::TextWrapped("This view shows attention over an image: choose builtin:tiny-shapes or builtin:toy-vit, "
+                           "or drop an image file on the window.");
+        return;
+    }
+    const int grid_w = input.grid_width;
+    const int grid_h = input.grid_height;
+    const int prefix = input.n_prefix_tokens;
+    const int query = state.query >= 0 ? state.query : 0;
+    const auto& heads = shown.trace.layers[static_cast<std::size_t>(state.layer)].heads;
+    const auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
+
+    const int mode = draw_map_options(shown, state);
     ImGui::Text("%s %s  (click a patch to choose it)", state.show_column ? "attention to" : "attention from",
                 input.labels[static_cast<std::size_t>(query)].c_str());
     colour_legend(state.colormap, "0", "the map's max", false);
@@ -87,6 +114,18 @@ void ImageView::draw(ViewContext& context) {
     map /= static_cast<float>(counted);
     const std::string key = numbered("img", state.layer, state.head) + (state.show_column ? "c" : "r") +
                             std::to_string(query) + "m" + std::to_string(mode) + averaged;
+    draw_patch_map(context, map, key, query);
+    ImGui::SameLine();
+    draw_cls_of_every_head(context);
+}
+
+// The map over the picture, the kept region's outline, the query's patch; click a patch to choose it.
+void ImageView::draw_patch_map(ViewContext& context, const Matrix& map, const std::string& key, int query) {
+    session::AppState& state = context.state();
+    const ModelInput& input = context.shown().input;
+    const int grid_w = input.grid_width;
+    const int grid_h = input.grid_height;
+    const int prefix = input.n_prefix_tokens;
     const float max = std::max(map.maxCoeff(), 1e-12f);
     const HeatmapTexture& heat =
         context.textures().get(key, [&] { return heatmap_mip_levels(map, nullptr, state.colormap, max); });
@@ -96,17 +135,7 @@ void ImageView::draw(ViewContext& context) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const float cw = width / static_cast<float>(grid_w);
     const float ch = height / static_cast<float>(grid_h);
-    // Patch lines only while patches are big enough to tell apart.
-    if (cw >= 6.0f && ch >= 6.0f) {
-        for (int i = 1; i < grid_w; ++i) {
-            draw->AddLine(ImVec2(origin.x + cw * i, origin.y), ImVec2(origin.x + cw * i, origin.y + height),
-                          IM_COL32(0, 0, 0, 50));
-        }
-        for (int i = 1; i < grid_h; ++i) {
-            draw->AddLine(ImVec2(origin.x, origin.y + ch * i), ImVec2(origin.x + width, origin.y + ch * i),
-                          IM_COL32(0, 0, 0, 50));
-        }
-    }
+    draw_patch_lines(draw, origin, width, height, grid_w, grid_h);
     if (state.keep_mass) {
         // The kept region's outline, in the patch grid's cells.
         const Eigen::Map<const RowVector> flat(map.data(), map.size());
@@ -127,7 +156,18 @@ void ImageView::draw(ViewContext& context) {
         const int gy = cell_under(m.y, origin.y, ch, grid_h);
         state.query = prefix + gy * grid_w + gx;
     }
-    ImGui::SameLine();
+}
+
+// Beside the map: [CLS]'s row of every head of the layer, one thumbnail each; click one to select it.
+void ImageView::draw_cls_of_every_head(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const ModelInput& input = shown.input;
+    const int grid_w = input.grid_width;
+    const int grid_h = input.grid_height;
+    const int prefix = input.n_prefix_tokens;
+    const auto& heads = shown.trace.layers[static_cast<std::size_t>(state.layer)].heads;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
     ImGui::BeginGroup();
     if (ImGui::Button("[CLS]")) state.query = 0;
     ImGui::TextUnformatted("[CLS] of every head:");

@@ -3,6 +3,8 @@
 
 #include "ui/views/view.h"
 
+#include <string>
+
 namespace headscope::ui {
 
 class ImageView final : public View {
@@ -13,6 +15,10 @@ public:
         return "attention over the picture's patches, and [CLS] of every head";
     }
     void draw(ViewContext& context) override;
+
+private:
+    void draw_patch_map(ViewContext& context, const Matrix& map, const std::string& key, int query);
+    void draw_cls_of_every_head(ViewContext& context);
 };
 
 }   // namespace headscope::ui

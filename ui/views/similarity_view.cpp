@@ -22,7 +22,6 @@ using namespace session;
 
 void SimilarityView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
-    session::AppState& state = context.state();
     const std::string key = similarity_key(context);
     const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
     const BackgroundJobs::Work work = [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
@@ -41,10 +40,19 @@ void SimilarityView::draw(ViewContext& context) {
     const int N = static_cast<int>(s.heads.size());
     if (N == 0) return;
 
-    // The matrix, rows and columns in the clustering's leaf order: blocks of heads that
-    // attend alike sit together.
     const float side = std::clamp(
         std::min(ImGui::GetContentRegionAvail().x * 0.48f, ImGui::GetContentRegionAvail().y - 60.0f), 160.0f, 640.0f);
+    draw_divergence_matrix(context, s, key, side);
+    ImGui::SameLine();
+    draw_head_map(context, s, side);
+}
+
+// The matrix, rows and columns in the clustering's leaf order: blocks of heads that
+// attend alike sit together.
+void SimilarityView::draw_divergence_matrix(ViewContext& context, const HeadSimilarity& s, const std::string& key,
+                                            float side) {
+    session::AppState& state = context.state();
+    const int N = static_cast<int>(s.heads.size());
     const float max = std::max(s.divergence.maxCoeff(), 1e-12f);
     ImGui::BeginGroup();
     ImGui::TextUnformatted("divergence, heads in clustering order");
@@ -86,10 +94,13 @@ void SimilarityView::draw(ViewContext& context) {
     std::snprintf(high, sizeof high, "%.3f bits", max);
     colour_legend(state.colormap, "0 (alike)", high, false);
     ImGui::EndGroup();
+}
 
-    // The map of heads: classical MDS of the divergences (Clark et al. 2019), dots
-    // coloured by layer; close dots attend alike.
-    ImGui::SameLine();
+// The map of heads: classical MDS of the divergences (Clark et al. 2019), dots
+// coloured by layer; close dots attend alike.
+void SimilarityView::draw_head_map(ViewContext& context, const HeadSimilarity& s, float side) {
+    session::AppState& state = context.state();
+    const int N = static_cast<int>(s.heads.size());
     ImGui::BeginGroup();
     ImGui::TextUnformatted("map of heads (MDS), coloured by layer; click a dot");
     const ImVec2 o2 = ImGui::GetCursorScreenPos();
@@ -121,7 +132,7 @@ void SimilarityView::draw(ViewContext& context) {
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     int nearest = -1;
     float nearest_d = 100.0f;
-    const int L = static_cast<int>(shown.info.n_layers);
+    const int L = static_cast<int>(context.shown().info.n_layers);
     for (int n = 0; n < N; ++n) {
         const auto [l, h] = s.heads[static_cast<std::size_t>(n)];
         const ImVec2 p = point(n);

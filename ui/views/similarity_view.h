@@ -1,7 +1,10 @@
 #pragma once
 // The Similarity view: how alike the heads' maps are: divergence matrix and a 2-D map.
 
+#include "core/analysis/head_similarity.h"
 #include "ui/views/view.h"
+
+#include <string>
 
 namespace headscope::ui {
 
@@ -16,6 +19,8 @@ public:
 
 private:
     std::string similarity_key(ViewContext& context) const;
+    void draw_divergence_matrix(ViewContext& context, const HeadSimilarity& s, const std::string& key, float side);
+    void draw_head_map(ViewContext& context, const HeadSimilarity& s, float side);
 };
 
 }   // namespace headscope::ui

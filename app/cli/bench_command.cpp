@@ -80,156 +80,174 @@ Eigen::Index first_ablated_layer(const std::vector<std::vector<bool>>& disabled)
     return 0;
 }
 
-}   // namespace
+struct BenchArgs {
+    ModelArgs model;
+    InputArgs input;
+    RunArgs run;
+    int repeat = 5;
+    int threads = compute_threads();   // every core, unless OMP_NUM_THREADS says otherwise
+    bool mha = false;
+    bool incremental = false;
+    int appended = 0;
+    Eigen::Index T = 0;
+    Eigen::Index E = 0;
+    Eigen::Index H = 0;
+};
 
-Command add_bench_command(CLI::App& app) {
-    struct Args {
-        ModelArgs model;
-        InputArgs input;
-        RunArgs run;
-        int repeat = 5;
-        int threads = compute_threads();   // every core, unless OMP_NUM_THREADS says otherwise
-        bool mha = false;
-        bool incremental = false;
-        int appended = 0;
-        Eigen::Index T = 0;
-        Eigen::Index E = 0;
-        Eigen::Index H = 0;
-    };
-    auto args = std::make_shared<Args>();
-    CLI::App* cmd = app.add_subcommand(
-        "bench", "Time a model's load and forward (every head's map kept), or one synthetic attention layer (--mha)");
-    add_model_options(cmd, args->model, true);
-    add_input_options(cmd, args->input);
-    add_run_options(cmd, args->run);
-    cmd->add_option("--repeat", args->repeat, "Timed forwards, after one warm-up")
+void add_bench_options(CLI::App* cmd, BenchArgs& args) {
+    add_model_options(cmd, args.model, true);
+    add_input_options(cmd, args.input);
+    add_run_options(cmd, args.run);
+    cmd->add_option("--repeat", args.repeat, "Timed forwards, after one warm-up")
         ->capture_default_str()
         ->check(CLI::Range(1, 10000));
-    cmd->add_option("--threads", args->threads, "Threads to compute on (default: every core)")
+    cmd->add_option("--threads", args.threads, "Threads to compute on (default: every core)")
         ->capture_default_str()
         ->check(CLI::Range(1, 256));
-    cmd->add_flag("--incremental", args->incremental,
+    cmd->add_flag("--incremental", args.incremental,
                   "With --disable-heads: time the recompute the app does when those heads are switched off: from "
                   "a kept run with every head on, only the first ablated layer and those after it");
-    cmd->add_option("--appended", args->appended,
+    cmd->add_option("--appended", args.appended,
                     "Causal models: time the recompute after the input's last N tokens were typed, from a kept "
                     "run without them (only the new positions are computed)")
         ->check(CLI::Range(1, 1 << 16));
     auto* mha =
-        cmd->add_flag("--mha", args->mha, "One self-attention layer with seeded random weights instead of a model");
-    cmd->add_option("--T", args->T, "--mha: sequence length")->check(CLI::Range(1, 1 << 16));
-    cmd->add_option("--E", args->E, "--mha: model width (at most 8192: 4 x E x E weights)")->check(CLI::Range(1, 8192));
-    cmd->add_option("--H", args->H, "--mha: heads (E divisible by H)")->check(CLI::Range(1, 1 << 10));
+        cmd->add_flag("--mha", args.mha, "One self-attention layer with seeded random weights instead of a model");
+    cmd->add_option("--T", args.T, "--mha: sequence length")->check(CLI::Range(1, 1 << 16));
+    cmd->add_option("--E", args.E, "--mha: model width (at most 8192: 4 x E x E weights)")->check(CLI::Range(1, 8192));
+    cmd->add_option("--H", args.H, "--mha: heads (E divisible by H)")->check(CLI::Range(1, 1 << 10));
     mha->excludes(cmd->get_option("--model"));
-    return {
-        cmd, [args] {
-            if (args->threads > 1 && compute_threads() == 1 && std::getenv("OMP_NUM_THREADS") == nullptr) {
-                throw Error("--threads " + std::to_string(args->threads) +
-                            ": this build computes on one thread (built without OpenMP; --threads 1)");
-            }
-            set_compute_threads(args->threads);
-            nlohmann::ordered_json out;
-            if (args->mha) {
-                if (args->T < 1 || args->E < 1 || args->H < 1) throw Error("--mha needs --T, --E and --H");
-                if (args->E % args->H != 0) {
-                    throw Error("--E " + std::to_string(args->E) + " is not divisible by --H " +
-                                std::to_string(args->H));
+}
+
+// --mha: one self-attention layer with seeded random weights.
+void bench_mha_layer(const BenchArgs& args, nlohmann::ordered_json& out) {
+    if (args.T < 1 || args.E < 1 || args.H < 1) throw Error("--mha needs --T, --E and --H");
+    if (args.E % args.H != 0) {
+        throw Error("--E " + std::to_string(args.E) + " is not divisible by --H " + std::to_string(args.H));
+    }
+    const auto start = Clock::now();
+    const float scale = 1.0f / std::sqrt(static_cast<float>(args.E));
+    AttentionWeights w;
+    w.n_heads = args.H;
+    // As nn.MultiheadAttention holds them: q, k and v packed in in_proj_weight.
+    const Matrix in_proj = random_matrix(0, 3 * args.E, args.E, scale);
+    w.qkv = {in_proj, Vector::Zero(3 * args.E)};
+    w.q = {in_proj.topRows(args.E), Vector::Zero(args.E)};
+    w.k = {in_proj.middleRows(args.E, args.E), Vector::Zero(args.E)};
+    w.v = {in_proj.bottomRows(args.E), Vector::Zero(args.E)};
+    w.out = {random_matrix(1, args.E, args.E, scale), Vector::Zero(args.E)};
+    const std::uint64_t stream = 2;
+    w.validate();
+    ModelInfo layer;
+    layer.name = "--mha";
+    layer.n_layers = 1;
+    layer.n_heads = args.H;
+    check_maps_fit_in_memory(layer, args.T);
+    const Matrix x = random_matrix(stream, args.T, args.E, 1.0f);
+    const double load_ms = ms_since(start);
+    const Timings t = time_runs(args.repeat, [&] { (void)attention_forward(w, x); });
+    out["workload"] = "mha";
+    out["load_ms"] = load_ms;
+    out["forward_ms_median"] = t.median_ms;
+    out["forward_ms_min"] = t.min_ms;
+    out["T"] = args.T;
+    out["E"] = args.E;
+    out["maps"] = args.H;
+}
+
+// --incremental: the recompute from the first ablated layer, against `full` (a whole forward).
+void bench_resume(const BenchArgs& args, const Model& model, const ModelInput& first, const RunOptions& options,
+                  const Timings& full, nlohmann::ordered_json& out) {
+    if (options.disabled_heads.empty()) throw Error("--incremental needs --disable-heads");
+    // The run to resume: the same input with every head on, each layer's input kept.
+    RunOptions intact = options;
+    intact.disabled_heads.clear();
+    intact.keep_layer_inputs = true;
+    const ModelTrace kept = model.forward(first, intact);
+    RunOptions resumed = options;
+    resumed.resume_from = &kept;
+    resumed.resume_layer = first_ablated_layer(options.disabled_heads);
+    const Timings r = time_runs(args.repeat, [&] { (void)model.forward(first, resumed); });
+    out["resume_layer"] = resumed.resume_layer;
+    out["recompute_ms_median"] = r.median_ms;
+    out["recompute_ms_min"] = r.min_ms;
+    out["recompute_fraction"] = r.median_ms / full.median_ms;
+}
+
+// --appended N: the recompute of the last N positions from a kept run of the others,
+// against `full` (a whole forward).
+void bench_appended(const BenchArgs& args, const Model& model, const ModelInput& first, const RunOptions& options,
+                    const Timings& full, nlohmann::ordered_json& out) {
+    const Eigen::Index T = first.embeddings.rows();
+    if (first.ids.empty() || args.appended >= T) {
+        throw Error("--appended " + std::to_string(args.appended) + ": needs a text or --tokens input of more than " +
+                    std::to_string(args.appended) + " tokens (this one has " + std::to_string(T) + ")");
+    }
+    const Eigen::Index p = T - args.appended;
+    RunOptions keep = options;
+    keep.keep_layer_inputs = true;
+    const ModelTrace kept = model.forward(
+        model.encode_ids(std::span<const std::int64_t>(first.ids.data(), static_cast<std::size_t>(p))), keep);
+    RunOptions reuse = options;
+    reuse.prefix_from = &kept;
+    reuse.prefix_rows = p;
+    const Timings r = time_runs(args.repeat, [&] { (void)model.forward(first, reuse); });
+    out["reused_positions"] = p;
+    out["recompute_ms_median"] = r.median_ms;
+    out["recompute_ms_min"] = r.min_ms;
+    out["recompute_fraction"] = r.median_ms / full.median_ms;
+}
+
+// A model's load and forward, and with --incremental / --appended its recompute.
+void bench_model(const BenchArgs& args, nlohmann::ordered_json& out) {
+    if (args.model.path.empty()) throw Error("give --model PATH (with --text, --image or --tokens), or --mha");
+    const auto start = Clock::now();
+    const auto model = open_model_from(args.model);
+    const double load_ms = ms_since(start);
+    const ModelInput first = encode_input(*model, args.input);   // checks the input once
+    const RunOptions options = run_options_from(args.run, model->info());
+    // An image file is decoded once: PyTorch's forward, too, starts from pixels.
+    const bool image = args.input.image_option->count() > 0;
+    const RgbImage pixels = image ? decode_image_file(args.input.image) : RgbImage{};
+    const auto encode = [&] {
+        return image ? model->encode_image(pixels, args.input.image_options) : encode_input(*model, args.input);
+    };
+    const Timings t = time_runs(args.repeat, [&] { (void)model->forward(encode(), options); });
+    out["workload"] = model->info().name;
+    if (args.incremental) bench_resume(args, *model, first, options, t, out);
+    if (args.appended > 0) bench_appended(args, *model, first, options, t, out);
+    out["load_ms"] = load_ms;
+    out["forward_ms_median"] = t.median_ms;
+    out["forward_ms_min"] = t.min_ms;
+    out["T"] = first.embeddings.rows();
+    out["maps"] = model->info().n_layers * model->info().n_heads;
+}
+
+}   // namespace
+
+Command add_bench_command(CLI::App& app) {
+    auto args = std::make_shared<BenchArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "bench", "Time a model's load and forward (every head's map kept), or one synthetic attention layer (--mha)");
+    add_bench_options(cmd, *args);
+    return {cmd, [args] {
+                if (args->threads > 1 && compute_threads() == 1 && std::getenv("OMP_NUM_THREADS") == nullptr) {
+                    throw Error("--threads " + std::to_string(args->threads) +
+                                ": this build computes on one thread (built without OpenMP; --threads 1)");
                 }
-                const auto start = Clock::now();
-                const float scale = 1.0f / std::sqrt(static_cast<float>(args->E));
-                AttentionWeights w;
-                w.n_heads = args->H;
-                // As nn.MultiheadAttention holds them: q, k and v packed in in_proj_weight.
-                const Matrix in_proj = random_matrix(0, 3 * args->E, args->E, scale);
-                w.qkv = {in_proj, Vector::Zero(3 * args->E)};
-                w.q = {in_proj.topRows(args->E), Vector::Zero(args->E)};
-                w.k = {in_proj.middleRows(args->E, args->E), Vector::Zero(args->E)};
-                w.v = {in_proj.bottomRows(args->E), Vector::Zero(args->E)};
-                w.out = {random_matrix(1, args->E, args->E, scale), Vector::Zero(args->E)};
-                const std::uint64_t stream = 2;
-                w.validate();
-                ModelInfo layer;
-                layer.name = "--mha";
-                layer.n_layers = 1;
-                layer.n_heads = args->H;
-                check_maps_fit_in_memory(layer, args->T);
-                const Matrix x = random_matrix(stream, args->T, args->E, 1.0f);
-                const double load_ms = ms_since(start);
-                const Timings t = time_runs(args->repeat, [&] { (void)attention_forward(w, x); });
-                out["workload"] = "mha";
-                out["load_ms"] = load_ms;
-                out["forward_ms_median"] = t.median_ms;
-                out["forward_ms_min"] = t.min_ms;
-                out["T"] = args->T;
-                out["E"] = args->E;
-                out["maps"] = args->H;
-            } else {
-                if (args->model.path.empty())
-                    throw Error("give --model PATH (with --text, --image or --tokens), or --mha");
-                const auto start = Clock::now();
-                const auto model = open_model_from(args->model);
-                const double load_ms = ms_since(start);
-                const ModelInput first = encode_input(*model, args->input);   // checks the input once
-                const RunOptions options = run_options_from(args->run, model->info());
-                // An image file is decoded once: PyTorch's forward, too, starts from pixels.
-                const bool image = args->input.image_option->count() > 0;
-                const RgbImage pixels = image ? decode_image_file(args->input.image) : RgbImage{};
-                const auto encode = [&] {
-                    return image ? model->encode_image(pixels, args->input.image_options)
-                                 : encode_input(*model, args->input);
-                };
-                const Timings t = time_runs(args->repeat, [&] { (void)model->forward(encode(), options); });
-                out["workload"] = model->info().name;
-                if (args->incremental) {
-                    if (options.disabled_heads.empty()) throw Error("--incremental needs --disable-heads");
-                    // The run to resume: the same input with every head on, each layer's input kept.
-                    RunOptions intact = options;
-                    intact.disabled_heads.clear();
-                    intact.keep_layer_inputs = true;
-                    const ModelTrace kept = model->forward(first, intact);
-                    RunOptions resumed = options;
-                    resumed.resume_from = &kept;
-                    resumed.resume_layer = first_ablated_layer(options.disabled_heads);
-                    const Timings r = time_runs(args->repeat, [&] { (void)model->forward(first, resumed); });
-                    out["resume_layer"] = resumed.resume_layer;
-                    out["recompute_ms_median"] = r.median_ms;
-                    out["recompute_ms_min"] = r.min_ms;
-                    out["recompute_fraction"] = r.median_ms / t.median_ms;
+                set_compute_threads(args->threads);
+                nlohmann::ordered_json out;
+                if (args->mha) {
+                    bench_mha_layer(*args, out);
+                } else {
+                    bench_model(*args, out);
                 }
-                if (args->appended > 0) {
-                    const Eigen::Index T = first.embeddings.rows();
-                    if (first.ids.empty() || args->appended >= T) {
-                        throw Error("--appended " + std::to_string(args->appended) +
-                                    ": needs a text or --tokens input of more than " + std::to_string(args->appended) +
-                                    " tokens (this one has " + std::to_string(T) + ")");
-                    }
-                    const Eigen::Index p = T - args->appended;
-                    RunOptions keep = options;
-                    keep.keep_layer_inputs = true;
-                    const ModelTrace kept = model->forward(
-                        model->encode_ids(std::span<const std::int64_t>(first.ids.data(), static_cast<std::size_t>(p))),
-                        keep);
-                    RunOptions reuse = options;
-                    reuse.prefix_from = &kept;
-                    reuse.prefix_rows = p;
-                    const Timings r = time_runs(args->repeat, [&] { (void)model->forward(first, reuse); });
-                    out["reused_positions"] = p;
-                    out["recompute_ms_median"] = r.median_ms;
-                    out["recompute_ms_min"] = r.min_ms;
-                    out["recompute_fraction"] = r.median_ms / t.median_ms;
-                }
-                out["load_ms"] = load_ms;
-                out["forward_ms_median"] = t.median_ms;
-                out["forward_ms_min"] = t.min_ms;
-                out["T"] = first.embeddings.rows();
-                out["maps"] = model->info().n_layers * model->info().n_heads;
-            }
-            out["repeat"] = args->repeat;
-            out["threads"] = args->threads;
-            out["peak_rss_mb"] = peak_rss_mb();
-            std::printf("%s\n", out.dump().c_str());
-            return 0;
-        }};
+                out["repeat"] = args->repeat;
+                out["threads"] = args->threads;
+                out["peak_rss_mb"] = peak_rss_mb();
+                std::printf("%s\n", out.dump().c_str());
+                return 0;
+            }};
 }
 
 }   // namespace headscope::cli

@@ -39,102 +39,114 @@ LoadControl progress_on_terminal(const char* what) {
     return control;
 }
 
+struct AnalyzeArgs {
+    ModelArgs model;
+    InputArgs input;
+    RunArgs run;
+    bool metrics = false;
+    bool rollout = false;
+    std::string fusion = "mean";
+    double discard_ratio = 0.0;
+    int start_layer = 0;
+    int end_layer = -1;
+    bool similarity = false;
+    bool importance = false;
+    std::string out;
+};
+
+void add_analyze_options(CLI::App* cmd, AnalyzeArgs& args) {
+    add_model_options(cmd, args.model);
+    add_input_options(cmd, args.input);
+    add_run_options(cmd, args.run);
+    cmd->add_flag("--metrics", args.metrics,
+                  "Per-head entropy, mean distance, concentration and pattern scores (the default when nothing else "
+                  "is asked for)");
+    cmd->add_flag("--rollout", args.rollout, "Attention rollout through the layers (JSON only)");
+    cmd->add_option("--fusion", args.fusion, "rollout: how the heads of a layer combine: mean, max or min")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"mean", "max", "min"}));
+    cmd->add_option("--discard-ratio", args.discard_ratio,
+                    "rollout: the fraction of each layer's lowest fused weights dropped, 0 <= r < 1")
+        ->capture_default_str();
+    cmd->add_option("--start-layer", args.start_layer, "rollout: the first layer multiplied in")->capture_default_str();
+    cmd->add_option("--end-layer", args.end_layer, "rollout: the last layer multiplied in (-1: the last)")
+        ->capture_default_str();
+    cmd->add_flag("--similarity", args.similarity,
+                  "Jensen-Shannon divergence between every pair of heads, their clustering order and 2-D MDS map");
+    cmd->add_flag("--importance", args.importance,
+                  "Ablate each head alone and measure the output change (KL of the prediction, or the relative "
+                  "change of the final hidden states for models without a head)");
+    cmd->add_option("--out", args.out, "Output .json or .csv")->required();
+}
+
+// Refuses an --out that cannot be written, before the model loads.
+void check_analyze_out(const AnalyzeArgs& args) {
+    const bool csv = ends_with(args.out, ".csv");
+    if (!csv && !ends_with(args.out, ".json")) {
+        throw Error("--out " + args.out + ": expected a file name ending in .json or .csv");
+    }
+    if (csv && args.rollout) {
+        throw Error("--rollout writes a [T, T] matrix, which a CSV of one row per head cannot hold: "
+                    "use --out FILE.json");
+    }
+    const std::filesystem::path folder = std::filesystem::path(args.out).parent_path();
+    if (!folder.empty() && !std::filesystem::is_directory(folder)) {
+        throw Error("--out " + args.out + ": the folder " + folder.string() + " does not exist");
+    }
+}
+
+RolloutResult rollout_of(const AnalyzeArgs& args, const ModelTrace& trace, const ModelInfo& info,
+                         const RunOptions& options) {
+    RolloutResult rollout;
+    rollout.options.fusion = head_fusion_from_name(args.fusion).value_or(HeadFusion::mean);
+    rollout.options.discard_ratio = args.discard_ratio;
+    rollout.options.start_layer = args.start_layer;
+    rollout.options.end_layer = args.end_layer == -1 ? static_cast<int>(info.n_layers) - 1 : args.end_layer;
+    rollout.options.disabled_heads = options.disabled_heads;
+    rollout.matrix = attention_rollout(trace, rollout.options);
+    return rollout;
+}
+
+int run_analyze(const AnalyzeArgs& args) {
+    check_analyze_out(args);
+    const bool csv = ends_with(args.out, ".csv");
+    const bool metrics = args.metrics || (!args.rollout && !args.similarity && !args.importance);
+
+    const auto model = open_model_from(args.model);
+    const ModelInfo& info = model->info();
+    const ModelInput input = encode_input(*model, args.input);
+    const RunOptions options = run_options_from(args.run, info);
+    const ModelTrace trace = model->forward(input, options);
+
+    AnalysisReport report;
+    report.model = info.name;
+    report.tokens = input.labels;
+    report.n_layers = info.n_layers;
+    report.n_heads = info.n_heads;
+    if (metrics) report.metrics = compute_model_metrics(trace, metric_context(input, info));
+    if (args.rollout) report.rollout = rollout_of(args, trace, info, options);
+    if (args.similarity) report.similarity = head_similarity(trace, {}, progress_on_terminal("similarity"));
+    if (args.importance) {
+        report.importance = importance_scan(*model, input, options, progress_on_terminal("importance scan"));
+    }
+
+    const std::string text = csv ? analysis_csv(report) : analysis_json(report);
+    write_file_atomically(args.out, std::as_bytes(std::span<const char>(text.data(), text.size())));
+    std::printf("wrote %s: %lld layers x %lld heads, %lld tokens\n", args.out.c_str(),
+                static_cast<long long>(info.n_layers), static_cast<long long>(info.n_heads),
+                static_cast<long long>(input.labels.size()));
+    return 0;
+}
+
 }   // namespace
 
 Command add_analyze_command(CLI::App& app) {
-    struct Args {
-        ModelArgs model;
-        InputArgs input;
-        RunArgs run;
-        bool metrics = false;
-        bool rollout = false;
-        std::string fusion = "mean";
-        double discard_ratio = 0.0;
-        int start_layer = 0;
-        int end_layer = -1;
-        bool similarity = false;
-        bool importance = false;
-        std::string out;
-    };
-    auto args = std::make_shared<Args>();
+    auto args = std::make_shared<AnalyzeArgs>();
     CLI::App* cmd =
         app.add_subcommand("analyze", "Head metrics, attention rollout, head similarity and head importance "
                                       "for one input, as JSON or CSV");
-    add_model_options(cmd, args->model);
-    add_input_options(cmd, args->input);
-    add_run_options(cmd, args->run);
-    cmd->add_flag("--metrics", args->metrics,
-                  "Per-head entropy, mean distance, concentration and pattern scores (the default when nothing else "
-                  "is asked for)");
-    cmd->add_flag("--rollout", args->rollout, "Attention rollout through the layers (JSON only)");
-    cmd->add_option("--fusion", args->fusion, "rollout: how the heads of a layer combine: mean, max or min")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"mean", "max", "min"}));
-    cmd->add_option("--discard-ratio", args->discard_ratio,
-                    "rollout: the fraction of each layer's lowest fused weights dropped, 0 <= r < 1")
-        ->capture_default_str();
-    cmd->add_option("--start-layer", args->start_layer, "rollout: the first layer multiplied in")
-        ->capture_default_str();
-    cmd->add_option("--end-layer", args->end_layer, "rollout: the last layer multiplied in (-1: the last)")
-        ->capture_default_str();
-    cmd->add_flag("--similarity", args->similarity,
-                  "Jensen-Shannon divergence between every pair of heads, their clustering order and 2-D MDS map");
-    cmd->add_flag("--importance", args->importance,
-                  "Ablate each head alone and measure the output change (KL of the prediction, or the relative "
-                  "change of the final hidden states for models without a head)");
-    cmd->add_option("--out", args->out, "Output .json or .csv")->required();
-    return {cmd, [args] {
-                const bool csv = ends_with(args->out, ".csv");
-                if (!csv && !ends_with(args->out, ".json")) {
-                    throw Error("--out " + args->out + ": expected a file name ending in .json or .csv");
-                }
-                if (csv && args->rollout) {
-                    throw Error("--rollout writes a [T, T] matrix, which a CSV of one row per head cannot hold: "
-                                "use --out FILE.json");
-                }
-                const std::filesystem::path folder = std::filesystem::path(args->out).parent_path();
-                if (!folder.empty() && !std::filesystem::is_directory(folder)) {
-                    throw Error("--out " + args->out + ": the folder " + folder.string() + " does not exist");
-                }
-                const bool metrics = args->metrics || (!args->rollout && !args->similarity && !args->importance);
-
-                const auto model = open_model_from(args->model);
-                const ModelInfo& info = model->info();
-                const ModelInput input = encode_input(*model, args->input);
-                const RunOptions options = run_options_from(args->run, info);
-                const ModelTrace trace = model->forward(input, options);
-
-                AnalysisReport report;
-                report.model = info.name;
-                report.tokens = input.labels;
-                report.n_layers = info.n_layers;
-                report.n_heads = info.n_heads;
-                if (metrics) report.metrics = compute_model_metrics(trace, metric_context(input, info));
-                if (args->rollout) {
-                    RolloutResult rollout;
-                    rollout.options.fusion = head_fusion_from_name(args->fusion).value_or(HeadFusion::mean);
-                    rollout.options.discard_ratio = args->discard_ratio;
-                    rollout.options.start_layer = args->start_layer;
-                    rollout.options.end_layer =
-                        args->end_layer == -1 ? static_cast<int>(info.n_layers) - 1 : args->end_layer;
-                    rollout.options.disabled_heads = options.disabled_heads;
-                    rollout.matrix = attention_rollout(trace, rollout.options);
-                    report.rollout = std::move(rollout);
-                }
-                if (args->similarity)
-                    report.similarity = head_similarity(trace, {}, progress_on_terminal("similarity"));
-                if (args->importance) {
-                    report.importance =
-                        importance_scan(*model, input, options, progress_on_terminal("importance scan"));
-                }
-
-                const std::string text = csv ? analysis_csv(report) : analysis_json(report);
-                write_file_atomically(args->out, std::as_bytes(std::span<const char>(text.data(), text.size())));
-                std::printf("wrote %s: %lld layers x %lld heads, %lld tokens\n", args->out.c_str(),
-                            static_cast<long long>(info.n_layers), static_cast<long long>(info.n_heads),
-                            static_cast<long long>(input.labels.size()));
-                return 0;
-            }};
+    add_analyze_options(cmd, *args);
+    return {cmd, [args] { return run_analyze(*args); }};
 }
 
 }   // namespace headscope::cli

@@ -14,95 +14,115 @@
 
 namespace headscope::cli {
 
-Command add_render_command(CLI::App& app) {
-    struct Args {
-        ModelArgs model;
-        InputArgs input;
-        RunArgs run;
-        int layer = 0;
-        int head = 0;
-        int query = 0;
-        std::string view = "matrix";
-        std::string colormap = "viridis";
-        std::string scale = "shared";
-        std::string out;
-    };
-    auto args = std::make_shared<Args>();
-    CLI::App* cmd = app.add_subcommand("render", "Draw attention as a PNG: one head's matrix, one head over the "
-                                                 "image, or the grid of every head");
-    add_model_options(cmd, args->model);
-    add_input_options(cmd, args->input);
-    add_run_options(cmd, args->run);
-    cmd->add_option("--layer", args->layer, "Layer L (0-based)")->capture_default_str();
-    cmd->add_option("--head", args->head, "Head H (0-based)")->capture_default_str();
-    cmd->add_option("--view", args->view, "matrix, overlay (image models) or grid")
+namespace {
+
+struct RenderArgs {
+    ModelArgs model;
+    InputArgs input;
+    RunArgs run;
+    int layer = 0;
+    int head = 0;
+    int query = 0;
+    std::string view = "matrix";
+    std::string colormap = "viridis";
+    std::string scale = "shared";
+    std::string out;
+};
+
+void add_render_options(CLI::App* cmd, RenderArgs& args) {
+    add_model_options(cmd, args.model);
+    add_input_options(cmd, args.input);
+    add_run_options(cmd, args.run);
+    cmd->add_option("--layer", args.layer, "Layer L (0-based)")->capture_default_str();
+    cmd->add_option("--head", args.head, "Head H (0-based)")->capture_default_str();
+    cmd->add_option("--view", args.view, "matrix, overlay (image models) or grid")
         ->capture_default_str()
         ->check(CLI::IsMember({"matrix", "overlay", "grid"}));
-    cmd->add_option("--query", args->query, "overlay: the query position whose attention is drawn (0 = [CLS])")
+    cmd->add_option("--query", args.query, "overlay: the query position whose attention is drawn (0 = [CLS])")
         ->capture_default_str();
-    cmd->add_option("--colormap", args->colormap, "viridis, magma, cividis or greys")
+    cmd->add_option("--colormap", args.colormap, "viridis, magma, cividis or greys")
         ->capture_default_str()
         ->check(CLI::IsMember({"viridis", "magma", "cividis", "greys"}));
-    cmd->add_option("--scale", args->scale, "shared (0..1 for every map) or head (the head's own max)")
+    cmd->add_option("--scale", args.scale, "shared (0..1 for every map) or head (the head's own max)")
         ->capture_default_str()
         ->check(CLI::IsMember({"shared", "head"}));
-    cmd->add_option("--out", args->out, "Output .png")->required();
-    return {cmd, [args] {
-                // A PNG under another name would mislead whatever opens it by its extension.
-                const std::string& out = args->out;
-                if (out.size() < 4 || !std::equal(out.end() - 4, out.end(), ".png", [](char a, char b) {
-                        return std::tolower(static_cast<unsigned char>(a)) == b;
-                    })) {
-                    throw Error("--out " + out + ": render writes PNG; expected a file name ending in .png");
-                }
-                const auto model = open_model_from(args->model);
-                const ModelInfo& info = model->info();
-                if (args->layer < 0 || args->layer >= info.n_layers) {
-                    throw Error("--layer " + std::to_string(args->layer) + ": " + info.name + " has layers 0.." +
-                                std::to_string(info.n_layers - 1));
-                }
-                if (args->head < 0 || args->head >= info.n_heads) {
-                    throw Error("--head " + std::to_string(args->head) + ": " + info.name + " has heads 0.." +
-                                std::to_string(info.n_heads - 1));
-                }
-                if (args->view == "overlay" && !info.takes_image) {
-                    throw Error("--view overlay draws attention over an image; " + info.name + " takes text");
-                }
-                const ModelInput input = encode_input(*model, args->input);
-                const ModelTrace trace = model->forward(input, run_options_from(args->run, info));
-                const HeadTrace& head =
-                    trace.layers[static_cast<std::size_t>(args->layer)].heads[static_cast<std::size_t>(args->head)];
+    cmd->add_option("--out", args.out, "Output .png")->required();
+}
 
-                RenderStyle style;
-                style.colormap = colormap_from_name(args->colormap).value_or(Colormap::viridis);
-                if (args->scale == "head") style.scale_max = std::max(head.weights.maxCoeff(), 1e-12f);
-                const std::string where =
-                    info.name + "  layer " + std::to_string(args->layer) + " head " + std::to_string(args->head);
-                std::string role;
-                if (!info.head_roles.empty())
-                    role = info.head_roles[static_cast<std::size_t>(args->layer)][static_cast<std::size_t>(args->head)];
-                const std::string title = role.empty() ? where : where + ": " + role.substr(0, role.find(':'));
+// The layer, head and view against what the model has.
+void check_render_choice(const RenderArgs& args, const ModelInfo& info) {
+    if (args.layer < 0 || args.layer >= info.n_layers) {
+        throw Error("--layer " + std::to_string(args.layer) + ": " + info.name + " has layers 0.." +
+                    std::to_string(info.n_layers - 1));
+    }
+    if (args.head < 0 || args.head >= info.n_heads) {
+        throw Error("--head " + std::to_string(args.head) + ": " + info.name + " has heads 0.." +
+                    std::to_string(info.n_heads - 1));
+    }
+    if (args.view == "overlay" && !info.takes_image) {
+        throw Error("--view overlay draws attention over an image; " + info.name + " takes text");
+    }
+}
 
-                RgbaImage picture;
-                if (args->view == "grid") {
-                    picture = render_grid(trace, info.name + ": every layer x head (each on its own scale)", style);
-                } else if (args->view == "overlay") {
-                    if (args->query < 0 || args->query >= head.weights.rows()) {
-                        throw Error("--query " + std::to_string(args->query) + ": positions are 0.." +
-                                    std::to_string(head.weights.rows() - 1) + " (0 = [CLS])");
-                    }
-                    picture = render_overlay(
-                        input.pixels, head.weights, args->query, input.grid_width, input.grid_height,
-                        input.n_prefix_tokens,
-                        title + "  (query " + input.labels[static_cast<std::size_t>(args->query)] + ")", style);
-                } else {
-                    const Mask* allowed = trace.mask ? &*trace.mask : nullptr;
-                    picture = render_matrix(head.weights, allowed, input.labels, input.labels, title, style);
-                }
-                write_png(args->out, picture);
-                std::printf("wrote %s: %d x %d px\n", args->out.c_str(), picture.width, picture.height);
-                return 0;
-            }};
+// "model  layer L head H", and the head's role when the model names one.
+std::string head_title(const RenderArgs& args, const ModelInfo& info) {
+    const std::string where =
+        info.name + "  layer " + std::to_string(args.layer) + " head " + std::to_string(args.head);
+    std::string role;
+    if (!info.head_roles.empty())
+        role = info.head_roles[static_cast<std::size_t>(args.layer)][static_cast<std::size_t>(args.head)];
+    return role.empty() ? where : where + ": " + role.substr(0, role.find(':'));
+}
+
+int run_render(const RenderArgs& args) {
+    // A PNG under another name would mislead whatever opens it by its extension.
+    const std::string& out = args.out;
+    if (out.size() < 4 || !std::equal(out.end() - 4, out.end(), ".png", [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == b;
+        })) {
+        throw Error("--out " + out + ": render writes PNG; expected a file name ending in .png");
+    }
+    const auto model = open_model_from(args.model);
+    const ModelInfo& info = model->info();
+    check_render_choice(args, info);
+    const ModelInput input = encode_input(*model, args.input);
+    const ModelTrace trace = model->forward(input, run_options_from(args.run, info));
+    const HeadTrace& head =
+        trace.layers[static_cast<std::size_t>(args.layer)].heads[static_cast<std::size_t>(args.head)];
+
+    RenderStyle style;
+    style.colormap = colormap_from_name(args.colormap).value_or(Colormap::viridis);
+    if (args.scale == "head") style.scale_max = std::max(head.weights.maxCoeff(), 1e-12f);
+    const std::string title = head_title(args, info);
+
+    RgbaImage picture;
+    if (args.view == "grid") {
+        picture = render_grid(trace, info.name + ": every layer x head (each on its own scale)", style);
+    } else if (args.view == "overlay") {
+        if (args.query < 0 || args.query >= head.weights.rows()) {
+            throw Error("--query " + std::to_string(args.query) + ": positions are 0.." +
+                        std::to_string(head.weights.rows() - 1) + " (0 = [CLS])");
+        }
+        picture = render_overlay(input.pixels, head.weights, args.query, input.grid_width, input.grid_height,
+                                 input.n_prefix_tokens,
+                                 title + "  (query " + input.labels[static_cast<std::size_t>(args.query)] + ")", style);
+    } else {
+        const Mask* allowed = trace.mask ? &*trace.mask : nullptr;
+        picture = render_matrix(head.weights, allowed, input.labels, input.labels, title, style);
+    }
+    write_png(args.out, picture);
+    std::printf("wrote %s: %d x %d px\n", args.out.c_str(), picture.width, picture.height);
+    return 0;
+}
+
+}   // namespace
+
+Command add_render_command(CLI::App& app) {
+    auto args = std::make_shared<RenderArgs>();
+    CLI::App* cmd = app.add_subcommand("render", "Draw attention as a PNG: one head's matrix, one head over the "
+                                                 "image, or the grid of every head");
+    add_render_options(cmd, *args);
+    return {cmd, [args] { return run_render(*args); }};
 }
 
 }   // namespace headscope::cli

@@ -53,26 +53,13 @@ void warn_non_finite_weights(const Warn& warn, const std::string& path, const At
     }
 }
 
-}   // namespace
-
-MhaResult run_mha_layer(const MhaArgs& args, const Warn& warn, double max_output_values) {
-    const SafetensorsFile weights_file = SafetensorsFile::open(args.weights_path);
-    const AttentionWeights weights = load_attention_weights(weights_file, args.n_heads).weights;
-    const Eigen::Index H = weights.n_heads;
+// --kv: the keys' and values' sequences [B, Tk, Ek] (or one shared by the batch), checked
+// against the weights and the input's batch size B. Without --kv (self-attention, an
+// empty batch returned), k_proj and v_proj must take the input's width E.
+SequenceBatch read_kv_batch(const MhaArgs& args, const AttentionWeights& weights, Eigen::Index B) {
     const Eigen::Index E = weights.model_width();
-    const Eigen::Index D = weights.inner_width();
     const Eigen::Index Ek = weights.key_width();
     const Eigen::Index Ev = weights.value_width();
-
-    const SafetensorsFile input_file = SafetensorsFile::open(args.input_path);
-    const SequenceBatch x = read_sequence_batch(input_file, "x", "[B, Tq, E]");
-    const Eigen::Index B = x.n_batch;
-    const Eigen::Index Tq = x.items[0].rows();
-    if (x.items[0].cols() != E) {
-        throw Error(args.input_path + ": tensor 'x': expected width E = " + std::to_string(E) + " (from " +
-                    args.weights_path + "), got shape " + shape_to_string(input_file.get("x").shape));
-    }
-
     SequenceBatch kv;
     if (!args.kv_path.empty()) {
         if (Ek != Ev) {
@@ -94,6 +81,28 @@ MhaResult run_mha_layer(const MhaArgs& args, const Warn& warn, double max_output
                     " but self-attention feeds them the input of width E = " + std::to_string(E) +
                     "; pass --kv for cross-attention");
     }
+    return kv;
+}
+
+}   // namespace
+
+MhaResult run_mha_layer(const MhaArgs& args, const Warn& warn, double max_output_values) {
+    const SafetensorsFile weights_file = SafetensorsFile::open(args.weights_path);
+    const AttentionWeights weights = load_attention_weights(weights_file, args.n_heads).weights;
+    const Eigen::Index H = weights.n_heads;
+    const Eigen::Index E = weights.model_width();
+    const Eigen::Index D = weights.inner_width();
+
+    const SafetensorsFile input_file = SafetensorsFile::open(args.input_path);
+    const SequenceBatch x = read_sequence_batch(input_file, "x", "[B, Tq, E]");
+    const Eigen::Index B = x.n_batch;
+    const Eigen::Index Tq = x.items[0].rows();
+    if (x.items[0].cols() != E) {
+        throw Error(args.input_path + ": tensor 'x': expected width E = " + std::to_string(E) + " (from " +
+                    args.weights_path + "), got shape " + shape_to_string(input_file.get("x").shape));
+    }
+
+    const SequenceBatch kv = read_kv_batch(args, weights, B);
     const auto kv_item = [&](Eigen::Index b) -> const Matrix& {
         if (args.kv_path.empty()) return x.items[static_cast<std::size_t>(b)];
         return kv.items[kv.shared ? 0 : static_cast<std::size_t>(b)];

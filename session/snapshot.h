@@ -56,8 +56,16 @@ struct Snapshot {
     // Head (layer, head)'s attention map [T, T]. Views ask for a map here, not in the
     // trace: a snapshot of a long input may then compute a map when it is shown instead
     // of holding all L x H of them.
-    const Matrix& head_map(int layer, int head) const {
-        return trace.layers[static_cast<std::size_t>(layer)].heads[static_cast<std::size_t>(head)].weights;
+    const Matrix& head_map(int layer, int head) const { return head_trace(layer, head).weights; }
+    // Its scores before the softmax [T, T], when the run kept that layer's stages; else null.
+    const Matrix* head_scores(int layer, int head) const {
+        const Matrix& scores = head_trace(layer, head).scores;
+        return scores.size() == 0 ? nullptr : &scores;
+    }
+
+private:
+    const HeadTrace& head_trace(int layer, int head) const {
+        return trace.layers[static_cast<std::size_t>(layer)].heads[static_cast<std::size_t>(head)];
     }
 };
 

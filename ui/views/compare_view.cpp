@@ -33,10 +33,10 @@ struct CompareView::Sides {
 namespace {
 
 // The heads of one layer averaged: what the layer as a whole attends to.
-Matrix layer_mean(const AttentionTrace& layer) {
-    Matrix mean = Matrix::Zero(layer.heads.front().weights.rows(), layer.heads.front().weights.cols());
-    for (const HeadTrace& head : layer.heads) mean += head.weights;
-    return mean / static_cast<float>(layer.heads.size());
+Matrix layer_mean(const session::Snapshot& shown, int layer) {
+    Matrix mean = Matrix::Zero(shown.head_map(layer, 0).rows(), shown.head_map(layer, 0).cols());
+    for (int h = 0; h < static_cast<int>(shown.info.n_heads); ++h) mean += shown.head_map(layer, h);
+    return mean / static_cast<float>(shown.info.n_heads);
 }
 
 const Matrix& head_of(const ModelTrace& trace, int l, int h) {
@@ -117,7 +117,7 @@ void CompareView::draw(ViewContext& context) {
     state.compare_layer = std::clamp(state.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
     state.compare_head = std::clamp(state.compare_head, 0, static_cast<int>(info.n_heads) - 1);
     Sides sides;
-    sides.a = &head_of(shown.trace, state.layer, state.head);
+    sides.a = &shown.head_map(state.layer, state.head);
     // Each side's mask, so that masked cells are grey, not drawn as weight 0: A's is the
     // shown run's; B's that of the run it comes from.
     sides.mask_a = context.mask();
@@ -153,7 +153,7 @@ void CompareView::choose_two_heads(ViewContext& context, Sides& sides) {
                          ImGuiSliderFlags_AlwaysClamp)) {
         state.compare_b_chosen = true;
     }
-    sides.b = &head_of(context.shown().trace, state.compare_layer, state.compare_head);
+    sides.b = &context.shown().head_map(state.compare_layer, state.compare_head);
     sides.b_title = numbered("head ", state.compare_layer, state.compare_head);
 }
 
@@ -177,8 +177,8 @@ void CompareView::choose_two_layers(ViewContext& context, Sides& sides) {
     if (const std::string means_key =
             std::to_string(shown.generation) + numbered(" ", state.layer, state.compare_layer);
         means_key != layer_means_key_) {
-        layer_mean_a_ = layer_mean(shown.trace.layers[static_cast<std::size_t>(state.layer)]);
-        layer_mean_b_ = layer_mean(shown.trace.layers[static_cast<std::size_t>(state.compare_layer)]);
+        layer_mean_a_ = layer_mean(shown, state.layer);
+        layer_mean_b_ = layer_mean(shown, state.compare_layer);
         layer_means_key_ = means_key;
     }
     sides.a = &layer_mean_a_;

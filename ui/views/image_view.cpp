@@ -86,7 +86,7 @@ void ImageView::draw(ViewContext& context) {
     const int grid_h = input.grid_height;
     const int prefix = input.n_prefix_tokens;
     const int query = state.query >= 0 ? state.query : 0;
-    const auto& heads = shown.trace.layers[static_cast<std::size_t>(state.layer)].heads;
+    const auto n_heads = static_cast<int>(shown.info.n_heads);
     const auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
 
     const int mode = draw_map_options(shown, state);
@@ -98,10 +98,10 @@ void ImageView::draw(ViewContext& context) {
     Matrix map = Matrix::Zero(grid_h, grid_w);
     int counted = 0;
     std::string averaged;   // which heads the map holds: part of its texture's key
-    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+    for (int h = 0; h < n_heads; ++h) {
         if (mode == 0 ? h != state.head : static_cast<bool>(hidden[static_cast<std::size_t>(h)])) continue;
         averaged += numbered(",", h);
-        const Matrix& w = heads[static_cast<std::size_t>(h)].weights;
+        const Matrix& w = shown.head_map(state.layer, h);
         for (int n = 0; n < grid_w * grid_h; ++n) {
             map(n / grid_w, n % grid_w) += state.show_column ? w(prefix + n, query) : w(query, prefix + n);
         }
@@ -166,15 +166,14 @@ void ImageView::draw_cls_of_every_head(ViewContext& context) {
     const int grid_w = input.grid_width;
     const int grid_h = input.grid_height;
     const int prefix = input.n_prefix_tokens;
-    const auto& heads = shown.trace.layers[static_cast<std::size_t>(state.layer)].heads;
     ImDrawList* draw = ImGui::GetWindowDrawList();
     ImGui::BeginGroup();
     if (ImGui::Button("[CLS]")) state.query = 0;
     ImGui::TextUnformatted("[CLS] of every head:");
-    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+    for (int h = 0; h < static_cast<int>(shown.info.n_heads); ++h) {
         Matrix cls(grid_h, grid_w);
-        for (int n = 0; n < grid_w * grid_h; ++n)
-            cls(n / grid_w, n % grid_w) = heads[static_cast<std::size_t>(h)].weights(0, prefix + n);
+        const Matrix& w = shown.head_map(state.layer, h);
+        for (int n = 0; n < grid_w * grid_h; ++n) cls(n / grid_w, n % grid_w) = w(0, prefix + n);
         const float cls_max = std::max(cls.maxCoeff(), 1e-12f);
         const HeatmapTexture& t = context.textures().get(
             numbered("cls", state.layer, h), [&] { return heatmap_mip_levels(cls, nullptr, state.colormap, cls_max); });

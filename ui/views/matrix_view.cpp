@@ -22,7 +22,7 @@ void MatrixView::draw(ViewContext& context) {
     session::AppState& state = context.state();
     const int layer = state.layer;
     const int head = state.head;
-    const HeadTrace& trace = shown.trace.layers[static_cast<std::size_t>(layer)].heads[static_cast<std::size_t>(head)];
+    const Matrix& weights = shown.head_map(layer, head);
     ImGui::Text("Head %d.%d%s", layer, head,
                 state.disabled_heads[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)]
                     ? "  (disabled: zero context)"
@@ -31,7 +31,7 @@ void MatrixView::draw(ViewContext& context) {
         ImGui::TextWrapped("%s", caption.text.c_str());
     }
     colour_legend(state.colormap, "0", state.scale == HeatScale::per_head ? "head max" : "1", true,
-                  !std::isfinite(trace.weights.sum()));
+                  !std::isfinite(weights.sum()));
     ImGui::Checkbox("Edit mask", &state.editing_mask);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click or drag over cells to forbid / allow query -> key pairs");
     ImGui::SameLine();
@@ -44,21 +44,21 @@ void MatrixView::draw(ViewContext& context) {
     const ImVec2 available = ImGui::GetContentRegionAvail();
     const HeatmapLabels labels{shown.input.labels, shown.input.labels};
     const ImVec2 before = ImGui::GetCursorScreenPos();
-    const int clicked = draw_heatmap("matrix", trace, context.mask(),
-                                     context.weights_texture(numbered("w", layer, head), trace.weights), labels,
+    const int clicked = draw_heatmap("matrix", weights, shown.head_scores(layer, head), context.mask(),
+                                     context.weights_texture(numbered("w", layer, head), weights), labels,
                                      std::min(available.x, available.y), state.editing_mask ? -1 : state.query);
     if (state.editing_mask) {
         // The cell under the mouse while a button is held: left forbids, right allows.
         const ImGuiIO& io = ImGui::GetIO();
-        const HeatmapGeometry g = heatmap_geometry(trace, labels, std::min(available.x, available.y), before);
+        const HeatmapGeometry g = heatmap_geometry(weights, labels, std::min(available.x, available.y), before);
         const bool inside = io.MousePos.x >= g.min.x && io.MousePos.y >= g.min.y &&
-                            io.MousePos.x < g.min.x + g.cell * static_cast<float>(trace.weights.cols()) &&
-                            io.MousePos.y < g.min.y + g.cell * static_cast<float>(trace.weights.rows()) &&
+                            io.MousePos.x < g.min.x + g.cell * static_cast<float>(weights.cols()) &&
+                            io.MousePos.y < g.min.y + g.cell * static_cast<float>(weights.rows()) &&
                             // The map's own button is the active item while a mouse button
                             // is held on it: hovering counts through it, or no drag would.
                             ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);
-        const int j = cell_under(io.MousePos.x, g.min.x, g.cell, static_cast<int>(trace.weights.cols()));
-        const int i = cell_under(io.MousePos.y, g.min.y, g.cell, static_cast<int>(trace.weights.rows()));
+        const int j = cell_under(io.MousePos.x, g.min.x, g.cell, static_cast<int>(weights.cols()));
+        const int i = cell_under(io.MousePos.y, g.min.y, g.cell, static_cast<int>(weights.rows()));
         if (inside && ImGui::IsMouseDown(ImGuiMouseButton_Left)) set_forbidden(state, i, j, true);
         if (inside && ImGui::IsMouseDown(ImGuiMouseButton_Right)) set_forbidden(state, i, j, false);
     } else if (clicked >= 0) {

@@ -98,8 +98,7 @@ void draw_name_on_thumbnail(const std::string& name, float side) {
 // One head's thumbnail: click to select it; framed in its value's colour when `colour`.
 void draw_grid_head(ViewContext& context, const GridValues& values, bool colour, int l, int h, float side) {
     session::AppState& state = context.state();
-    const Matrix& w =
-        context.shown().trace.layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
+    const Matrix& w = context.shown().head_map(l, h);
     // The max only when the texture is built: 144 maxima of T x T every frame cost more than the frame.
     const HeatmapTexture& t = context.textures().get(numbered("grid", l, h), [&] {
         return heatmap_mip_levels(w, context.mask(), state.colormap, std::max(w.maxCoeff(), 1e-12f));

@@ -33,10 +33,10 @@ void TokensView::draw(ViewContext& context) {
     session::AppState& state = context.state();
     const auto& labels = shown.input.labels;
     const auto T = static_cast<int>(labels.size());
-    const auto& heads = shown.trace.layers[static_cast<std::size_t>(state.layer)].heads;
+    const auto n_heads = static_cast<int>(shown.info.n_heads);
     const auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
     ImGui::Text("Layer %d: lines from each query (left) to the keys it attends (right); opacity = weight", state.layer);
-    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+    for (int h = 0; h < n_heads; ++h) {
         if (hidden[static_cast<std::size_t>(h)]) continue;
         ImGui::SameLine();
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(head_colours[h % 8]), "head %d", h);
@@ -60,9 +60,9 @@ void TokensView::draw(ViewContext& context) {
     }
     // Hovering (or pinning) a query shows only its lines.
     const int focus = hovered >= 0 ? hovered : state.query;
-    for (int h = 0; h < static_cast<int>(heads.size()); ++h) {
+    for (int h = 0; h < n_heads; ++h) {
         if (hidden[static_cast<std::size_t>(h)]) continue;
-        const Matrix& w = heads[static_cast<std::size_t>(h)].weights;
+        const Matrix& w = shown.head_map(state.layer, h);
         const ImU32 base = head_colours[h % 8] & 0x00FFFFFFu;
         for (int i = 0; i < T; ++i) {
             if (focus >= 0 && i != focus) continue;

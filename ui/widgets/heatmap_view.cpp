@@ -35,26 +35,26 @@ float widest(const std::vector<std::string>& labels) {
 
 }   // namespace
 
-HeatmapGeometry heatmap_geometry(const HeadTrace& head, const HeatmapLabels& labels, float max_side, ImVec2 origin) {
+HeatmapGeometry heatmap_geometry(const Matrix& weights, const HeatmapLabels& labels, float max_side, ImVec2 origin) {
     const float line = ImGui::GetTextLineHeight();
     const float left = std::min(widest(labels.queries), 160.0f) + 8.0f;
     const float top = std::min(widest(labels.keys), 160.0f) * 0.75f + line + 4.0f;
-    const auto Tq = static_cast<float>(head.weights.rows());
-    const auto Tk = static_cast<float>(head.weights.cols());
+    const auto Tq = static_cast<float>(weights.rows());
+    const auto Tk = static_cast<float>(weights.cols());
     // Whole pixels per cell while cells are big; below that, fractions, so long inputs fit.
     const float fit = std::min((max_side - left) / Tk, (max_side - top) / Tq);
     const float cell = fit >= 4.0f ? std::floor(fit) : std::max(fit, 0.5f);
     return {ImVec2(origin.x + left, origin.y + top), cell};
 }
 
-int draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, const HeatmapTexture& texture,
-                 const HeatmapLabels& labels, float max_side, int pinned_row) {
+int draw_heatmap(const char* id, const Matrix& weights, const Matrix* scores, const Mask* allowed,
+                 const HeatmapTexture& texture, const HeatmapLabels& labels, float max_side, int pinned_row) {
     ImGui::PushID(id);
-    const auto Tq = static_cast<int>(head.weights.rows());
-    const auto Tk = static_cast<int>(head.weights.cols());
+    const auto Tq = static_cast<int>(weights.rows());
+    const auto Tk = static_cast<int>(weights.cols());
     const float line = ImGui::GetTextLineHeight();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const HeatmapGeometry geometry = heatmap_geometry(head, labels, max_side, origin);
+    const HeatmapGeometry geometry = heatmap_geometry(weights, labels, max_side, origin);
     const float cell = geometry.cell;
     const ImVec2 map_min = geometry.min;
     const ImVec2 map_max(map_min.x + cell * static_cast<float>(Tk), map_min.y + cell * static_cast<float>(Tq));
@@ -101,10 +101,9 @@ int draw_heatmap(const char* id, const HeadTrace& head, const Mask* allowed, con
         if (masked) {
             ImGui::TextUnformatted("masked (not allowed): weight 0");
         } else {
-            ImGui::Text("weight %.4f", static_cast<double>(head.weights(i, j)));
+            ImGui::Text("weight %.4f", static_cast<double>(weights(i, j)));
         }
-        if (head.scores.size() != 0)
-            ImGui::Text("score  %.4f  (q.k / sqrt(Dh))", static_cast<double>(head.scores(i, j)));
+        if (scores != nullptr) ImGui::Text("score  %.4f  (q.k / sqrt(Dh))", static_cast<double>((*scores)(i, j)));
         ImGui::EndTooltip();
     }
     ImGui::SetCursorScreenPos(ImVec2(origin.x, map_max.y + 4.0f));

@@ -3,7 +3,7 @@
 #include "core/base/error.h"
 #include "core/models/assets.h"
 #include "core/models/hf/bert.h"
-#include "core/models/hf/config.h"
+#include "core/models/hf/config_fields.h"
 #include "core/models/hf/gpt2.h"
 #include "core/models/hf/vit.h"
 
@@ -81,7 +81,7 @@ private:
 };
 
 std::unique_ptr<Model> open_checkpoint_folder(const std::string& path, const LoadControl& control) {
-    const std::string model_type = read_hf_model_type(path);
+    const std::string model_type = read_hf_model_type(path, {"vit", "deit", "gpt2", "bert"});
     if (model_type == "vit" || model_type == "deit") return load_hf_vit(path, control);
     if (model_type == "gpt2") return load_hf_gpt2(path, control);
     if (model_type == "bert") return load_hf_bert(path, control);

@@ -1,8 +1,9 @@
 // Feeds: a Hugging Face checkpoint folder, loaded through open_model as the app opens one
-// (hf_config's config.json and preprocessor_config.json readers, HfWeights, the
-// GPT-2 / BERT / ViT / DeiT loaders and their weight-shape checks). Byte 0 picks the
-// base: 0 = nothing (every file from the input), else one of tests/checkpoints' valid
-// tiny folders, whose files are linked in first. Byte 1 picks what runs after a load.
+// (the families' config.json readers, the image processor's preprocessor_config.json
+// reader, HfWeights, the GPT-2 / BERT / ViT / DeiT loaders and their weight-shape
+// checks). Byte 0 picks the base: 0 = nothing (every file from the input), else one of
+// tests/checkpoints' valid tiny folders, whose files are linked in first. Byte 1 picks
+// what runs after a load.
 // The rest is cut at "\n--8<--\n" into config.json, model.safetensors,
 // preprocessor_config.json, tokenizer_config.json and model.safetensors.index.json (the
 // sharded base's shard list); a missing or empty part keeps the base's file (or writes

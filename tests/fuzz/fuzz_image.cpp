@@ -10,7 +10,7 @@
 // [N, 3 * P * P] holding the pixels; and the model's maps are finite, rows summing to 1.
 
 #include "core/image/image.h"
-#include "core/models/hf/config.h"
+#include "core/models/hf/image_processor.h"
 #include "core/models/model_registry.h"
 #include "core/models/toy/toy_models.h"
 #include "fuzz_model.h"

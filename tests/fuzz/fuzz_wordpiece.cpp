@@ -7,7 +7,7 @@
 // the vocabulary and labelled by its own token, byte spans inside their own text and in
 // order, and decode() of the ids not throwing.
 
-#include "core/models/hf/config.h"
+#include "core/models/hf/bert.h"
 #include "core/text/wordpiece_tokenizer.h"
 #include "fuzz_support.h"
 

@@ -1,8 +1,8 @@
 #include "core/models/hf/bert.h"
 
-#include "core/models/hf/tensors.h"
-
 #include "core/base/error.h"
+#include "core/models/hf/config_fields.h"
+#include "core/models/hf/tensors.h"
 
 #include <cmath>
 #include <filesystem>
@@ -13,6 +13,7 @@ namespace headscope {
 namespace {
 
 namespace fs = std::filesystem;
+using json = nlohmann::json;
 
 constexpr std::string_view sep_text = "[SEP]";
 
@@ -95,7 +96,106 @@ void bind_tensors(Weights& w, const HfBertConfig& c, Binder& b) {
     }
 }
 
+// Which head: config.json's architectures when given (its tensors must then be there),
+// otherwise whatever head the file holds.
+HfBertHead head_of(const HfBertConfig& c, const HfTensorTable& table) {
+    if (c.architecture == "BertForMaskedLM" || c.architecture == "BertForPreTraining") return HfBertHead::masked_lm;
+    if (c.architecture == "BertForSequenceClassification") return HfBertHead::classifier;
+    if (c.architecture.empty()) {
+        if (table.has("cls.predictions.transform.dense.weight") || table.has("cls.predictions.bias")) {
+            return HfBertHead::masked_lm;
+        }
+        if (table.has("classifier.weight")) return HfBertHead::classifier;
+    }
+    return HfBertHead::none;
+}
+
+// The masked-LM decoder bias stored under its tied name too: taken, and equal to
+// cls.predictions.bias when both are stored.
+void take_decoder_bias_alias(HfBertWeights& w, HfTensorTable& table, Eigen::Index V, const std::string& folder) {
+    if (!table.has(decoder_bias_alias)) return;
+    const Vector bias = table.vector(decoder_bias_alias, V, "config.json: vocab_size = " + std::to_string(V));
+    if (w.decoder_bias.size() != 0 && bias != w.decoder_bias) {
+        throw Error(folder + ": tensors 'cls.predictions.bias' and '" + decoder_bias_alias +
+                    "' differ, but transformers ties them (one is the other)");
+    }
+    w.decoder_bias = bias;
+}
+
+// The "head" setting `info` shows.
+std::string head_text(const HfBertWeights& w, bool decoder_is_embeddings, bool next_sentence, std::size_t n_labels) {
+    if (w.head == HfBertHead::masked_lm) {
+        std::string text = "masked LM (cls.predictions), decoder ";
+        text += w.decoder.size() != 0   ? "cls.predictions.decoder.weight"
+                : decoder_is_embeddings ? "tied to word_embeddings (cls.predictions.decoder.weight equals it)"
+                                        : "tied to word_embeddings";
+        if (next_sentence) text += "; next-sentence head cls.seq_relationship loaded, not run";
+        return text;
+    }
+    if (w.head == HfBertHead::classifier) {
+        return "sequence classifier (pooler + classifier, " + std::to_string(n_labels) + " labels)";
+    }
+    return "none";
+}
+
 }   // namespace
+
+HfBertConfig read_hf_bert_config(const std::string& config_path) {
+    const json config = read_hf_json_file(config_path);
+    const HfFields f(config, config_path);
+    HfBertConfig c;
+    const std::string model_type = f.string("model_type", "");
+    if (model_type != "bert") f.fail("model_type", "expected 'bert', got " + hf_quoted(model_type));
+    c.architecture = read_hf_architecture(
+        f, "bert", {"BertModel", "BertForMaskedLM", "BertForPreTraining", "BertForSequenceClassification"});
+    c.vocab_size = f.integer("vocab_size", c.vocab_size, 1, 1 << 24);
+    c.hidden_size = f.integer("hidden_size", c.hidden_size, 1, 65536);
+    c.num_hidden_layers = f.integer("num_hidden_layers", c.num_hidden_layers, 1, 1024);
+    c.num_attention_heads = f.integer("num_attention_heads", c.num_attention_heads, 1, 65536);
+    c.intermediate_size = f.integer("intermediate_size", c.intermediate_size, 1, 1 << 20);
+    c.hidden_act = f.string("hidden_act", c.hidden_act);
+    c.activation = read_hf_activation(f, c.hidden_act);
+    c.max_position_embeddings = f.integer("max_position_embeddings", c.max_position_embeddings, 1, 1 << 20);
+    c.type_vocab_size = f.integer("type_vocab_size", c.type_vocab_size, 1, 1 << 20);
+    c.layer_norm_eps = read_hf_epsilon(f, "layer_norm_eps", c.layer_norm_eps);
+    const std::string positions = f.string("position_embedding_type", "absolute");
+    if (positions != "absolute") {
+        f.fail("position_embedding_type", hf_quoted(positions) + " is not supported (only 'absolute': learned "
+                                                                 "position embeddings added to the input)");
+    }
+    if (f.boolean("is_decoder", false)) {
+        f.fail("is_decoder", "true is not supported (BERT is read as an encoder: no causal decoder, no cache)");
+    }
+    if (f.boolean("add_cross_attention", false)) {
+        f.fail("add_cross_attention", "true is not supported (no encoder-decoder cross-attention)");
+    }
+    c.id2label = read_hf_labels(f);
+    check_hf_head_split(config_path, c.hidden_size, "hidden_size", c.num_attention_heads, "num_attention_heads");
+    return c;
+}
+
+WordPieceOptions read_hf_bert_tokenizer_config(const std::string& path) {
+    WordPieceOptions options;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return options;
+    const json config = read_hf_json_file(path);
+    const HfFields f(config, path);
+    const std::string tokenizer_class = f.string("tokenizer_class", "BertTokenizer");
+    if (tokenizer_class != "BertTokenizer" && tokenizer_class != "BertTokenizerFast") {
+        f.fail("tokenizer_class", hf_quoted(tokenizer_class) + " is not supported (supported: BertTokenizer, "
+                                                               "BertTokenizerFast)");
+    }
+    if (!f.boolean("do_basic_tokenize", true)) {
+        f.fail("do_basic_tokenize", "false is not supported (text is always split on spaces and punctuation first)");
+    }
+    options.do_lower_case = f.boolean("do_lower_case", options.do_lower_case);
+    if (const json* strip = f.find("strip_accents")) {
+        if (!strip->is_boolean()) f.fail("strip_accents", "true, false or null", *strip);
+        options.strip_accents = strip->get<bool>();
+    }
+    options.tokenize_chinese_chars = f.boolean("tokenize_chinese_chars", options.tokenize_chinese_chars);
+    return options;
+}
 
 HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) {
     const fs::path dir(folder);
@@ -105,28 +205,8 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
     const HfWeights stored = HfWeights::open(folder);
     mapped_ = HfMappedFiles(stored);
     HfTensorTable table(stored, "bert.", folder, control);
-
-    const Eigen::Index E = c.hidden_size;
-    const Eigen::Index I = c.intermediate_size;
-    const Eigen::Index V = c.vocab_size;
-    const std::string e_why = "config.json: hidden_size = " + std::to_string(E);
-    const std::string i_why = e_why + ", intermediate_size = " + std::to_string(I);
-    const std::string v_why = "config.json: vocab_size = " + std::to_string(V) + ", hidden_size = " + std::to_string(E);
-
-    // Which head: config.json's architectures when given (its tensors must then be
-    // there), otherwise whatever head the file holds.
     HfBertWeights& w = weights_;
-    if (c.architecture == "BertForMaskedLM" || c.architecture == "BertForPreTraining") {
-        w.head = HfBertHead::masked_lm;
-    } else if (c.architecture == "BertForSequenceClassification") {
-        w.head = HfBertHead::classifier;
-    } else if (c.architecture.empty()) {
-        if (table.has("cls.predictions.transform.dense.weight") || table.has("cls.predictions.bias")) {
-            w.head = HfBertHead::masked_lm;
-        } else if (table.has("classifier.weight")) {
-            w.head = HfBertHead::classifier;
-        }
-    }
+    w.head = head_of(c, table);
 
     // BERT's block: post-LN, sequential; every norm the config's epsilon.
     w.stack = layer_norm_stack({NormPlacement::post, Residual::sequential}, c.num_hidden_layers, c.num_attention_heads,
@@ -139,73 +219,67 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
     // A stored copy of the word embeddings (the tied decoder) is one parameter set, not two.
     const bool decoder_is_embeddings = w.decoder.size() != 0 && w.decoder == w.word_embeddings;
     if (decoder_is_embeddings) w.decoder = WeightMatrix();
-    if (w.head == HfBertHead::masked_lm && table.has(decoder_bias_alias)) {
-        const Vector bias = table.vector(decoder_bias_alias, V, "config.json: vocab_size = " + std::to_string(V));
-        if (w.decoder_bias.size() != 0 && bias != w.decoder_bias) {
-            throw Error(folder + ": tensors 'cls.predictions.bias' and '" + decoder_bias_alias +
-                        "' differ, but transformers ties them (one is the other)");
-        }
-        w.decoder_bias = bias;
-    }
+    if (w.head == HfBertHead::masked_lm) take_decoder_bias_alias(w, table, c.vocab_size, folder);
     const bool next_sentence = w.seq_relationship.weight.size() != 0;
-    const auto n_labels = static_cast<Eigen::Index>(c.id2label.size());
     if (w.head == HfBertHead::classifier) id2label_ = c.id2label;
 
     const std::string architecture = architecture_name(c, w.head, next_sentence);
     table.check_all_taken({"embeddings.position_ids", "embeddings.token_type_ids"}, architecture);
+    const std::string tokenizer_files = read_tokenizer(folder);
+    describe(folder, architecture, head_text(w, decoder_is_embeddings, next_sentence, c.id2label.size()),
+             tokenizer_files, table, stored);
+}
 
+std::string HfBertModel::read_tokenizer(const std::string& folder) {
     // The tokenizer, when the folder has vocab.txt (--tokens needs none). A
     // tokenizer_config.json asking for what WordPiece here does not do refuses --text
     // only; its vocabulary still names the tokens.
-    std::string tokenizer_files = "none";
+    const fs::path dir(folder);
     std::error_code ec;
-    if (fs::exists(dir / "vocab.txt", ec)) {
-        WordPieceOptions options;
-        try {
-            options = read_hf_bert_tokenizer_config((dir / "tokenizer_config.json").string());
-        } catch (const Error& e) {
-            text_refusal_ = e.what();
-        }
-        tokenizer_ = WordPieceTokenizer::from_file((dir / "vocab.txt").string(), options);
-        tokenizer_files =
-            fs::exists(dir / "tokenizer_config.json", ec) ? "vocab.txt + tokenizer_config.json" : "vocab.txt";
-        if (text_refusal_.empty()) {
-            tokenizer_files += std::string(" (WordPiece, ") + (options.do_lower_case ? "lower-cased" : "cased") + ")";
-        } else {
-            tokenizer_files += " (labels only: --text refused)";
-        }
-    } else {
+    if (!fs::exists(dir / "vocab.txt", ec)) {
         text_refusal_ = folder + ": no vocab.txt (BERT's WordPiece vocabulary), so it takes --tokens, not --text";
+        return "none";
     }
-
-    std::string head_text = "none";
-    if (w.head == HfBertHead::masked_lm) {
-        head_text = "masked LM (cls.predictions), decoder ";
-        head_text += w.decoder.size() != 0   ? "cls.predictions.decoder.weight"
-                     : decoder_is_embeddings ? "tied to word_embeddings (cls.predictions.decoder.weight equals it)"
-                                             : "tied to word_embeddings";
-        if (next_sentence) head_text += "; next-sentence head cls.seq_relationship loaded, not run";
-    } else if (w.head == HfBertHead::classifier) {
-        head_text = "sequence classifier (pooler + classifier, " + std::to_string(n_labels) + " labels)";
+    WordPieceOptions options;
+    try {
+        options = read_hf_bert_tokenizer_config((dir / "tokenizer_config.json").string());
+    } catch (const Error& e) {
+        text_refusal_ = e.what();
     }
+    tokenizer_ = WordPieceTokenizer::from_file((dir / "vocab.txt").string(), options);
+    std::string tokenizer_files =
+        fs::exists(dir / "tokenizer_config.json", ec) ? "vocab.txt + tokenizer_config.json" : "vocab.txt";
+    if (text_refusal_.empty()) {
+        tokenizer_files += std::string(" (WordPiece, ") + (options.do_lower_case ? "lower-cased" : "cased") + ")";
+    } else {
+        tokenizer_files += " (labels only: --text refused)";
+    }
+    return tokenizer_files;
+}
 
+void HfBertModel::describe(const std::string& folder, const std::string& architecture, const std::string& head,
+                           const std::string& tokenizer_files, const HfTensorTable& table, const HfWeights& stored) {
+    const HfBertConfig& c = config_;
+    const Eigen::Index E = c.hidden_size;
+    const Eigen::Index V = c.vocab_size;
+    const bool classifier = weights_.head == HfBertHead::classifier;
     info_.name = folder;
     info_.description = "Hugging Face " + architecture + " (bert: E=" + std::to_string(E) +
                         " H=" + std::to_string(c.num_attention_heads) + " L=" + std::to_string(c.num_hidden_layers) +
                         ", V=" + std::to_string(V) + ", " + std::to_string(c.max_position_embeddings) + " positions" +
-                        (w.head == HfBertHead::classifier ? ", " + std::to_string(n_labels) + " labels" : "") + ")";
+                        (classifier ? ", " + std::to_string(c.id2label.size()) + " labels" : "") + ")";
     info_.n_layers = c.num_hidden_layers;
     info_.n_heads = c.num_attention_heads;
     info_.width = E;
     info_.head_width = E / c.num_attention_heads;
-    info_.mlp_width = I;
+    info_.mlp_width = c.intermediate_size;
     info_.max_tokens = c.max_position_embeddings;
     info_.takes_text = true;
     info_.reads_ids_only = !text_refusal_.empty();
     info_.causal = false;
-    info_.classifier = w.head == HfBertHead::classifier;
+    info_.classifier = classifier;
     ParameterCounter counter;
-    bind_tensors(w, c, counter);
+    bind_tensors(weights_, c, counter);
     info_.n_parameters = counter.count();
     info_.warnings = table.warnings();
     info_.settings = {
@@ -216,7 +290,7 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
         {"vocab_size", std::to_string(V)},
         {"max_position_embeddings", std::to_string(c.max_position_embeddings)},
         {"type_vocab_size", std::to_string(c.type_vocab_size)},
-        {"head", head_text},
+        {"head", head},
         {"tokenizer", tokenizer_files},
         {"weights", stored.description()},
     };

@@ -25,9 +25,9 @@
 // text contains "[SEP]", the sentence pair "[CLS] A [SEP] B [SEP]" split at the first one.
 
 #include "core/base/load_control.h"
-#include "core/models/hf/config.h"
 #include "core/models/hf/tensors.h"
 #include "core/models/model.h"
+#include "core/nn/layers.h"
 #include "core/nn/run_blocks.h"
 #include "core/text/wordpiece_tokenizer.h"
 
@@ -37,6 +37,34 @@
 #include <vector>
 
 namespace headscope {
+
+// BertConfig (model_type "bert"): transformers' field names and defaults
+// (bert-base-uncased). Settings this build does not compute are refused, naming the
+// field: position_embedding_type other than "absolute", is_decoder, add_cross_attention.
+struct HfBertConfig {
+    std::string architecture;                // architectures[0], or "" when absent
+    Eigen::Index vocab_size = 30522;         // V
+    Eigen::Index hidden_size = 768;          // E
+    Eigen::Index num_hidden_layers = 12;     // L
+    Eigen::Index num_attention_heads = 12;   // H; E % H == 0
+    Eigen::Index intermediate_size = 3072;   // MLP width
+    std::string hidden_act = "gelu";         // "gelu" is the exact erf form
+    Activation activation = Activation::gelu;
+    Eigen::Index max_position_embeddings = 512;   // the longest sequence
+    Eigen::Index type_vocab_size = 2;             // token types (segments A and B)
+    float layer_norm_eps = 1e-12f;
+    std::vector<std::string> id2label;   // [num_labels]; "LABEL_i" where the file names none
+};
+
+// Reads and validates a BERT config.json.
+HfBertConfig read_hf_bert_config(const std::string& config_path);
+
+// BertTokenizer's settings from tokenizer_config.json (do_lower_case, strip_accents,
+// tokenize_chinese_chars; absent fields keep BertTokenizer's defaults, as does an
+// absent file). Throws naming the file and field when a value has the wrong type, or
+// when the file asks for what WordPieceTokenizer does not do (a tokenizer_class other
+// than BertTokenizer / BertTokenizerFast, do_basic_tokenize false).
+WordPieceOptions read_hf_bert_tokenizer_config(const std::string& path);
 
 // One encoder layer; each member names its tensors under "encoder.layer.{l}.".
 
@@ -83,6 +111,12 @@ public:
     const std::optional<WordPieceTokenizer>& tokenizer() const { return tokenizer_; }
 
 private:
+    // The WordPiece tokenizer, when `folder` has vocab.txt; sets text_refusal_ when --text
+    // cannot be encoded. Returns the tokenizer files, for `info`.
+    std::string read_tokenizer(const std::string& folder);
+    // info_, once the weights, the head and the tokenizer are read.
+    void describe(const std::string& folder, const std::string& architecture, const std::string& head,
+                  const std::string& tokenizer_files, const HfTensorTable& table, const HfWeights& stored);
     // word + position + token type embeddings, then the embedding LayerNorm.
     ModelInput embed(std::vector<std::int64_t> ids, const std::vector<std::int32_t>& type_ids) const;
 

@@ -1,9 +1,9 @@
 #include "core/models/hf/gpt2.h"
 
+#include "core/base/error.h"
+#include "core/models/hf/config_fields.h"
 #include "core/models/hf/tensors.h"
 #include "core/tensor/memory_reuse.h"
-
-#include "core/base/error.h"
 
 #include <cmath>
 #include <filesystem>
@@ -16,6 +16,7 @@ namespace headscope {
 namespace {
 
 namespace fs = std::filesystem;
+using json = nlohmann::json;
 
 // Every tensor of a GPT-2 checkpoint, once: loading, export and the parameter count.
 template <typename Weights, typename Binder>
@@ -52,7 +53,51 @@ Linear rows_of(const Linear& l, Eigen::Index first, Eigen::Index n) {
     return part;
 }
 
+// Every layer's q, k and v as views of c_attn's rows: Q, K and V stay in one product,
+// and the separate projections the reference. Returns the causal-mask buffers older
+// transformers saved with the weights, which loading ignores.
+std::set<std::string> split_packed_qkv(Stack& stack, Eigen::Index E) {
+    std::set<std::string> ignorable;
+    for (std::size_t l = 0; l < stack.blocks.size(); ++l) {
+        AttentionWeights& attention = stack.blocks[l].attention;
+        attention.q = rows_of(attention.qkv, 0, E);
+        attention.k = rows_of(attention.qkv, E, E);
+        attention.v = rows_of(attention.qkv, 2 * E, E);
+        attention.validate();
+        const std::string prefix = "h." + std::to_string(l) + ".";
+        ignorable.insert(prefix + "attn.bias");
+        ignorable.insert(prefix + "attn.masked_bias");
+    }
+    return ignorable;
+}
+
 }   // namespace
+
+HfGpt2Config read_hf_gpt2_config(const std::string& config_path) {
+    const json config = read_hf_json_file(config_path);
+    const HfFields f(config, config_path);
+    HfGpt2Config c;
+    const std::string model_type = f.string("model_type", "");
+    if (model_type != "gpt2") f.fail("model_type", "expected 'gpt2', got " + hf_quoted(model_type));
+    c.architecture = read_hf_architecture(f, "gpt2", {"GPT2Model", "GPT2LMHeadModel"});
+    c.vocab_size = f.integer("vocab_size", c.vocab_size, 1, 1 << 24);
+    c.n_positions = f.integer("n_positions", c.n_positions, 1, 1 << 20);
+    c.n_embd = f.integer("n_embd", c.n_embd, 1, 65536);
+    c.n_layer = f.integer("n_layer", c.n_layer, 1, 1024);
+    c.n_head = f.integer("n_head", c.n_head, 1, 65536);
+    c.n_inner = f.integer("n_inner", 0, 1, 1 << 20);
+    c.activation_function = f.string("activation_function", c.activation_function);
+    c.activation = read_hf_activation(f, c.activation_function, "activation_function");
+    c.layer_norm_epsilon = read_hf_epsilon(f, "layer_norm_epsilon", c.layer_norm_epsilon);
+    if (!f.boolean("scale_attn_weights", true)) {
+        f.fail("scale_attn_weights", "false is not supported (scores are always divided by sqrt(head width))");
+    }
+    if (f.boolean("scale_attn_by_inverse_layer_idx", false)) {
+        f.fail("scale_attn_by_inverse_layer_idx", "true is not supported");
+    }
+    check_hf_head_split(config_path, c.n_embd, "n_embd", c.n_head, "n_head");
+    return c;
+}
 
 HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) {
     const fs::path dir(folder);
@@ -67,24 +112,8 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     weights_.stack = layer_norm_stack({}, c.n_layer, c.n_head, c.layer_norm_epsilon, c.activation);
     weights_.ln_f.eps = c.layer_norm_epsilon;
     bind_tensors(weights_, c, loader);
-
-    const Eigen::Index E = c.n_embd;
-    const Eigen::Index V = c.vocab_size;
     HfGpt2Weights& w = weights_;
-    std::set<std::string> ignorable;
-    for (Eigen::Index l = 0; l < c.n_layer; ++l) {
-        AttentionWeights& attention = w.stack.blocks[static_cast<std::size_t>(l)].attention;
-        // Views of c_attn's rows: Q, K and V stay in one product, and the separate
-        // projections the reference.
-        attention.q = rows_of(attention.qkv, 0, E);
-        attention.k = rows_of(attention.qkv, E, E);
-        attention.v = rows_of(attention.qkv, 2 * E, E);
-        attention.validate();
-        // The causal-mask buffers older transformers saved with the weights.
-        const std::string prefix = "h." + std::to_string(l) + ".";
-        ignorable.insert(prefix + "attn.bias");
-        ignorable.insert(prefix + "attn.masked_bias");
-    }
+    const std::set<std::string> ignorable = split_packed_qkv(w.stack, c.n_embd);
     const bool separate_head = w.lm_head.size() != 0;
     // A stored copy of wte (GPT2LMHeadModel's tied head) is one parameter set, not two.
     const bool head_is_wte = separate_head && w.lm_head == w.wte;
@@ -93,7 +122,14 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     const std::string architecture =
         !c.architecture.empty() ? c.architecture : (separate_head ? "GPT2LMHeadModel" : "GPT2Model");
     table.check_all_taken(ignorable, architecture);
+    read_tokenizer(dir);
+    const std::string lm_head = !separate_head ? "tied to wte"
+                                : head_is_wte  ? "tied to wte (lm_head.weight equals it)"
+                                               : "lm_head.weight";
+    describe(folder, architecture, lm_head, table, stored);
+}
 
+void HfGpt2Model::read_tokenizer(const std::filesystem::path& dir) {
     // The tokenizer, when the folder has one (--tokens needs none).
     const auto exists = [&](const char* name) {
         std::error_code ec;
@@ -108,9 +144,15 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     } else {
         tokenizer_files_ = "none";
     }
+}
 
+void HfGpt2Model::describe(const std::string& folder, const std::string& architecture, const std::string& lm_head,
+                           const HfTensorTable& table, const HfWeights& stored) {
+    const HfGpt2Config& c = config_;
+    const Eigen::Index E = c.n_embd;
+    const Eigen::Index V = c.vocab_size;
     ParameterCounter counter;
-    bind_tensors(w, c, counter);
+    bind_tensors(weights_, c, counter);
     info_.name = folder;
     info_.description = "Hugging Face " + architecture + " (gpt2: E=" + std::to_string(E) +
                         " H=" + std::to_string(c.n_head) + " L=" + std::to_string(c.n_layer) +
@@ -133,9 +175,7 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
         {"layer_norm_epsilon", hf_number_text(c.layer_norm_epsilon)},
         {"vocab_size", std::to_string(V)},
         {"n_positions", std::to_string(c.n_positions)},
-        {"lm_head", !separate_head ? "tied to wte"
-                    : head_is_wte  ? "tied to wte (lm_head.weight equals it)"
-                                   : "lm_head.weight"},
+        {"lm_head", lm_head},
         {"tokenizer", tokenizer_files_},
         {"weights", stored.description()},
     };

@@ -17,18 +17,40 @@
 // byte-level BPE (vocab.json + merges.txt, or tokenizer.json), adding no special tokens.
 
 #include "core/base/load_control.h"
-#include "core/models/hf/config.h"
 #include "core/models/hf/tensors.h"
 #include "core/models/model.h"
+#include "core/nn/layers.h"
 #include "core/nn/run_blocks.h"
 #include "core/text/bpe_tokenizer.h"
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace headscope {
+
+// GPT2Config (model_type "gpt2"): transformers' field names and defaults (gpt2, the
+// 124M model). n_inner absent or null means 4 * n_embd.
+struct HfGpt2Config {
+    std::string architecture;          // architectures[0], or "" when absent
+    Eigen::Index vocab_size = 50257;   // V
+    Eigen::Index n_positions = 1024;   // the longest sequence
+    Eigen::Index n_embd = 768;         // E
+    Eigen::Index n_layer = 12;         // L
+    Eigen::Index n_head = 12;          // H; E % H == 0
+    Eigen::Index n_inner = 0;          // MLP width; 0 = 4 * n_embd
+    std::string activation_function = "gelu_new";
+    Activation activation = Activation::gelu_tanh;
+    float layer_norm_epsilon = 1e-5f;
+
+    Eigen::Index mlp_width() const { return n_inner > 0 ? n_inner : 4 * n_embd; }
+};
+
+// Reads and validates a GPT-2 config.json. Settings this build does not compute
+// (scale_attn_weights false, scale_attn_by_inverse_layer_idx true) are refused.
+HfGpt2Config read_hf_gpt2_config(const std::string& config_path);
 
 // Names are transformers' own, without the "transformer." prefix; gpt2.cpp's
 // bind_tensors lists them.
@@ -58,6 +80,11 @@ public:
     const std::optional<BpeTokenizer>& tokenizer() const { return tokenizer_; }
 
 private:
+    // The tokenizer, when `dir` has one: vocab.json + merges.txt, or tokenizer.json.
+    void read_tokenizer(const std::filesystem::path& dir);
+    // info_, once the weights, the head and the tokenizer are read.
+    void describe(const std::string& folder, const std::string& architecture, const std::string& lm_head,
+                  const HfTensorTable& table, const HfWeights& stored);
     ModelInput embed(std::vector<std::int64_t> ids) const;
     // [T, V] from the final hidden state [T, E].
     Matrix lm_logits(const Matrix& hidden) const;

@@ -7,7 +7,7 @@
 // can be reported as unknown.
 
 #include "core/base/load_control.h"
-#include "core/models/hf/config.h"
+#include "core/models/hf/weight_files.h"
 #include "core/models/model.h"
 #include "core/models/tensor_binder.h"
 #include "core/nn/attention.h"

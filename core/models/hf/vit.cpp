@@ -1,9 +1,9 @@
 #include "core/models/hf/vit.h"
 
-#include "core/image/grid_resize.h"
-#include "core/models/hf/tensors.h"
-
 #include "core/base/error.h"
+#include "core/image/grid_resize.h"
+#include "core/models/hf/config_fields.h"
+#include "core/models/hf/tensors.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +16,7 @@ namespace headscope {
 namespace {
 
 namespace fs = std::filesystem;
+using json = nlohmann::json;
 
 std::string architecture_name(const HfVitConfig& c, HfVitHead head) {
     if (!c.architecture.empty()) return c.architecture;
@@ -39,19 +40,37 @@ Eigen::Index rows_read_by(HfVitHead head, Eigen::Index T) {
     return T;
 }
 
-}   // namespace
-
-RgbImage hf_preprocess_pixels(const RgbImage& image, const HfImageProcessorConfig& p) {
-    RgbImage pixels = image;
-    // Pillow returns a copy when asked for the size an image already has.
-    if (p.do_resize && (image.width != p.resize_width || image.height != p.resize_height)) {
-        pixels = resize_image(image, p.resize_width, p.resize_height, p.resample);
-    }
-    if (p.do_center_crop) pixels = center_crop_image(pixels, p.crop_width, p.crop_height);
-    return pixels;
+std::vector<std::string> supported_architectures(const std::string& model_type) {
+    if (model_type == "deit")
+        return {"DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher"};
+    return {"ViTModel", "ViTForImageClassification"};
 }
 
-namespace {
+// Which head: config.json's architectures when given (the tensors must then be there),
+// otherwise whatever classifier the file holds.
+HfVitHead head_of(const HfVitConfig& c, const HfTensorTable& table) {
+    if (c.architecture == "ViTForImageClassification" || c.architecture == "DeiTForImageClassification") {
+        return HfVitHead::classifier;
+    }
+    if (c.architecture == "DeiTForImageClassificationWithTeacher") return HfVitHead::classifier_with_teacher;
+    if (c.architecture.empty()) {
+        if (c.model_type == "deit" && table.has("cls_classifier.weight")) return HfVitHead::classifier_with_teacher;
+        if (table.has("classifier.weight")) return HfVitHead::classifier;
+    }
+    return HfVitHead::none;
+}
+
+// The processor must hand the model images of config.json's image_size.
+void check_processor_output(const std::string& path, const HfImageProcessorConfig& p, int image_size) {
+    if (!p.do_resize && !p.do_center_crop) return;
+    const int out_w = p.do_center_crop ? p.crop_width : p.resize_width;
+    const int out_h = p.do_center_crop ? p.crop_height : p.resize_height;
+    if (out_w != image_size || out_h != image_size) {
+        throw Error(path + ": images come out " + std::to_string(out_w) + "x" + std::to_string(out_h) + " px (" +
+                    (p.do_center_crop ? "crop_size" : "size") + "), but config.json's image_size is " +
+                    std::to_string(image_size));
+    }
+}
 
 // Every tensor of a ViT / DeiT checkpoint, once: loading, export and the parameter count.
 template <typename Weights, typename Binder>
@@ -103,48 +122,53 @@ void bind_tensors(Weights& w, const HfVitConfig& c, Binder& b) {
 
 }   // namespace
 
+HfVitConfig read_hf_vit_config(const std::string& config_path) {
+    const json config = read_hf_json_file(config_path);
+    const HfFields f(config, config_path);
+    HfVitConfig c;
+    c.model_type = f.string("model_type", "");
+    if (c.model_type != "vit" && c.model_type != "deit") {
+        f.fail("model_type", "expected 'vit' or 'deit', got " + hf_quoted(c.model_type));
+    }
+    c.architecture = read_hf_architecture(f, c.model_type, supported_architectures(c.model_type));
+    c.hidden_size = f.integer("hidden_size", c.hidden_size, 1, 65536);
+    c.num_hidden_layers = f.integer("num_hidden_layers", c.num_hidden_layers, 1, 1024);
+    c.num_attention_heads = f.integer("num_attention_heads", c.num_attention_heads, 1, 65536);
+    c.intermediate_size = f.integer("intermediate_size", c.intermediate_size, 1, 1 << 20);
+    c.hidden_act = f.string("hidden_act", c.hidden_act);
+    c.activation = read_hf_activation(f, c.hidden_act);
+    c.layer_norm_eps = read_hf_epsilon(f, "layer_norm_eps", c.layer_norm_eps);
+    c.image_size = static_cast<int>(f.integer("image_size", c.image_size, 1, max_image_side));
+    c.patch_size = static_cast<int>(f.integer("patch_size", c.patch_size, 1, max_image_side));
+    c.num_channels = static_cast<int>(f.integer("num_channels", c.num_channels, 1, 4096));
+    c.qkv_bias = f.boolean("qkv_bias", c.qkv_bias);
+    c.pooler_output_size = f.integer("pooler_output_size", 0, 1, 1 << 20);
+    c.id2label = read_hf_labels(f);
+
+    check_hf_head_split(config_path, c.hidden_size, "hidden_size", c.num_attention_heads, "num_attention_heads");
+    if (c.patch_size > c.image_size || c.image_size % c.patch_size != 0) {
+        throw Error(config_path + ": image_size = " + std::to_string(c.image_size) +
+                    " is not a multiple of patch_size = " + std::to_string(c.patch_size));
+    }
+    if (c.num_channels != 3) {
+        f.fail("num_channels", "expected 3 (RGB images), got " + std::to_string(c.num_channels));
+    }
+    return c;
+}
+
 HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
     const fs::path dir(folder);
-    const std::string config_path = (dir / "config.json").string();
-    config_ = read_hf_vit_config(config_path);
+    config_ = read_hf_vit_config((dir / "config.json").string());
     const HfVitConfig& c = config_;
-    preprocessing_ = read_hf_image_processor_config((dir / "preprocessor_config.json").string(), c.model_type);
-    const HfImageProcessorConfig& p = preprocessing_;
-    if (p.do_resize || p.do_center_crop) {
-        const int out_w = p.do_center_crop ? p.crop_width : p.resize_width;
-        const int out_h = p.do_center_crop ? p.crop_height : p.resize_height;
-        if (out_w != c.image_size || out_h != c.image_size) {
-            throw Error((dir / "preprocessor_config.json").string() + ": images come out " + std::to_string(out_w) +
-                        "x" + std::to_string(out_h) + " px (" + (p.do_center_crop ? "crop_size" : "size") +
-                        "), but config.json's image_size is " + std::to_string(c.image_size));
-        }
-    }
+    const std::string processor_path = (dir / "preprocessor_config.json").string();
+    preprocessing_ = read_hf_image_processor_config(processor_path, c.model_type);
+    check_processor_output(processor_path, preprocessing_, c.image_size);
 
     const HfWeights stored = HfWeights::open(folder);
     mapped_ = HfMappedFiles(stored);
     HfTensorTable table(stored, c.model_type + ".", folder, control);
-
-    const Eigen::Index E = c.hidden_size;
-    const Eigen::Index I = c.intermediate_size;
-    const Eigen::Index P = c.patch_size;
-    const Eigen::Index T = c.n_prefix_tokens() + c.n_patches();
-    const std::string e_why = "config.json: hidden_size = " + std::to_string(E);
-    const std::string i_why = e_why + ", intermediate_size = " + std::to_string(I);
-
-    // Which head: config.json's architectures when given (the tensors must then be
-    // there), otherwise whatever classifier the file holds.
     HfVitWeights& w = weights_;
-    if (c.architecture == "ViTForImageClassification" || c.architecture == "DeiTForImageClassification") {
-        w.head = HfVitHead::classifier;
-    } else if (c.architecture == "DeiTForImageClassificationWithTeacher") {
-        w.head = HfVitHead::classifier_with_teacher;
-    } else if (c.architecture.empty()) {
-        if (c.model_type == "deit" && table.has("cls_classifier.weight")) {
-            w.head = HfVitHead::classifier_with_teacher;
-        } else if (table.has("classifier.weight")) {
-            w.head = HfVitHead::classifier;
-        }
-    }
+    w.head = head_of(c, table);
 
     // ViT's block: pre-LN, sequential; every norm the config's epsilon.
     w.stack = layer_norm_stack({}, c.num_hidden_layers, c.num_attention_heads, c.layer_norm_eps, c.activation);
@@ -152,31 +176,39 @@ HfVitModel::HfVitModel(const std::string& folder, const LoadControl& control) {
     HfTensorLoader loader(table);
     bind_tensors(w, c, loader);
     for (Block& block : w.stack.blocks) block.attention.validate();
-    const auto n_labels = static_cast<Eigen::Index>(c.id2label.size());
     if (w.head != HfVitHead::none) id2label_ = c.id2label;
 
     // Buffers and parameters transformers keeps but a forward pass here does not use:
     // the masked-image-modelling token, and position ids some converters store.
     const std::string architecture = architecture_name(c, w.head);
     table.check_all_taken({"embeddings.mask_token", "embeddings.position_ids"}, architecture);
+    describe(folder, architecture, table, stored);
+}
 
+void HfVitModel::describe(const std::string& folder, const std::string& architecture, const HfTensorTable& table,
+                          const HfWeights& stored) {
+    const HfVitConfig& c = config_;
+    const HfImageProcessorConfig& p = preprocessing_;
+    const HfVitWeights& w = weights_;
+    const Eigen::Index E = c.hidden_size;
+    const auto n_labels = static_cast<Eigen::Index>(c.id2label.size());
     info_.name = folder;
     info_.description = "Hugging Face " + architecture + " (" + c.model_type + ": E=" + std::to_string(E) +
                         " H=" + std::to_string(c.num_attention_heads) + " L=" + std::to_string(c.num_hidden_layers) +
-                        ", " + std::to_string(c.image_size) + " px, P=" + std::to_string(P) +
+                        ", " + std::to_string(c.image_size) + " px, P=" + std::to_string(c.patch_size) +
                         (w.head == HfVitHead::none ? "" : ", " + std::to_string(n_labels) + " labels") + ")";
     info_.n_layers = c.num_hidden_layers;
     info_.n_heads = c.num_attention_heads;
     info_.width = E;
     info_.head_width = E / c.num_attention_heads;
-    info_.mlp_width = I;
-    info_.max_tokens = T;
+    info_.mlp_width = c.intermediate_size;
+    info_.max_tokens = c.n_prefix_tokens() + c.n_patches();
     info_.takes_image = true;
     info_.classifier = w.head != HfVitHead::none;
     info_.image_size = c.image_size;
     info_.patch_size = c.patch_size;
     ParameterCounter counter;
-    bind_tensors(w, c, counter);
+    bind_tensors(weights_, c, counter);
     info_.n_parameters = counter.count();
     info_.warnings = table.warnings();
     const auto size_text = [](int width, int height) { return std::to_string(width) + "x" + std::to_string(height); };

@@ -16,9 +16,10 @@
 // shapes.
 
 #include "core/base/load_control.h"
-#include "core/models/hf/config.h"
+#include "core/models/hf/image_processor.h"
 #include "core/models/hf/tensors.h"
 #include "core/models/model.h"
+#include "core/nn/layers.h"
 #include "core/nn/run_blocks.h"
 
 #include <memory>
@@ -26,6 +27,36 @@
 #include <vector>
 
 namespace headscope {
+
+// ViTConfig / DeiTConfig (model_type "vit" / "deit"). Fields absent from config.json
+// take transformers' own defaults, so a file means what it means to transformers:
+// those are google/vit-base-patch16-224's sizes (the smallest google/vit checkpoint;
+// DeiTConfig keeps them too, although deit-tiny is smaller).
+struct HfVitConfig {
+    std::string model_type = "vit";          // "vit" or "deit" ([CLS] + distillation token)
+    std::string architecture;                // architectures[0], or "" when absent
+    Eigen::Index hidden_size = 768;          // E
+    Eigen::Index num_hidden_layers = 12;     // L
+    Eigen::Index num_attention_heads = 12;   // H; E % H == 0
+    Eigen::Index intermediate_size = 3072;   // MLP width
+    std::string hidden_act = "gelu";
+    Activation activation = Activation::gelu;
+    float layer_norm_eps = 1e-12f;
+    int image_size = 224;   // square input side in pixels
+    int patch_size = 16;    // P; image_size % P == 0
+    int num_channels = 3;   // must be 3 (RGB)
+    bool qkv_bias = true;
+    Eigen::Index pooler_output_size = 0;   // pooler.dense rows; 0 = hidden_size
+    std::vector<std::string> id2label;     // [num_labels]; "LABEL_i" where the file names none
+
+    // Tokens before the patches: [CLS], and DeiT's distillation token.
+    int n_prefix_tokens() const { return model_type == "deit" ? 2 : 1; }
+    int grid_side() const { return image_size / patch_size; }
+    Eigen::Index n_patches() const { return static_cast<Eigen::Index>(grid_side()) * grid_side(); }   // N
+};
+
+// Reads and validates a ViT or DeiT config.json.
+HfVitConfig read_hf_vit_config(const std::string& config_path);
 
 // One encoder layer; each member names its tensors under "encoder.layer.{l}.".
 
@@ -73,6 +104,10 @@ public:
     const std::vector<std::string>& id2label() const { return id2label_; }
 
 private:
+    // info_, once the weights and the head are read.
+    void describe(const std::string& folder, const std::string& architecture, const HfTensorTable& table,
+                  const HfWeights& stored);
+
     HfVitConfig config_;
     HfImageProcessorConfig preprocessing_;
     HfVitWeights weights_;
@@ -83,9 +118,5 @@ private:
 
 // Opens a ViT or DeiT checkpoint folder (model_type "vit" or "deit").
 std::unique_ptr<Model> load_hf_vit(const std::string& folder, const LoadControl& control = {});
-
-// The image a ViT-family processor hands the model, before rescale and normalise:
-// resized (Pillow) and, for DeiT's processor, centre-cropped.
-RgbImage hf_preprocess_pixels(const RgbImage& image, const HfImageProcessorConfig& p);
 
 }   // namespace headscope

@@ -3,8 +3,9 @@
 // other dtypes are converted once; loads report progress and stop when cancelled.
 
 #include "core/base/load_control.h"
-#include "core/models/hf/config.h"
+#include "core/models/hf/image_processor.h"
 #include "core/models/hf/tensors.h"
+#include "core/models/hf/weight_files.h"
 #include "core/models/model_registry.h"
 #include "core/tensor/safetensors.h"
 #include "core/tensor/weight_matrix.h"

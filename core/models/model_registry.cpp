@@ -80,11 +80,15 @@ private:
     ModelInfo info_;
 };
 
+// A folder's family, by config.json's model_type; read_hf_model_type refuses (listing
+// every row's types) a type no row has.
 std::unique_ptr<Model> open_checkpoint_folder(const std::string& path, const LoadControl& control) {
-    const std::string model_type = read_hf_model_type(path, {"vit", "deit", "gpt2", "bert"});
-    if (model_type == "vit" || model_type == "deit") return load_hf_vit(path, control);
-    if (model_type == "gpt2") return load_hf_gpt2(path, control);
-    if (model_type == "bert") return load_hf_bert(path, control);
+    const std::string model_type = read_hf_model_type(path, hf_supported_model_types());
+    for (const HfFamily& family : hf_families()) {
+        for (const std::string_view type : family.model_types) {
+            if (type == model_type) return family.load(path, control);
+        }
+    }
     throw Error(path + "/config.json: model_type '" + model_type + "' has no loader in this build");
 }
 
@@ -100,6 +104,28 @@ std::unique_ptr<Model> open_trained(const TrainedModel& trained, const LoadContr
 }
 
 }   // namespace
+
+const std::vector<HfFamily>& hf_families() {
+    // One row per family (core/models/hf/<family>.h): the model_types it opens, its loader.
+    static const std::vector<HfFamily> table = {
+        {{"vit", "deit"},
+         load_hf_vit,
+         "ViT / DeiT image encoders and classifiers (ViTModel, ViTForImageClassification, DeiTModel, "
+         "DeiTForImageClassification[WithTeacher])"},
+        {{"gpt2"}, load_hf_gpt2, "GPT-2 causal text models (GPT2Model, GPT2LMHeadModel)"},
+        {{"bert"},
+         load_hf_bert,
+         "BERT text encoders (BertModel, BertForMaskedLM, BertForPreTraining, BertForSequenceClassification)"},
+    };
+    return table;
+}
+
+std::vector<std::string> hf_supported_model_types() {
+    std::vector<std::string> types;
+    for (const HfFamily& family : hf_families())
+        types.insert(types.end(), family.model_types.begin(), family.model_types.end());
+    return types;
+}
 
 std::vector<BuiltinModel> builtin_models() {
     std::vector<BuiltinModel> models;

@@ -1,6 +1,7 @@
 #pragma once
 // Opening a model by the name a user gives (--model PATH): built-in demo models as
-// "builtin:NAME", with their size and seed from ToyConfig.
+// "builtin:NAME", with their size and seed from ToyConfig, and Hugging Face checkpoint
+// folders by their config.json's model_type, through one table of families.
 
 #include "core/base/load_control.h"
 #include "core/models/model.h"
@@ -8,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace headscope {
@@ -18,6 +20,20 @@ struct BuiltinModel {
 };
 
 std::vector<BuiltinModel> builtin_models();
+
+// A Hugging Face checkpoint family this build opens: one row of the registry's table.
+// Adding a family is its file pair under core/models/hf/ plus one row.
+struct HfFamily {
+    std::vector<std::string_view> model_types;   // config.json model_type values it opens
+    std::unique_ptr<Model> (*load)(const std::string& folder, const LoadControl& control);
+    std::string_view description;   // one line, for `headscope-cli models`
+};
+
+// The table, in the order messages list the families.
+const std::vector<HfFamily>& hf_families();
+
+// Every row's model_types, in table order ("vit", "deit", "gpt2", "bert").
+std::vector<std::string> hf_supported_model_types();
 
 // The built (not trained) demo models, builtin:toy-*: ToyConfig (size, seed, structured
 // or random heads) shapes them. The trained ones (builtin:tiny-*) are checkpoints read

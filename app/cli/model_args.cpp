@@ -9,8 +9,11 @@
 namespace headscope::cli {
 
 void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional) {
+    std::string model_types;
+    for (const std::string& type : hf_supported_model_types()) model_types += (model_types.empty() ? "" : ", ") + type;
     cmd->add_option("--model", args.path,
-                    "builtin:NAME (headscope-cli models lists them), or a Hugging Face checkpoint folder")
+                    "builtin:NAME (headscope-cli models lists them), or a Hugging Face checkpoint folder (model_type " +
+                        model_types + ")")
         ->required(!model_optional);
     auto* demo = cmd->add_option_group("demo model settings", "Size and seed of builtin: models");
     demo->add_option("--width", args.config.width, "Model width E")->capture_default_str();

@@ -17,13 +17,26 @@ namespace {
 
 std::string settings_json(const ModelInfo& info) { return nlohmann::json(info.settings).dump(); }
 
+// "vit, deit": a family's model_types, as `models` lists them.
+std::string joined_types(const HfFamily& family) {
+    std::string text;
+    for (const std::string_view type : family.model_types) text.append(text.empty() ? "" : ", ").append(type);
+    return text;
+}
+
 }   // namespace
 
 Command add_models_command(CLI::App& app) {
-    CLI::App* cmd = app.add_subcommand("models", "List the built-in demo models");
+    CLI::App* cmd = app.add_subcommand(
+        "models", "List the built-in demo models, and the checkpoint families by config.json's model_type");
     return {cmd, [] {
                 for (const BuiltinModel& m : builtin_models()) {
                     std::printf("%-20s %s\n", m.name.c_str(), m.description.c_str());
+                }
+                std::printf("\nHugging Face checkpoint folders (--model FOLDER), by config.json's model_type:\n");
+                for (const HfFamily& family : hf_families()) {
+                    std::printf("%-20s %.*s\n", joined_types(family).c_str(),
+                                static_cast<int>(family.description.size()), family.description.data());
                 }
                 return 0;
             }};

@@ -462,6 +462,99 @@ RgbImage decode_jpeg(std::span<const std::uint8_t> data, const std::string& labe
     return image;
 }
 
+// The format's header checks; they fill in what decoding needs to know.
+FileInfo check_header(const Reader& reader, Format format, const std::string& label) {
+    FileInfo info;
+    switch (format) {
+    case Format::png: check_png(reader, label, info); break;
+    case Format::jpeg: check_jpeg(reader, label, info); break;
+    case Format::gif: check_gif(reader, label, info); break;
+    case Format::bmp: check_bmp(reader, label, info); break;
+    case Format::tga: check_tga(reader, label, info); break;
+    }
+    return info;
+}
+
+// A file stb decodes, whose size stb_info has read.
+struct StbSource {
+    const stbi_uc* bytes = nullptr;
+    int n_bytes = 0;
+    int width = 0;
+    int height = 0;
+    Format format = Format::png;
+    const std::string& label;
+
+    std::size_t n_pixels() const { return static_cast<std::size_t>(width) * static_cast<std::size_t>(height); }
+    void check_decoded_size(int got_width, int got_height) const {
+        if (got_width != width || got_height != height) corrupt(label, format, "size changed while decoding");
+    }
+};
+
+// A 16-bit greyscale PNG: Pillow opens it as mode "I" and convert("RGB") clips to 0..255.
+std::vector<std::uint8_t> decode_grey16(const StbSource& src) {
+    int got_width = 0, got_height = 0, got_channels = 0;
+    std::unique_ptr<stbi_us, StbFree> grey(
+        stbi_load_16_from_memory(src.bytes, src.n_bytes, &got_width, &got_height, &got_channels, 1));
+    if (!grey) corrupt(src.label, src.format, stb_reason());
+    src.check_decoded_size(got_width, got_height);
+    const std::size_t n_pixels = src.n_pixels();
+    std::vector<std::uint8_t> pixels(n_pixels * 3);
+    for (std::size_t i = 0; i < n_pixels; ++i) {
+        const auto v = static_cast<std::uint8_t>(std::min<stbi_us>(grey.get()[i], 255));
+        pixels[i * 3 + 0] = pixels[i * 3 + 1] = pixels[i * 3 + 2] = v;
+    }
+    return pixels;
+}
+
+// GIF frame 0 as Pillow shows it, from stb's RGBA: Pillow draws the frame onto a canvas
+// filled with the transparent index (index 0 when there is none) and shows every index
+// through the frame's palette; stb leaves transparent pixels black and fills outside the
+// frame with the background colour.
+void draw_gif_frame(const stbi_uc* rgba, const GifFrame& gif, int width, int height, std::uint8_t* pixels) {
+    const auto colour = [&](int index) {
+        std::array<std::uint8_t, 3> rgb{0, 0, 0};
+        const std::size_t at = static_cast<std::size_t>(index) * 3;
+        if (at + 3 <= gif.palette.size()) std::memcpy(rgb.data(), gif.palette.data() + at, 3);
+        return rgb;
+    };
+    const auto fill = colour(gif.transparent >= 0 ? gif.transparent : 0);
+    const auto see_through = colour(std::max(gif.transparent, 0));
+    for (int y = 0; y < height; ++y) {
+        for (int x = 0; x < width; ++x) {
+            const std::size_t i = static_cast<std::size_t>(y) * width + x;
+            const bool inside = x >= gif.x && x < gif.x + gif.width && y >= gif.y && y < gif.y + gif.height;
+            const stbi_uc* p = rgba + i * 4;
+            std::uint8_t* out = pixels + i * 3;
+            if (!inside) {
+                std::memcpy(out, fill.data(), 3);
+            } else if (p[3] == 0 && gif.transparent >= 0) {
+                std::memcpy(out, see_through.data(), 3);
+            } else {
+                std::memcpy(out, p, 3);
+            }
+        }
+    }
+}
+
+// Everything else is 8-bit RGB(A) from stb: alpha dropped, grey replicated, palettes
+// looked up, 16-bit colour reduced to its high byte, as Pillow does. GIF keeps alpha to
+// find the pixels stb left transparent.
+std::vector<std::uint8_t> decode_rgb(const StbSource& src, const std::optional<GifFrame>& gif) {
+    int got_width = 0, got_height = 0, got_channels = 0;
+    const int wanted = gif ? 4 : 3;
+    std::unique_ptr<stbi_uc, StbFree> decoded(
+        stbi_load_from_memory(src.bytes, src.n_bytes, &got_width, &got_height, &got_channels, wanted));
+    if (!decoded) corrupt(src.label, src.format, stb_reason());
+    src.check_decoded_size(got_width, got_height);
+    std::vector<std::uint8_t> pixels(src.n_pixels() * 3);
+    if (!gif) {
+        std::memcpy(pixels.data(), decoded.get(), src.n_pixels() * 3);
+    } else {
+        draw_gif_frame(decoded.get(), *gif, src.width, src.height, pixels.data());
+    }
+    return pixels;
+}
+
 }   // namespace
 
 RgbImage decode_image_bytes(std::span<const std::byte> bytes, const std::string& label) {
@@ -472,90 +565,23 @@ RgbImage decode_image_bytes(std::span<const std::byte> bytes, const std::string&
     if (data.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
         throw Error(label + ": file is " + std::to_string(data.size()) + " bytes, too large to decode");
     }
-
-    FileInfo info;
-    switch (format) {
-    case Format::png: check_png(reader, label, info); break;
-    case Format::jpeg: check_jpeg(reader, label, info); break;
-    case Format::gif: check_gif(reader, label, info); break;
-    case Format::bmp: check_bmp(reader, label, info); break;
-    case Format::tga: check_tga(reader, label, info); break;
-    }
+    const FileInfo info = check_header(reader, format, label);
     // The size the header claims, refused before stb allocates anything (stb's own limit is
     // about 2^30 bytes of pixels, and it reports it as "unknown image type").
     check_size(label, info.width, info.height);
     if (format == Format::jpeg) return decode_jpeg(data, label);
 
-    const auto* stb_bytes = reinterpret_cast<const stbi_uc*>(data.data());
-    const int n_bytes = static_cast<int>(data.size());
-    int width = 0, height = 0, channels = 0;
-    if (!stbi_info_from_memory(stb_bytes, n_bytes, &width, &height, &channels)) {
+    StbSource src{reinterpret_cast<const stbi_uc*>(data.data()), static_cast<int>(data.size()), 0, 0, format, label};
+    int channels = 0;
+    if (!stbi_info_from_memory(src.bytes, src.n_bytes, &src.width, &src.height, &channels)) {
         corrupt(label, format, stb_reason());
     }
-    check_size(label, width, height);
-    const std::optional<GifFrame>& gif = info.gif;
-
+    check_size(label, src.width, src.height);
     RgbImage image;
-    const std::size_t n_pixels = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
-    int got_width = 0, got_height = 0, got_channels = 0;
-    if (info.png_grey16) {
-        // Pillow opens 16-bit greyscale as mode "I" and convert("RGB") clips to 0..255.
-        std::unique_ptr<stbi_us, StbFree> grey(
-            stbi_load_16_from_memory(stb_bytes, n_bytes, &got_width, &got_height, &got_channels, 1));
-        if (!grey) corrupt(label, format, stb_reason());
-        if (got_width != width || got_height != height) corrupt(label, format, "size changed while decoding");
-        image.pixels.resize(n_pixels * 3);
-        for (std::size_t i = 0; i < n_pixels; ++i) {
-            const auto v = static_cast<std::uint8_t>(std::min<stbi_us>(grey.get()[i], 255));
-            image.pixels[i * 3 + 0] = image.pixels[i * 3 + 1] = image.pixels[i * 3 + 2] = v;
-        }
-    } else {
-        // Everything else is 8-bit RGB(A) from stb: alpha dropped, grey replicated, palettes
-        // looked up, 16-bit colour reduced to its high byte, as Pillow does. GIF keeps alpha
-        // to find the pixels stb left transparent.
-        const int wanted = gif ? 4 : 3;
-        std::unique_ptr<stbi_uc, StbFree> decoded(
-            stbi_load_from_memory(stb_bytes, n_bytes, &got_width, &got_height, &got_channels, wanted));
-        if (!decoded) corrupt(label, format, stb_reason());
-        if (got_width != width || got_height != height) corrupt(label, format, "size changed while decoding");
-        image.pixels.resize(n_pixels * 3);
-        if (!gif) {
-            std::memcpy(image.pixels.data(), decoded.get(), n_pixels * 3);
-        } else {
-            // Pillow draws frame 0 onto a canvas filled with the transparent index (index 0
-            // when there is none) and shows every index through the frame's palette; stb
-            // leaves transparent pixels black and fills outside the frame with the
-            // background colour.
-            const auto colour = [&](int index) {
-                std::array<std::uint8_t, 3> rgb{0, 0, 0};
-                const std::size_t at = static_cast<std::size_t>(index) * 3;
-                if (at + 3 <= gif->palette.size()) std::memcpy(rgb.data(), gif->palette.data() + at, 3);
-                return rgb;
-            };
-            const auto fill = colour(gif->transparent >= 0 ? gif->transparent : 0);
-            const auto see_through = colour(std::max(gif->transparent, 0));
-            const stbi_uc* in = decoded.get();
-            for (int y = 0; y < height; ++y) {
-                for (int x = 0; x < width; ++x) {
-                    const std::size_t i = static_cast<std::size_t>(y) * width + x;
-                    const bool inside =
-                        x >= gif->x && x < gif->x + gif->width && y >= gif->y && y < gif->y + gif->height;
-                    const stbi_uc* p = in + i * 4;
-                    std::uint8_t* out = image.pixels.data() + i * 3;
-                    if (!inside) {
-                        std::memcpy(out, fill.data(), 3);
-                    } else if (p[3] == 0 && gif->transparent >= 0) {
-                        std::memcpy(out, see_through.data(), 3);
-                    } else {
-                        std::memcpy(out, p, 3);
-                    }
-                }
-            }
-        }
-    }
+    image.pixels = info.png_grey16 ? decode_grey16(src) : decode_rgb(src, info.gif);
     if (info.bmp16) fix_bmp16(image, *info.bmp16);
-    image.width = width;
-    image.height = height;
+    image.width = src.width;
+    image.height = src.height;
     return image;
 }
 

@@ -267,27 +267,77 @@ std::vector<std::pair<std::size_t, std::size_t>> gpt2_pretokenize(std::string_vi
     return pieces;
 }
 
+namespace {
+
+// The bytes a vocabulary token decodes to: each character stands for one byte; a
+// character outside GPT-2's byte alphabet (only in added or hand-made tokens) stands for
+// its own UTF-8 bytes.
+std::string token_bytes(const std::string& token) {
+    std::string bytes;
+    const auto* data = reinterpret_cast<const utf8proc_uint8_t*>(token.data());
+    for (std::size_t at = 0; at < token.size();) {
+        utf8proc_int32_t c = 0;
+        const auto n = utf8proc_iterate(data + at, static_cast<utf8proc_ssize_t>(token.size() - at), &c);
+        const auto byte = gpt2_char_to_byte(static_cast<char32_t>(c));
+        if (byte) {
+            bytes += static_cast<char>(*byte);
+        } else {
+            bytes.append(token, at, static_cast<std::size_t>(n));
+        }
+        at += static_cast<std::size_t>(n);
+    }
+    return bytes;
+}
+
+// Refuses an empty or oversized vocabulary or merge list and an id out of range; returns
+// the largest id.
+std::int32_t check_vocab_size(const std::vector<std::pair<std::string, std::int32_t>>& vocab, std::size_t n_merges,
+                              const std::string& vocab_label) {
+    if (vocab.empty()) throw Error(vocab_label + ": the vocabulary is empty");
+    if (vocab.size() > BpeTokenizer::max_entries) {
+        throw Error(vocab_label + ": " + std::to_string(vocab.size()) + " entries, more than " +
+                    std::to_string(BpeTokenizer::max_entries));
+    }
+    if (n_merges > BpeTokenizer::max_entries) {
+        throw Error(vocab_label + ": " + std::to_string(n_merges) + " merges, more than " +
+                    std::to_string(BpeTokenizer::max_entries));
+    }
+    std::int32_t max_id = 0;
+    for (const auto& [token, id] : vocab) {
+        if (id < 0 || static_cast<std::size_t>(id) >= BpeTokenizer::max_entries) {
+            throw Error(vocab_label + ": " + quote_token(token) + " has id " + std::to_string(id) +
+                        "; ids must be in [0, " + std::to_string(BpeTokenizer::max_entries) + ")");
+        }
+        max_id = std::max(max_id, id);
+    }
+    return max_id;
+}
+
+}   // namespace
+
 BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, std::int32_t>>& vocab,
                            const std::vector<BpeMerge>& merges, BpeOptions options, const std::string& vocab_label,
                            const std::function<std::string(std::size_t)>& merge_label)
     : options_(std::move(options)) {
-    if (vocab.empty()) throw Error(vocab_label + ": the vocabulary is empty");
-    if (vocab.size() > max_entries) {
-        throw Error(vocab_label + ": " + std::to_string(vocab.size()) + " entries, more than " +
-                    std::to_string(max_entries));
+    const std::int32_t max_id = check_vocab_size(vocab, merges.size(), vocab_label);
+    add_vocab(vocab, max_id, vocab_label);
+    byte_ids_.assign(256, -1);
+    for (int b = 0; b < 256; ++b) {
+        const auto it = ids_.find(utf8_encode(byte_chars[static_cast<std::size_t>(b)]));
+        if (it != ids_.end()) byte_ids_[static_cast<std::size_t>(b)] = it->second;
     }
-    if (merges.size() > max_entries) {
-        throw Error(vocab_label + ": " + std::to_string(merges.size()) + " merges, more than " +
-                    std::to_string(max_entries));
+    add_merges(merges, vocab_label, merge_label);
+    for (const auto& special : options_.special_tokens) {
+        const auto it = ids_.find(special);
+        if (it == ids_.end()) throw Error(vocab_label + ": special token " + quote_token(special) + " has no id");
+        specials_.emplace_back(special, it->second);
     }
-    std::int32_t max_id = 0;
-    for (const auto& [token, id] : vocab) {
-        if (id < 0 || static_cast<std::size_t>(id) >= max_entries) {
-            throw Error(vocab_label + ": " + quote_token(token) + " has id " + std::to_string(id) +
-                        "; ids must be in [0, " + std::to_string(max_entries) + ")");
-        }
-        max_id = std::max(max_id, id);
-    }
+    std::stable_sort(specials_.begin(), specials_.end(),
+                     [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+}
+
+void BpeTokenizer::add_vocab(const std::vector<std::pair<std::string, std::int32_t>>& vocab, std::int32_t max_id,
+                             const std::string& vocab_label) {
     entries_.resize(static_cast<std::size_t>(max_id) + 1);
     ids_.reserve(vocab.size());
     for (const auto& [token, id] : vocab) {
@@ -301,29 +351,13 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, std::int32_t
         validate_utf8(token, vocab_label + ": token " + std::to_string(id));
         entry.token = token;
         entry.present = true;
-        // Each character stands for one byte; a character outside GPT-2's byte alphabet
-        // (only in added or hand-made tokens) stands for its own UTF-8 bytes.
-        const auto* data = reinterpret_cast<const utf8proc_uint8_t*>(token.data());
-        for (std::size_t at = 0; at < token.size();) {
-            utf8proc_int32_t c = 0;
-            const auto n = utf8proc_iterate(data + at, static_cast<utf8proc_ssize_t>(token.size() - at), &c);
-            const auto byte = gpt2_char_to_byte(static_cast<char32_t>(c));
-            if (byte) {
-                entry.bytes += static_cast<char>(*byte);
-            } else {
-                entry.bytes.append(token, at, static_cast<std::size_t>(n));
-            }
-            at += static_cast<std::size_t>(n);
-        }
+        entry.bytes = token_bytes(token);
     }
     token_count_ = vocab.size();
+}
 
-    byte_ids_.assign(256, -1);
-    for (int b = 0; b < 256; ++b) {
-        const auto it = ids_.find(utf8_encode(byte_chars[static_cast<std::size_t>(b)]));
-        if (it != ids_.end()) byte_ids_[static_cast<std::size_t>(b)] = it->second;
-    }
-
+void BpeTokenizer::add_merges(const std::vector<BpeMerge>& merges, const std::string& vocab_label,
+                              const std::function<std::string(std::size_t)>& merge_label) {
     const auto where = [&](std::size_t i) { return merge_label ? merge_label(i) : "merge " + std::to_string(i); };
     merges_.reserve(merges.size());
     for (std::size_t i = 0; i < merges.size(); ++i) {
@@ -345,14 +379,6 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, std::int32_t
         merges_.insert_or_assign(key, MergeTarget{static_cast<std::uint32_t>(i), merged});
     }
     merge_count_ = merges.size();
-
-    for (const auto& special : options_.special_tokens) {
-        const auto it = ids_.find(special);
-        if (it == ids_.end()) throw Error(vocab_label + ": special token " + quote_token(special) + " has no id");
-        specials_.emplace_back(special, it->second);
-    }
-    std::stable_sort(specials_.begin(), specials_.end(),
-                     [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
 }
 
 BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json_path, const std::string& merges_txt_path) {
@@ -392,23 +418,27 @@ BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json_path, const 
                         [&](std::size_t i) { return merges_txt_path + " line " + std::to_string(lines[i]); });
 }
 
-BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
-    const json root = parse_json_file(path);
-    if (!root.is_object()) throw Error(path + ": expected a JSON object at the top level");
-    const json* model = member(root, "model");
-    if (!model || !model->is_object()) throw Error(path + ": model: missing, or not an object");
-    if (const json* type = member(*model, "type"); type && *type != "BPE") {
+namespace {
+
+// tokenizer.json's model must be GPT-2's byte-level BPE: no subword prefix or suffix, no
+// byte fallback.
+void check_byte_level_model(const json& model, const std::string& path) {
+    if (const json* type = member(model, "type"); type && *type != "BPE") {
         throw Error(path + ": model.type is " + type->dump() + "; only \"BPE\" is read here");
     }
     for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-        const json* value = member(*model, key);
+        const json* value = member(model, key);
         if (value && !(value->is_string() && value->get_ref<const std::string&>().empty())) {
             throw Error(path + ": model." + key + " is " + value->dump() + "; GPT-2's byte-level BPE has none");
         }
     }
-    if (const json* fallback = member(*model, "byte_fallback"); fallback && *fallback != false) {
+    if (const json* fallback = member(model, "byte_fallback"); fallback && *fallback != false) {
         throw Error(path + ": model.byte_fallback is " + fallback->dump() + "; only byte-level BPE is read here");
     }
+}
+
+// No normalizer, and GPT-2's ByteLevel pre-tokenizer; returns its add_prefix_space.
+BpeOptions read_byte_level_pre_tokenizer(const json& root, const std::string& path) {
     if (const json* normalizer = member(root, "normalizer")) {
         throw Error(path + ": normalizer is " + normalizer->dump().substr(0, 80) +
                     "; GPT-2's byte-level BPE has none (null)");
@@ -426,12 +456,12 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
         if (!prefix->is_boolean()) throw Error(path + ": pre_tokenizer.add_prefix_space must be true or false");
         options.add_prefix_space = prefix->get<bool>();
     }
+    return options;
+}
 
-    const json* vocab_json = member(*model, "vocab");
-    if (!vocab_json) throw Error(path + ": model.vocab is missing");
-    auto vocab = vocab_entries(*vocab_json, path + ": model.vocab");
-
-    const json* merges_json = member(*model, "merges");
+// model.merges: "a b" strings or ["a", "b"] pairs.
+std::vector<BpeMerge> read_json_merges(const json& model, const std::string& path) {
+    const json* merges_json = member(model, "merges");
     if (!merges_json || !merges_json->is_array()) throw Error(path + ": model.merges: missing, or not an array");
     std::vector<BpeMerge> merges;
     merges.reserve(merges_json->size());
@@ -450,38 +480,57 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
         }
         merges.push_back(std::move(*merge));
     }
+    return merges;
+}
 
-    // Added tokens (<|endoftext|>) are kept whole in the text; one missing from model.vocab joins it.
-    if (const json* added = member(root, "added_tokens")) {
-        std::unordered_map<std::string, std::int32_t> vocab_ids;
-        for (const auto& [token, id] : vocab) vocab_ids.emplace(token, id);
-        if (!added->is_array()) throw Error(path + ": added_tokens must be an array");
-        for (std::size_t i = 0; i < added->size(); ++i) {
-            const json& a = (*added)[i];
-            const std::string where = path + ": added_tokens[" + std::to_string(i) + "]";
-            const json* id = a.is_object() ? member(a, "id") : nullptr;
-            const json* content = a.is_object() ? member(a, "content") : nullptr;
-            if (!id || !id->is_number_integer() || !content || !content->is_string() ||
-                content->get_ref<const std::string&>().empty()) {
-                throw Error(where + ": expected {\"id\": integer, \"content\": non-empty string, ...}");
-            }
-            const std::string& text = content->get_ref<const std::string&>();
-            const auto same_token = vocab_ids.find(text);
-            if (same_token == vocab_ids.end()) {
-                const std::int64_t value = id->get<std::int64_t>();
-                if (value < 0 || value >= static_cast<std::int64_t>(max_entries)) {
-                    throw Error(where + ": id " + std::to_string(value) + " is outside [0, " +
-                                std::to_string(max_entries) + ")");
-                }
-                vocab.emplace_back(text, static_cast<std::int32_t>(value));
-                vocab_ids.emplace(text, static_cast<std::int32_t>(value));
-            } else if (same_token->second != id->get<std::int64_t>()) {
-                throw Error(where + ": " + quote_token(text) + " has id " + id->dump() + " here but " +
-                            std::to_string(same_token->second) + " in model.vocab");
-            }
-            options.special_tokens.push_back(text);
+// Added tokens (<|endoftext|>) are kept whole in the text; one missing from model.vocab joins it.
+void add_added_tokens(const json& added, const std::string& path,
+                      std::vector<std::pair<std::string, std::int32_t>>& vocab, BpeOptions& options) {
+    std::unordered_map<std::string, std::int32_t> vocab_ids;
+    for (const auto& [token, id] : vocab) vocab_ids.emplace(token, id);
+    if (!added.is_array()) throw Error(path + ": added_tokens must be an array");
+    for (std::size_t i = 0; i < added.size(); ++i) {
+        const json& a = added[i];
+        const std::string where = path + ": added_tokens[" + std::to_string(i) + "]";
+        const json* id = a.is_object() ? member(a, "id") : nullptr;
+        const json* content = a.is_object() ? member(a, "content") : nullptr;
+        if (!id || !id->is_number_integer() || !content || !content->is_string() ||
+            content->get_ref<const std::string&>().empty()) {
+            throw Error(where + ": expected {\"id\": integer, \"content\": non-empty string, ...}");
         }
+        const std::string& text = content->get_ref<const std::string&>();
+        const auto same_token = vocab_ids.find(text);
+        if (same_token == vocab_ids.end()) {
+            const std::int64_t value = id->get<std::int64_t>();
+            if (value < 0 || value >= static_cast<std::int64_t>(BpeTokenizer::max_entries)) {
+                throw Error(where + ": id " + std::to_string(value) + " is outside [0, " +
+                            std::to_string(BpeTokenizer::max_entries) + ")");
+            }
+            vocab.emplace_back(text, static_cast<std::int32_t>(value));
+            vocab_ids.emplace(text, static_cast<std::int32_t>(value));
+        } else if (same_token->second != id->get<std::int64_t>()) {
+            throw Error(where + ": " + quote_token(text) + " has id " + id->dump() + " here but " +
+                        std::to_string(same_token->second) + " in model.vocab");
+        }
+        options.special_tokens.push_back(text);
     }
+}
+
+}   // namespace
+
+BpeTokenizer BpeTokenizer::from_tokenizer_json(const std::string& path) {
+    const json root = parse_json_file(path);
+    if (!root.is_object()) throw Error(path + ": expected a JSON object at the top level");
+    const json* model = member(root, "model");
+    if (!model || !model->is_object()) throw Error(path + ": model: missing, or not an object");
+    check_byte_level_model(*model, path);
+    BpeOptions options = read_byte_level_pre_tokenizer(root, path);
+
+    const json* vocab_json = member(*model, "vocab");
+    if (!vocab_json) throw Error(path + ": model.vocab is missing");
+    auto vocab = vocab_entries(*vocab_json, path + ": model.vocab");
+    const std::vector<BpeMerge> merges = read_json_merges(*model, path);
+    if (const json* added = member(root, "added_tokens")) add_added_tokens(*added, path, vocab, options);
     return BpeTokenizer(vocab, merges, std::move(options), path + ": model.vocab",
                         [&](std::size_t i) { return path + ": model.merges[" + std::to_string(i) + "]"; });
 }

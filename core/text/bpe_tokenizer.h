@@ -86,6 +86,12 @@ private:
         std::int32_t id;
     };
 
+    // The vocabulary, by id (ids checked to lie in [0, max_id]).
+    void add_vocab(const std::vector<std::pair<std::string, std::int32_t>>& vocab, std::int32_t max_id,
+                   const std::string& vocab_label);
+    // The merges, by the ids of their two halves; `merge_label` names merge i in messages.
+    void add_merges(const std::vector<BpeMerge>& merges, const std::string& vocab_label,
+                    const std::function<std::string(std::size_t)>& merge_label);
     void encode_piece(std::string_view text, std::size_t begin, std::size_t end, std::size_t offset, bool prefixed,
                       std::vector<BpeToken>& out) const;
     void encode_chunk(std::string_view chunk, std::size_t offset, std::vector<BpeToken>& out) const;

@@ -203,17 +203,9 @@ void check_query_width(const AttentionWeights& w, const ConstMatrixRef& x_q) {
     }
 }
 
-// The heads, from the projected q [Tq, D], k and v [Tk, D]; x_q is the queries' input
-// (kept with TraceDetail::all_stages).
-AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& q,
-                      const ConstMatrixRef& k, const ConstMatrixRef& v, const AttentionOptions& options) {
-    const Eigen::Index H = w.n_heads;
-    const Eigen::Index G = H / w.kv_heads();   // query heads per key/value head
-    const Eigen::Index D = w.inner_width();
-    const Eigen::Index Dh = w.head_width();
-    const Eigen::Index Tq = q.rows();
-    const Eigen::Index Tk = k.rows();
-    const Mask* allowed = options.keep ? &*options.keep : nullptr;
+// The mask and the disabled-head flags must fit the heads and the [Tq, Tk] scores.
+void check_attend_options(const AttentionOptions& options, const Mask* allowed, Eigen::Index H, Eigen::Index Tq,
+                          Eigen::Index Tk) {
     if (allowed && (allowed->rows() != Tq || allowed->cols() != Tk)) {
         throw Error("mask: expected shape " + dims(Tq, Tk) + " (queries x keys), got " +
                     dims(allowed->rows(), allowed->cols()));
@@ -222,15 +214,117 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
         throw Error("disabled heads: expected " + std::to_string(H) + " flags, got " +
                     std::to_string(options.disabled_heads.size()));
     }
-    const bool all_stages = options.detail == TraceDetail::all_stages;
-    const float scale = w.scale();
+}
 
+// What every head of one attend() reads: the projections, the options and the keys each
+// query may see, fixed before the threads start.
+struct HeadsPlan {
+    const AttentionWeights& w;
+    const ConstMatrixRef& q;
+    const ConstMatrixRef& k;
+    const ConstMatrixRef& v;
+    const AttentionOptions& options;
+    const Mask* allowed = nullptr;
+    Eigen::Index G = 1;   // query heads per key/value head
+    Eigen::Index Dh = 0;
+    float scale = 1.0f;
+    bool all_stages = false;
+    // Where each query's allowed keys end (causal: at itself). The products skip what lies
+    // past it (multiply_leading): a masked score is never read, and a masked weight is 0.
+    // The stages, when kept, show every score, so those are all computed.
+    std::vector<AllowedKeys> keys_allowed;
+    std::vector<Eigen::Index> key_ends;
+};
+
+// The trace with every buffer a thread writes allocated, before the threads start: the
+// threads then only compute (an allocation failure stays an exception on this thread).
+AttentionTrace allocated_trace(const HeadsPlan& plan, const ConstMatrixRef& x_q, Eigen::Index Tq, Eigen::Index Tk) {
     AttentionTrace trace;
-    if (all_stages) trace.input = x_q;
-    trace.heads.resize(static_cast<std::size_t>(H));
-    trace.concat.resize(Tq, D);
-    // Every buffer a thread writes is allocated here, before the threads start: the
-    // threads then only compute (an allocation failure stays an exception on this thread).
+    if (plan.all_stages) trace.input = x_q;
+    trace.heads.resize(static_cast<std::size_t>(plan.w.n_heads));
+    trace.concat.resize(Tq, plan.w.inner_width());
+    for (HeadTrace& head : trace.heads) {
+        head.weights.resize(Tq, Tk);
+        if (plan.all_stages) {
+            head.scores.resize(Tq, Tk);
+            head.masked.resize(Tq, Tk);
+        }
+    }
+    return trace;
+}
+
+// One head, on one thread: its scores computed straight into the map it keeps, then its
+// context into its own columns of concat. `keys` and `values` are its panels.
+void attend_head(const HeadsPlan& plan, Eigen::Index h, AttentionTrace& trace, WeightPanels& keys,
+                 WeightPanels& values) {
+    using Leading = WeightPanels::Leading;
+    constexpr WeightPanels::Kernel best = WeightPanels::Kernel::best;
+    const Eigen::Index Dh = plan.Dh;
+    const Eigen::Index G = plan.G;
+    const AttentionWeights& w = plan.w;
+    HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
+    const auto qh = plan.q.middleCols(h * Dh, Dh);       // [Tq, Dh]
+    const auto kh = plan.k.middleCols(h / G * Dh, Dh);   // [Tk, Dh], its key/value head's
+    const auto vh = plan.v.middleCols(h / G * Dh, Dh);   // [Tk, Dh]
+    keys.assign(kh.data(), kh.outerStride(), false);
+    if (plan.key_ends.empty() || plan.all_stages) {
+        keys.multiply(qh, head.weights, nullptr, plan.scale);
+    } else {
+        keys.multiply_leading(best, qh, head.weights, plan.key_ends, Leading::outputs, plan.scale);
+    }
+    if (w.score_cap != 0.0f) head.weights = (w.score_cap * (head.weights.array() / w.score_cap).tanh()).matrix();
+    if (plan.all_stages) {
+        head.scores = head.weights;
+        if (plan.allowed) {
+            head.masked = plan.allowed->select(head.scores.array(), -std::numeric_limits<float>::infinity()).matrix();
+        } else {
+            head.masked = head.scores;
+        }
+    }
+    softmax_rows(head.weights, plan.allowed, plan.keys_allowed);
+    auto context = trace.concat.middleCols(h * Dh, Dh);
+    const std::vector<bool>& disabled_heads = plan.options.disabled_heads;
+    if (!disabled_heads.empty() && disabled_heads[static_cast<std::size_t>(h)]) {
+        context.setZero();
+        return;
+    }
+    values.assign(vh.data(), vh.outerStride(), true);
+    if (plan.key_ends.empty()) {
+        values.multiply(head.weights, context);
+    } else {
+        values.multiply_leading(best, head.weights, context, plan.key_ends, Leading::inputs);
+    }
+}
+
+// The heads, from the projected q [Tq, D], k and v [Tk, D]; x_q is the queries' input
+// (kept with TraceDetail::all_stages).
+AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& q,
+                      const ConstMatrixRef& k, const ConstMatrixRef& v, const AttentionOptions& options) {
+    const Eigen::Index H = w.n_heads;
+    const Eigen::Index Tq = q.rows();
+    const Eigen::Index Tk = k.rows();
+    const Mask* allowed = options.keep ? &*options.keep : nullptr;
+    check_attend_options(options, allowed, H, Tq, Tk);
+    HeadsPlan plan{w,
+                   q,
+                   k,
+                   v,
+                   options,
+                   allowed,
+                   H / w.kv_heads(),
+                   w.head_width(),
+                   w.scale(),
+                   options.detail == TraceDetail::all_stages,
+                   {},
+                   {}};
+    const Eigen::Index G = plan.G;
+    const Eigen::Index Dh = plan.Dh;
+    if (allowed) {
+        plan.keys_allowed = allowed_keys(*allowed);
+        plan.key_ends.reserve(static_cast<std::size_t>(Tq));
+        for (const AllowedKeys& row : plan.keys_allowed) plan.key_ends.push_back(row.end);
+    }
+    AttentionTrace trace = allocated_trace(plan, x_q, Tq, Tk);
     // Each head's keys and values are laid out for the products as it runs (a copy of a
     // [Tk, Dh] block each, small next to the products); the room for them is made here.
     std::vector<WeightPanels> key_panels;
@@ -241,67 +335,13 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
         key_panels.emplace_back(Tk, Dh);     // K_h as the weight [out = keys, in = Dh]
         value_panels.emplace_back(Dh, Tk);   // V_h as W^T: [in = keys, out = Dh]
     }
-    for (HeadTrace& head : trace.heads) {
-        head.weights.resize(Tq, Tk);
-        if (all_stages) {
-            head.scores.resize(Tq, Tk);
-            head.masked.resize(Tq, Tk);
-        }
-    }
-    // Where each query's allowed keys end (causal: at itself). The products skip what lies
-    // past it (multiply_leading): a masked score is never read, and a masked weight is 0.
-    // The stages, when kept, show every score, so those are all computed.
-    std::vector<AllowedKeys> keys_allowed;
-    std::vector<Eigen::Index> key_ends;
-    if (allowed) {
-        keys_allowed = allowed_keys(*allowed);
-        key_ends.reserve(static_cast<std::size_t>(Tq));
-        for (const AllowedKeys& row : keys_allowed) key_ends.push_back(row.end);
-    }
-    using Leading = WeightPanels::Leading;
-    constexpr WeightPanels::Kernel best = WeightPanels::Kernel::best;
-    // Each head on one thread (handed out as threads come free), its scores computed
-    // straight into the map it keeps, then its context into its own columns of concat.
+    // Each head on one thread, handed out as threads come free.
     const double flops_per_head = 4.0 * static_cast<double>(Tq) * static_cast<double>(Tk) * static_cast<double>(Dh);
     parallel_items(H, flops_per_head * static_cast<double>(H), [&](Eigen::Index h) {
-        HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
-        const auto qh = q.middleCols(h * Dh, Dh);       // [Tq, Dh]
-        const auto kh = k.middleCols(h / G * Dh, Dh);   // [Tk, Dh], its key/value head's
-        const auto vh = v.middleCols(h / G * Dh, Dh);   // [Tk, Dh]
-        WeightPanels& keys = key_panels[static_cast<std::size_t>(h)];
-        keys.assign(kh.data(), kh.outerStride(), false);
-        if (key_ends.empty() || all_stages) {
-            keys.multiply(qh, head.weights, nullptr, scale);
-        } else {
-            keys.multiply_leading(best, qh, head.weights, key_ends, Leading::outputs, scale);
-        }
-        if (w.score_cap != 0.0f) {
-            head.weights = (w.score_cap * (head.weights.array() / w.score_cap).tanh()).matrix();
-        }
-        if (all_stages) {
-            head.scores = head.weights;
-            if (allowed) {
-                head.masked = allowed->select(head.scores.array(), -std::numeric_limits<float>::infinity()).matrix();
-            } else {
-                head.masked = head.scores;
-            }
-        }
-        softmax_rows(head.weights, allowed, keys_allowed);
-        auto context = trace.concat.middleCols(h * Dh, Dh);
-        const bool disabled = !options.disabled_heads.empty() && options.disabled_heads[static_cast<std::size_t>(h)];
-        if (disabled) {
-            context.setZero();
-        } else {
-            WeightPanels& values = value_panels[static_cast<std::size_t>(h)];
-            values.assign(vh.data(), vh.outerStride(), true);
-            if (key_ends.empty()) {
-                values.multiply(head.weights, context);
-            } else {
-                values.multiply_leading(best, head.weights, context, key_ends, Leading::inputs);
-            }
-        }
+        const auto i = static_cast<std::size_t>(h);
+        attend_head(plan, h, trace, key_panels[i], value_panels[i]);
     });
-    if (all_stages) {
+    if (plan.all_stages) {
         for (Eigen::Index h = 0; h < H; ++h) {
             HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
             head.q = q.middleCols(h * Dh, Dh);

@@ -39,10 +39,4 @@ void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T) {
     }
 }
 
-OptionalMask run_mask(const ModelInfo& info, const RunOptions& options, Eigen::Index T) {
-    OptionalMask causal;
-    if (options.causal.value_or(info.causal)) causal = mask_causal(T, T);
-    return mask_and(causal, options.keep);
-}
-
 }   // namespace headscope

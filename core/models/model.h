@@ -98,8 +98,4 @@ public:
 // line instead of an out-of-memory kill halfway through a forward.
 void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T);
 
-// The [T, T] mask a run uses: the causal mask (RunOptions::causal, else the model's own
-// default) ANDed with RunOptions::keep; absent when neither applies.
-OptionalMask run_mask(const ModelInfo& info, const RunOptions& options, Eigen::Index T);
-
 }   // namespace headscope

@@ -28,6 +28,9 @@ enum class Residual {
 struct BlockSpec {
     NormPlacement norm_placement = NormPlacement::pre;
     Residual residual = Residual::sequential;
+    // The family's own mask: causal (decoders: GPT-2, Llama) or bidirectional (encoders);
+    // RunOptions::causal overrides it, and RunOptions::keep narrows it.
+    bool causal = false;
 };
 
 struct Block {

@@ -122,12 +122,31 @@ StackRun run_after_prefix(const std::string& model, const Stack& stack, const Ma
     return run;
 }
 
+// x must be [1..max_tokens, E] for the blocks' width E.
+void check_input(const std::string& model, const Stack& stack, const Matrix& x) {
+    const Eigen::Index E = stack.blocks.empty() ? x.cols() : stack.blocks.front().attention_norm.weight.size();
+    const bool too_long = stack.max_tokens > 0 && x.rows() > stack.max_tokens;
+    if (x.rows() >= 1 && !too_long && (E == 0 || x.cols() == E)) return;
+    throw Error(model + ": input embeddings are [" + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) +
+                "], expected [1.." + (stack.max_tokens > 0 ? std::to_string(stack.max_tokens) : std::string()) + ", " +
+                std::to_string(E) + "]");
+}
+
+// The family's mask, or the one the run asks for, ANDed with the run's custom pairs.
+OptionalMask run_mask(const BlockSpec& spec, const RunOptions& options, Eigen::Index T) {
+    OptionalMask causal;
+    if (options.causal.value_or(spec.causal)) causal = mask_causal(T, T);
+    return mask_and(causal, options.keep);
+}
+
 }   // namespace
 
-StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, const OptionalMask& mask,
-                    const RunOptions& options, Eigen::Index last_mlp_rows) {
+StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, const RunOptions& options,
+                    Eigen::Index last_mlp_rows) {
     const Eigen::Index L = stack.n_layers();
     check_disabled_heads(L, stack.n_heads(), options.disabled_heads);
+    check_input(model, stack, x);
+    const OptionalMask mask = run_mask(stack.spec, options, x.rows());
     StackRun run;
     run.trace.mask = mask;
     run.trace.layers.reserve(static_cast<std::size_t>(L));

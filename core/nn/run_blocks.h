@@ -16,7 +16,8 @@ namespace headscope {
 // A family's stack: what its layers share and each layer's weights.
 struct Stack {
     BlockSpec spec;
-    std::vector<Block> blocks;   // [L]
+    std::vector<Block> blocks;     // [L]
+    Eigen::Index max_tokens = 0;   // the longest input its positions allow; 0: the family checks (ViT's grids)
 
     Eigen::Index n_layers() const { return static_cast<Eigen::Index>(blocks.size()); }
     Eigen::Index n_heads() const { return blocks.empty() ? 0 : blocks.front().attention.n_heads; }
@@ -39,11 +40,12 @@ struct StackRun {
     Matrix joined(Matrix ModelTrace::*member, Matrix computed) const;
 };
 
-// Runs x [T, E] through every block under `mask` ([T, T] or absent; each block's window
-// narrows it) as `options` ask. `model` names the model in errors. `last_mlp_rows` >= 0:
-// the last block's MLP runs for the first rows only (block_forward). Throws
-// headscope::Error when a resume or prefix request does not fit the run.
-StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, const OptionalMask& mask,
-                    const RunOptions& options, Eigen::Index last_mlp_rows = -1);
+// Runs x [T, E] through every block as `options` ask, under the run's mask: the family's
+// own (spec.causal) or the one options.causal asks for, ANDed with options.keep; each
+// block's window narrows it. `model` names the model in errors. `last_mlp_rows` >= 0: the
+// last block's MLP runs for the first rows only (block_forward). Throws headscope::Error
+// when x is not [1..max_tokens, E], or a resume or prefix request does not fit the run.
+StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, const RunOptions& options,
+                    Eigen::Index last_mlp_rows = -1);
 
 }   // namespace headscope

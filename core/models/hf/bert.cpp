@@ -209,8 +209,9 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
     w.head = head_of(c, table);
 
     // BERT's block: post-LN, sequential; every norm the config's epsilon.
-    w.stack = layer_norm_stack({NormPlacement::post, Residual::sequential}, c.num_hidden_layers, c.num_attention_heads,
-                               c.layer_norm_eps, c.activation);
+    w.stack = layer_norm_stack({NormPlacement::post, Residual::sequential, false}, c.num_hidden_layers,
+                               c.num_attention_heads, c.layer_norm_eps, c.activation);
+    w.stack.max_tokens = c.max_position_embeddings;
     w.embeddings_norm.eps = c.layer_norm_eps;
     w.transform_norm.eps = c.layer_norm_eps;
     HfTensorLoader loader(table);
@@ -276,7 +277,7 @@ void HfBertModel::describe(const std::string& folder, const std::string& archite
     info_.max_tokens = c.max_position_embeddings;
     info_.takes_text = true;
     info_.reads_ids_only = !text_refusal_.empty();
-    info_.causal = false;
+    info_.causal = weights_.stack.spec.causal;
     info_.classifier = classifier;
     ParameterCounter counter;
     bind_tensors(weights_, c, counter);
@@ -363,9 +364,8 @@ ModelInput HfBertModel::encode_ids(std::span<const std::int64_t> ids) const {
 
 ModelTrace HfBertModel::forward(const ModelInput& input, const RunOptions& options) const {
     mapped_.check();
-    const OptionalMask mask = hf_begin_forward(info_, input, options);
     // The embedding Norm is already applied to input.embeddings.
-    StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, mask, options);
+    StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, options);
     ModelTrace trace = std::move(run.trace);
     trace.hidden = std::move(run.x);
     switch (weights_.head) {

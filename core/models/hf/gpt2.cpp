@@ -109,7 +109,8 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
     HfTensorTable table(stored, "transformer.", folder, control);
     HfTensorLoader loader(table);
     // GPT-2's block: pre-LN, sequential; every norm the config's epsilon.
-    weights_.stack = layer_norm_stack({}, c.n_layer, c.n_head, c.layer_norm_epsilon, c.activation);
+    weights_.stack = layer_norm_stack({.causal = true}, c.n_layer, c.n_head, c.layer_norm_epsilon, c.activation);
+    weights_.stack.max_tokens = c.n_positions;
     weights_.ln_f.eps = c.layer_norm_epsilon;
     bind_tensors(weights_, c, loader);
     HfGpt2Weights& w = weights_;
@@ -165,7 +166,7 @@ void HfGpt2Model::describe(const std::string& folder, const std::string& archite
     info_.max_tokens = c.n_positions;
     info_.takes_text = true;
     info_.reads_ids_only = !tokenizer_;
-    info_.causal = true;
+    info_.causal = weights_.stack.spec.causal;
     info_.n_parameters = counter.count();
     info_.warnings = table.warnings();
     info_.settings = {
@@ -224,8 +225,7 @@ ModelInput HfGpt2Model::encode_ids(std::span<const std::int64_t> ids) const {
 
 ModelTrace HfGpt2Model::forward(const ModelInput& input, const RunOptions& options) const {
     mapped_.check();
-    const OptionalMask mask = hf_begin_forward(info_, input, options);
-    StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, mask, options);
+    StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, options);
     run.trace.hidden = run.joined(&ModelTrace::hidden, norm_forward(weights_.ln_f, run.x));
     // The LM head for the computed rows only (a reused prefix keeps its logits).
     run.trace.logits = run.joined(&ModelTrace::logits, lm_logits(run.trace.hidden.bottomRows(run.x.rows())));

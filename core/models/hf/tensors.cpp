@@ -188,17 +188,6 @@ void hf_check_text_token(const std::string& label, std::int64_t id, Eigen::Index
     }
 }
 
-OptionalMask hf_begin_forward(const ModelInfo& info, const ModelInput& input, const RunOptions& options) {
-    check_disabled_heads(info.n_layers, info.n_heads, options.disabled_heads);
-    const Eigen::Index T = input.embeddings.rows();
-    if (T < 1 || T > info.max_tokens || input.embeddings.cols() != info.width) {
-        throw Error(info.name + ": input embeddings are [" + std::to_string(T) + ", " +
-                    std::to_string(input.embeddings.cols()) + "], expected [1.." + std::to_string(info.max_tokens) +
-                    ", " + std::to_string(info.width) + "]");
-    }
-    return run_mask(info, options, T);
-}
-
 std::string hf_number_text(double value) {
     std::ostringstream s;
     s << value;

@@ -138,10 +138,6 @@ void hf_check_token_ids(std::span<const std::int64_t> ids, Eigen::Index vocab_si
 // A token the folder's tokenizer produced has an id the weights have (`files` names the tokenizer's files).
 void hf_check_text_token(const std::string& label, std::int64_t id, Eigen::Index vocab_size, const std::string& model,
                          const std::string& files);
-// The start of a model's forward: checks the input's [1..max_tokens, E] shape against
-// `info` (text models; image models check their own) and that its maps fit in memory,
-// and returns the run's mask (causal unless overridden, AND keep).
-OptionalMask hf_begin_forward(const ModelInfo& info, const ModelInput& input, const RunOptions& options);
 
 // A config number as messages and `info` print it (shortest round form, e.g. 1e-12).
 std::string hf_number_text(double value);

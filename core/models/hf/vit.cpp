@@ -333,8 +333,7 @@ ModelTrace HfVitModel::forward(const ModelInput& input, const RunOptions& option
     // The last layer's MLP runs for the rows the head reads alone: the others feed no map
     // and no logit (5% of ViT-B/16's products).
     const Eigen::Index read_rows = rows_read_by(weights_.head, T);
-    StackRun run =
-        run_blocks(info_.name, weights_.stack, input.embeddings, run_mask(info_, options, T), options, read_rows);
+    StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, options, read_rows);
     ModelTrace trace = std::move(run.trace);
     trace.hidden = norm_forward(weights_.layernorm, run.x.topRows(read_rows));
     switch (weights_.head) {

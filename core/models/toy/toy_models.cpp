@@ -88,8 +88,7 @@ public:
     const ModelInfo& info() const override { return info_; }
 
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
-        StackRun run = run_blocks(info_.name, stack_, input.embeddings,
-                                  run_mask(info_, options, input.embeddings.rows()), options);
+        StackRun run = run_blocks(info_.name, stack_, input.embeddings, options);
         run.trace.hidden = run.joined(&ModelTrace::hidden, norm_forward(final_norm_, run.x));
         return std::move(run.trace);
     }
@@ -389,6 +388,7 @@ private:
         info_.max_tokens = config_.max_tokens;
         info_.takes_text = true;
         info_.causal = true;
+        stack_.spec.causal = true;
         info_.settings["arch"] = "modern";
         info_.settings["init"] = "random";
         ParameterCounter counter;

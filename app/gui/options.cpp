@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "core/base/index_lists.h"
 #include "core/models/assets.h"
+#include "core/models/model_registry.h"
 #include "ui/views/view_list.h"
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,16 @@ std::string default_sentence() {
     return fallback_sentence;
 }
 
+// --model's help from the registry: the built-in models and the checkpoint families.
+std::string model_help() {
+    std::string text;
+    for (const BuiltinModel& model : builtin_models()) text += model.name + ", ";
+    text += "or a Hugging Face checkpoint folder (config.json with model_type ";
+    const std::vector<std::string> types = hf_supported_model_types();
+    for (std::size_t i = 0; i < types.size(); ++i) text += (i > 0 ? ", " : "") + types[i];
+    return text + "; model.safetensors)";
+}
+
 // Flags read as text first, turned into choices once every flag is in.
 struct RawFlags {
     std::string tokens;
@@ -40,10 +51,7 @@ struct RawFlags {
 
 void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     session::AppState& state = o.state;
-    cli.add_option("--model", state.model.name,
-                   "builtin:tiny-story, builtin:tiny-shapes, builtin:toy-text, builtin:toy-vit, or a Hugging Face "
-                   "checkpoint folder (config.json + model.safetensors)")
-        ->capture_default_str();
+    cli.add_option("--model", state.model.name, model_help())->capture_default_str();
     auto* text_option = cli.add_option("--text", state.text, "The sentence to show (text models)");
     cli.add_option("--tokens", raw.tokens,
                    "Token ids, comma-separated: for a text checkpoint without tokenizer files (typed in the same box)")

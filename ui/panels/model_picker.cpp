@@ -38,7 +38,11 @@ std::optional<std::string> ModelPicker::draw(const AppState& state, const std::v
     ImGui::SameLine();
     if (ImGui::Button("Open...")) browse = true;
     if (ImGui::IsItemHovered()) {
-        ImGui::SetTooltip("A Hugging Face checkpoint folder: config.json + model.safetensors (ViT, DeiT, GPT-2)");
+        // The families from the registry's table: a new family shows up here by itself.
+        std::string types;
+        for (const std::string& type : hf_supported_model_types()) types += (types.empty() ? "" : ", ") + type;
+        ImGui::SetTooltip("A Hugging Face checkpoint folder: config.json (model_type %s) + model.safetensors",
+                          types.c_str());
     }
     if (browse) picker_.open(is_builtin_model(state.model.name) ? std::string() : recent_path_of(state.model.name));
     if (const auto picked = picker_.draw_popup("models", recent_models)) chosen = *picked;

@@ -1,7 +1,8 @@
-#include "ui/views/image_view.h"
+// The Image view: attention over the picture's patches, and [CLS] of every head.
 
 #include "core/analysis/rollout.h"
 #include "core/models/model_registry.h"
+#include "ui/views/view.h"
 #include "ui/views/view_context.h"
 #include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
@@ -13,11 +14,26 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace headscope::ui {
 
 using namespace session;
+
+class ImageView final : public View {
+public:
+    std::string_view name() const override { return "image"; }
+    const char* title() const override { return "Image"; }
+    std::string_view summary() const override {
+        return "attention over the picture's patches, and [CLS] of every head";
+    }
+    void draw(ViewContext& context) override;
+
+private:
+    void draw_patch_map(ViewContext& context, const Matrix& map, const std::string& key, int query);
+    void draw_cls_of_every_head(ViewContext& context);
+};
 
 namespace {
 
@@ -193,5 +209,7 @@ void ImageView::draw_cls_of_every_head(ViewContext& context) {
     }
     ImGui::EndGroup();
 }
+
+std::unique_ptr<View> make_image_view() { return std::make_unique<ImageView>(); }
 
 }   // namespace headscope::ui

@@ -1,5 +1,6 @@
-#include "ui/views/matrix_view.h"
+// The Matrix view: one head's [T, T] map, with the custom-mask editor.
 
+#include "ui/views/view.h"
 #include "ui/views/view_context.h"
 #include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
@@ -11,11 +12,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace headscope::ui {
 
 using namespace session;
+
+class MatrixView final : public View {
+public:
+    std::string_view name() const override { return "matrix"; }
+    const char* title() const override { return "Matrix"; }
+    std::string_view summary() const override { return "one head's [T, T] map, with the custom-mask editor"; }
+    void draw(ViewContext& context) override;
+};
 
 void MatrixView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
@@ -65,5 +75,7 @@ void MatrixView::draw(ViewContext& context) {
         state.query = clicked == state.query ? -1 : clicked;
     }
 }
+
+std::unique_ptr<View> make_matrix_view() { return std::make_unique<MatrixView>(); }
 
 }   // namespace headscope::ui

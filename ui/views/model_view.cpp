@@ -1,6 +1,7 @@
-#include "ui/views/model_view.h"
+// The Model view: every head of every layer as a grid of thumbnails.
 
 #include "ui/views/metric_widgets.h"
+#include "ui/views/view.h"
 #include "ui/views/view_context.h"
 #include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
@@ -13,12 +14,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <numeric>
 #include <string>
 
 namespace headscope::ui {
 
 using namespace session;
+
+class ModelView final : public View {
+public:
+    std::string_view name() const override { return "model"; }
+    const char* title() const override { return "Model"; }
+    std::string_view summary() const override { return "every head of every layer as a grid of thumbnails"; }
+    void draw(ViewContext& context) override;
+};
 
 namespace {
 
@@ -166,5 +176,7 @@ void ModelView::draw(ViewContext& context) {
         }
     }
 }
+
+std::unique_ptr<View> make_model_view() { return std::make_unique<ModelView>(); }
 
 }   // namespace headscope::ui

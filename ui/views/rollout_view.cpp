@@ -1,7 +1,8 @@
-#include "ui/views/rollout_view.h"
+// The Rollout view: attention rollout through the layers.
 
 #include "core/analysis/rollout.h"
 #include "ui/views/metric_widgets.h"
+#include "ui/views/view.h"
 #include "ui/views/view_context.h"
 #include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
@@ -13,12 +14,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace headscope::ui {
 
 using namespace session;
+
+class RolloutView final : public View {
+public:
+    std::string_view name() const override { return "rollout"; }
+    const char* title() const override { return "Rollout"; }
+    std::string_view summary() const override { return "attention rollout through the layers"; }
+    void draw(ViewContext& context) override;
+
+private:
+    // The rollout on screen: kept while a slider's newer rollout computes (same result only).
+    std::shared_ptr<const Matrix> rollout_shown_;
+    std::uint64_t rollout_shown_generation_ = 0;
+    std::string rollout_key(ViewContext& context) const;
+    void draw_patch_rollout(ViewContext& context, const Matrix& R, const std::string& key);
+    void draw_token_rollout(ViewContext& context, const Matrix& R);
+};
 
 namespace {
 
@@ -202,5 +221,7 @@ std::string RolloutView::rollout_key(ViewContext& context) const {
                   static_cast<int>(o.fusion), o.discard_ratio, o.start_layer, o.end_layer);
     return text;
 }
+
+std::unique_ptr<View> make_rollout_view() { return std::make_unique<RolloutView>(); }
 
 }   // namespace headscope::ui

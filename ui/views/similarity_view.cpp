@@ -1,7 +1,8 @@
-#include "ui/views/similarity_view.h"
+// The Similarity view: how alike the heads' maps are: divergence matrix and a 2-D map.
 
 #include "core/analysis/head_similarity.h"
 #include "ui/views/metric_widgets.h"
+#include "ui/views/view.h"
 #include "ui/views/view_context.h"
 #include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
@@ -14,11 +15,27 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace headscope::ui {
 
 using namespace session;
+
+class SimilarityView final : public View {
+public:
+    std::string_view name() const override { return "similarity"; }
+    const char* title() const override { return "Similarity"; }
+    std::string_view summary() const override {
+        return "how alike the heads' maps are: divergence matrix and a 2-D map";
+    }
+    void draw(ViewContext& context) override;
+
+private:
+    std::string similarity_key(ViewContext& context) const;
+    void draw_divergence_matrix(ViewContext& context, const HeadSimilarity& s, const std::string& key, float side);
+    void draw_head_map(ViewContext& context, const HeadSimilarity& s, float side);
+};
 
 void SimilarityView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
@@ -162,5 +179,7 @@ void SimilarityView::draw_head_map(ViewContext& context, const HeadSimilarity& s
 std::string SimilarityView::similarity_key(ViewContext& context) const {
     return "similarity " + std::to_string(context.shown().generation);
 }
+
+std::unique_ptr<View> make_similarity_view() { return std::make_unique<SimilarityView>(); }
 
 }   // namespace headscope::ui

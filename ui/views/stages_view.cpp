@@ -1,5 +1,6 @@
-#include "ui/views/stages_view.h"
+// The Stages view: one head step by step: Q, K, V, scores, mask, softmax, context.
 
+#include "ui/views/view.h"
 #include "ui/views/view_context.h"
 #include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
@@ -11,11 +12,23 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace headscope::ui {
 
 using namespace session;
+
+class StagesView final : public View {
+public:
+    std::string_view name() const override { return "stages"; }
+    const char* title() const override { return "Stages"; }
+    std::string_view summary() const override {
+        return "one head step by step: Q, K, V, scores, mask, softmax, context";
+    }
+    session::ViewNeeds needs(const session::AppState& /*state*/) const override { return {.stages_of_layer = true}; }
+    void draw(ViewContext& context) override;
+};
 
 void StagesView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
@@ -79,5 +92,7 @@ void StagesView::draw(ViewContext& context) {
         ImGui::EndGroup();
     }
 }
+
+std::unique_ptr<View> make_stages_view() { return std::make_unique<StagesView>(); }
 
 }   // namespace headscope::ui

@@ -1,5 +1,6 @@
-#include "ui/views/tokens_view.h"
+// The Tokens view: lines from each query to the keys it attends, one colour per head.
 
+#include "ui/views/view.h"
 #include "ui/views/view_context.h"
 #include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
@@ -11,11 +12,22 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace headscope::ui {
 
 using namespace session;
+
+class TokensView final : public View {
+public:
+    std::string_view name() const override { return "tokens"; }
+    const char* title() const override { return "Tokens"; }
+    std::string_view summary() const override {
+        return "lines from each query to the keys it attends, one colour per head";
+    }
+    void draw(ViewContext& context) override;
+};
 
 namespace {
 
@@ -79,5 +91,7 @@ void TokensView::draw(ViewContext& context) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + static_cast<float>(T) * line));
     ImGui::Dummy(ImVec2(1, 1));
 }
+
+std::unique_ptr<View> make_tokens_view() { return std::make_unique<TokensView>(); }
 
 }   // namespace headscope::ui

@@ -1,6 +1,7 @@
 #pragma once
-// A view: one tab of the window, drawing the shown snapshot (the views' list and the
-// order of the tabs: view_list.cpp; adding a view is a file here and a line there).
+// A view: one tab of the window, drawing the shown snapshot. Adding a view is one file
+// here, ui/views/<name>_view.cpp (its class and its factory, make_<name>_view), and its
+// factory's name in view_list.cpp, which orders the tabs and --view's names.
 
 #include "session/app_state.h"
 

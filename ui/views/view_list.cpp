@@ -1,28 +1,26 @@
 #include "ui/views/view_list.h"
 
-#include "ui/views/compare_view.h"
-#include "ui/views/heads_view.h"
-#include "ui/views/image_view.h"
-#include "ui/views/matrix_view.h"
-#include "ui/views/model_view.h"
-#include "ui/views/rollout_view.h"
-#include "ui/views/similarity_view.h"
-#include "ui/views/stages_view.h"
-#include "ui/views/tokens_view.h"
-
 namespace headscope::ui {
 
+// Each view's file, ui/views/<name>_view.cpp, defines its factory.
+std::unique_ptr<View> make_matrix_view();
+std::unique_ptr<View> make_tokens_view();
+std::unique_ptr<View> make_image_view();
+std::unique_ptr<View> make_model_view();
+std::unique_ptr<View> make_compare_view();
+std::unique_ptr<View> make_stages_view();
+std::unique_ptr<View> make_heads_view();
+std::unique_ptr<View> make_rollout_view();
+std::unique_ptr<View> make_similarity_view();
+
 std::vector<std::unique_ptr<View>> make_views() {
+    // The tabs, in order; the first is the default.
+    constexpr std::unique_ptr<View> (*factories[])() = {
+        make_matrix_view, make_tokens_view, make_image_view,   make_model_view,      make_compare_view,
+        make_stages_view, make_heads_view,  make_rollout_view, make_similarity_view,
+    };
     std::vector<std::unique_ptr<View>> views;
-    views.push_back(std::make_unique<MatrixView>());
-    views.push_back(std::make_unique<TokensView>());
-    views.push_back(std::make_unique<ImageView>());
-    views.push_back(std::make_unique<ModelView>());
-    views.push_back(std::make_unique<CompareView>());
-    views.push_back(std::make_unique<StagesView>());
-    views.push_back(std::make_unique<HeadsView>());
-    views.push_back(std::make_unique<RolloutView>());
-    views.push_back(std::make_unique<SimilarityView>());
+    for (const auto make : factories) views.push_back(make());
     return views;
 }
 

@@ -12,9 +12,9 @@
 using namespace headscope;
 using namespace headscope::ui;
 
-TEST_CASE("view list: nine views, names unique, lower case words, each with a title and a summary") {
+TEST_CASE("view list: names unique, lower case words, each with a title and a summary") {
     const auto views = make_views();
-    CHECK(views.size() == 9);
+    REQUIRE(views.size() >= 2);
     std::set<std::string> names;
     for (const auto& view : views) {
         const std::string name(view->name());
@@ -28,7 +28,11 @@ TEST_CASE("view list: nine views, names unique, lower case words, each with a ti
     }
     CHECK(views.front()->name() == "matrix");   // the default tab comes first
     CHECK_FALSE(is_view_name("nope"));
-    CHECK(view_names() == "matrix, tokens, image, model, compare, stages, heads, rollout or similarity");
+    // "matrix, tokens, ... or similarity": every name once, the last after " or ".
+    const std::string names_text = view_names();
+    CHECK(names_text.rfind("matrix, ", 0) == 0);
+    CHECK(names_text.ends_with(" or " + std::string(views.back()->name())));
+    for (const auto& view : views) CHECK(names_text.find(std::string(view->name())) != std::string::npos);
 }
 
 TEST_CASE("view list: only the Stages view asks for stages, only the Compare view for extra runs") {

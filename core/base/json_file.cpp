@@ -1,0 +1,140 @@
+#include "core/base/json_file.h"
+
+#include "core/base/error.h"
+#include "core/base/file_bytes.h"
+
+#include <cstring>
+#include <vector>
+
+namespace headscope {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Builds the DOM from SAX events. Each open container is a frame; its path is only
+// spelled out when a message needs it, so parsing stays linear.
+class DomBuilder : public nlohmann::json_sax<json> {
+public:
+    DomBuilder(json& root, const std::string& label, const JsonLimits& limits)
+        : root_(root), label_(label), limits_(limits) {}
+
+    bool null() override { return add(json(nullptr)); }
+    bool boolean(bool value) override { return add(json(value)); }
+    bool number_integer(number_integer_t value) override { return add(json(value)); }
+    bool number_unsigned(number_unsigned_t value) override { return add(json(value)); }
+    bool number_float(number_float_t value, const string_t&) override { return add(json(value)); }
+    bool string(string_t& value) override { return add(json(std::move(value))); }
+    bool binary(binary_t& value) override { return add(json::binary(std::move(value))); }
+
+    bool start_object(std::size_t) override { return open(json::object()); }
+    bool start_array(std::size_t) override { return open(json::array()); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+
+    bool key(string_t& key) override {
+        Frame& frame = frames_.back();
+        count(frame);
+        if (frame.value->contains(key)) {
+            throw Error(label_ + ": key \"" + key + "\" is given twice in " + path_of(frames_.size()));
+        }
+        frame.key = std::move(key);
+        return true;
+    }
+
+    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+        // nlohmann's message repeats the position; keep its reason ("syntax error ... unexpected ...").
+        std::string what = e.what();
+        if (const auto colon = what.find(": syntax error"); colon != std::string::npos) what = what.substr(colon + 2);
+        throw Error(label_ + ": not valid JSON at byte " + std::to_string(position) + " (" + what + ")");
+    }
+
+private:
+    struct Frame {
+        json* value = nullptr;
+        std::string key;   // the last key read, in an object
+        std::size_t entries = 0;
+    };
+
+    std::string path_of(std::size_t depth) const {
+        std::string path;
+        for (std::size_t i = 0; i + 1 < depth; ++i) {
+            const Frame& f = frames_[i];
+            path = f.value->is_object() ? json_child_path(path, f.key) : json_child_path(path, f.entries - 1);
+        }
+        return path.empty() ? "the top level" : path;
+    }
+
+    void count(Frame& frame) {
+        if (++frame.entries > limits_.max_entries) {
+            throw Error(label_ + ": " + path_of(frames_.size()) + " has more than " +
+                        std::to_string(limits_.max_entries) + " entries");
+        }
+    }
+
+    // Places a value where the parser is: the root, the next array element, or under the last key.
+    json* place(json&& value) {
+        if (frames_.empty()) {
+            root_ = std::move(value);
+            return &root_;
+        }
+        Frame& frame = frames_.back();
+        if (frame.value->is_array()) {
+            count(frame);
+            frame.value->push_back(std::move(value));
+            return &frame.value->back();
+        }
+        return &((*frame.value)[frame.key] = std::move(value));
+    }
+
+    bool add(json&& value) {
+        place(std::move(value));
+        return true;
+    }
+
+    bool open(json&& container) {
+        if (frames_.size() >= limits_.max_depth) {
+            throw Error(label_ + ": JSON nests deeper than " + std::to_string(limits_.max_depth) + " levels");
+        }
+        json* placed = place(std::move(container));
+        frames_.push_back(Frame{placed, {}, 0});
+        return true;
+    }
+
+    bool close() {
+        frames_.pop_back();
+        return true;
+    }
+
+    json& root_;
+    const std::string& label_;
+    const JsonLimits& limits_;
+    std::vector<Frame> frames_;
+};
+
+}   // namespace
+
+std::string json_child_path(const std::string& parent, std::string_view key) {
+    return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+}
+
+std::string json_child_path(const std::string& parent, std::size_t index) {
+    return parent + "[" + std::to_string(index) + "]";
+}
+
+json parse_json_text(std::string_view text, const std::string& label, const JsonLimits& limits) {
+    if (const void* nul = std::memchr(text.data(), '\0', text.size())) {
+        const auto offset = static_cast<std::size_t>(static_cast<const char*>(nul) - text.data());
+        throw Error(label + ": NUL byte at offset " + std::to_string(offset) + " (JSON text has none)");
+    }
+    json root;
+    DomBuilder builder(root, label, limits);
+    json::sax_parse(text.begin(), text.end(), &builder, json::input_format_t::json, /*strict=*/true);
+    return root;
+}
+
+json read_json_file(const std::string& path, std::string_view what, const JsonLimits& limits) {
+    return parse_json_text(read_file_bytes(path, limits.max_bytes, what), path, limits);
+}
+
+}   // namespace headscope

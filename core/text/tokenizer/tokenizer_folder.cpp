@@ -1,0 +1,135 @@
+#include "core/text/tokenizer/tokenizer_folder.h"
+
+#include "core/base/error.h"
+#include "core/base/file_bytes.h"
+#include "core/base/json_file.h"
+#include "core/text/text.h"
+#include "core/text/tokenizer/bpe_model.h"
+#include "core/text/tokenizer/byte_level.h"
+
+#include <filesystem>
+
+namespace headscope::tokenizer {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+JsonLimits tokenizer_limits() {
+    JsonLimits limits;
+    limits.max_bytes = max_tokenizer_file_bytes;
+    limits.max_depth = 32;
+    limits.max_entries = Vocabulary::max_entries;
+    return limits;
+}
+
+// A special token's text as tokenizer_config.json writes it: "<s>" or {"content": "<s>", ...}.
+std::optional<std::string> special_token_text(const JsonField& config, std::string_view key) {
+    const auto field = config.find(key);
+    if (!field) return std::nullopt;
+    if (field->value().is_string()) return field->string();
+    if (field->value().is_object()) return field->at("content").string();
+    field->expected("a string or {\"content\": ...}");
+}
+
+// transformers' LlamaTokenizerFast and GemmaTokenizerFast rebuild the post-processor on
+// load from add_bos_token / add_eos_token (defaults: BOS yes, EOS no), whatever
+// tokenizer.json says; Python users get those ids, so this does the same.
+void apply_transformers_config(Tokenizer& tokenizer, const nlohmann::json& root, const std::string& file) {
+    const JsonField config(root, "", file);
+    if (!root.is_object()) config.expected("a JSON object");
+    const std::string tokenizer_class = config.string_or("tokenizer_class", "");
+    const bool rebuilds = tokenizer_class == "LlamaTokenizer" || tokenizer_class == "LlamaTokenizerFast" ||
+                          tokenizer_class == "CodeLlamaTokenizer" || tokenizer_class == "CodeLlamaTokenizerFast" ||
+                          tokenizer_class == "GemmaTokenizer" || tokenizer_class == "GemmaTokenizerFast";
+    if (!rebuilds) return;
+    std::vector<TemplatePart> parts;
+    const auto special = [&](std::string_view key) -> TemplatePart {
+        const auto text = special_token_text(config, key);
+        if (!text) config.fail(std::string(key) + " is missing, and add_" + std::string(key) + " asks for it");
+        const auto id = tokenizer.find(*text);
+        if (!id) config.at(key).fail("\"" + *text + "\" is not in the tokenizer's vocabulary");
+        return {false, {*id}};
+    };
+    if (config.bool_or("add_bos_token", true)) parts.push_back(special("bos_token"));
+    parts.push_back({true, {}});
+    if (config.bool_or("add_eos_token", false)) parts.push_back(special("eos_token"));
+    tokenizer.set_post_processor(make_template_processor(std::move(parts)));
+}
+
+}   // namespace
+
+Tokenizer read_tokenizer_json(const std::string& tokenizer_json, const std::string& tokenizer_config) {
+    Tokenizer tokenizer =
+        Tokenizer::read_json(read_json_file(tokenizer_json, "a tokenizer file", tokenizer_limits()), tokenizer_json);
+    if (!tokenizer_config.empty()) {
+        apply_transformers_config(tokenizer, read_json_file(tokenizer_config, "a tokenizer config", tokenizer_limits()),
+                                  tokenizer_config);
+    }
+    return tokenizer;
+}
+
+Tokenizer read_gpt2_tokenizer_files(const std::string& vocab_json, const std::string& merges_txt) {
+    const nlohmann::json vocab_root = read_json_file(vocab_json, "a tokenizer file", tokenizer_limits());
+    Vocabulary vocab = Vocabulary::read(JsonField(vocab_root, "", vocab_json));
+
+    const std::string text = read_file_bytes(merges_txt, max_tokenizer_file_bytes, "a tokenizer file");
+    validate_utf8(text, merges_txt);
+    std::vector<std::pair<std::string, std::string>> merges;
+    std::vector<std::size_t> lines;   // 1-based line of each merge
+    std::size_t line_number = 0;
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t stop = text.find('\n', at);
+        if (stop == std::string::npos) stop = text.size();
+        std::string_view line(text.data() + at, stop - at);
+        at = stop + 1;
+        ++line_number;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line_number == 1 && line.starts_with("#version")) continue;
+        if (line.empty() && at >= text.size()) break;   // the newline that ends the file
+        const auto space = line.find(' ');
+        if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
+            line.find(' ', space + 1) != std::string_view::npos) {
+            throw Error(merges_txt + " line " + std::to_string(line_number) +
+                        ": expected two tokens separated by one space, got \"" + readable_bytes(line.substr(0, 120)) +
+                        (line.size() > 120 ? "...\"" : "\""));
+        }
+        if (merges.size() >= Vocabulary::max_entries) {
+            throw Error(merges_txt + ": more than " + std::to_string(Vocabulary::max_entries) + " merges");
+        }
+        merges.emplace_back(line.substr(0, space), line.substr(space + 1));
+        lines.push_back(line_number);
+    }
+
+    TokenizerParts parts;
+    parts.pre_tokenizer = make_byte_level_pre_tokenizer(false);
+    parts.decoder = make_byte_level_decoder();
+    if (const auto eos = vocab.find("<|endoftext|>")) {
+        parts.added_tokens.push_back(AddedToken{"<|endoftext|>", *eos, true, false, false, false, false});
+    }
+    parts.model = std::make_unique<BpeModel>(std::move(vocab), merges, BpeSettings{}, [&](std::size_t i) {
+        return merges_txt + " line " + std::to_string(lines[i]);
+    });
+    return Tokenizer(std::move(parts), vocab_json);
+}
+
+std::optional<FolderTokenizer> read_folder_tokenizer(const std::string& folder) {
+    const fs::path dir(folder);
+    const auto exists = [&](const char* name) {
+        std::error_code ec;
+        return fs::exists(dir / name, ec);
+    };
+    if (exists("tokenizer.json")) {
+        const bool has_config = exists("tokenizer_config.json");
+        return FolderTokenizer{read_tokenizer_json((dir / "tokenizer.json").string(),
+                                                   has_config ? (dir / "tokenizer_config.json").string() : ""),
+                               has_config ? "tokenizer.json + tokenizer_config.json" : "tokenizer.json"};
+    }
+    if (exists("vocab.json") && exists("merges.txt")) {
+        return FolderTokenizer{read_gpt2_tokenizer_files((dir / "vocab.json").string(), (dir / "merges.txt").string()),
+                               "vocab.json + merges.txt"};
+    }
+    return std::nullopt;
+}
+
+}   // namespace headscope::tokenizer

@@ -9,8 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,13 +24,30 @@ struct JsonLimits {
     std::size_t max_entries = 4'000'000;    // in one object or array
 };
 
+// A large container handed over entry by entry instead of kept in the DOM (a vocabulary of
+// 150,000 tokens would cost more to build as a tree than to read). `path` names it as
+// messages do ("model.vocab"); `take(entry)` gets each entry in order. The container
+// itself stays in the DOM, empty.
+struct JsonEntry {
+    bool in_object = false;
+    std::string key;         // in an object
+    std::size_t index = 0;   // in an array
+    nlohmann::json value;
+};
+struct JsonStream {
+    std::string path;
+    std::function<void(JsonEntry&& entry)> take;
+};
+
 // The value `text` holds. `label` names the source in messages ("config.json"):
 //   "<label>: key \"x\" is given twice in model.vocab"
 //   "<label>: NUL byte at offset 17 (JSON text has none)"
-nlohmann::json parse_json_text(std::string_view text, const std::string& label, const JsonLimits& limits = {});
+nlohmann::json parse_json_text(std::string_view text, const std::string& label, const JsonLimits& limits = {},
+                               const std::vector<JsonStream>& streams = {});
 
 // The file's value, read whole (read_file_bytes: `what` names the kind of file).
-nlohmann::json read_json_file(const std::string& path, std::string_view what, const JsonLimits& limits = {});
+nlohmann::json read_json_file(const std::string& path, std::string_view what, const JsonLimits& limits = {},
+                              const std::vector<JsonStream>& streams = {});
 
 // Where a value sits, as messages name it: "model.vocab", "added_tokens[3].content".
 std::string json_child_path(const std::string& parent, std::string_view key);

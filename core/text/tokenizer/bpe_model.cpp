@@ -28,7 +28,9 @@ BpeModel::BpeModel(Vocabulary vocab, const std::vector<std::pair<std::string, st
                    BpeSettings settings, const std::function<std::string(std::size_t)>& merge_label)
     : vocab_(std::move(vocab)), settings_(std::move(settings)) {
     const std::size_t prefix_length = settings_.continuing_subword_prefix.size();
-    merges_.reserve(merges.size());
+    std::size_t capacity = 64;
+    while (capacity < merges.size() * 2) capacity *= 2;
+    merges_.assign(capacity, MergeSlot{});
     for (std::size_t rank = 0; rank < merges.size(); ++rank) {
         const auto& [first, second] = merges[rank];
         const auto find = [&](const std::string& token) {
@@ -40,7 +42,7 @@ BpeModel::BpeModel(Vocabulary vocab, const std::vector<std::pair<std::string, st
         const std::int32_t right = find(second);
         const std::string merged = first + second.substr(std::min(prefix_length, second.size()));
         const std::int32_t id = find(merged);
-        merges_[pair_key(left, right)] = Merge{static_cast<std::uint32_t>(rank), id};
+        add_merge(pair_key(left, right), Merge{static_cast<std::uint32_t>(rank), id});
     }
     if (settings_.unk_token) {
         unk_id_ = vocab_.find(*settings_.unk_token);
@@ -49,9 +51,28 @@ BpeModel::BpeModel(Vocabulary vocab, const std::vector<std::pair<std::string, st
     for (unsigned b = 0; b < 256; ++b) byte_ids_[b] = vocab_.find(byte_token(b)).value_or(-1);
 }
 
+namespace {
+
+std::size_t slot_hash(std::uint64_t key, std::size_t mask) { return (key * 0x9E3779B97F4A7C15ull >> 20) & mask; }
+
+}   // namespace
+
+void BpeModel::add_merge(std::uint64_t key, Merge merge) {
+    const std::size_t mask = merges_.size() - 1;
+    std::size_t at = slot_hash(key, mask);
+    while (merges_[at].merge.id >= 0 && merges_[at].key != key) at = (at + 1) & mask;
+    if (merges_[at].merge.id < 0) ++merge_count_;
+    merges_[at] = {key, merge};   // a merge given twice keeps its later rank, as Hugging Face's map does
+}
+
 const BpeModel::Merge* BpeModel::find_merge(std::int32_t left, std::int32_t right) const {
-    const auto it = merges_.find(pair_key(left, right));
-    return it == merges_.end() ? nullptr : &it->second;
+    const std::uint64_t key = pair_key(left, right);
+    const std::size_t mask = merges_.size() - 1;
+    for (std::size_t at = slot_hash(key, mask);; at = (at + 1) & mask) {
+        const MergeSlot& slot = merges_[at];
+        if (slot.merge.id < 0) return nullptr;
+        if (slot.key == key) return &slot.merge;
+    }
 }
 
 std::vector<BpeModel::Symbol> BpeModel::initial_symbols(std::string_view piece) const {
@@ -150,7 +171,23 @@ void BpeModel::tokenize(std::string_view piece, std::vector<ModelToken>& out) co
     for (const Symbol& s : symbols) out.push_back({s.id, s.begin, s.end});
 }
 
-std::unique_ptr<TokenModel> read_bpe_model(const JsonField& field) {
+std::pair<std::string, std::string> read_merge(const JsonField& merge) {
+    const auto& value = merge.value();
+    if (value.is_string()) {
+        const auto& text = value.get_ref<const std::string&>();
+        const auto space = text.find(' ');
+        if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos) {
+            merge.expected("\"a b\" (two tokens and one space)");
+        }
+        return {text.substr(0, space), text.substr(space + 1)};
+    }
+    if (value.is_array() && value.size() == 2 && value[0].is_string() && value[1].is_string()) {
+        return {value[0].get_ref<const std::string&>(), value[1].get_ref<const std::string&>()};
+    }
+    merge.expected("\"a b\" or [\"a\", \"b\"]");
+}
+
+std::unique_ptr<TokenModel> read_bpe_model(const JsonField& field, ModelTables tables) {
     if (const auto dropout = field.find("dropout")) {
         if (!dropout->value().is_number() || dropout->value().get<double>() != 0.0) {
             dropout->expected("null or 0 (dropout makes the ids random)");
@@ -164,27 +201,18 @@ std::unique_ptr<TokenModel> read_bpe_model(const JsonField& field) {
     settings.byte_fallback = field.bool_or("byte_fallback", false);
     settings.ignore_merges = field.bool_or("ignore_merges", false);
 
-    Vocabulary vocab = Vocabulary::read(field.at("vocab"));
+    Vocabulary vocab = tables.vocab ? std::move(*tables.vocab) : Vocabulary::read(field.at("vocab"));
     const JsonField list = field.at("merges");
-    const std::size_t count = list.size();
-    if (count > Vocabulary::max_entries)
-        list.fail(std::to_string(count) + " merges, more than " + std::to_string(Vocabulary::max_entries));
     std::vector<std::pair<std::string, std::string>> merges;
-    merges.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        const JsonField merge = list.at(i);
-        if (merge.value().is_string()) {
-            const std::string text = merge.string();
-            const auto space = text.find(' ');
-            if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos) {
-                merge.expected("\"a b\" (two tokens and one space)");
-            }
-            merges.emplace_back(text.substr(0, space), text.substr(space + 1));
-        } else if (merge.value().is_array() && merge.size() == 2) {
-            merges.emplace_back(merge.at(std::size_t{0}).string(), merge.at(std::size_t{1}).string());
-        } else {
-            merge.expected("\"a b\" or [\"a\", \"b\"]");
+    if (tables.merges) {
+        merges = std::move(*tables.merges);
+    } else {
+        const std::size_t count = list.size();
+        if (count > Vocabulary::max_entries) {
+            list.fail(std::to_string(count) + " merges, more than " + std::to_string(Vocabulary::max_entries));
         }
+        merges.reserve(count);
+        for (std::size_t i = 0; i < count; ++i) merges.push_back(read_merge(list.at(i)));
     }
     const std::string& file = field.file();
     const std::string path = list.path();

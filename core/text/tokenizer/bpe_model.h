@@ -27,7 +27,7 @@ public:
 
     void tokenize(std::string_view piece, std::vector<ModelToken>& out) const override;
     const Vocabulary& vocabulary() const override { return vocab_; }
-    std::size_t merge_count() const { return merges_.size(); }
+    std::size_t merge_count() const { return merge_count_; }
 
 private:
     struct Merge {
@@ -41,14 +41,23 @@ private:
     std::vector<Symbol> initial_symbols(std::string_view piece) const;
     void merge(std::vector<Symbol>& symbols) const;
     const Merge* find_merge(std::int32_t left, std::int32_t right) const;
+    void add_merge(std::uint64_t key, Merge merge);
 
     Vocabulary vocab_;
-    std::unordered_map<std::uint64_t, Merge> merges_;
+    // (left id, right id) -> merge, by open addressing: the encoder's innermost lookup.
+    struct MergeSlot {
+        std::uint64_t key = 0;
+        Merge merge{0, -1};   // id -1: empty
+    };
+    std::vector<MergeSlot> merges_;
+    std::size_t merge_count_ = 0;
     BpeSettings settings_;
     std::optional<std::int32_t> unk_id_;
     std::array<std::int32_t, 256> byte_ids_{};   // <0xNN> tokens for byte_fallback, -1 where missing
 };
 
-std::unique_ptr<TokenModel> read_bpe_model(const JsonField& field);
+std::unique_ptr<TokenModel> read_bpe_model(const JsonField& field, ModelTables tables);
+// One merge, written "a b" or ["a", "b"].
+std::pair<std::string, std::string> read_merge(const JsonField& merge);
 
 }   // namespace headscope::tokenizer

@@ -57,12 +57,12 @@ bool JsonField::boolean() const {
 }
 
 std::int64_t JsonField::integer(std::int64_t min, std::int64_t max) const {
-    const auto range = "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
-    if (!value_->is_number_integer()) expected(range);
-    if (value_->is_number_unsigned() && value_->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) expected(range);
-    const auto n = value_->get<std::int64_t>();
-    if (n < min || n > max) expected(range);
-    return n;
+    const bool fits =
+        value_->is_number_integer() &&
+        !(value_->is_number_unsigned() && value_->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) &&
+        value_->get<std::int64_t>() >= min && value_->get<std::int64_t>() <= max;
+    if (!fits) expected("a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+    return value_->get<std::int64_t>();
 }
 
 std::string JsonField::string_or(std::string_view key, const std::string& fallback) const {

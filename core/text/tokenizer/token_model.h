@@ -3,6 +3,7 @@
 // vocabulary ids. BPE (byte-level as GPT-2 and Llama 3, or SentencePiece-style with
 // byte_fallback as Llama 2 and Gemma) and WordPiece (BERT).
 
+#include "core/base/json_file.h"
 #include "core/text/tokenizer/json_field.h"
 
 #include <cstddef>
@@ -12,7 +13,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace headscope::tokenizer {
@@ -31,19 +31,24 @@ public:
 
     // {"token": id, ...}; refused naming the field on a bad or repeated id.
     static Vocabulary read(const JsonField& field);
-    void add(std::string token, std::int32_t id);   // the caller checked the id
+    // One entry "token": id, checked (`path` names it in messages: "<file>: model.vocab.<token>").
+    void read_entry(std::string token, const nlohmann::json& id, const std::string& file, const std::string& path);
+    // False (nothing changed) when the token is already there; the caller checked the id.
+    bool add(std::string token, std::int32_t id);
 
     std::optional<std::int32_t> find(std::string_view token) const;
     const std::string* token(std::int32_t id) const;   // nullptr when no token has the id
-    std::size_t size() const { return ids_.size(); }
+    std::size_t size() const { return count_; }
     std::int32_t end_id() const { return static_cast<std::int32_t>(tokens_.size()); }   // one past the largest id
 
 private:
-    struct Hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-    };
-    std::unordered_map<std::string, std::int32_t, Hash, std::equal_to<>> ids_;
+    // Token -> id as open addressing over the ids (each slot: the hash's top half and id + 1),
+    // the key compared in tokens_: a lookup touches two cache lines, not a node chain.
+    std::size_t slot_of(std::string_view token, std::uint64_t hash) const;
+    void grow();
+
+    std::vector<std::uint64_t> slots_;   // 0: empty
+    std::size_t count_ = 0;
     std::vector<std::string> tokens_;
     std::vector<bool> present_;
 };
@@ -56,6 +61,16 @@ public:
     virtual const Vocabulary& vocabulary() const = 0;
 };
 
-std::unique_ptr<TokenModel> read_token_model(const JsonField& field);
+// model.vocab and model.merges taken straight from the parser (JsonStream) rather than
+// from a DOM: the large tables of a real tokenizer.json, read in one pass.
+struct ModelTables {
+    std::optional<Vocabulary> vocab;
+    std::optional<std::vector<std::pair<std::string, std::string>>> merges;
+};
+// The streams that fill `tables` while `file` is parsed; entries are checked as they come.
+std::vector<JsonStream> model_table_streams(ModelTables& tables, const std::string& file);
+
+// From the model's JSON; tables already streamed are taken from `tables`.
+std::unique_ptr<TokenModel> read_token_model(const JsonField& field, ModelTables tables = {});
 
 }   // namespace headscope::tokenizer

@@ -22,13 +22,13 @@ Tokenizer::Tokenizer(TokenizerParts parts, const std::string& file) : parts_(std
     added_ = AddedTokens(parts_.added_tokens, parts_.normalizer.get());
 }
 
-Tokenizer Tokenizer::read_json(const nlohmann::json& root, const std::string& file) {
+Tokenizer Tokenizer::read_json(const nlohmann::json& root, const std::string& file, ModelTables tables) {
     const JsonField top(root, "", file);
     if (!root.is_object()) top.expected("a JSON object");
     TokenizerParts parts;
     if (const auto field = top.find("normalizer")) parts.normalizer = read_normalizer(*field);
     if (const auto field = top.find("pre_tokenizer")) parts.pre_tokenizer = read_pre_tokenizer(*field);
-    parts.model = read_token_model(top.at("model"));
+    parts.model = read_token_model(top.at("model"), std::move(tables));
     if (const auto field = top.find("added_tokens")) parts.added_tokens = AddedTokens::read(*field);
     if (const auto field = top.find("post_processor")) parts.post_processor = read_post_processor(*field);
     if (const auto field = top.find("decoder")) parts.decoder = read_decoder(*field);

@@ -34,7 +34,7 @@ public:
     // Refused (naming `file`) when an added token's id names another token of the vocabulary.
     Tokenizer(TokenizerParts parts, const std::string& file);
     // tokenizer.json's content.
-    static Tokenizer read_json(const nlohmann::json& root, const std::string& file);
+    static Tokenizer read_json(const nlohmann::json& root, const std::string& file, ModelTables tables = {});
 
     // Python transformers replaces the post-processor where tokenizer_config.json says so.
     void set_post_processor(std::unique_ptr<PostProcessor> post_processor);

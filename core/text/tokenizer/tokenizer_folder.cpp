@@ -60,8 +60,10 @@ void apply_transformers_config(Tokenizer& tokenizer, const nlohmann::json& root,
 }   // namespace
 
 Tokenizer read_tokenizer_json(const std::string& tokenizer_json, const std::string& tokenizer_config) {
-    Tokenizer tokenizer =
-        Tokenizer::read_json(read_json_file(tokenizer_json, "a tokenizer file", tokenizer_limits()), tokenizer_json);
+    ModelTables tables;
+    const nlohmann::json root = read_json_file(tokenizer_json, "a tokenizer file", tokenizer_limits(),
+                                               model_table_streams(tables, tokenizer_json));
+    Tokenizer tokenizer = Tokenizer::read_json(root, tokenizer_json, std::move(tables));
     if (!tokenizer_config.empty()) {
         apply_transformers_config(tokenizer, read_json_file(tokenizer_config, "a tokenizer config", tokenizer_limits()),
                                   tokenizer_config);

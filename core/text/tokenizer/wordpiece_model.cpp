@@ -42,7 +42,7 @@ void WordPieceModel::tokenize(std::string_view piece, std::vector<ModelToken>& o
     }
 }
 
-std::unique_ptr<TokenModel> read_wordpiece_model(const JsonField& field) {
+std::unique_ptr<TokenModel> read_wordpiece_model(const JsonField& field, ModelTables tables) {
     WordPieceSettings settings;
     settings.unk_token = field.string_or("unk_token", settings.unk_token);
     settings.continuing_subword_prefix =
@@ -50,7 +50,7 @@ std::unique_ptr<TokenModel> read_wordpiece_model(const JsonField& field) {
     if (const auto max = field.find("max_input_chars_per_word")) {
         settings.max_input_chars_per_word = static_cast<std::size_t>(max->integer(1, 1'000'000));
     }
-    Vocabulary vocab = Vocabulary::read(field.at("vocab"));
+    Vocabulary vocab = tables.vocab ? std::move(*tables.vocab) : Vocabulary::read(field.at("vocab"));
     try {
         return std::make_unique<WordPieceModel>(std::move(vocab), std::move(settings));
     } catch (const Error& e) {

@@ -25,6 +25,6 @@ private:
     std::int32_t unk_id_ = 0;
 };
 
-std::unique_ptr<TokenModel> read_wordpiece_model(const JsonField& field);
+std::unique_ptr<TokenModel> read_wordpiece_model(const JsonField& field, ModelTables tables);
 
 }   // namespace headscope::tokenizer

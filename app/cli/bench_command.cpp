@@ -12,6 +12,8 @@
 #include "core/image/image.h"
 #include "core/nn/attention.h"
 #include "core/tensor/parallel.h"
+#include "core/text/text.h"
+#include "core/text/tokenizer/tokenizer_folder.h"
 
 #include <nlohmann/json.hpp>
 
@@ -87,6 +89,7 @@ struct BenchArgs {
     int repeat = 5;
     int threads = compute_threads();   // every core, unless OMP_NUM_THREADS says otherwise
     bool mha = false;
+    std::string tokenizer;
     bool incremental = false;
     int appended = 0;
     Eigen::Index T = 0;
@@ -117,6 +120,10 @@ void add_bench_options(CLI::App* cmd, BenchArgs& args) {
     cmd->add_option("--E", args.E, "--mha: model width (at most 8192: 4 x E x E weights)")->check(CLI::Range(1, 8192));
     cmd->add_option("--H", args.H, "--mha: heads (E divisible by H)")->check(CLI::Range(1, 1 << 10));
     mha->excludes(cmd->get_option("--model"));
+    cmd->add_option("--tokenizer", args.tokenizer,
+                    "A folder's tokenizer instead of a model: time loading it and tokenizing --text / --text-file")
+        ->excludes(cmd->get_option("--model"))
+        ->excludes(mha);
 }
 
 // --mha: one self-attention layer with seeded random weights.
@@ -198,6 +205,30 @@ void bench_appended(const BenchArgs& args, const Model& model, const ModelInput&
     out["recompute_fraction"] = r.median_ms / full.median_ms;
 }
 
+// --tokenizer: loading a folder's tokenizer, and tokenizing the text with it.
+void bench_tokenizer(const BenchArgs& args, nlohmann::ordered_json& out) {
+    const bool from_file = args.input.text_file_option->count() > 0;
+    if (!from_file && args.input.text_option->count() == 0) throw Error("--tokenizer needs --text or --text-file");
+    const std::string text = from_file ? read_sentence_file(args.input.text_file) : args.input.text;
+    std::optional<tokenizer::FolderTokenizer> found;
+    const Timings load = time_runs(args.repeat, [&] {
+        found.reset();
+        found = tokenizer::read_folder_tokenizer(args.tokenizer);
+    });
+    if (!found) throw Error("--tokenizer " + args.tokenizer + ": no tokenizer files in that folder");
+    std::size_t tokens = 0;
+    const Timings encode = time_runs(args.repeat, [&] { tokens = found->tokenizer.encode(text).size(); });
+    out["workload"] = "tokenizer";
+    out["tokenizer"] = args.tokenizer;
+    out["files"] = found->files;
+    out["load_ms_median"] = load.median_ms;
+    out["load_ms_min"] = load.min_ms;
+    out["text_bytes"] = text.size();
+    out["tokens"] = tokens;
+    out["encode_ms_median"] = encode.median_ms;
+    out["encode_ms_min"] = encode.min_ms;
+}
+
 // A model's load and forward, and with --incremental / --appended its recompute.
 void bench_model(const BenchArgs& args, nlohmann::ordered_json& out) {
     if (args.model.path.empty()) throw Error("give --model PATH (with --text, --image or --tokens), or --mha");
@@ -239,6 +270,8 @@ Command add_bench_command(CLI::App& app) {
                 nlohmann::ordered_json out;
                 if (args->mha) {
                     bench_mha_layer(*args, out);
+                } else if (!args->tokenizer.empty()) {
+                    bench_tokenizer(*args, out);
                 } else {
                     bench_model(*args, out);
                 }

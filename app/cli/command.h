@@ -20,5 +20,6 @@ Command add_export_weights_command(CLI::App& app);
 Command add_render_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_analyze_command(CLI::App& app);
+Command add_tokenize_command(CLI::App& app);
 
 }   // namespace headscope::cli

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
     const std::vector<cli::Command> commands = {
         cli::add_mha_command(app),     cli::add_dump_command(app),   cli::add_info_command(app),
         cli::add_render_command(app),  cli::add_models_command(app), cli::add_export_weights_command(app),
-        cli::add_analyze_command(app), cli::add_bench_command(app),
+        cli::add_analyze_command(app), cli::add_bench_command(app),  cli::add_tokenize_command(app),
     };
 
     // CLI11 reports a mistyped command or an option before the command as "a subcommand

@@ -138,7 +138,7 @@ TEST_CASE("bert: broken folders and bad input are one line, exit 2, no output") 
     // Without vocab.txt --tokens still works, --text is refused.
     const std::string bare = copy_folder(dir, model);
     std::filesystem::remove(std::filesystem::path(bare) / "vocab.txt");
-    check_bad_input(run_dump(bare, {"--text", "the cat"}, out), "no vocab.txt");
+    check_bad_input(run_dump(bare, {"--text", "the cat"}, out), "no tokenizer (tokenizer.json, or BERT's vocab.txt)");
     const RunResult r = run_dump(bare, tokens, dir.file("t.safetensors"));
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 0);
@@ -147,8 +147,9 @@ TEST_CASE("bert: broken folders and bad input are one line, exit 2, no output") 
     write_bytes(
         (std::filesystem::path(copy_folder(dir, checkpoints + "/bert_tiny_bf16")) / "tokenizer_config.json").string(),
         "{\"tokenizer_class\": \"BertJapaneseTokenizer\"}");
-    check_bad_input(run_dump(dir.file("bert_tiny_bf16"), {"--text", "the cat"}, out),
-                    "field 'tokenizer_class': 'BertJapaneseTokenizer' is not supported");
+    check_bad_input(
+        run_dump(dir.file("bert_tiny_bf16"), {"--text", "the cat"}, out),
+        "tokenizer_config.json: tokenizer_class: \"BertJapaneseTokenizer\" is not supported with vocab.txt");
     CHECK(run_dump(dir.file("bert_tiny_bf16"), tokens, dir.file("u.safetensors")).exit_code == 0);
     CHECK_FALSE(std::filesystem::exists(out));
 }

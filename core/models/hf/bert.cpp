@@ -3,6 +3,8 @@
 #include "core/base/error.h"
 #include "core/models/hf/config_fields.h"
 #include "core/models/hf/tensors.h"
+#include "core/text/tokenizer/legacy_files.h"
+#include "core/text/tokenizer/tokenizer_folder.h"
 
 #include <cmath>
 #include <filesystem>
@@ -174,29 +176,6 @@ HfBertConfig read_hf_bert_config(const std::string& config_path) {
     return c;
 }
 
-WordPieceOptions read_hf_bert_tokenizer_config(const std::string& path) {
-    WordPieceOptions options;
-    std::error_code ec;
-    if (!fs::exists(path, ec)) return options;
-    const json config = read_hf_json_file(path);
-    const HfFields f(config, path);
-    const std::string tokenizer_class = f.string("tokenizer_class", "BertTokenizer");
-    if (tokenizer_class != "BertTokenizer" && tokenizer_class != "BertTokenizerFast") {
-        f.fail("tokenizer_class", hf_quoted(tokenizer_class) + " is not supported (supported: BertTokenizer, "
-                                                               "BertTokenizerFast)");
-    }
-    if (!f.boolean("do_basic_tokenize", true)) {
-        f.fail("do_basic_tokenize", "false is not supported (text is always split on spaces and punctuation first)");
-    }
-    options.do_lower_case = f.boolean("do_lower_case", options.do_lower_case);
-    if (const json* strip = f.find("strip_accents")) {
-        if (!strip->is_boolean()) f.fail("strip_accents", "true, false or null", *strip);
-        options.strip_accents = strip->get<bool>();
-    }
-    options.tokenize_chinese_chars = f.boolean("tokenize_chinese_chars", options.tokenize_chinese_chars);
-    return options;
-}
-
 HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) {
     const fs::path dir(folder);
     config_ = read_hf_bert_config((dir / "config.json").string());
@@ -232,30 +211,37 @@ HfBertModel::HfBertModel(const std::string& folder, const LoadControl& control) 
 }
 
 std::string HfBertModel::read_tokenizer(const std::string& folder) {
-    // The tokenizer, when the folder has vocab.txt (--tokens needs none). A
-    // tokenizer_config.json asking for what WordPiece here does not do refuses --text
-    // only; its vocabulary still names the tokens.
     const fs::path dir(folder);
     std::error_code ec;
-    if (!fs::exists(dir / "vocab.txt", ec)) {
-        text_refusal_ = folder + ": no vocab.txt (BERT's WordPiece vocabulary), so it takes --tokens, not --text";
+    std::optional<tokenizer::FolderTokenizer> found;
+    try {
+        found = tokenizer::read_folder_tokenizer(folder);
+    } catch (const Error& e) {
+        // A tokenizer_config.json asking for what is not done refuses --text only: vocab.txt
+        // still names the tokens (an error in vocab.txt itself is thrown again below).
+        if (fs::exists(dir / "tokenizer.json", ec) || !fs::exists(dir / "vocab.txt", ec) ||
+            !fs::exists(dir / "tokenizer_config.json", ec)) {
+            throw;
+        }
+        text_refusal_ = e.what();
+        found = tokenizer::FolderTokenizer{tokenizer::read_bert_vocab((dir / "vocab.txt").string(), std::string()),
+                                           "vocab.txt + tokenizer_config.json (labels only: --text refused)"};
+    }
+    if (!found) {
+        text_refusal_ =
+            folder + ": no tokenizer (tokenizer.json, or BERT's vocab.txt), so it takes --tokens, not --text";
         return "none";
     }
-    WordPieceOptions options;
-    try {
-        options = read_hf_bert_tokenizer_config((dir / "tokenizer_config.json").string());
-    } catch (const Error& e) {
-        text_refusal_ = e.what();
-    }
-    tokenizer_ = WordPieceTokenizer::from_file((dir / "vocab.txt").string(), options);
-    std::string tokenizer_files =
-        fs::exists(dir / "tokenizer_config.json", ec) ? "vocab.txt + tokenizer_config.json" : "vocab.txt";
-    if (text_refusal_.empty()) {
-        tokenizer_files += std::string(" (WordPiece, ") + (options.do_lower_case ? "lower-cased" : "cased") + ")";
+    tokenizer_.emplace(std::move(found->tokenizer));
+    const auto cls = tokenizer_->find("[CLS]");
+    const auto sep = tokenizer_->find("[SEP]");
+    if (!cls || !sep) {
+        text_refusal_ = folder + ": the tokenizer has no [CLS] or [SEP] token, so it takes --tokens, not --text";
     } else {
-        tokenizer_files += " (labels only: --text refused)";
+        cls_id_ = *cls;
+        sep_id_ = *sep;
     }
-    return tokenizer_files;
+    return found->files;
 }
 
 void HfBertModel::describe(const std::string& folder, const std::string& architecture, const std::string& head,
@@ -316,40 +302,41 @@ ModelInput HfBertModel::encode_text(std::string_view text) const {
     // The first "[SEP]" typed splits the text into a pair: [CLS] A [SEP] B [SEP], types 0 ... 0 1 ... 1.
     const std::size_t sep = text.find(sep_text);
     const bool pair = sep != std::string_view::npos;
-    std::vector<WordPieceToken> tokens;
-    std::size_t pair_offset = 0;
+    if (pair && config_.type_vocab_size < 2) {
+        throw Error("text: a sentence pair ([SEP] in the text) needs token type 1, but " + info_.name +
+                    " has config.json: type_vocab_size = " + std::to_string(config_.type_vocab_size));
+    }
+    const std::size_t pair_offset = pair ? sep + sep_text.size() : text.size();
+    std::vector<tokenizer::EncodedToken> tokens{{cls_id_, 0, 0, true}};
+    for (const auto& t : tokenizer_->encode(text.substr(0, pair ? sep : text.size()), false, "text"))
+        tokens.push_back(t);
+    tokens.push_back({sep_id_, pair ? sep : text.size(), pair_offset, true});   // the [SEP] closing A is the one typed
+    const std::size_t first_of_b = tokens.size();
     if (pair) {
-        if (config_.type_vocab_size < 2) {
-            throw Error("text: a sentence pair ([SEP] in the text) needs token type 1, but " + info_.name +
-                        " has config.json: type_vocab_size = " + std::to_string(config_.type_vocab_size));
+        for (auto t : tokenizer_->encode(text.substr(pair_offset), false, "text")) {
+            t.begin += pair_offset;   // spans are in the whole text
+            t.end += pair_offset;
+            tokens.push_back(t);
         }
-        pair_offset = sep + sep_text.size();
-        tokens = tokenizer_->encode_pair(text.substr(0, sep), text.substr(pair_offset));
-    } else {
-        tokens = tokenizer_->encode(text, "text");
+        tokens.push_back({sep_id_, text.size(), text.size(), true});
     }
     if (tokens.size() == (pair ? 3u : 2u)) throw Error("text: the sentence is empty");
     hf_check_length(tokens.size(), config_.max_position_embeddings, "text", info_.name, "max_position_embeddings");
     std::vector<std::int64_t> ids;
+    std::vector<std::int32_t> ids32;
     std::vector<std::int32_t> type_ids;
-    for (const WordPieceToken& t : tokens) {
-        hf_check_text_token(t.label, t.id, config_.vocab_size, info_.name, "vocab.txt");
-        ids.push_back(t.id);
-        type_ids.push_back(t.type_id);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        ids32.push_back(tokens[i].id);
+        type_ids.push_back(pair && i >= first_of_b ? 1 : 0);
+    }
+    std::vector<std::string> labels = tokenizer_->labels(ids32);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        hf_check_text_token(labels[i], tokens[i].id, config_.vocab_size, info_.name, "the tokenizer");
+        ids.push_back(tokens[i].id);
     }
     ModelInput input = embed(std::move(ids), type_ids);
-    bool first_sep = true;
-    for (const WordPieceToken& t : tokens) {
-        input.labels.push_back(t.label);
-        std::pair<std::size_t, std::size_t> span{t.begin, t.end};
-        if (t.type_id == 1) {
-            span = {t.begin + pair_offset, t.end + pair_offset};   // spans of B are within B
-        } else if (pair && first_sep && t.id == tokenizer_->sep_id() && t.begin == sep && t.end == sep) {
-            span = {sep, pair_offset};   // the [SEP] closing A is the one typed
-            first_sep = false;
-        }
-        input.spans.push_back(span);
-    }
+    input.labels = std::move(labels);
+    for (const auto& t : tokens) input.spans.emplace_back(t.begin, t.end);
     return input;
 }
 
@@ -396,9 +383,8 @@ std::string HfBertModel::output_label(Eigen::Index index) const {
         const auto i = static_cast<std::size_t>(index);
         return index >= 0 && i < id2label_.size() ? id2label_[i] : std::to_string(index);
     }
-    if (tokenizer_ && index >= 0 && static_cast<std::size_t>(index) < tokenizer_->vocab_size()) {
-        const std::string& piece = tokenizer_->token(static_cast<std::int32_t>(index));
-        if (!piece.empty()) return piece;   // a blank line of vocab.txt names nothing
+    if (tokenizer_ && index >= 0 && index < tokenizer_->end_id()) {
+        if (const std::string* piece = tokenizer_->token(static_cast<std::int32_t>(index))) return *piece;
     }
     return std::to_string(index);
 }

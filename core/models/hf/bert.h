@@ -20,16 +20,17 @@
 //
 // Weights load as stored (F32, F16, BF16 or F64) with or without the "bert." prefix and
 // with Norm gamma / beta names; the int64 buffers embeddings.position_ids and
-// embeddings.token_type_ids are ignored. Text is encoded by the folder's vocab.txt
-// (WordPiece, with tokenizer_config.json's options): "[CLS] text [SEP]", or, when the
-// text contains "[SEP]", the sentence pair "[CLS] A [SEP] B [SEP]" split at the first one.
+// embeddings.token_type_ids are ignored. Text is encoded by the folder's tokenizer
+// (tokenizer.json, or vocab.txt with tokenizer_config.json's options, as BertTokenizerFast):
+// "[CLS] text [SEP]", or, when the text contains "[SEP]", the sentence pair
+// "[CLS] A [SEP] B [SEP]" split at the first one.
 
 #include "core/base/load_control.h"
 #include "core/models/hf/tensors.h"
 #include "core/models/model.h"
 #include "core/nn/layers.h"
 #include "core/nn/run_blocks.h"
-#include "core/text/wordpiece_tokenizer.h"
+#include "core/text/tokenizer/tokenizer.h"
 
 #include <memory>
 #include <optional>
@@ -58,13 +59,6 @@ struct HfBertConfig {
 
 // Reads and validates a BERT config.json.
 HfBertConfig read_hf_bert_config(const std::string& config_path);
-
-// BertTokenizer's settings from tokenizer_config.json (do_lower_case, strip_accents,
-// tokenize_chinese_chars; absent fields keep BertTokenizer's defaults, as does an
-// absent file). Throws naming the file and field when a value has the wrong type, or
-// when the file asks for what WordPieceTokenizer does not do (a tokenizer_class other
-// than BertTokenizer / BertTokenizerFast, do_basic_tokenize false).
-WordPieceOptions read_hf_bert_tokenizer_config(const std::string& path);
 
 // One encoder layer; each member names its tensors under "encoder.layer.{l}.".
 
@@ -108,11 +102,10 @@ public:
     std::string output_label(Eigen::Index index) const override;
 
     const HfBertConfig& config() const { return config_; }
-    const std::optional<WordPieceTokenizer>& tokenizer() const { return tokenizer_; }
 
 private:
-    // The WordPiece tokenizer, when `folder` has vocab.txt; sets text_refusal_ when --text
-    // cannot be encoded. Returns the tokenizer files, for `info`.
+    // The folder's tokenizer (tokenizer.json, or vocab.txt + tokenizer_config.json), when it
+    // has one; sets text_refusal_ when --text cannot be encoded. Returns the files, for `info`.
     std::string read_tokenizer(const std::string& folder);
     // info_, once the weights, the head and the tokenizer are read.
     void describe(const std::string& folder, const std::string& architecture, const std::string& head,
@@ -122,10 +115,11 @@ private:
 
     HfBertConfig config_;
     HfBertWeights weights_;
-    HfMappedFiles mapped_;                          // the files F32 weights are read from in place
-    std::optional<WordPieceTokenizer> tokenizer_;   // from vocab.txt; labels even when text_refusal_ is set
-    std::string text_refusal_;                      // why --text cannot be encoded; empty when it can
-    std::vector<std::string> id2label_;             // classifier only
+    HfMappedFiles mapped_;                            // the files F32 weights are read from in place
+    std::optional<tokenizer::Tokenizer> tokenizer_;   // labels even when text_refusal_ is set
+    std::int32_t cls_id_ = 0, sep_id_ = 0;
+    std::string text_refusal_;            // why --text cannot be encoded; empty when it can
+    std::vector<std::string> id2label_;   // classifier only
     ModelInfo info_;
 };
 

@@ -4,6 +4,7 @@
 #include "core/models/hf/config_fields.h"
 #include "core/models/hf/tensors.h"
 #include "core/tensor/memory_reuse.h"
+#include "core/text/tokenizer/tokenizer_folder.h"
 
 #include <cmath>
 #include <filesystem>
@@ -132,16 +133,9 @@ HfGpt2Model::HfGpt2Model(const std::string& folder, const LoadControl& control) 
 
 void HfGpt2Model::read_tokenizer(const std::filesystem::path& dir) {
     // The tokenizer, when the folder has one (--tokens needs none).
-    const auto exists = [&](const char* name) {
-        std::error_code ec;
-        return fs::exists(dir / name, ec);
-    };
-    if (exists("vocab.json") && exists("merges.txt")) {
-        tokenizer_ = BpeTokenizer::from_files((dir / "vocab.json").string(), (dir / "merges.txt").string());
-        tokenizer_files_ = "vocab.json + merges.txt";
-    } else if (exists("tokenizer.json")) {
-        tokenizer_ = BpeTokenizer::from_tokenizer_json((dir / "tokenizer.json").string());
-        tokenizer_files_ = "tokenizer.json";
+    if (auto found = tokenizer::read_folder_tokenizer(dir.string())) {
+        tokenizer_.emplace(std::move(found->tokenizer));
+        tokenizer_files_ = found->files;
     } else {
         tokenizer_files_ = "none";
     }
@@ -197,29 +191,50 @@ ModelInput HfGpt2Model::encode_text(std::string_view text) const {
         throw Error(info_.name + ": no tokenizer files (vocab.json + merges.txt, or tokenizer.json), so it takes "
                                  "--tokens, not --text");
     }
-    const std::vector<BpeToken> tokens = tokenizer_->encode(text, "text");
+    const std::vector<tokenizer::EncodedToken> tokens = tokenizer_->encode(text, true, "text");
     if (tokens.empty()) throw Error("text: the sentence is empty");
     hf_check_length(tokens.size(), config_.n_positions, "text", info_.name, "n_positions");
     std::vector<std::int64_t> ids;
-    for (const BpeToken& t : tokens) {
-        hf_check_text_token(t.label, t.id, config_.vocab_size, info_.name, "tokenizer");
-        ids.push_back(t.id);
+    std::vector<std::int32_t> ids32;
+    for (const tokenizer::EncodedToken& t : tokens) ids32.push_back(t.id);
+    std::vector<std::string> labels = tokenizer_->labels(ids32);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        hf_check_text_token(labels[i], tokens[i].id, config_.vocab_size, info_.name, "tokenizer");
+        ids.push_back(tokens[i].id);
     }
     ModelInput input = embed(std::move(ids));
-    for (const BpeToken& t : tokens) {
-        input.labels.push_back(t.label);
-        input.spans.emplace_back(t.begin, t.end);
-    }
+    input.labels = std::move(labels);
+    for (const tokenizer::EncodedToken& t : tokens) input.spans.emplace_back(t.begin, t.end);
     return input;
+}
+
+std::vector<std::string> HfGpt2Model::id_labels(std::span<const std::int64_t> ids) const {
+    // Ids the tokenizer knows are labelled together (a run of byte tokens spells one
+    // character); any other id shows as its number.
+    std::vector<std::string> labels;
+    std::vector<std::int32_t> known;
+    const auto flush = [&] {
+        if (known.empty()) return;
+        for (std::string& label : tokenizer_->labels(known)) labels.push_back(std::move(label));
+        known.clear();
+    };
+    for (const std::int64_t id : ids) {
+        const auto id32 = static_cast<std::int32_t>(id);
+        if (tokenizer_ && tokenizer_->has_id(id32)) {
+            known.push_back(id32);
+        } else {
+            flush();
+            labels.push_back(std::to_string(id));
+        }
+    }
+    flush();
+    return labels;
 }
 
 ModelInput HfGpt2Model::encode_ids(std::span<const std::int64_t> ids) const {
     hf_check_token_ids(ids, config_.vocab_size, config_.n_positions, info_.name, "n_positions");
     ModelInput input = embed(std::vector<std::int64_t>(ids.begin(), ids.end()));
-    for (const std::int64_t id : ids) {
-        const auto id32 = static_cast<std::int32_t>(id);
-        input.labels.push_back(tokenizer_ && tokenizer_->has_id(id32) ? tokenizer_->label(id32) : std::to_string(id));
-    }
+    input.labels = id_labels(ids);
     return input;
 }
 
@@ -242,7 +257,7 @@ Matrix HfGpt2Model::lm_logits(const Matrix& hidden) const {
 
 std::string HfGpt2Model::output_label(Eigen::Index index) const {
     const auto id = static_cast<std::int32_t>(index);
-    return tokenizer_ && tokenizer_->has_id(id) ? tokenizer_->label(id) : std::to_string(index);
+    return tokenizer_ && tokenizer_->has_id(id) ? tokenizer_->labels(std::span(&id, 1)).front() : std::to_string(index);
 }
 
 std::vector<OwnedTensor> HfGpt2Model::export_weights() const {

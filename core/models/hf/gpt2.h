@@ -21,7 +21,7 @@
 #include "core/models/model.h"
 #include "core/nn/layers.h"
 #include "core/nn/run_blocks.h"
-#include "core/text/bpe_tokenizer.h"
+#include "core/text/tokenizer/tokenizer.h"
 
 #include <filesystem>
 #include <memory>
@@ -77,11 +77,11 @@ public:
     std::string output_label(Eigen::Index index) const override;   // the token's text
 
     const HfGpt2Config& config() const { return config_; }
-    const std::optional<BpeTokenizer>& tokenizer() const { return tokenizer_; }
 
 private:
     // The tokenizer, when `dir` has one: vocab.json + merges.txt, or tokenizer.json.
     void read_tokenizer(const std::filesystem::path& dir);
+    std::vector<std::string> id_labels(std::span<const std::int64_t> ids) const;
     // info_, once the weights, the head and the tokenizer are read.
     void describe(const std::string& folder, const std::string& architecture, const std::string& lm_head,
                   const HfTensorTable& table, const HfWeights& stored);
@@ -92,7 +92,7 @@ private:
     HfGpt2Config config_;
     HfGpt2Weights weights_;
     HfMappedFiles mapped_;   // the files F32 weights are read from in place
-    std::optional<BpeTokenizer> tokenizer_;
+    std::optional<tokenizer::Tokenizer> tokenizer_;
     std::string tokenizer_files_;   // "vocab.json + merges.txt", "tokenizer.json" or "none"
     ModelInfo info_;
 };

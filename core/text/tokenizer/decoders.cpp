@@ -310,6 +310,10 @@ std::string readable_bytes(std::string_view bytes) {
 
 std::unique_ptr<Decoder> make_byte_level_decoder() { return std::make_unique<ByteLevelDecoder>(); }
 
+std::unique_ptr<Decoder> make_wordpiece_decoder(const std::string& prefix, bool cleanup) {
+    return std::make_unique<WordPieceDecoder>(prefix, cleanup);
+}
+
 std::unique_ptr<Decoder> read_decoder(const JsonField& field) {
     const std::string type = field.type();
     if (type == "ByteLevel") return make_byte_level_decoder();
@@ -350,12 +354,12 @@ std::vector<std::string> decode_labels(const Decoder* decoder, std::vector<std::
             ++i;
             continue;
         }
-        // A run of partial tokens that together spell exactly one character shows it at each position.
+        // A run of tokens that end inside a character, joined until they spell whole
+        // characters (at most 4 tokens), shows that text at each of its positions.
         std::string run = tokens[i];
         std::size_t end = i + 1;
         while (end < tokens.size() && end - i < 4 && !is_valid_utf8(run)) run += tokens[end++];
-        const bool one_char = is_valid_utf8(run) && !run.empty() && decode_char(run, 0).length == run.size();
-        if (one_char && end - i > 1) {
+        if (is_valid_utf8(run) && end - i > 1) {
             for (std::size_t k = i; k < end; ++k) labels[k] = readable_bytes(run);
             i = end;
         } else {

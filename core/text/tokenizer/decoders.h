@@ -2,9 +2,9 @@
 // The decoders of tokenizer.json ("decoder": {...}), used here for what people read: each
 // token's label, and ids back to text. ByteLevel (byte characters to bytes), Metaspace
 // ("▁" to a space), ByteFallback (<0xE2> to its byte), Replace, Fuse, Strip, WordPiece
-// and Sequence. Labels are per token: a run of byte tokens that spells one character
-// shows that character at each of its positions; Fuse and what follows it apply to the
-// whole text only.
+// and Sequence. Labels are per token: a run of tokens that ends inside a character
+// (<0xE2><0x80><0x99>, or GPT-2's byte pieces of an emoji) shows the text it spells at each
+// of its positions; Fuse and what follows it apply to the whole text only.
 
 #include "core/text/tokenizer/json_field.h"
 #include "core/text/tokenizer/split_pattern.h"
@@ -29,9 +29,11 @@ public:
 std::unique_ptr<Decoder> read_decoder(const JsonField& field);
 // GPT-2's (what a vocab.json folder gets).
 std::unique_ptr<Decoder> make_byte_level_decoder();
+// BERT's: "##" pieces joined to the word before, spaces elsewhere (what a vocab.txt folder gets).
+std::unique_ptr<Decoder> make_wordpiece_decoder(const std::string& prefix, bool cleanup);
 
-// Each token's label: the decoder's steps before any Fuse, then bytes that are not whole
-// characters joined across neighbours where they spell one, else shown as \xNN.
+// Each token's label: the decoder's steps before any Fuse, then tokens that are not whole
+// characters joined with their neighbours where together they are, else shown as \xNN.
 std::vector<std::string> decode_labels(const Decoder* decoder, std::vector<std::string> tokens);
 // The text the tokens stand for (invalid UTF-8 shown as U+FFFD, as Hugging Face does).
 std::string decode_text(const Decoder* decoder, std::vector<std::string> tokens);

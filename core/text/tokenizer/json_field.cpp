@@ -6,9 +6,11 @@
 namespace headscope::tokenizer {
 
 std::string json_brief(const nlohmann::json& value) {
-    if (value.is_primitive()) {
+    // Small values as they are; anything else by its kind.
+    if (value.is_primitive() || value.size() <= 4) {
         std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        return text.size() > 60 ? text.substr(0, 60) + "..." : text;
+        if (text.size() <= 60) return text;
+        if (value.is_primitive()) return text.substr(0, 60) + "...";
     }
     return std::string("a JSON ") + value.type_name();
 }

@@ -49,8 +49,17 @@ public:
             if (piece.added_id) continue;
             NormalizedText::Builder out;
             const std::string& s = piece.text.text();
-            for (std::size_t at = 0; at < s.size(); ++at) {
-                out.add(byte_level_char(static_cast<std::uint8_t>(s[at])), piece.text.char_span(at));
+            for (std::size_t at = 0; at < s.size();) {
+                const std::size_t length = decode_char(s, at).length;
+                const Span span = piece.text.char_span(at);
+                // A character as typed maps byte for byte, so a token ending inside it spans its bytes.
+                const bool as_typed = span.end - span.begin == length;
+                for (std::size_t k = 0; k < length; ++k) {
+                    const auto b = static_cast<std::uint32_t>(k);
+                    out.add(byte_level_char(static_cast<std::uint8_t>(s[at + k])),
+                            as_typed ? Span{span.begin + b, span.begin + b + 1} : span);
+                }
+                at += length;
             }
             piece.text.assign(std::move(out));
         }

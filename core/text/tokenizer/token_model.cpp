@@ -18,20 +18,20 @@ Vocabulary Vocabulary::read(const JsonField& field) {
 void Vocabulary::read_entry(std::string token, const nlohmann::json& id, const std::string& file,
                             const std::string& path) {
     // The entry's path is spelled out only for a message: this runs for every token.
-    const bool valid = id.is_number_unsigned() && id.get<std::uint64_t>() < max_entries;
-    const auto n = valid ? static_cast<std::int32_t>(id.get<std::uint64_t>()) : -1;
+    const bool valid = id.is_number_integer() && id.get<std::int64_t>() >= 0 &&
+                       (id.is_number_unsigned() ? id.get<std::uint64_t>()
+                                                : static_cast<std::uint64_t>(id.get<std::int64_t>())) < max_entries;
+    const auto n = valid ? static_cast<std::int32_t>(id.get<std::int64_t>()) : -1;
     const std::string* other = valid ? this->token(n) : nullptr;
     if (!valid || other != nullptr) {
         const JsonField entry(id, json_child_path(path, token), file);
-        if (!valid) entry.integer(0, static_cast<std::int64_t>(max_entries) - 1);
+        if (!valid) entry.expected("a whole number from 0 to " + std::to_string(max_entries - 1));
         entry.fail("id " + std::to_string(n) + " is also the id of \"" + *other + "\"");
     }
     if (count_ >= max_entries) {
         JsonField(id, path, file).fail("more than " + std::to_string(max_entries) + " entries");
     }
-    const std::string copy_for_message = token.size() <= 120 ? token : token.substr(0, 120) + "...";
-    if (!add(std::move(token), n))
-        JsonField(id, json_child_path(path, copy_for_message), file).fail("the token is given twice");
+    if (!add(std::move(token), n)) JsonField(id, json_child_path(path, token), file).fail("the token is given twice");
 }
 
 std::vector<JsonStream> model_table_streams(ModelTables& tables, const std::string& file) {
@@ -83,7 +83,7 @@ void Vocabulary::grow() {
     }
 }
 
-bool Vocabulary::add(std::string token, std::int32_t id) {
+bool Vocabulary::add(std::string&& token, std::int32_t id) {
     if ((count_ + 1) * 2 > slots_.size()) grow();
     const auto index = static_cast<std::size_t>(id);
     if (index >= tokens_.size()) {
@@ -126,10 +126,10 @@ std::unique_ptr<TokenModel> read_token_model(const JsonField& field, ModelTables
     }
     if (type == "BPE") return read_bpe_model(field, std::move(tables));
     if (type == "WordPiece") return read_wordpiece_model(field, std::move(tables));
-    if (type == "Unigram") {
-        field.at("type").fail("\"Unigram\" (SentencePiece's unigram model, as T5 ships) is not supported yet");
+    if (type == "Unigram" || type == "WordLevel") {
+        field.at("type").fail("\"" + type + "\" is not read yet (this reader reads BPE and WordPiece)");
     }
-    field.at("type").fail("\"" + type + "\" is not a model type tokenizer.json defines here (BPE, WordPiece)");
+    field.at("type").fail("\"" + type + "\" is not a tokenizer.json model type (expected BPE or WordPiece)");
 }
 
 }   // namespace headscope::tokenizer

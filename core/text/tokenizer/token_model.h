@@ -33,8 +33,9 @@ public:
     static Vocabulary read(const JsonField& field);
     // One entry "token": id, checked (`path` names it in messages: "<file>: model.vocab.<token>").
     void read_entry(std::string token, const nlohmann::json& id, const std::string& file, const std::string& path);
-    // False (nothing changed) when the token is already there; the caller checked the id.
-    bool add(std::string token, std::int32_t id);
+    // False (nothing changed, `token` left as it was) when the token is already there; the
+    // caller checked the id.
+    bool add(std::string&& token, std::int32_t id);
 
     std::optional<std::int32_t> find(std::string_view token) const;
     const std::string* token(std::int32_t id) const;   // nullptr when no token has the id

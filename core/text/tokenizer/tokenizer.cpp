@@ -10,6 +10,7 @@ namespace headscope::tokenizer {
 Tokenizer::Tokenizer(TokenizerParts parts, const std::string& file) : parts_(std::move(parts)) {
     if (!parts_.model) throw Error(file + ": no model");
     const Vocabulary& vocab = parts_.model->vocabulary();
+    if (vocab.size() == 0 && parts_.added_tokens.empty()) throw Error(file + ": the vocabulary is empty");
     end_id_ = vocab.end_id();
     for (std::size_t i = 0; i < parts_.added_tokens.size(); ++i) {
         const AddedToken& token = parts_.added_tokens[i];

@@ -4,8 +4,7 @@
 #include "core/base/file_bytes.h"
 #include "core/base/json_file.h"
 #include "core/text/text.h"
-#include "core/text/tokenizer/bpe_model.h"
-#include "core/text/tokenizer/byte_level.h"
+#include "core/text/tokenizer/legacy_files.h"
 
 #include <filesystem>
 
@@ -14,14 +13,6 @@ namespace headscope::tokenizer {
 namespace fs = std::filesystem;
 
 namespace {
-
-JsonLimits tokenizer_limits() {
-    JsonLimits limits;
-    limits.max_bytes = max_tokenizer_file_bytes;
-    limits.max_depth = 32;
-    limits.max_entries = Vocabulary::max_entries;
-    return limits;
-}
 
 // A special token's text as tokenizer_config.json writes it: "<s>" or {"content": "<s>", ...}.
 std::optional<std::string> special_token_text(const JsonField& config, std::string_view key) {
@@ -59,6 +50,14 @@ void apply_transformers_config(Tokenizer& tokenizer, const nlohmann::json& root,
 
 }   // namespace
 
+JsonLimits tokenizer_limits() {
+    JsonLimits limits;
+    limits.max_bytes = max_tokenizer_file_bytes;
+    limits.max_depth = 32;
+    limits.max_entries = Vocabulary::max_entries;
+    return limits;
+}
+
 Tokenizer read_tokenizer_json(const std::string& tokenizer_json, const std::string& tokenizer_config) {
     ModelTables tables;
     const nlohmann::json root = read_json_file(tokenizer_json, "a tokenizer file", tokenizer_limits(),
@@ -69,50 +68,6 @@ Tokenizer read_tokenizer_json(const std::string& tokenizer_json, const std::stri
                                   tokenizer_config);
     }
     return tokenizer;
-}
-
-Tokenizer read_gpt2_tokenizer_files(const std::string& vocab_json, const std::string& merges_txt) {
-    const nlohmann::json vocab_root = read_json_file(vocab_json, "a tokenizer file", tokenizer_limits());
-    Vocabulary vocab = Vocabulary::read(JsonField(vocab_root, "", vocab_json));
-
-    const std::string text = read_file_bytes(merges_txt, max_tokenizer_file_bytes, "a tokenizer file");
-    validate_utf8(text, merges_txt);
-    std::vector<std::pair<std::string, std::string>> merges;
-    std::vector<std::size_t> lines;   // 1-based line of each merge
-    std::size_t line_number = 0;
-    for (std::size_t at = 0; at < text.size();) {
-        std::size_t stop = text.find('\n', at);
-        if (stop == std::string::npos) stop = text.size();
-        std::string_view line(text.data() + at, stop - at);
-        at = stop + 1;
-        ++line_number;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line_number == 1 && line.starts_with("#version")) continue;
-        if (line.empty() && at >= text.size()) break;   // the newline that ends the file
-        const auto space = line.find(' ');
-        if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
-            line.find(' ', space + 1) != std::string_view::npos) {
-            throw Error(merges_txt + " line " + std::to_string(line_number) +
-                        ": expected two tokens separated by one space, got \"" + readable_bytes(line.substr(0, 120)) +
-                        (line.size() > 120 ? "...\"" : "\""));
-        }
-        if (merges.size() >= Vocabulary::max_entries) {
-            throw Error(merges_txt + ": more than " + std::to_string(Vocabulary::max_entries) + " merges");
-        }
-        merges.emplace_back(line.substr(0, space), line.substr(space + 1));
-        lines.push_back(line_number);
-    }
-
-    TokenizerParts parts;
-    parts.pre_tokenizer = make_byte_level_pre_tokenizer(false);
-    parts.decoder = make_byte_level_decoder();
-    if (const auto eos = vocab.find("<|endoftext|>")) {
-        parts.added_tokens.push_back(AddedToken{"<|endoftext|>", *eos, true, false, false, false, false});
-    }
-    parts.model = std::make_unique<BpeModel>(std::move(vocab), merges, BpeSettings{}, [&](std::size_t i) {
-        return merges_txt + " line " + std::to_string(lines[i]);
-    });
-    return Tokenizer(std::move(parts), vocab_json);
 }
 
 std::optional<FolderTokenizer> read_folder_tokenizer(const std::string& folder) {
@@ -130,6 +85,14 @@ std::optional<FolderTokenizer> read_folder_tokenizer(const std::string& folder) 
     if (exists("vocab.json") && exists("merges.txt")) {
         return FolderTokenizer{read_gpt2_tokenizer_files((dir / "vocab.json").string(), (dir / "merges.txt").string()),
                                "vocab.json + merges.txt"};
+    }
+    if (exists("vocab.txt")) {
+        const bool has_config = exists("tokenizer_config.json");
+        const BertNormalizerOptions options =
+            read_bert_config(has_config ? (dir / "tokenizer_config.json").string() : "");
+        return FolderTokenizer{read_bert_vocab((dir / "vocab.txt").string(), options),
+                               std::string(has_config ? "vocab.txt + tokenizer_config.json" : "vocab.txt") +
+                                   (options.lowercase ? " (WordPiece, lower-cased)" : " (WordPiece, cased)")};
     }
     return std::nullopt;
 }

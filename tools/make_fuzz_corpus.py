@@ -196,6 +196,67 @@ def wordpiece_seeds(rng):
                                                    json.dumps(config).encode()]))
 
 
+def tokenizer_json_seeds(rng):
+    # Small tokenizer.json files reaching each component family of the pipeline.
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, "\u2581": 3, "a": 4, "b": 5, "c": 6, "\u2581a": 7, "ab": 8,
+             "<0x0A>": 9, "<0xC3>": 10, "<0xA9>": 11, "1": 12, "2": 13}
+    added = [{"id": 0, "content": "<unk>", "special": True, "normalized": False},
+             {"id": 1, "content": "<s>", "special": True, "normalized": False},
+             {"id": 2, "content": "</s>", "special": True, "normalized": False, "rstrip": True},
+             {"id": 14, "content": "[X]", "special": False, "normalized": True, "lstrip": True, "single_word": True}]
+    metaspace = {"version": "1.0", "added_tokens": added,
+                 "normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"},
+                                                                      {"type": "Replace", "pattern": {"String": " "},
+                                                                       "content": "\u2581"}]},
+                 "pre_tokenizer": None,
+                 "post_processor": {"type": "TemplateProcessing",
+                                    "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                               {"Sequence": {"id": "A", "type_id": 0}}],
+                                    "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+                 "decoder": {"type": "Sequence", "decoders": [
+                     {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                     {"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+                 "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True,
+                           "vocab": vocab, "merges": ["\u2581 a", "a b"]}}
+    write("tokenizer_json", "metaspace", b"\1" + SEP.join([json.dumps(metaspace).encode(),
+                                                            "ab a\n\u00e9 [X] z</s> <s>12".encode()]))
+    split = {"version": "1.0", "added_tokens": [],
+             "normalizer": {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"},
+                                                                  {"type": "Strip", "strip_left": True, "strip_right": True}]},
+             "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                 {"type": "Split", "pattern": {"Regex": "(?i:'s)|\\p{L}+|\\p{N}{1,3}|\\s+(?!\\S)|\\s+"},
+                  "behavior": "Isolated", "invert": False},
+                 {"type": "Digits", "individual_digits": True}, {"type": "Punctuation"},
+                 {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}]},
+             "post_processor": {"type": "Sequence", "processors": [{"type": "ByteLevel"},
+                                                                   {"type": "RobertaProcessing", "sep": ["</s>", 2],
+                                                                    "cls": ["<s>", 1]}]},
+             "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first"},
+             "model": {"type": "BPE", "unk_token": "<unk>", "ignore_merges": True, "vocab": vocab,
+                       "merges": [["\u2581", "a"], ["a", "b"]]}}
+    write("tokenizer_json", "split", b"\0" + SEP.join([json.dumps(split).encode(), "  AB's 1234 \ufb01 a,b!  ".encode()]))
+    wordpiece = {"version": "1.0", "added_tokens": [{"id": 0, "content": "[UNK]", "special": True, "normalized": False}],
+                 "normalizer": {"type": "BertNormalizer", "lowercase": True, "strip_accents": None},
+                 "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
+                                                                         {"type": "Whitespace"}]},
+                 "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 2], "cls": ["[CLS]", 1]},
+                 "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+                 "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                           "max_input_chars_per_word": 100,
+                           "vocab": {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "play": 3, "##ing": 4, "cafe": 5}}}
+    config = {"tokenizer_class": "LlamaTokenizerFast", "add_bos_token": True, "add_eos_token": True,
+              "bos_token": "[CLS]", "eos_token": {"content": "[SEP]"}}
+    write("tokenizer_json", "wordpiece", b"\1" + SEP.join([json.dumps(wordpiece).encode(),
+                                                            "Playing CAF\u00c9 \u6771".encode(),
+                                                            json.dumps(config).encode()]))
+
+
+def tokenize_real_seeds(rng):
+    text = "Hello world's  don't 123456 \u4f60\u597d <s>[INST] caf\u00e9 \U0001f44b\U0001f3fd\n\n\tx</s>"
+    for choice in range(4):
+        write("tokenize_real", f"text_{choice}", bytes([choice | 4]) + text.encode())
+
+
 def demo_text_seeds(rng):
     write("demo_text", "sentence", b"\0The cat sat on the mat. It was happy!")
     write("demo_text", "unicode", "\x0bCaf\u00e9 na\u0131\u0308ve \u6771\u4eac\u90fd \U0001f44d\U0001f3fd "
@@ -277,8 +338,8 @@ def main():
     if CORPUS.exists():
         shutil.rmtree(CORPUS)
     rng = random.Random(8)
-    for make in [safetensors_seeds, checkpoint_seeds, bpe_seeds, wordpiece_seeds, demo_text_seeds, image_seeds,
-                 mha_seeds]:
+    for make in [safetensors_seeds, checkpoint_seeds, bpe_seeds, wordpiece_seeds, tokenizer_json_seeds,
+                 tokenize_real_seeds, demo_text_seeds, image_seeds, mha_seeds]:
         make(rng)
     for folder in sorted(CORPUS.iterdir()):
         files = sorted(folder.iterdir())

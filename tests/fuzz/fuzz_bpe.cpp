@@ -1,40 +1,32 @@
-// Feeds: GPT-2's byte-level BPE tokenizer (core/text/bpe_tokenizer.h) from files, then a text.
-// Byte 0 even: the rest is cut at "\n--8<--\n" into vocab.json, merges.txt and the text,
-// read by BpeTokenizer::from_files; odd: into tokenizer.json and the text, read by
-// from_tokenizer_json. Asserts: loading and encoding either throw a headscope::Error or
-// give tokens whose byte spans are in order, cover the text with no gap or overlap, and
-// whose ids are in the vocabulary with labels; encode_ids agrees with encode; and, for
-// vocab.json + merges.txt (whose only special token, <|endoftext|>, stands for its own
-// bytes), each token's bytes are its span of the text and decode(encode_ids(text)) is
-// the text, byte for byte.
+// Feeds: GPT-2's byte-level BPE files into the tokenizer pipeline
+// (core/text/tokenizer/legacy_files.h), then a text. Byte 0 even: the rest is cut at
+// "\n--8<--\n" into vocab.json, merges.txt and the text, read by read_gpt2_tokenizer_files;
+// odd: into tokenizer.json and the text, read by read_tokenizer_json. Asserts: loading and
+// encoding either throw a headscope::Error or pass check_encoding (fuzz_tokens.h); and, for
+// vocab.json + merges.txt (no normalizer), tokens tile the text and each token's bytes are
+// its span of the text.
 
-#include "core/text/bpe_tokenizer.h"
-#include "fuzz_support.h"
+#include "core/text/tokenizer/byte_level.h"
+#include "core/text/tokenizer/legacy_files.h"
+#include "core/text/tokenizer/tokenizer_folder.h"
+#include "fuzz_tokens.h"
 
 using namespace headscope;
 using namespace headscope::fuzz;
 
 namespace {
 
-void check_tokens(const BpeTokenizer& tokenizer, std::string_view text, bool exact_bytes) {
-    const std::vector<BpeToken> tokens = tokenizer.encode(text);
+void check_exact_bytes(const tokenizer::Tokenizer& t, std::string_view text) {
     std::size_t at = 0;
-    std::vector<std::int32_t> ids;
-    for (const BpeToken& t : tokens) {
-        require(tokenizer.has_id(t.id), "a token id not in the vocabulary");
-        require(t.label == tokenizer.label(t.id), "a token label differs from label(id)");
-        require(t.begin == at && t.begin <= t.end && t.end <= text.size(), "token spans leave a gap or overlap");
-        if (exact_bytes) {
-            require(t.begin < t.end, "an empty token");
-            const std::int32_t one[] = {t.id};
-            require(tokenizer.decode(one) == text.substr(t.begin, t.end - t.begin), "a token's bytes are not its span");
+    for (const tokenizer::EncodedToken& token : t.encode(text)) {
+        require(token.begin == at, "token spans leave a gap or overlap");
+        if (!token.special) {
+            const auto bytes = tokenizer::byte_level_bytes(*t.token(token.id));
+            require(bytes.has_value() && *bytes == text.substr(token.begin, token.end - token.begin),
+                    "a token's bytes are not its span");
         }
-        at = t.end;
-        ids.push_back(t.id);
+        at = token.end;
     }
-    require(at == text.size(), "tokens do not reach the end of the text");
-    require(tokenizer.encode_ids(text) == ids, "encode_ids differs from encode");
-    if (exact_bytes) require(tokenizer.decode(ids) == text, "decode(encode_ids(text)) != text");
 }
 
 }   // namespace
@@ -51,15 +43,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (from_json) {
             const std::string path = scratch.file("tokenizer.json");
             write_file(path, part(0));
-            const BpeTokenizer tokenizer = BpeTokenizer::from_tokenizer_json(path);
-            check_tokens(tokenizer, part(1), false);
+            check_encoding(tokenizer::read_tokenizer_json(path, ""), part(1), true);
         } else {
             const std::string vocab = scratch.file("vocab.json");
             const std::string merges = scratch.file("merges.txt");
             write_file(vocab, part(0));
             write_file(merges, part(1));
-            const BpeTokenizer tokenizer = BpeTokenizer::from_files(vocab, merges);
-            check_tokens(tokenizer, part(2), true);
+            const tokenizer::Tokenizer t = tokenizer::read_gpt2_tokenizer_files(vocab, merges);
+            check_encoding(t, part(2), true);
+            check_exact_bytes(t, part(2));
         }
     });
     return 0;

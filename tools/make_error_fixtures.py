@@ -94,6 +94,37 @@ def main():
     with open(path, "wb") as f:
         f.write(blob)
 
+    # Tokenizer folders (headscope-cli tokenize), each a small byte-level BPE tokenizer.json
+    # with one thing wrong.
+    def tokenizer_json(**changes):
+        chars = {"\u0120": 0, "a": 1, "b": 2, "c": 3, "t": 4, "at": 5, "\u0120c": 6}
+        base = {"version": "1.0", "added_tokens": [{"id": 7, "content": "<|endoftext|>", "special": True,
+                                                    "normalized": False}],
+                "normalizer": None,
+                "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+                "post_processor": None, "decoder": {"type": "ByteLevel"},
+                "model": {"type": "BPE", "vocab": chars, "merges": ["a t", "\u0120 c"]}}
+        for path, value in changes.items():
+            target = base
+            keys = path.split("__")
+            for key in keys[:-1]:
+                target = target[key]
+            target[keys[-1]] = value
+        return json.dumps(base, ensure_ascii=False, indent=1)
+
+    tokenizers = {
+        "not_json": '{"version": "1.0", "model": {"type": "BPE",\n',
+        "model_type": tokenizer_json(model__type="SentencePiece"),
+        "missing_merge": tokenizer_json(model__merges=["a t", "c x"]),
+        "bad_regex": tokenizer_json(pre_tokenizer={"type": "Split", "pattern": {"Regex": "\\p{L}+|(\\d"},
+                                                   "behavior": "Isolated", "invert": False}),
+        "id_collision": tokenizer_json(added_tokens=[{"id": 3, "content": "<|endoftext|>", "special": True}]),
+        "duplicate_key": tokenizer_json().replace('"version": "1.0",', '"version": "1.0", "version": "2.0",', 1),
+    }
+    for name, text in tokenizers.items():
+        os.makedirs(os.path.join(OUT, "tokenizer_" + name))
+        write(os.path.join("tokenizer_" + name, "tokenizer.json"), text)
+
     # A folder whose config.json is not JSON.
     os.makedirs(os.path.join(OUT, "config_not_json"))
     write(os.path.join("config_not_json", "config.json"), '{"model_type": "gpt2", "n_layer": 2,\n')

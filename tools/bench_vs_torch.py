@@ -441,8 +441,15 @@ def main(argv):
     text = report(results, args, command, recompute)
     print(text)
     if args.out:
+        # Keep the tokenizer section tools/bench_tokenizers.mjs maintains in the same file.
+        kept = ""
+        if os.path.exists(args.out):
+            with open(args.out) as f:
+                old = f.read()
+            if "<!-- bench_tokenizers.mjs -->" in old:
+                kept = "\n" + old[old.index("<!-- bench_tokenizers.mjs -->"):]
         with open(args.out, "w") as f:
-            f.write(text)
+            f.write(text.rstrip("\n") + "\n" + kept)
         log(f"wrote {args.out}")
 
 

@@ -1,7 +1,7 @@
 // headscope-cli tokenize, as a user runs it, on the nine real tokenizers that
 // tools/fetch-tokenizers.sh caches: the ids of Hugging Face's own library
 // (tests/golden/tokenizers, from tools/make_tokenizer_golden.mjs) with and without special
-// tokens, on the empty text, typed special tokens and mixed scripts, and "tokens" the
+// tokens, on the empty text and typed special tokens, and "tokens" the
 // vocabulary's strings of those ids as tokenizer.json itself writes them.
 #include "cli_runner.h"
 
@@ -47,12 +47,16 @@ void check_tokenizer(const std::string& name) {
     const json golden = read_json(source_dir + "/tests/golden/tokenizers/" + name + ".json").at("cases");
     const auto vocabulary = vocabulary_of(folder + "/tokenizer.json");
     TempDir dir;
-    for (const std::string case_name : {"empty", "special_tokens_typed", "mixed_scripts"}) {
+    // Three runs per tokenizer (each loads it: Gemma 3's is 33 MB): the in-process golden
+    // test covers every string; this covers the command.
+    const std::vector<std::pair<std::string, bool>> runs = {
+        {"empty", true}, {"special_tokens_typed", true}, {"special_tokens_typed", false}};
+    for (const auto& [case_name, special] : runs) {
         const std::string text_file = dir.file(case_name + ".txt");
         // --text-file drops one final line end; a second one keeps the text's own.
         std::string text = corpus.at(case_name).get<std::string>();
         write_bytes(text_file, text.ends_with('\n') ? text + "\n" : text);
-        for (const bool special : {true, false}) {
+        {
             std::vector<std::string> args = {"tokenize", "--model", folder, "--text-file", text_file};
             if (!special) args.push_back("--no-special");
             const RunResult r = run_cli(args);

@@ -12,7 +12,8 @@
 
 using headscope::test::TempDir;
 
-TEST_CASE("gui: 1,000 random actions through the controls: no crash, no hang, no NaN on screen, no growing memory") {
+TEST_CASE("gui: 1,000 random actions (300 under the sanitizers) through the controls: no crash, no hang, no NaN on "
+          "screen, no growing memory") {
     const TempDir dir;
     // The app's own bounds (60 s per computation, no frame for 60 s) report a hang by
     // name; `timeout` only keeps a wedged X server from hanging the test run.
@@ -22,10 +23,13 @@ TEST_CASE("gui: 1,000 random actions through the controls: no crash, no hang, no
     // passed ("LeakSanitizer has encountered a fatal error"). The window's other tests
     // keep LeakSanitizer on, and this run's memory growth is checked in Release.
     const char* asan = std::getenv("ASAN_OPTIONS");
+    // Under the sanitizers a third of the actions: the same kinds of action all come up,
+    // and the Release run (the full 1,000) keeps CI inside its time.
+    const int actions = asan ? 300 : 1000;
     const std::string sanitizer_env = asan ? "ASAN_OPTIONS='" + std::string(asan) + ":detect_leaks=0' " : "";
     const std::string command = sanitizer_env + "XDG_CONFIG_HOME='" + dir.path().string() + "' timeout 170 " +
-                                headscope::test::xvfb_run_prefix(dir) +
-                                "'" HEADSCOPE_GUI "' --soak 1000 --soak-seed 1 >'" + dir.file("out") + "' 2>'" +
+                                headscope::test::xvfb_run_prefix(dir) + "'" HEADSCOPE_GUI "' --soak " +
+                                std::to_string(actions) + " --soak-seed 1 >'" + dir.file("out") + "' 2>'" +
                                 dir.file("err") + "' </dev/null";
     const int exit_code = headscope::test::exit_code_of(std::system(command.c_str()));
     const std::string out = headscope::test::read_bytes(dir.file("out"));
@@ -44,10 +48,10 @@ TEST_CASE("gui: 1,000 random actions through the controls: no crash, no hang, no
     std::smatch m;
     REQUIRE(std::regex_search(out, m, summary));
     MESSAGE(m[0].str());   // the timing and RSS numbers, in the test log
-    CHECK(std::stoi(m[1]) == 1000);
-    CHECK(std::stol(m[2]) >= 1000);   // every action drawn for at least one frame
+    CHECK(std::stoi(m[1]) == actions);
+    CHECK(std::stol(m[2]) >= actions);   // every action drawn for at least one frame
     // The bad files, folders and text were reported to the user, not dropped silently.
-    CHECK(std::stoi(m[3]) >= 20);
+    CHECK(std::stoi(m[3]) >= actions / 50);
     CHECK(std::stod(m[4]) > 10.0);   // a real sample, not a failed read of /proc/self/statm
     // Under AddressSanitizer freed memory sits in quarantine, so RSS says little; there
     // LeakSanitizer checks at exit instead (a leak makes the app exit non-zero).

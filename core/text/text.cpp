@@ -2,6 +2,7 @@
 
 #include "core/base/error.h"
 #include "core/base/file_bytes.h"
+#include "core/text/tokenizer/unicode_chars.h"
 
 #include <utf8proc.h>
 
@@ -11,15 +12,11 @@ namespace {
 
 enum class CharClass { space, word, alone };
 
-bool is_cjk_ideograph(utf8proc_int32_t c) {
-    // The CJK blocks BERT's tokenizer also splits per character.
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
-           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
-           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
-}
-
 CharClass classify(utf8proc_int32_t c) {
-    if (is_cjk_ideograph(c)) return CharClass::alone;
+    // Each CJK ideograph stands alone, as BERT's tokenizer splits them.
+    if (tokenizer::is_cjk_ideograph(static_cast<char32_t>(c))) return CharClass::alone;
+    // Letters, marks and numbers make words; the underscore joins them, as in identifiers.
+    if (tokenizer::is_letter_or_mark(static_cast<char32_t>(c))) return CharClass::word;
     switch (utf8proc_category(c)) {
     case UTF8PROC_CATEGORY_ZS:
     case UTF8PROC_CATEGORY_ZL:
@@ -28,19 +25,10 @@ CharClass classify(utf8proc_int32_t c) {
         // Tab, newlines and friends are whitespace; other control bytes are kept as tokens.
         return (c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == 0x85) ? CharClass::space
                                                                                             : CharClass::alone;
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-    case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME:
     case UTF8PROC_CATEGORY_ND:
     case UTF8PROC_CATEGORY_NL:
     case UTF8PROC_CATEGORY_NO:
-    case UTF8PROC_CATEGORY_PC:   // the underscore joins words, as in identifiers
-        return CharClass::word;
+    case UTF8PROC_CATEGORY_PC: return CharClass::word;
     default:   // punctuation, symbols (emoji are So), format characters
         return CharClass::alone;
     }

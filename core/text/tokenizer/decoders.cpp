@@ -27,13 +27,19 @@ std::optional<unsigned char> fallback_byte(std::string_view token) {
     return static_cast<unsigned char>(value);
 }
 
+// The length of the UTF-8 character at `at`, or 0 where the bytes there are not one.
+std::size_t utf8_length_at(std::string_view bytes, std::size_t at, utf8proc_int32_t& c) {
+    const auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(bytes.data()) + at,
+                                    static_cast<utf8proc_ssize_t>(bytes.size() - at), &c);
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
+}
+
 bool is_valid_utf8(std::string_view bytes) {
-    const auto* data = reinterpret_cast<const utf8proc_uint8_t*>(bytes.data());
+    utf8proc_int32_t c = 0;
     for (std::size_t at = 0; at < bytes.size();) {
-        utf8proc_int32_t c = 0;
-        const auto n = utf8proc_iterate(data + at, static_cast<utf8proc_ssize_t>(bytes.size() - at), &c);
-        if (n <= 0) return false;
-        at += static_cast<std::size_t>(n);
+        const std::size_t n = utf8_length_at(bytes, at, c);
+        if (n == 0) return false;
+        at += n;
     }
     return true;
 }
@@ -41,17 +47,11 @@ bool is_valid_utf8(std::string_view bytes) {
 // Invalid UTF-8 as U+FFFD, one per bad byte (Rust's from_utf8_lossy, close enough for reading).
 std::string lossy_utf8(std::string_view bytes) {
     std::string out;
-    const auto* data = reinterpret_cast<const utf8proc_uint8_t*>(bytes.data());
+    utf8proc_int32_t c = 0;
     for (std::size_t at = 0; at < bytes.size();) {
-        utf8proc_int32_t c = 0;
-        const auto n = utf8proc_iterate(data + at, static_cast<utf8proc_ssize_t>(bytes.size() - at), &c);
-        if (n <= 0) {
-            out += "\xEF\xBF\xBD";
-            ++at;
-        } else {
-            out.append(bytes.substr(at, static_cast<std::size_t>(n)));
-            at += static_cast<std::size_t>(n);
-        }
+        const std::size_t n = utf8_length_at(bytes, at, c);
+        out.append(n == 0 ? std::string_view("\xEF\xBF\xBD") : bytes.substr(at, n));
+        at += n == 0 ? 1 : n;
     }
     return out;
 }
@@ -281,11 +281,10 @@ std::string escape_byte(unsigned value, int digits, const char* prefix) {
 
 std::string readable_bytes(std::string_view bytes) {
     std::string out;
-    const auto* data = reinterpret_cast<const utf8proc_uint8_t*>(bytes.data());
+    utf8proc_int32_t c = 0;
     for (std::size_t at = 0; at < bytes.size();) {
-        utf8proc_int32_t c = 0;
-        const auto n = utf8proc_iterate(data + at, static_cast<utf8proc_ssize_t>(bytes.size() - at), &c);
-        if (n <= 0) {
+        const std::size_t n = utf8_length_at(bytes, at, c);
+        if (n == 0) {
             out += escape_byte(static_cast<unsigned char>(bytes[at]), 2, "\\x");
             ++at;
             continue;
@@ -301,9 +300,9 @@ std::string readable_bytes(std::string_view bytes) {
         } else if (c >= 0x80 && c < 0xA0) {
             out += escape_byte(static_cast<unsigned>(c), 4, "\\u");   // C1 controls, e.g. NEL \u0085
         } else {
-            out.append(bytes.substr(at, static_cast<std::size_t>(n)));
+            out.append(bytes.substr(at, n));
         }
-        at += static_cast<std::size_t>(n);
+        at += n;
     }
     return out;
 }
@@ -334,12 +333,7 @@ std::unique_ptr<Decoder> read_decoder(const JsonField& field) {
     }
     if (type == "WordPiece")
         return std::make_unique<WordPieceDecoder>(field.string_or("prefix", "##"), field.bool_or("cleanup", true));
-    if (type == "Sequence") {
-        const JsonField list = field.at("decoders");
-        std::vector<std::unique_ptr<Decoder>> steps;
-        for (std::size_t i = 0; i < list.size(); ++i) steps.push_back(read_decoder(list.at(i)));
-        return std::make_unique<SequenceDecoder>(std::move(steps));
-    }
+    if (type == "Sequence") return std::make_unique<SequenceDecoder>(read_each(field, "decoders", read_decoder));
     field.at("type").fail("\"" + type +
                           "\" is not a decoder this reader knows (ByteLevel, Metaspace, ByteFallback, "
                           "Replace, Fuse, Strip, WordPiece, Sequence)");

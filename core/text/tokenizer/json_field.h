@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,15 @@ private:
     std::string path_;
     const std::string* file_;
 };
+
+// Each entry of the array at `field`'s `key`, read by `read` (a Sequence's steps).
+template <typename Read>
+auto read_each(const JsonField& field, std::string_view key, Read&& read) {
+    const JsonField list = field.at(key);
+    std::vector<decltype(read(list))> items;
+    for (std::size_t i = 0; i < list.size(); ++i) items.push_back(read(list.at(i)));
+    return items;
+}
 
 // A value as messages show it: short, on one line.
 std::string json_brief(const nlohmann::json& value);

@@ -233,12 +233,8 @@ std::unique_ptr<Normalizer> read_normalizer(const JsonField& field) {
         options.lowercase = field.bool_or("lowercase", true);
         return make_bert_normalizer(options);
     }
-    if (type == "Sequence") {
-        const JsonField list = field.at("normalizers");
-        std::vector<std::unique_ptr<Normalizer>> steps;
-        for (std::size_t i = 0; i < list.size(); ++i) steps.push_back(read_normalizer(list.at(i)));
-        return std::make_unique<SequenceNormalizer>(std::move(steps));
-    }
+    if (type == "Sequence")
+        return std::make_unique<SequenceNormalizer>(read_each(field, "normalizers", read_normalizer));
     if (type == "Precompiled")
         field.at("type").fail(
             "\"Precompiled\" (SentencePiece's compiled normalizer, as T5 ships) is not supported yet");

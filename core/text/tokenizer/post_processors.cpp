@@ -97,12 +97,8 @@ std::unique_ptr<PostProcessor> read_post_processor(const JsonField& field) {
             {{false, {read_pair_id(field.at("cls"))}}, {true, {}}, {false, {read_pair_id(field.at("sep"))}}});
     }
     if (type == "ByteLevel") return std::make_unique<OffsetsOnlyProcessor>();
-    if (type == "Sequence") {
-        const JsonField list = field.at("processors");
-        std::vector<std::unique_ptr<PostProcessor>> steps;
-        for (std::size_t i = 0; i < list.size(); ++i) steps.push_back(read_post_processor(list.at(i)));
-        return std::make_unique<SequenceProcessor>(std::move(steps));
-    }
+    if (type == "Sequence")
+        return std::make_unique<SequenceProcessor>(read_each(field, "processors", read_post_processor));
     field.at("type").fail("\"" + type +
                           "\" is not a post-processor this reader knows (TemplateProcessing, "
                           "BertProcessing, RobertaProcessing, ByteLevel, Sequence)");

@@ -227,12 +227,8 @@ std::unique_ptr<PreTokenizer> read_pre_tokenizer(const JsonField& field) {
     if (type == "WhitespaceSplit")
         return std::make_unique<CharSplitPreTokenizer>(is_white_space, SplitBehavior::removed);
     if (type == "BertPreTokenizer") return make_bert_pre_tokenizer();
-    if (type == "Sequence") {
-        const JsonField list = field.at("pretokenizers");
-        std::vector<std::unique_ptr<PreTokenizer>> steps;
-        for (std::size_t i = 0; i < list.size(); ++i) steps.push_back(read_pre_tokenizer(list.at(i)));
-        return std::make_unique<SequencePreTokenizer>(std::move(steps));
-    }
+    if (type == "Sequence")
+        return std::make_unique<SequencePreTokenizer>(read_each(field, "pretokenizers", read_pre_tokenizer));
     field.at("type").fail("\"" + type +
                           "\" is not a pre-tokenizer this reader knows (ByteLevel, Split, Metaspace, "
                           "Digits, Punctuation, Whitespace, WhitespaceSplit, BertPreTokenizer, Sequence)");

@@ -42,8 +42,7 @@ bool is_white_space(char32_t c) {
            (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
-bool is_word_char(char32_t c) {
-    if (c == '_' || c == 0x200C || c == 0x200D) return true;
+bool is_letter_or_mark(char32_t c) {
     switch (category(c)) {
     case UTF8PROC_CATEGORY_LU:
     case UTF8PROC_CATEGORY_LL:
@@ -52,12 +51,15 @@ bool is_word_char(char32_t c) {
     case UTF8PROC_CATEGORY_LO:
     case UTF8PROC_CATEGORY_MN:
     case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME:
-    case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_PC: return true;
+    case UTF8PROC_CATEGORY_ME: return true;
     default: return false;
     }
+}
+
+bool is_word_char(char32_t c) {
+    if (c == '_' || c == 0x200C || c == 0x200D || is_letter_or_mark(c)) return true;
+    const auto cat = category(c);
+    return cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL || cat == UTF8PROC_CATEGORY_PC;
 }
 
 bool is_punctuation(char32_t c) {

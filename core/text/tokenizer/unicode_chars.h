@@ -23,6 +23,7 @@ void append_utf8(std::string& out, char32_t c);
 std::string utf8_of(char32_t c);
 
 bool is_white_space(char32_t c);      // Unicode White_Space (Rust's char::is_whitespace)
+bool is_letter_or_mark(char32_t c);   // Unicode L* or M*
 bool is_word_char(char32_t c);        // \w: letters, marks, decimal digits, connectors, ZWNJ/ZWJ
 bool is_punctuation(char32_t c);      // ASCII punctuation or Unicode P*
 bool is_control(char32_t c);          // Unicode C*, except tab, newline and carriage return

@@ -125,6 +125,20 @@ def main():
         os.makedirs(os.path.join(OUT, "tokenizer_" + name))
         write(os.path.join("tokenizer_" + name, "tokenizer.json"), text)
 
+    # config.json with a NUL byte and garbage after it (JSON parsers stop at the NUL), and
+    # with a key given twice (JSON keeps the last silently); a safetensors header with a NUL.
+    source_config = os.path.join(ROOT, "tests", "checkpoints", "gpt2_tiny", "config.json")
+    with open(source_config, "rb") as f:
+        config = f.read()
+    for name, content in [("config_nul", config.rstrip() + b"\0 garbage"),
+                          ("config_duplicate_key", config.replace(b'"n_layer"', b'"n_layer": 9, "n_layer"', 1))]:
+        folder = os.path.join(OUT, name)
+        shutil.copytree(os.path.join(ROOT, "tests", "checkpoints", "gpt2_tiny"), folder)
+        with open(os.path.join(folder, "config.json"), "wb") as f:
+            f.write(content)
+    header = b'{"x": {"dtype": "F32", "shape": [3, 4], "data_offsets": [0, 48]}}'
+    write("header_nul.safetensors", struct.pack("<Q", len(header) + 10) + header + b"\0{not json" + b"\0" * 48)
+
     # A folder whose config.json is not JSON.
     os.makedirs(os.path.join(OUT, "config_not_json"))
     write(os.path.join("config_not_json", "config.json"), '{"model_type": "gpt2", "n_layer": 2,\n')

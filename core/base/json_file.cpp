@@ -46,11 +46,12 @@ public:
         return true;
     }
 
-    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
-        // nlohmann's message repeats the position; keep its reason ("syntax error ... unexpected ...").
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+        // nlohmann's reason, without its "[json.exception.parse_error.101] " tag: it names the
+        // line and column, which a person can find in an editor.
         std::string what = e.what();
-        if (const auto colon = what.find(": syntax error"); colon != std::string::npos) what = what.substr(colon + 2);
-        throw Error(label_ + ": not valid JSON at byte " + std::to_string(position) + " (" + what + ")");
+        if (what.starts_with("[json.exception.")) what = what.substr(what.find("] ") + 2);
+        throw Error(label_ + ": not valid JSON (" + what + ")");
     }
 
 private:

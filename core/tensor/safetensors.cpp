@@ -2,6 +2,7 @@
 
 #include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/json_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -178,27 +179,14 @@ ParsedHeader parse_safetensors(std::span<const std::byte> file, const std::strin
     const auto header_bytes = file.subspan(8, header_length);
     const auto data = file.subspan(8 + header_length);
 
-    // While parsing: refuse deep nesting, and names given twice (JSON keeps the last
-    // silently, which would let a bad first entry skip every check).
-    std::set<std::string> names;
-    const auto guard = [&](int depth, json::parse_event_t event, json& parsed) {
-        if (depth > max_header_depth) {
-            throw Error(file_label + ": header nests deeper than " + std::to_string(max_header_depth) +
-                        " levels (expected {name: {dtype, shape, data_offsets}})");
-        }
-        if (event == json::parse_event_t::key && depth == 1) {
-            const std::string& name = parsed.get_ref<const std::string&>();
-            if (!names.insert(name).second) throw Error(file_label + ": tensor " + quoted(name) + " is listed twice");
-        }
-        return true;
-    };
-    json header;
-    try {
-        const char* text = reinterpret_cast<const char*>(header_bytes.data());
-        header = json::parse(text, text + header_bytes.size(), guard);
-    } catch (const json::exception& e) {
-        throw Error(file_label + ": header is not valid JSON (" + e.what() + ")");
-    }
+    // One linear pass (json_file.h) that refuses deep nesting, NUL bytes and names given
+    // twice (JSON keeps the last silently, which would let a bad first entry skip every check).
+    JsonLimits limits;
+    limits.max_bytes = max_header_bytes;
+    limits.max_depth = max_header_depth;
+    const json header = parse_json_text(
+        std::string_view(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size()),
+        file_label + ": header", limits);
     if (!header.is_object()) throw Error(file_label + ": header must be a JSON object");
 
     ParsedHeader parsed;

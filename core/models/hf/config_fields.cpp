@@ -2,6 +2,7 @@
 
 #include "core/base/error.h"
 #include "core/base/file_bytes.h"
+#include "core/base/json_file.h"
 
 #include <cmath>
 #include <filesystem>
@@ -38,19 +39,10 @@ std::string hf_brief(const json& value) {
 }
 
 json read_hf_json_file(const std::string& path) {
-    const std::string text = read_file_bytes(path, max_json_bytes, "a config file");
-    const auto guard = [&](int depth, json::parse_event_t, json&) {
-        if (depth > max_json_depth) {
-            throw Error(path + ": JSON nests deeper than " + std::to_string(max_json_depth) + " levels");
-        }
-        return true;
-    };
-    json value;
-    try {
-        value = json::parse(text, guard);
-    } catch (const json::exception& e) {
-        throw Error(path + ": not valid JSON (" + e.what() + ")");
-    }
+    JsonLimits limits;
+    limits.max_bytes = max_json_bytes;
+    limits.max_depth = max_json_depth;
+    json value = read_json_file(path, "a config file", limits);
     if (!value.is_object()) throw Error(path + ": expected a JSON object, got " + hf_brief(value));
     return value;
 }

@@ -196,7 +196,7 @@ TEST_CASE("bad safetensors files are rejected with the file and tensor named") {
         check_rejected(
             bad("twice.safetensors", with_header(R"({"x":{"dtype":"NOPE","shape":[-1],"data_offsets":[5,99999999]},)"
                                                  R"("x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})")),
-            {"tensor 'x' is listed twice"});
+            {"header: key \"x\" is given twice in the top level"});
     }
     SUBCASE("deeply nested JSON does not overflow the stack") {
         const std::string deep = std::string(200000, '[') + "1" + std::string(200000, ']');

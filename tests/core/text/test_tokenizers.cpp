@@ -308,7 +308,7 @@ TEST_CASE("bpe: bad files fail naming the file and the field") {
 
     CHECK(contains(error_of([&] { read_gpt2_tokenizer_files(dir.file("none.json"), merges); }),
                    "none.json: no such file"));
-    CHECK(contains(with_vocab("{\"a\": 0,"), vocab + ": not valid JSON at byte"));
+    CHECK(contains(with_vocab("{\"a\": 0,"), vocab + ": not valid JSON ("));
     CHECK(contains(with_vocab("[\"a\", \"b\"]"), vocab + ": the top level: expected an object"));
     CHECK(contains(with_vocab("{\"a\": \"zero\"}"),
                    vocab + ": a: expected a whole number from 0 to 3999999, got \"zero\""));
@@ -318,7 +318,7 @@ TEST_CASE("bpe: bad files fail naming the file and the field") {
     CHECK(contains(with_vocab("{\"a\": 0, \"b\": 0}"), vocab + ": b: id 0 is also the id of \"a\""));
     CHECK(contains(with_vocab("{\"a\": 0, \"a\": 1}"), vocab + ": key \"a\" is given twice in the top level"));
     CHECK(contains(with_vocab(std::string("{\"a\": 0}\0{", 10)), vocab + ": NUL byte at offset 8"));
-    CHECK(contains(with_vocab("{\"a\": 0} {}"), vocab + ": not valid JSON at byte"));
+    CHECK(contains(with_vocab("{\"a\": 0} {}"), vocab + ": not valid JSON ("));
     write_bytes(merges, "#version: 0.2\n");
     CHECK(contains(with_vocab("{}"), vocab + ": the vocabulary is empty"));
     write_bytes(merges, toy_merges_txt());
@@ -403,7 +403,7 @@ TEST_CASE("bpe: bad files fail naming the file and the field") {
     CHECK(contains(with_json(bad), tj + ": added_tokens[0].content: is missing"));
     CHECK(contains(with_json(json::array()), tj + ": the top level: expected a JSON object"));
     write_bytes(tj, "not json");
-    CHECK(contains(error_of([&] { read_tokenizer_json(tj, ""); }), tj + ": not valid JSON at byte"));
+    CHECK(contains(error_of([&] { read_tokenizer_json(tj, ""); }), tj + ": not valid JSON ("));
 
     // An added token missing from model.vocab joins it.
     json added = good;

@@ -14,8 +14,9 @@ pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)   # libturboj
 add_library(hs::turbojpeg ALIAS PkgConfig::TURBOJPEG)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)   # libutf8proc-dev (Unicode classes)
 add_library(hs::utf8proc ALIAS PkgConfig::UTF8PROC)
-pkg_check_modules(ONIG REQUIRED IMPORTED_TARGET oniguruma)   # libonig-dev (tokenizer.json regexes, as Hugging Face's)
-add_library(hs::onig ALIAS PkgConfig::ONIG)
+# libonig-dev: tokenizer.json's regexes, by the engine Hugging Face uses. Its header is
+# compiled against; the library is loaded at run time (core/text/tokenizer/onig_regex.cpp).
+pkg_check_modules(ONIG REQUIRED oniguruma)
 
 if(HEADSCOPE_BUILD_GUI)
     set(OpenGL_GL_PREFERENCE GLVND)

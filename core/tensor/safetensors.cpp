@@ -184,9 +184,9 @@ ParsedHeader parse_safetensors(std::span<const std::byte> file, const std::strin
     JsonLimits limits;
     limits.max_bytes = max_header_bytes;
     limits.max_depth = max_header_depth;
-    const json header = parse_json_text(
-        std::string_view(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size()),
-        file_label + ": header", limits);
+    const json header =
+        parse_json_text(std::string_view(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size()),
+                        file_label + ": header", limits);
     if (!header.is_object()) throw Error(file_label + ": header must be a JSON object");
 
     ParsedHeader parsed;

@@ -71,8 +71,9 @@ TEST_CASE("pipeline: added tokens strip, stay single words, and match before or 
     root["added_tokens"] = json::array({added(52, "<a>"), added(53, "<a><b>")});
     CHECK(read(root).encode_ids("<a><b><a>") == Ids{53, 52});
     // normalized = true matches the normalized text; false only the text as typed.
-    auto lower = char_tokenizer(chars, {{"normalizer", {{"type", "Lowercase"}}},
-                                        {"added_tokens", json::array({added(54, "HI"), added(55, "ab", {{"normalized", true}})})}});
+    auto lower = char_tokenizer(
+        chars, {{"normalizer", {{"type", "Lowercase"}}},
+                {"added_tokens", json::array({added(54, "HI"), added(55, "ab", {{"normalized", true}})})}});
     CHECK(read(lower).encode_ids("HI hi AB") == Ids{54, 2, 5, 6, 2, 55});
     // A special token typed in the text is that token, with or without special tokens added.
     root["added_tokens"] = json::array({added(56, "<s>", {{"special", true}})});
@@ -163,15 +164,17 @@ TEST_CASE("pipeline: pre-tokenizers") {
 TEST_CASE("pipeline: post-processors add the special tokens a model expects") {
     const Strings chars = {"<s>", "</s>", "a", "[CLS]", "[SEP]"};
     auto root = char_tokenizer(
-        chars, {{"added_tokens", json::array({added(0, "<s>", {{"special", true}}), added(1, "</s>", {{"special", true}})})}});
-    root["post_processor"] = {{"type", "TemplateProcessing"},
-                              {"single",
-                               {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
-                                {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
-                                {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}}}},
-                              {"special_tokens",
-                               {{"<s>", {{"id", "<s>"}, {"ids", json::array({0})}, {"tokens", json::array({"<s>"})}}},
-                                {"</s>", {{"id", "</s>"}, {"ids", json::array({1, 1})}, {"tokens", json::array({"</s>", "</s>"})}}}}}};
+        chars,
+        {{"added_tokens", json::array({added(0, "<s>", {{"special", true}}), added(1, "</s>", {{"special", true}})})}});
+    root["post_processor"] = {
+        {"type", "TemplateProcessing"},
+        {"single",
+         {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
+          {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+          {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}}}},
+        {"special_tokens",
+         {{"<s>", {{"id", "<s>"}, {"ids", json::array({0})}, {"tokens", json::array({"<s>"})}}},
+          {"</s>", {{"id", "</s>"}, {"ids", json::array({1, 1})}, {"tokens", json::array({"</s>", "</s>"})}}}}}};
     const auto t = read(root);
     const auto tokens = t.encode("aa");
     CHECK(t.encode_ids("aa") == Ids{0, 2, 2, 1, 1});

@@ -194,13 +194,15 @@ function applyTransformersRules(name, json, config) {
         const mine = byId.get(Number(id));
         const same = mine && ['content', 'lstrip', 'rstrip', 'single_word', 'normalized', 'special']
             .every((k) => mine[k] === t[k]);
-        if (!same) throw new Error(`${name}: added_tokens_decoder ${id} differs from tokenizer.json; rule 3 not implemented`);
+        if (!same) throw new Error(`${name}: added_tokens_decoder ${id} differs from tokenizer.json's added token: ` +
+            'this script does not model how transformers merges the two, so it refuses to write goldens that could be wrong');
     }
     for (const key of ['bos_token', 'eos_token', 'unk_token', 'pad_token', 'sep_token', 'cls_token', 'mask_token']) {
         const t = config[key];
         if (t == null) continue;
         const mine = byContent.get(tokenContent(t));
-        if (!mine) throw new Error(`${name}: ${key} ${tokenContent(t)} is not an added token; not implemented`);
+        if (!mine) throw new Error(`${name}: ${key} ${tokenContent(t)} is not an added token: this script does not model ` +
+            'transformers adding it, so it refuses to write goldens that could be wrong');
         if (typeof t === 'object') {
             const flags = ['lstrip', 'rstrip', 'single_word', 'normalized'];
             if (flags.some((k) => mine[k] !== t[k]) || !mine.special) {

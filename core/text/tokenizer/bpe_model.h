@@ -28,6 +28,7 @@ public:
     void tokenize(std::string_view piece, std::vector<ModelToken>& out) const override;
     const Vocabulary& vocabulary() const override { return vocab_; }
     std::size_t merge_count() const { return merge_count_; }
+    std::optional<std::int32_t> unknown_id() const { return unk_id_; }
 
 private:
     struct Merge {

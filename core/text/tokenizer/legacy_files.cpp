@@ -139,7 +139,8 @@ Tokenizer read_bert_vocab(const std::string& vocab_txt, const BertNormalizerOpti
             parts.added_tokens.push_back(AddedToken{special, *id, true, false, false, false, false});
         }
     }
-    parts.post_processor = make_template_processor({{false, {cls}}, {true, {}}, {false, {sep}}});
+    parts.post_processor =
+        make_template_processor({{false, {cls}, vocab_txt}, {true, {}, {}}, {false, {sep}, vocab_txt}});
     parts.decoder = make_wordpiece_decoder("##", true);
     parts.model = std::make_unique<WordPieceModel>(std::move(vocab), WordPieceSettings{});
     return Tokenizer(std::move(parts), vocab_txt);

@@ -1,5 +1,6 @@
 #include "core/text/tokenizer/post_processors.h"
 
+#include "core/base/error.h"
 #include "core/base/json_file.h"
 
 namespace headscope::tokenizer {
@@ -24,6 +25,13 @@ public:
         }
         tokens = std::move(out);
     }
+    void check_ids(const std::function<bool(std::int32_t)>& known) const override {
+        for (const TemplatePart& part : parts_) {
+            for (const std::int32_t id : part.ids) {
+                if (!known(id)) throw Error(part.source + ": id " + std::to_string(id) + " is not in the vocabulary");
+            }
+        }
+    }
 
 private:
     std::vector<TemplatePart> parts_;
@@ -35,6 +43,9 @@ public:
     void process(std::vector<EncodedToken>& tokens, std::size_t text_bytes) const override {
         for (const auto& step : steps_) step->process(tokens, text_bytes);
     }
+    void check_ids(const std::function<bool(std::int32_t)>& known) const override {
+        for (const auto& step : steps_) step->check_ids(known);
+    }
 
 private:
     std::vector<std::unique_ptr<PostProcessor>> steps_;
@@ -44,14 +55,17 @@ private:
 class OffsetsOnlyProcessor : public PostProcessor {
 public:
     void process(std::vector<EncodedToken>&, std::size_t) const override {}
+    void check_ids(const std::function<bool(std::int32_t)>&) const override {}
 };
 
 std::int32_t read_id(const JsonField& field) { return static_cast<std::int32_t>(field.integer(0, 16'000'000)); }
 
+std::string source_of(const JsonField& field) { return field.file() + ": " + field.path(); }
+
 // BertProcessing and RobertaProcessing write "cls": ["[CLS]", 101].
-std::int32_t read_pair_id(const JsonField& field) {
+TemplatePart read_pair_part(const JsonField& field) {
     if (!field.value().is_array() || field.size() != 2) field.expected("[\"token\", id]");
-    return read_id(field.at(std::size_t{1}));
+    return {false, {read_id(field.at(std::size_t{1}))}, source_of(field)};
 }
 
 std::unique_ptr<PostProcessor> read_template(const JsonField& field) {
@@ -63,7 +77,7 @@ std::unique_ptr<PostProcessor> read_template(const JsonField& field) {
         if (const auto sequence = entry.find("Sequence")) {
             const std::string name = sequence->at("id").string();
             if (name != "A") sequence->at("id").expected("\"A\" (the text; \"B\" is a pair's second text)");
-            parts.push_back({true, {}});
+            parts.push_back({true, {}, {}});
         } else if (const auto special = entry.find("SpecialToken")) {
             const JsonField name = special->at("id");
             const auto known = specials ? specials->find(name.string()) : std::nullopt;
@@ -73,7 +87,7 @@ std::unique_ptr<PostProcessor> read_template(const JsonField& field) {
                 name.fail(what + "\" is not in " + json_child_path(field.path(), "special_tokens"));
             }
             const JsonField ids = known->at("ids");
-            TemplatePart part;
+            TemplatePart part{false, {}, source_of(ids)};
             for (std::size_t k = 0; k < ids.size(); ++k) part.ids.push_back(read_id(ids.at(k)));
             parts.push_back(std::move(part));
         } else {
@@ -94,7 +108,7 @@ std::unique_ptr<PostProcessor> read_post_processor(const JsonField& field) {
     if (type == "TemplateProcessing") return read_template(field);
     if (type == "BertProcessing" || type == "RobertaProcessing") {
         return make_template_processor(
-            {{false, {read_pair_id(field.at("cls"))}}, {true, {}}, {false, {read_pair_id(field.at("sep"))}}});
+            {read_pair_part(field.at("cls")), {true, {}, {}}, read_pair_part(field.at("sep"))});
     }
     if (type == "ByteLevel") return std::make_unique<OffsetsOnlyProcessor>();
     if (type == "Sequence")

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ struct EncodedToken {
 struct TemplatePart {
     bool is_sequence = false;
     std::vector<std::int32_t> ids;
+    std::string source;   // where the ids were read ("tokenizer.json: post_processor.cls"), for messages
 };
 
 class PostProcessor {
@@ -32,6 +34,9 @@ public:
     virtual ~PostProcessor() = default;
     // Adds the special tokens around one text's tokens; `text_bytes` places the ones after it.
     virtual void process(std::vector<EncodedToken>& tokens, std::size_t text_bytes) const = 0;
+    // Refuses, naming where it was read, an id that `known` says no token has: a file may
+    // name any number, and an id without a token has no embedding row and no label.
+    virtual void check_ids(const std::function<bool(std::int32_t)>& known) const = 0;
 };
 
 std::unique_ptr<PostProcessor> read_post_processor(const JsonField& field);

@@ -21,6 +21,7 @@ Tokenizer::Tokenizer(TokenizerParts parts, const std::string& file) : parts_(std
         end_id_ = std::max(end_id_, token.id + 1);
     }
     added_ = AddedTokens(parts_.added_tokens, parts_.normalizer.get());
+    if (parts_.post_processor) parts_.post_processor->check_ids([this](std::int32_t id) { return has_id(id); });
 }
 
 Tokenizer Tokenizer::read_json(const nlohmann::json& root, const std::string& file, ModelTables tables) {
@@ -37,6 +38,7 @@ Tokenizer Tokenizer::read_json(const nlohmann::json& root, const std::string& fi
 }
 
 void Tokenizer::set_post_processor(std::unique_ptr<PostProcessor> post_processor) {
+    if (post_processor) post_processor->check_ids([this](std::int32_t id) { return has_id(id); });
     parts_.post_processor = std::move(post_processor);
 }
 

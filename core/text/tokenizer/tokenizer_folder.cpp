@@ -40,10 +40,10 @@ void apply_transformers_config(Tokenizer& tokenizer, const nlohmann::json& root,
         if (!text) config.fail(std::string(key) + " is missing, and add_" + std::string(key) + " asks for it");
         const auto id = tokenizer.find(*text);
         if (!id) config.at(key).fail("\"" + *text + "\" is not in the tokenizer's vocabulary");
-        return {false, {*id}};
+        return {false, {*id}, config.file() + ": " + std::string(key)};
     };
     if (config.bool_or("add_bos_token", true)) parts.push_back(special("bos_token"));
-    parts.push_back({true, {}});
+    parts.push_back({true, {}, {}});
     if (config.bool_or("add_eos_token", false)) parts.push_back(special("eos_token"));
     tokenizer.set_post_processor(make_template_processor(std::move(parts)));
 }

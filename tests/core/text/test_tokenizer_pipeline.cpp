@@ -187,6 +187,15 @@ TEST_CASE("pipeline: post-processors add the special tokens a model expects") {
                                {{{"type", "ByteLevel"}, {"trim_offsets", true}},
                                 {{"type", "RobertaProcessing"}, {"sep", {"[SEP]", 4}}, {"cls", {"[CLS]", 3}}}}}};
     CHECK(read(root).encode_ids("a") == Ids{3, 2, 4});
+    // An id no token has is refused where it is written, not encoded into a map without a row.
+    root["post_processor"]["processors"][1]["sep"] = {"[SEP]", 9};
+    CHECK_THROWS_WITH_AS(read(root), "tokenizer.json: post_processor.processors[1].sep: id 9 is not in the vocabulary",
+                         Error);
+    root["post_processor"] = {{"type", "TemplateProcessing"},
+                              {"single", {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}}},
+                              {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", json::array({7})}}}}}};
+    CHECK_THROWS_WITH_AS(read(root),
+                         "tokenizer.json: post_processor.special_tokens.<s>.ids: id 7 is not in the vocabulary", Error);
 }
 
 TEST_CASE("pipeline: transformers' Llama and Gemma classes take BOS / EOS from tokenizer_config.json") {
@@ -233,6 +242,27 @@ TEST_CASE("pipeline: decoders make the labels people read") {
     const auto wp = read(char_tokenizer(tokens, {{"decoder", {{"type", "WordPiece"}, {"prefix", "##"}}}}));
     CHECK(wp.labels(Ids{4, 5}) == Strings{"x", "##y"});
     CHECK(wp.decode(Ids{4, 5, 4}) == "xy x");
+}
+
+TEST_CASE("pipeline: BPE holds an unknown back past byte-fallback tokens, as tokenizers 0.23 does") {
+    // bpe/model.rs merge_word: an unknown character waits (to be fused) until the next known
+    // one, while byte tokens go out at once; tokenizers 0.23.2 gives ids [1, 2, 0, 3, 1, 2]
+    // for this text. The spans stay each token's own bytes, so the held unknown starts first.
+    json root = char_tokenizer({"<unk>", "<0xC3>", "<0xA9>", "a"});
+    root["model"]["unk_token"] = "<unk>";
+    root["model"]["fuse_unk"] = true;
+    root["model"]["byte_fallback"] = true;
+    const std::string text = "\n\xC3\xA9"
+                             "a\xC3\xA9";
+    const auto tokens = read(root).encode(text, false);
+    Ids ids;
+    for (const auto& token : tokens) ids.push_back(token.id);
+    CHECK(ids == Ids{1, 2, 0, 3, 1, 2});
+    REQUIRE(tokens.size() == 6);
+    const EncodedToken unknown = tokens[2];
+    CHECK(unknown.begin == 0);
+    CHECK(unknown.end == 1);
+    CHECK(tokens[0].begin == 1);
 }
 
 TEST_CASE("json_file: one linear pass that refuses what nlohmann would accept") {

@@ -1,7 +1,7 @@
 #include "session/recent.h"
 
-#include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/output_file.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -6,7 +6,7 @@
 //   $HOME/.config/headscope/recent.txt
 //
 // A header line, then one "model PATH" or "file PATH" per line, newest first. The file
-// is rewritten whole through a temporary file (core/base/atomic_file.h), so a crash never
+// is rewritten whole through a temporary file (core/base/output_file.h), so a crash never
 // leaves half of it. Entries that no longer exist are dropped when it is read; a file
 // that is not in this format is ignored (with a warning), never fatal.
 

@@ -6,8 +6,9 @@
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
 #include "core/analysis/analysis_report.h"
-#include "core/base/atomic_file.h"
 #include "core/base/error.h"
+#include "core/base/output_file.h"
+#include "core/base/shown.h"
 
 #include <unistd.h>
 
@@ -79,20 +80,17 @@ void add_analyze_options(CLI::App* cmd, AnalyzeArgs& args) {
     cmd->add_option("--out", args.out, "Output .json or .csv")->required();
 }
 
-// Refuses an --out that cannot be written, before the model loads.
+// Refuses an --out that cannot or must not be written, before the model loads.
 void check_analyze_out(const AnalyzeArgs& args) {
     const bool csv = ends_with(args.out, ".csv");
     if (!csv && !ends_with(args.out, ".json")) {
-        throw Error("--out " + args.out + ": expected a file name ending in .json or .csv");
+        throw Error("--out " + shown(args.out) + ": expected a file name ending in .json or .csv");
     }
     if (csv && args.rollout) {
         throw Error("--rollout writes a [T, T] matrix, which a CSV of one row per head cannot hold: "
                     "use --out FILE.json");
     }
-    const std::filesystem::path folder = std::filesystem::path(args.out).parent_path();
-    if (!folder.empty() && !std::filesystem::is_directory(folder)) {
-        throw Error("--out " + args.out + ": the folder " + folder.string() + " does not exist");
-    }
+    check_output("--out", args.out, input_paths(args.model, &args.input));
 }
 
 RolloutResult rollout_of(const AnalyzeArgs& args, const ModelTrace& trace, const ModelInfo& info,

@@ -2,6 +2,7 @@
 
 #include "app/cli/cli_errors.h"
 #include "app/cli/mha_run.h"
+#include "core/base/output_file.h"
 #include "core/tensor/safetensors.h"
 
 #include <cstdio>
@@ -12,6 +13,13 @@ namespace headscope::cli {
 namespace {
 
 int run_mha(const MhaArgs& args) {
+    const InputPath inputs[] = {
+        {"--weights", args.weights_path, false},
+        {"--input", args.input_path, false},
+        {"--kv", args.kv_path, false},
+        {"--keep", args.keep_path, false},
+    };
+    check_output("--out", args.out_path, inputs);
     const MhaResult r = run_mha_layer(args, report_warning);
     write_safetensors(args.out_path, {
                                          tensor_f32("weights", {r.B, r.H, r.Tq, r.Tk}, r.weights),

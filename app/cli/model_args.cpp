@@ -47,6 +47,16 @@ std::unique_ptr<Model> open_model_from(const ModelArgs& args) {
     return model;
 }
 
+std::vector<InputPath> input_paths(const ModelArgs& model, const InputArgs* input) {
+    std::vector<InputPath> paths;
+    if (!model.path.starts_with("builtin:")) paths.push_back({"--model", model.path, true});
+    if (input != nullptr) {
+        paths.push_back({"--text-file", input->text_file, false});
+        paths.push_back({"--image", input->image, false});
+    }
+    return paths;
+}
+
 void add_input_options(CLI::App* cmd, InputArgs& args) {
     args.text_option = cmd->add_option("--text", args.text, "A sentence");
     args.text_file_option = cmd->add_option("--text-file", args.text_file,

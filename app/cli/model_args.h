@@ -3,6 +3,7 @@
 // models' settings), which input (--text | --image | --tokens), and how to run it
 // (--causal on|off, --disable-heads L.H,...).
 
+#include "core/base/output_file.h"
 #include "core/models/model.h"
 #include "core/models/toy/toy_models.h"
 
@@ -10,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace headscope::cli {
 
@@ -38,6 +40,10 @@ struct InputArgs {
 void add_input_options(CLI::App* cmd, InputArgs& args);
 // Exactly one of the four must have been given (an empty --text is an empty sentence).
 ModelInput encode_input(const Model& model, const InputArgs& args);
+
+// What a writing command reads (the model folder, a --text-file or --image), for
+// check_output: an --out that is one of them, or inside the model folder, is refused.
+std::vector<InputPath> input_paths(const ModelArgs& model, const InputArgs* input = nullptr);
 
 struct RunArgs {
     std::string causal;          // "", "on" or "off"

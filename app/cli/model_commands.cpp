@@ -101,6 +101,7 @@ Command add_dump_command(CLI::App& app) {
                     "logits where the model has a head; metadata 'tokens' (JSON array of labels)")
         ->required();
     return {cmd, [args] {
+                check_output("--out", args->out, input_paths(args->model, &args->input));
                 const auto model = open_model_from(args->model);
                 const ModelInput input = encode_input(*model, args->input);
                 const RunOptions options = run_options_from(args->run, model->info());
@@ -150,6 +151,7 @@ Command add_export_weights_command(CLI::App& app) {
     add_model_options(cmd, args->model);
     cmd->add_option("--out", args->out, "Output .safetensors (F32)")->required();
     return {cmd, [args] {
+                check_output("--out", args->out, input_paths(args->model));
                 const auto model = open_model_from(args->model);
                 const std::vector<OwnedTensor> owned = model->export_weights();
                 std::vector<TensorToWrite> tensors;

@@ -4,6 +4,7 @@
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
 #include "core/base/error.h"
+#include "core/base/shown.h"
 #include "core/render/png_export.h"
 #include "core/render/render.h"
 
@@ -80,8 +81,9 @@ int run_render(const RenderArgs& args) {
     if (out.size() < 4 || !std::equal(out.end() - 4, out.end(), ".png", [](char a, char b) {
             return std::tolower(static_cast<unsigned char>(a)) == b;
         })) {
-        throw Error("--out " + out + ": render writes PNG; expected a file name ending in .png");
+        throw Error("--out " + shown(out) + ": render writes PNG; expected a file name ending in .png");
     }
+    check_output("--out", out, input_paths(args.model, &args.input));
     const auto model = open_model_from(args.model);
     const ModelInfo& info = model->info();
     check_render_choice(args, info);

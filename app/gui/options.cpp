@@ -2,6 +2,7 @@
 
 #include "core/base/error.h"
 #include "core/base/index_lists.h"
+#include "core/base/output_file.h"
 #include "core/models/assets.h"
 #include "core/models/model_registry.h"
 #include "ui/views/view_list.h"
@@ -124,6 +125,12 @@ void check_combinations(GuiOptions& o, const RawFlags& raw) {
     }
     if (o.bench_frames > 0 && (o.soak_actions > 0 || !o.screenshot_path.empty())) {
         throw CLI::ValidationError("--bench-frames", "cannot be used with --soak or --screenshot");
+    }
+    if (!o.screenshot_path.empty()) {
+        const std::string& model = o.state.model.name;
+        const InputPath inputs[] = {{"--model", model.starts_with("builtin:") ? "" : model, true},
+                                    {"--image", o.state.image_path, false}};
+        check_output("--screenshot", o.screenshot_path, inputs);
     }
     if (raw.disable.empty()) return;
     o.start_choices.disabled = parse_layer_head_list("--disable", raw.disable);

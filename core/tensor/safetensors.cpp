@@ -1,8 +1,8 @@
 #include "core/tensor/safetensors.h"
 
-#include "core/base/atomic_file.h"
 #include "core/base/error.h"
 #include "core/base/json_file.h"
+#include "core/base/output_file.h"
 
 #include <nlohmann/json.hpp>
 

@@ -24,6 +24,7 @@ Request make_request(const AppState& state, const ViewNeeds& needs) {
     Request r;
     r.model = state.model;
     r.text = state.text;
+    r.text_is_ids = state.text_is_ids;
     r.image_path = state.image_path;
     // The built demo ViT has no own resolution (its positions are built for 224 px): never ask it.
     r.own_resolution = state.own_resolution && !is_toy_model(state.model.name);

@@ -29,6 +29,9 @@ enum class CompareMode {
 struct AppState {
     ModelChoice model;
     std::string text;
+    // The sentence box holds token ids, not text (--tokens, or the box's "Token ids" tick):
+    // a checkpoint with a tokenizer reads them as ids too.
+    bool text_is_ids = false;
     std::string image_path;
     // Whether image_path is the demo picture the app chose (it then follows the demo
     // model: suit_demo_picture), not one the user asked for, even the same file.

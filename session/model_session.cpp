@@ -18,7 +18,9 @@ void ModelSession::adopt(std::unique_ptr<Model> model, const ModelChoice& choice
 
 ModelInput ModelSession::encode(const Request& request, const std::string& text, const std::string& image_path) const {
     const ModelInfo info = model_->info();
-    if (info.reads_ids_only) return model_->encode_ids(token_ids_typed(text));
+    if (info.reads_ids_only)
+        return model_->encode_ids(token_ids_typed(text, "token ids (the checkpoint has no tokenizer files)"));
+    if (request.text_is_ids && !info.takes_image) return model_->encode_ids(token_ids_typed(text));
     if (!info.takes_image) return model_->encode_text(text);
     ImageOptions image_options;
     image_options.own_resolution = request.own_resolution;

@@ -7,7 +7,7 @@
 
 namespace headscope::session {
 
-std::vector<std::int64_t> token_ids_typed(const std::string& text) {
+std::vector<std::int64_t> token_ids_typed(const std::string& text, const std::string& what) {
     // Each item trimmed, so that an error quotes what was typed ("The cat", not "Thecat").
     std::string list;
     std::size_t start = 0;
@@ -20,7 +20,7 @@ std::vector<std::int64_t> token_ids_typed(const std::string& text) {
         list += ',';
         start = comma + 1;
     }
-    return parse_index_list("token ids (the checkpoint has no tokenizer files)", list, "464,3797,3332");
+    return parse_index_list(what, list, "464,3797,3332");
 }
 
 bool any_disabled(const std::vector<std::vector<bool>>& disabled) {

@@ -32,6 +32,7 @@ std::unique_ptr<Model> open_model_choice(const ModelChoice& choice, const LoadCo
 struct Request {
     ModelChoice model;
     std::string text;
+    bool text_is_ids = false;   // `text` (and compare_text) are token ids for every model
     std::string image_path;
     bool own_resolution = false;                     // image checkpoints: at the picture's own size (ImageOptions)
     std::optional<bool> causal;                      // the causal mask; unset: the model's own default
@@ -49,9 +50,10 @@ struct Request {
     bool operator==(const Request& other) const = default;
 };
 
-// A text box's token ids, for a checkpoint without tokenizer files: comma-separated
-// whole numbers, spaces and line breaks around them ignored ("464, 3797, 3332").
-std::vector<std::int64_t> token_ids_typed(const std::string& text);
+// A text box's token ids: comma-separated whole numbers, spaces and line breaks around
+// them ignored ("464, 3797, 3332"), read by the parser of headscope-cli's --tokens;
+// `what` names the box in messages.
+std::vector<std::int64_t> token_ids_typed(const std::string& text, const std::string& what = "token ids");
 
 // Whether any head is switched off in [L][H] flags (empty: none).
 bool any_disabled(const std::vector<std::vector<bool>>& disabled);

@@ -55,7 +55,7 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     cli.add_option("--model", state.model.name, model_help())->capture_default_str();
     auto* text_option = cli.add_option("--text", state.text, "The sentence to show (text models)");
     cli.add_option("--tokens", raw.tokens,
-                   "Token ids, comma-separated: for a text checkpoint without tokenizer files (typed in the same box)")
+                   "Token ids, comma-separated, read as ids by every text model (the sentence box then holds ids)")
         ->excludes(text_option);
     cli.add_option("--image", state.image_path, "The image to show (image models)");
     cli.add_flag("--causal", raw.causal, "Start with the causal mask on (GPT-2 has it on anyway)");
@@ -65,7 +65,8 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     cli.add_option("--head", state.head, "Selected head")->check(CLI::Range(0, 255));
     cli.add_option("--query", state.query, "Pinned query position (image view: the patch, 0 = [CLS])");
     cli.add_option("--disable", raw.disable, "Heads to ablate, as LAYER.HEAD pairs, e.g. 0.1,1.0");
-    cli.add_option("--seed", state.model.config.seed, "Seed of the demo model's weights and embeddings");
+    cli.add_option("--seed", state.model.config.seed, "Seed of the demo model's weights and embeddings")
+        ->check(CLI::Validator([](std::string& text) { return seed_problem(text); }, "0..2^64-1"));
 }
 
 void add_view_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
@@ -115,7 +116,7 @@ void add_harness_options(CLI::App& cli, GuiOptions& o) {
 
 // The checks CLI11 cannot state, and the --disable list (sized to the model once it loads:
 // fit_to_model keeps the flags that fit).
-void check_combinations(GuiOptions& o, const RawFlags& raw) {
+void check_combinations(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
     if (std::sscanf(raw.size.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 ||
         o.width > 8192 || o.height > 8192) {
         throw CLI::ValidationError("--size", "expected WIDTHxHEIGHT, e.g. 1600x1000 (320x240 .. 8192x8192)");
@@ -126,6 +127,8 @@ void check_combinations(GuiOptions& o, const RawFlags& raw) {
     if (o.bench_frames > 0 && (o.soak_actions > 0 || !o.screenshot_path.empty())) {
         throw CLI::ValidationError("--bench-frames", "cannot be used with --soak or --screenshot");
     }
+    // The same parser as headscope-cli's --tokens, so a bad list is refused at start the same way.
+    if (cli.count("--tokens") > 0) parse_index_list("--tokens", raw.tokens, "464,3797,3332");
     if (!o.screenshot_path.empty()) {
         const std::string& model = o.state.model.name;
         const InputPath inputs[] = {{"--model", model.starts_with("builtin:") ? "" : model, true},
@@ -145,7 +148,10 @@ void check_combinations(GuiOptions& o, const RawFlags& raw) {
 
 void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
     session::AppState& state = o.state;
-    if (cli.count("--tokens") > 0) state.text = raw.tokens;
+    if (cli.count("--tokens") > 0) {
+        state.text = raw.tokens;
+        state.text_is_ids = true;
+    }
     if (cli.count("--image") > 0) session::choose_picture(state, state.image_path);
     session::suit_demo_picture(state);
     if (raw.causal) state.causal = true;
@@ -183,7 +189,7 @@ ParsedOptions parse_options(int argc, char** argv) {
     add_harness_options(cli, o);
     try {
         cli.parse(argc, argv);
-        check_combinations(o, raw);
+        check_combinations(cli, o, raw);
     } catch (const CLI::CallForHelp& e) {
         return {std::nullopt, cli.exit(e)};
     } catch (const CLI::ParseError& e) {

@@ -511,13 +511,27 @@ TEST_CASE("worker: typing at the end of a GPT-2 text computes only the new posit
     CHECK(edited->reused_positions == 0);
 }
 
+TEST_CASE("worker: the box's token ids, ticked or from --tokens, are ids on a checkpoint with a tokenizer") {
+    Worker worker;
+    Request r;
+    r.model.name = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";   // vocab.json + merges.txt
+    r.text = "187, 37,33";
+    CHECK(result_of(worker, r)->input.ids.size() > 3);   // as text: digits, commas and spaces tokenized
+    r.text_is_ids = true;
+    CHECK(result_of(worker, r)->input.ids == std::vector<std::int64_t>{187, 37, 33});
+    r.text = "1,99999999999999999999";
+    const auto g = worker.submit(r);
+    REQUIRE(wait_for(worker, g));
+    CHECK(worker.latest_error().second ==
+          "token ids: '99999999999999999999' is too large (at most 18 digits; expected e.g. 464,3797,3332)");
+}
+
 TEST_CASE("worker: token ids typed for a checkpoint without tokenizer files") {
     CHECK(token_ids_typed("464, 3797,3332 \n") == std::vector<std::int64_t>{464, 3797, 3332});
     CHECK(token_ids_typed(" 7 ") == std::vector<std::int64_t>{7});
     // What was typed is quoted as it was, spaces and all.
     CHECK_THROWS_WITH_AS(token_ids_typed("The cat, 4"),
-                         "token ids (the checkpoint has no tokenizer files): 'The cat' is not a non-negative whole "
-                         "number (expected e.g. 464,3797,3332)",
+                         "token ids: 'The cat' is not a non-negative whole number (expected e.g. 464,3797,3332)",
                          headscope::Error);
     CHECK_THROWS_AS(token_ids_typed("1,,2"), headscope::Error);
     CHECK_THROWS_AS(token_ids_typed("   "), headscope::Error);

@@ -65,10 +65,17 @@ void ControlsPanel::draw_input(AppState& state, const Snapshot* shown, const Rec
             outcome.file_opened = *picked;
         }
     } else {
-        // A checkpoint without tokenizer files reads token ids (the worker parses them).
-        ImGui::TextWrapped("%s", shown != nullptr && shown->info.reads_ids_only
-                                     ? "Token ids, comma-separated (the folder has no tokenizer files)"
-                                     : "Sentence");
+        // A checkpoint without tokenizer files reads token ids (the worker parses them);
+        // any other text model reads them when the box is ticked (or --tokens started it).
+        const bool ids_only = shown != nullptr && shown->info.reads_ids_only;
+        if (ids_only) {
+            ImGui::TextWrapped("Token ids, comma-separated (the folder has no tokenizer files)");
+        } else {
+            ImGui::TextUnformatted(state.text_is_ids ? "Token ids, comma-separated" : "Sentence");
+            ImGui::SameLine();
+            ImGui::Checkbox("ids", &state.text_is_ids);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("Read the box as token ids (e.g. 464,3797,3332), not text");
+        }
         ImGui::InputTextMultiline("##sentence", &state.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 5));
     }
 }

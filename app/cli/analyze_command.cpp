@@ -105,12 +105,12 @@ RolloutResult rollout_of(const AnalyzeArgs& args, const ModelTrace& trace, const
     return rollout;
 }
 
-int run_analyze(const AnalyzeArgs& args) {
+int run_analyze(const AnalyzeArgs& args, Warnings& warnings) {
     check_analyze_out(args);
     const bool csv = ends_with(args.out, ".csv");
     const bool metrics = args.metrics || (!args.rollout && !args.similarity && !args.importance);
 
-    const auto model = open_model_from(args.model);
+    const auto model = open_model_from(args.model, warnings);
     const ModelInfo& info = model->info();
     const ModelInput input = encode_input(*model, args.input);
     const RunOptions options = run_options_from(args.run, info);
@@ -144,7 +144,7 @@ Command add_analyze_command(CLI::App& app) {
         app.add_subcommand("analyze", "Head metrics, attention rollout, head similarity and head importance "
                                       "for one input, as JSON or CSV");
     add_analyze_options(cmd, *args);
-    return {cmd, [args] { return run_analyze(*args); }};
+    return {cmd, [args](Warnings& warnings) { return run_analyze(*args, warnings); }};
 }
 
 }   // namespace headscope::cli

@@ -1,5 +1,7 @@
 #include "app/cli/cli_errors.h"
 
+#include "core/base/shown.h"
+
 #include <cstdio>
 
 namespace headscope::cli {
@@ -16,13 +18,25 @@ std::string one_line(std::string text) {
 
 }   // namespace
 
+// However a message was built, it stays one readable line of bounded length.
+constexpr std::size_t max_message_characters = 1000;
+
 int report_error(const std::string& message) {
-    std::fprintf(stderr, "headscope-cli: %s\n", one_line(message).c_str());
+    std::fprintf(stderr, "headscope-cli: %s\n", shown(one_line(message), max_message_characters).c_str());
     return exit_bad_input;
 }
 
-void report_warning(const std::string& message) {
-    std::fprintf(stderr, "headscope-cli: warning: %s\n", one_line(message).c_str());
+void Warnings::print() const {
+    for (const std::string& message : messages_) {
+        std::fprintf(stderr, "headscope-cli: warning: %s\n", shown(one_line(message), max_message_characters).c_str());
+    }
+}
+
+std::string Warnings::folded_into(const std::string& error) const {
+    if (messages_.empty()) return error;
+    std::string line = error + " (after the warning: " + messages_.front();
+    if (messages_.size() > 1) line += "; and " + std::to_string(messages_.size() - 1) + " more";
+    return line + ")";
 }
 
 }   // namespace headscope::cli

@@ -1,6 +1,8 @@
 #pragma once
 // One headscope-cli subcommand: its CLI11 parser and what runs once it parsed.
 
+#include "app/cli/cli_errors.h"
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -9,7 +11,7 @@ namespace headscope::cli {
 
 struct Command {
     CLI::App* parser = nullptr;
-    std::function<int()> run;   // returns the exit status; may throw headscope::Error
+    std::function<int(Warnings&)> run;   // returns the exit status; may throw headscope::Error
 };
 
 Command add_mha_command(CLI::App& app);

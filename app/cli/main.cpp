@@ -59,16 +59,20 @@ int main(int argc, char** argv) {
         return cli::report_error(std::string(e.what()) + " (see headscope-cli --help)");
     }
 
+    cli::Warnings warnings;
     try {
         for (const auto& command : commands) {
-            if (command.parser->parsed()) return command.run();
+            if (!command.parser->parsed()) continue;
+            const int status = command.run(warnings);
+            warnings.print();
+            return status;
         }
         return cli::report_error("no subcommand given (see headscope-cli --help)");
     } catch (const Error& e) {
-        return cli::report_error(e.what());
+        return cli::report_error(warnings.folded_into(e.what()));
     } catch (const std::bad_alloc&) {
-        return cli::report_error("out of memory (the inputs are too large for this machine)");
+        return cli::report_error(warnings.folded_into("out of memory (the inputs are too large for this machine)"));
     } catch (const std::exception& e) {
-        return cli::report_error(std::string("internal error: ") + e.what());
+        return cli::report_error(warnings.folded_into(std::string("internal error: ") + e.what()));
     }
 }

@@ -12,7 +12,7 @@ namespace headscope::cli {
 
 namespace {
 
-int run_mha(const MhaArgs& args) {
+int run_mha(const MhaArgs& args, Warnings& warnings) {
     const InputPath inputs[] = {
         {"--weights", args.weights_path, false},
         {"--input", args.input_path, false},
@@ -20,7 +20,7 @@ int run_mha(const MhaArgs& args) {
         {"--keep", args.keep_path, false},
     };
     check_output("--out", args.out_path, inputs);
-    const MhaResult r = run_mha_layer(args, report_warning);
+    const MhaResult r = run_mha_layer(args, [&](const std::string& message) { warnings.add(message); });
     write_safetensors(args.out_path, {
                                          tensor_f32("weights", {r.B, r.H, r.Tq, r.Tk}, r.weights),
                                          tensor_f32("context", {r.B, r.Tq, r.D}, r.context),
@@ -59,9 +59,9 @@ Command add_mha_command(CLI::App& app) {
         ->required();
     cmd->footer("A query row with no allowed key gets weights 0 and context 0. Exit 0 on success; exit 2 with one "
                 "line on stderr on bad input, leaving any existing output file untouched.");
-    return {cmd, [args, disable_option]() {
+    return {cmd, [args, disable_option](Warnings& warnings) {
                 args->disable_heads_given = disable_option->count() > 0;
-                return run_mha(*args);
+                return run_mha(*args, warnings);
             }};
 }
 

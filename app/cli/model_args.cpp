@@ -19,7 +19,9 @@ void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional) {
     demo->add_option("--width", args.config.width, "Model width E")->capture_default_str();
     demo->add_option("--heads", args.config.n_heads, "Heads H per layer")->capture_default_str();
     demo->add_option("--layers", args.config.n_layers, "Layers L")->capture_default_str();
-    demo->add_option("--seed", args.config.seed, "Seed of every weight and embedding")->capture_default_str();
+    demo->add_option("--seed", args.config.seed, "Seed of every weight and embedding")
+        ->capture_default_str()
+        ->check(CLI::Validator([](std::string& text) { return seed_problem(text); }, "0..2^64-1"));
     demo->add_option("--init", args.init, "structured (heads built to show patterns) or random (as the tutorials)")
         ->capture_default_str()
         ->check(CLI::IsMember({"structured", "random"}));
@@ -37,13 +39,13 @@ void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional) {
     demo->add_option("--patch", args.config.patch_size, "toy-vit: patch size P")->capture_default_str();
 }
 
-std::unique_ptr<Model> open_model_from(const ModelArgs& args) {
+std::unique_ptr<Model> open_model_from(const ModelArgs& args, Warnings& warnings) {
     ToyConfig config = args.config;
     config.init = args.init == "random" ? ToyInit::random : ToyInit::structured;
     config.bias = args.bias == "on";
     config.arch = args.arch == "modern" ? ToyArch::modern : ToyArch::classic;
     auto model = open_model(args.path, config);
-    for (const auto& warning : model->info().warnings) report_warning(warning);
+    for (const auto& warning : model->info().warnings) warnings.add(warning);
     return model;
 }
 

@@ -3,6 +3,7 @@
 // models' settings), which input (--text | --image | --tokens), and how to run it
 // (--causal on|off, --disable-heads L.H,...).
 
+#include "app/cli/cli_errors.h"
 #include "core/base/output_file.h"
 #include "core/models/model.h"
 #include "core/models/toy/toy_models.h"
@@ -24,7 +25,8 @@ struct ModelArgs {
 };
 // --model is required unless `model_optional` (bench also runs one synthetic layer).
 void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional = false);
-std::unique_ptr<Model> open_model_from(const ModelArgs& args);
+// The model's own warnings (a checkpoint field ignored) go to `warnings`.
+std::unique_ptr<Model> open_model_from(const ModelArgs& args, Warnings& warnings);
 
 struct InputArgs {
     std::string text;

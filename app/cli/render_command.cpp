@@ -75,7 +75,7 @@ std::string head_title(const RenderArgs& args, const ModelInfo& info) {
     return role.empty() ? where : where + ": " + role.substr(0, role.find(':'));
 }
 
-int run_render(const RenderArgs& args) {
+int run_render(const RenderArgs& args, Warnings& warnings) {
     // A PNG under another name would mislead whatever opens it by its extension.
     const std::string& out = args.out;
     if (out.size() < 4 || !std::equal(out.end() - 4, out.end(), ".png", [](char a, char b) {
@@ -84,7 +84,7 @@ int run_render(const RenderArgs& args) {
         throw Error("--out " + shown(out) + ": render writes PNG; expected a file name ending in .png");
     }
     check_output("--out", out, input_paths(args.model, &args.input));
-    const auto model = open_model_from(args.model);
+    const auto model = open_model_from(args.model, warnings);
     const ModelInfo& info = model->info();
     check_render_choice(args, info);
     const ModelInput input = encode_input(*model, args.input);
@@ -124,7 +124,7 @@ Command add_render_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("render", "Draw attention as a PNG: one head's matrix, one head over the "
                                                  "image, or the grid of every head");
     add_render_options(cmd, *args);
-    return {cmd, [args] { return run_render(*args); }};
+    return {cmd, [args](Warnings& warnings) { return run_render(*args, warnings); }};
 }
 
 }   // namespace headscope::cli

@@ -58,7 +58,7 @@ Command add_tokenize_command(CLI::App& app) {
     cmd->add_flag("--no-special", args->no_special,
                   "No special tokens added around the text (Hugging Face's add_special_tokens=False); special "
                   "tokens typed in the text are still read as such");
-    return {cmd, [args] {
+    return {cmd, [args](Warnings&) {
                 if (args->text_option->count() == 0 && args->text_file_option->count() == 0) {
                     throw Error("give --text TEXT or --text-file FILE");
                 }

@@ -18,4 +18,8 @@ std::vector<std::int64_t> parse_index_list(const std::string& flag, const std::s
 std::vector<std::pair<std::int64_t, std::int64_t>> parse_layer_head_list(const std::string& flag,
                                                                          const std::string& list);
 
+// Why `text` is not a seed, a whole number 0 .. 18446744073709551615 in plain decimal
+// ("" when it is one): "-1" and 2^64 would otherwise wrap into another seed silently.
+std::string seed_problem(const std::string& text);
+
 }   // namespace headscope

@@ -1,6 +1,8 @@
 #include "core/models/model_registry.h"
 
 #include "core/base/error.h"
+#include "core/base/file_bytes.h"
+#include "core/base/shown.h"
 #include "core/models/assets.h"
 #include "core/models/hf/bert.h"
 #include "core/models/hf/config_fields.h"
@@ -157,9 +159,11 @@ std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& conf
     // Anything else is a Hugging Face checkpoint folder, loaded by its config's model_type.
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) return open_checkpoint_folder(path, control);
-    throw Error("--model " + path + ": not a built-in model, and not a checkpoint folder (" +
-                (std::filesystem::exists(path, ec) ? "a file: give the folder holding config.json and model.safetensors"
-                                                   : "no such folder") +
+    std::string why = std::filesystem::exists(path, ec)
+                          ? "a file: give the folder holding config.json and model.safetensors"
+                          : why_unreachable(path);
+    if (why == "no such file") why = "no such folder";
+    throw Error("--model " + shown(path) + ": not a built-in model, and not a checkpoint folder (" + why +
                 "; headscope-cli models lists the built-in ones)");
 }
 

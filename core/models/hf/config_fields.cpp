@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "core/base/file_bytes.h"
 #include "core/base/json_file.h"
+#include "core/base/shown.h"
 
 #include <cmath>
 #include <filesystem>
@@ -51,8 +52,10 @@ std::string read_hf_model_type(const std::string& folder, const std::vector<std:
     const std::string path = (fs::path(folder) / "config.json").string();
     std::error_code ec;
     if (!fs::exists(path, ec)) {
-        throw Error(folder + ": no config.json, so not a Hugging Face checkpoint folder (expected config.json and "
-                             "model.safetensors)");
+        const std::string why = why_unreachable(path);
+        if (why != "no such file") throw Error(shown(path) + ": " + why);
+        throw Error(shown(folder) + ": no config.json, so not a Hugging Face checkpoint folder (expected config.json "
+                                    "and model.safetensors)");
     }
     const json config = read_hf_json_file(path);
     const HfFields f(config, path);

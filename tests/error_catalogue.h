@@ -12,6 +12,9 @@
 //   {chars:N}    a sentence of exactly N characters
 //   {unreadable} a file in {tmp} nobody may read;  {readonly} a folder in {tmp} nobody may write
 //   {fifo}       a named pipe in {tmp} called pipe.png (reading it would block for ever)
+//   {loop}       a symlink in {tmp} called loop that points at itself
+//   {wordfile:N} {tmp}/word.txt, written: one word of N letters (no space to split at; past
+//                what a command line may hold)
 // Rows with {unreadable} or {readonly} run as user nobody when the tests run as root
 // (root reads and writes through permissions).
 
@@ -20,6 +23,7 @@
 
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -118,7 +122,12 @@ inline std::string expand_placeholders(const std::string& text, const TempDir& d
             out += dir.file("readonly");
         else if (name == "fifo")
             out += dir.file("pipe.png");
-        else if (name.rfind("hex:", 0) == 0) {
+        else if (name == "loop")
+            out += dir.file("loop");
+        else if (name.rfind("wordfile:", 0) == 0) {
+            if (!in_message) write_bytes(dir.file("word.txt"), std::string(std::stoul(name.substr(9)), 'a'));
+            out += dir.file("word.txt");
+        } else if (name.rfind("hex:", 0) == 0) {
             std::istringstream hex(name.substr(4));
             for (std::string byte; hex >> byte;) out += static_cast<char>(std::stoi(byte, nullptr, 16));
         } else if (name.rfind("chars:", 0) == 0) {
@@ -160,6 +169,23 @@ inline std::vector<std::string> expand_command(const std::string& command, const
     return words;
 }
 
+// Every headscope-cli row runs within the budget #31 promises for any bad input: 10 s and
+// 1 GB of address space (`ulimit -v`), killed past either. Not under AddressSanitizer,
+// which maps terabytes of shadow memory before main.
+constexpr int catalogue_seconds = 10;
+constexpr long catalogue_address_space_kib = 1L << 20;
+
+inline bool sanitized_build() {
+#if defined(__SANITIZE_ADDRESS__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return true;
+#endif
+#endif
+    return false;
+}
+
 inline bool needs_unprivileged(const CatalogueRow& row) {
     return row.command.find("{unreadable}") != std::string::npos || row.command.find("{readonly}") != std::string::npos;
 }
@@ -181,6 +207,7 @@ inline void check_catalogue_row(const CatalogueRow& row) {
                                      std::filesystem::perms::group_read | std::filesystem::perms::group_exec |
                                      std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
     REQUIRE(mkfifo(dir.file("pipe.png").c_str(), 0666) == 0);
+    std::filesystem::create_symlink(dir.file("loop"), dir.file("loop"));
     std::vector<std::string> words = expand_command(row.command, dir);
     REQUIRE(!words.empty());
     const std::string name = words[0];
@@ -212,6 +239,11 @@ inline void check_catalogue_row(const CatalogueRow& row) {
     }
     std::string command = shell_quote(program);
     for (const auto& w : words) command.append(" ").append(shell_quote(w));
+    const bool budget = name == "headscope-cli" && !sanitized_build();
+    if (budget) {
+        command = "ulimit -v " + std::to_string(catalogue_address_space_kib) + " && exec timeout -s KILL " +
+                  std::to_string(catalogue_seconds) + " " + command;
+    }
     command += " >" + shell_quote(dir.file("stdout")) + " 2>" + shell_quote(dir.file("stderr")) + " </dev/null";
     const std::string home =
         "HOME=" + shell_quote(dir.path().string()) + " XDG_CONFIG_HOME=" + shell_quote(dir.file("config")) + " ";
@@ -230,6 +262,7 @@ inline void check_catalogue_row(const CatalogueRow& row) {
         }
         err = kept;
     }
+    CHECK_MESSAGE(!(budget && exit_code == 128 + SIGKILL), "killed: past " << catalogue_seconds << " s or 1 GB");
     CHECK(exit_code == row.exit_code);
     CHECK(err == expand_placeholders(row.message, dir, true) + "\n");
     if (row.exit_code != 0) {
@@ -238,7 +271,7 @@ inline void check_catalogue_row(const CatalogueRow& row) {
             const std::string name = entry.path().filename().string();
             const bool ours = name == "out.safetensors" || name == "unreadable" || name == "readonly" ||
                               name == "stdout" || name == "stderr" || name == "config" || name == "shot.png" ||
-                              name == "pipe.png";
+                              name == "pipe.png" || name == "loop" || name == "word.txt";
             CHECK_MESSAGE(ours, "a failed run left " << name << " behind");
         }
     }

@@ -9,6 +9,8 @@ packages=(
     cmake g++ make pkg-config clang-format
     # core: linear algebra, JSON, images
     libeigen3-dev nlohmann-json3-dev libstb-dev libturbojpeg0-dev libutf8proc-dev
+    # zlib: a PNG's image data inflated with a cap before stb_image inflates it whole
+    zlib1g-dev
     # tokenizer.json's regexes, by the engine Hugging Face's tokenizers use
     libonig-dev
     # headscope-cli

@@ -11,6 +11,7 @@ import math
 import os
 import shutil
 import struct
+import zlib
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 OUT = os.path.join(ROOT, "tests", "errors")
@@ -138,6 +139,20 @@ def main():
             f.write(content)
     header = b'{"x": {"dtype": "F32", "shape": [3, 4], "data_offsets": [0, 48]}}'
     write("header_nul.safetensors", struct.pack("<Q", len(header) + 10) + header + b"\0{not json" + b"\0" * 48)
+
+    # PNGs that would take far more memory decoded than their files take on disk: a 32x32
+    # RGB picture whose image data inflates to 64 MiB (3,104 bytes are all its size needs),
+    # and a header claiming 11000x11000 at 16 bits per sample (692 MiB of samples).
+    def png_chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    def png(width, height, depth, idat):
+        ihdr = struct.pack(">IIBBBBB", width, height, depth, 2, 0, 0, 0)
+        return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IDAT", idat)
+                + png_chunk(b"IEND", b""))
+
+    write("inflation_bomb.png", png(32, 32, 8, zlib.compress(b"\0" * (64 << 20), 9)))
+    write("deep_16bit.png", png(11000, 11000, 16, zlib.compress(b"")))
 
     # A folder whose config.json is not JSON.
     os.makedirs(os.path.join(OUT, "config_not_json"))

@@ -115,6 +115,19 @@ def bmp16_bytes(values, bitfields):
     return struct.pack("<2sIHHI", b"BM", offset + len(rows), 0, 0, offset) + info + masks + rows
 
 
+def bmp_top_down(data):
+    """A bottom-up 24-bit BMP rewritten top-down: rows first to last, the height negative
+    (BITMAPINFOHEADER allows it; Pillow reads it the right way up)."""
+    out = bytearray(data)
+    offset, = struct.unpack_from("<I", out, 10)
+    width, height = struct.unpack_from("<ii", out, 18)
+    row_bytes = (width * 3 + 3) // 4 * 4
+    rows = [bytes(out[offset + i * row_bytes: offset + (i + 1) * row_bytes]) for i in range(height)]
+    out[offset:offset + height * row_bytes] = b"".join(reversed(rows))
+    struct.pack_into("<i", out, 22, -height)
+    return bytes(out)
+
+
 def gif_on_larger_screen(data, screen_width, screen_height, left, top, background):
     """A one-frame GIF moved onto a larger logical screen at (left, top): the pixels
     around the frame are not drawn by the file, and readers fill them differently."""
@@ -182,8 +195,9 @@ def make_images():
     files["progressive.jpg"] = encode(rgb_small, "JPEG", quality=85, progressive=True)
     files["grey.jpg"] = encode(grey_small, "JPEG", quality=90)
 
-    # BMP: 24-bit, 8-bit palette and 16-bit (all bottom-up)
+    # BMP: 24-bit, 8-bit palette and 16-bit bottom-up, and 24-bit top-down
     files["rgb.bmp"] = encode(rgb_small, "BMP")
+    files["rgb_top_down.bmp"] = bmp_top_down(files["rgb.bmp"])
     files["palette.bmp"] = encode(palette_small, "BMP")
     files["rgb555.bmp"] = bmp16_bytes(rng.integers(0, 1 << 15, (29, 37)).astype(np.uint16), bitfields=False)
     files["rgb565.bmp"] = bmp16_bytes(rng.integers(0, 1 << 16, (29, 37)).astype(np.uint16), bitfields=True)

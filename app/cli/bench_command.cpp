@@ -8,6 +8,7 @@
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
 #include "core/base/error.h"
+#include "core/base/memory_room.h"
 #include "core/base/seeded_random.h"
 #include "core/image/image.h"
 #include "core/nn/attention.h"
@@ -132,6 +133,14 @@ void bench_mha_layer(const BenchArgs& args, nlohmann::ordered_json& out) {
     if (args.E % args.H != 0) {
         throw Error("--E " + std::to_string(args.E) + " is not divisible by --H " + std::to_string(args.H));
     }
+    // Everything the layer will hold, checked before any of it is made: the weights (in_proj
+    // and its q, k, v copies, out_proj: 7 E^2), the input and its projections (~8 T E) and
+    // the maps with their scores (2 H T^2).
+    const double E = static_cast<double>(args.E), T = static_cast<double>(args.T);
+    check_memory_room((7.0 * E * E + 8.0 * T * E + 2.0 * static_cast<double>(args.H) * T * T) * sizeof(float),
+                      "--mha with --T " + std::to_string(args.T) + " --E " + std::to_string(args.E) + " --H " +
+                          std::to_string(args.H),
+                      "use a smaller --T or --E");
     const auto start = Clock::now();
     const float scale = 1.0f / std::sqrt(static_cast<float>(args.E));
     AttentionWeights w;
@@ -149,7 +158,6 @@ void bench_mha_layer(const BenchArgs& args, nlohmann::ordered_json& out) {
     layer.name = "--mha";
     layer.n_layers = 1;
     layer.n_heads = args.H;
-    check_maps_fit_in_memory(layer, args.T);
     const Matrix x = random_matrix(stream, args.T, args.E, 1.0f);
     const double load_ms = ms_since(start);
     const Timings t = time_runs(args.repeat, [&] { (void)attention_forward(w, x); });
@@ -230,10 +238,10 @@ void bench_tokenizer(const BenchArgs& args, nlohmann::ordered_json& out) {
 }
 
 // A model's load and forward, and with --incremental / --appended its recompute.
-void bench_model(const BenchArgs& args, nlohmann::ordered_json& out) {
+void bench_model(const BenchArgs& args, nlohmann::ordered_json& out, Warnings& warnings) {
     if (args.model.path.empty()) throw Error("give --model PATH (with --text, --image or --tokens), or --mha");
     const auto start = Clock::now();
-    const auto model = open_model_from(args.model);
+    const auto model = open_model_from(args.model, warnings);
     const double load_ms = ms_since(start);
     const ModelInput first = encode_input(*model, args.input);   // checks the input once
     const RunOptions options = run_options_from(args.run, model->info());
@@ -261,7 +269,7 @@ Command add_bench_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "bench", "Time a model's load and forward (every head's map kept), or one synthetic attention layer (--mha)");
     add_bench_options(cmd, *args);
-    return {cmd, [args] {
+    return {cmd, [args](Warnings& warnings) {
                 if (args->threads > 1 && compute_threads() == 1 && std::getenv("OMP_NUM_THREADS") == nullptr) {
                     throw Error("--threads " + std::to_string(args->threads) +
                                 ": this build computes on one thread (built without OpenMP; --threads 1)");
@@ -273,7 +281,7 @@ Command add_bench_command(CLI::App& app) {
                 } else if (!args->tokenizer.empty()) {
                     bench_tokenizer(*args, out);
                 } else {
-                    bench_model(*args, out);
+                    bench_model(*args, out, warnings);
                 }
                 out["repeat"] = args->repeat;
                 out["threads"] = args->threads;

@@ -29,7 +29,7 @@ std::string joined_types(const HfFamily& family) {
 Command add_models_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "models", "List the built-in demo models, and the checkpoint families by config.json's model_type");
-    return {cmd, [] {
+    return {cmd, [](Warnings&) {
                 for (const BuiltinModel& m : builtin_models()) {
                     std::printf("%-20s %s\n", m.name.c_str(), m.description.c_str());
                 }
@@ -46,8 +46,8 @@ Command add_info_command(CLI::App& app) {
     auto args = std::make_shared<ModelArgs>();
     CLI::App* cmd = app.add_subcommand("info", "Describe a model: architecture, size and what each head does");
     add_model_options(cmd, *args);
-    return {cmd, [args] {
-                const auto model = open_model_from(*args);
+    return {cmd, [args](Warnings& warnings) {
+                const auto model = open_model_from(*args, warnings);
                 const ModelInfo& info = model->info();
                 std::printf("%s: %s\n", info.name.c_str(), info.description.c_str());
                 std::printf("input: %s\n", info.takes_text ? "text" : "image");
@@ -100,10 +100,12 @@ Command add_dump_command(CLI::App& app) {
                     "Output .safetensors: attn.L [H, T, T] per layer, input_ids I64 [T] for text, "
                     "logits where the model has a head; metadata 'tokens' (JSON array of labels)")
         ->required();
-    return {cmd, [args] {
+    return {cmd, [args](Warnings& warnings) {
                 check_output("--out", args->out, input_paths(args->model, &args->input));
-                const auto model = open_model_from(args->model);
+                const auto model = open_model_from(args->model, warnings);
                 const ModelInput input = encode_input(*model, args->input);
+                // The maps are copied out and encoded whole before writing: three times in memory.
+                check_maps_fit_in_memory(model->info(), input.embeddings.rows(), 3);
                 const RunOptions options = run_options_from(args->run, model->info());
                 const ModelTrace trace = model->forward(input, options);
 
@@ -150,9 +152,9 @@ Command add_export_weights_command(CLI::App& app) {
                                                          "implementation can run the same model");
     add_model_options(cmd, args->model);
     cmd->add_option("--out", args->out, "Output .safetensors (F32)")->required();
-    return {cmd, [args] {
+    return {cmd, [args](Warnings& warnings) {
                 check_output("--out", args->out, input_paths(args->model));
-                const auto model = open_model_from(args->model);
+                const auto model = open_model_from(args->model, warnings);
                 const std::vector<OwnedTensor> owned = model->export_weights();
                 std::vector<TensorToWrite> tensors;
                 for (const OwnedTensor& t : owned) tensors.push_back(tensor_f32(t.name, t.shape, t.values));

@@ -17,10 +17,12 @@
 
 #include <stb_image.h>
 #include <turbojpeg.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -155,11 +157,74 @@ struct FileInfo {
     std::optional<Bmp16Masks> bmp16;   // the channel masks of a 16-bit BMP
 };
 
+void check_size(const std::string& label, std::int64_t width, std::int64_t height);
+
+// What stb_image allocates for a PNG is the decoded samples (a 16-bit picture at 16 bits
+// per sample, then again at 8), not the pixels: 512 MiB of them is the most a picture may
+// hold, the size of a 128-megapixel RGBA picture at 8 bits.
+constexpr std::int64_t max_png_sample_bytes = std::int64_t{512} << 20;
+
+// The IHDR fields that size a PNG's image data.
+struct PngHeader {
+    std::int64_t width = 0, height = 0;
+    int depth = 0, colour_type = 0, interlace = 0;
+};
+
+int png_channels(int colour_type) {
+    switch (colour_type) {
+    case 0: return 1;   // grey
+    case 2: return 3;   // RGB
+    case 3: return 1;   // palette index
+    case 4: return 2;   // grey + alpha
+    case 6: return 4;   // RGBA
+    default: return 0;
+    }
+}
+
+// The bytes the filtered scanlines of `h` take: one filter byte per row (for each of the
+// seven passes when interlaced: at most seven times the rows), then the samples.
+std::int64_t png_raw_bytes(const PngHeader& h) {
+    const std::int64_t row = (h.width * png_channels(h.colour_type) * h.depth + 7) / 8;
+    return h.height * row + (h.interlace ? 7 : 1) * h.height;
+}
+
+// Inflates the image data with a cap, discarding it, before stb inflates it whole:
+// stb grows its buffer for as long as the data goes on, so 1 MB of zlib that inflates to
+// 2 GB took 2 GB. More data than the header's size needs is refused here.
+void check_png_inflation(std::span<const std::span<const std::uint8_t>> idat, std::int64_t expected,
+                         const std::string& label) {
+    z_stream z{};
+    if (inflateInit(&z) != Z_OK) throw Error(label + ": cannot start inflating the PNG data (zlib)");
+    std::vector<std::uint8_t> sink(1 << 16);
+    std::int64_t total = 0;
+    int status = Z_OK;
+    for (std::size_t i = 0; i < idat.size() && status != Z_STREAM_END; ++i) {
+        z.next_in = const_cast<Bytef*>(idat[i].data());
+        z.avail_in = static_cast<uInt>(idat[i].size());
+        while (z.avail_in > 0 && status == Z_OK) {
+            z.next_out = sink.data();
+            z.avail_out = static_cast<uInt>(sink.size());
+            status = inflate(&z, Z_NO_FLUSH);
+            total += static_cast<std::int64_t>(sink.size() - z.avail_out);
+            if (total > expected) {
+                inflateEnd(&z);
+                corrupt(label, Format::png,
+                        "the image data inflates past the " + std::to_string(expected) + " bytes its size needs");
+            }
+            if (status == Z_BUF_ERROR && z.avail_in > 0) status = Z_OK;   // output full: go on
+        }
+    }
+    inflateEnd(&z);
+    // A broken stream is left to stb, whose message the catalogue already names.
+}
+
 // Every chunk inside the file with a matching CRC, IHDR first, IEND present: stb checks
-// neither CRCs nor the end of the file.
+// neither CRCs nor the end of the file. The image data is then inflated with a cap.
 void check_png(const Reader& r, const std::string& label, FileInfo& info) {
     std::size_t offset = 8;
     bool first = true;
+    PngHeader header;
+    std::vector<std::span<const std::uint8_t>> idat;
     for (;;) {
         if (!r.has(offset, 8)) truncated(label, Format::png, "no IEND chunk");
         const std::uint32_t length = r.u32be(offset);
@@ -174,14 +239,29 @@ void check_png(const Reader& r, const std::string& label, FileInfo& info) {
         }
         if (first) {
             if (type != "IHDR" || length != 13) corrupt(label, Format::png, "first chunk is not IHDR");
-            info.width = r.u32be(offset + 8);
-            info.height = r.u32be(offset + 12);
+            header = {r.u32be(offset + 8), r.u32be(offset + 12), r.u8(offset + 16), r.u8(offset + 17),
+                      r.u8(offset + 20)};
+            info.width = header.width;
+            info.height = header.height;
             // Pillow opens 16-bit greyscale as mode "I"; every other 16-bit PNG as 8-bit.
-            info.png_grey16 = r.u8(offset + 16) == 16 && r.u8(offset + 17) == 0;
+            info.png_grey16 = header.depth == 16 && header.colour_type == 0;
             first = false;
         }
-        if (type == "IEND") return;
+        if (type == "IDAT") idat.push_back(r.sub(offset + 8, length));
+        if (type == "IEND") break;
         offset += 12 + std::size_t{length};
+    }
+    check_size(label, info.width, info.height);
+    // Palette pictures decode to RGB(A); samples of 16 bits take two bytes.
+    const int channels = header.colour_type == 3 ? 4 : png_channels(header.colour_type);
+    const std::int64_t sample_bytes = info.width * info.height * channels * (header.depth == 16 ? 2 : 1);
+    if (sample_bytes > max_png_sample_bytes) {
+        throw Error(label + ": image is " + std::to_string(info.width) + "x" + std::to_string(info.height) + " at " +
+                    std::to_string(header.depth) + " bits, " + std::to_string(sample_bytes >> 20) +
+                    " MiB decoded, over the limit of " + std::to_string(max_png_sample_bytes >> 20) + " MiB");
+    }
+    if (png_channels(header.colour_type) > 0 && header.depth >= 1 && header.depth <= 16) {
+        check_png_inflation(idat, png_raw_bytes(header), label);
     }
 }
 
@@ -399,8 +479,10 @@ void check_size(const std::string& label, std::int64_t width, std::int64_t heigh
 
 // stb keeps its last failure per thread.
 std::string stb_reason() {
+    // A GIF whose frames stb cannot find fails with no reason at all ("stb_image: ").
     const char* reason = stbi_failure_reason();
-    return std::string("stb_image: ") + (reason ? reason : "failed");
+    if (reason == nullptr || *reason == '\0') return "no image data the decoder could read";
+    return std::string("stb_image: ") + reason;
 }
 
 struct StbFree {
@@ -576,6 +658,9 @@ RgbImage decode_image_bytes(std::span<const std::byte> bytes, const std::string&
     if (!stbi_info_from_memory(src.bytes, src.n_bytes, &src.width, &src.height, &channels)) {
         corrupt(label, format, stb_reason());
     }
+    // stb 2.27 reports a top-down BMP (rows stored first to last) with its negative height,
+    // and loads it the right way up, as Pillow does.
+    if (format == Format::bmp) src.height = std::abs(src.height);
     check_size(label, src.width, src.height);
     RgbImage image;
     image.pixels = info.png_grey16 ? decode_grey16(src) : decode_rgb(src, info.gif);

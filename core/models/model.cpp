@@ -1,8 +1,7 @@
 #include "core/models/model.h"
 
 #include "core/base/error.h"
-
-#include <unistd.h>
+#include "core/base/memory_room.h"
 
 #include <cstdio>
 
@@ -22,21 +21,21 @@ ModelInput Model::encode_ids(std::span<const std::int64_t>) const {
 
 std::string Model::output_label(Eigen::Index index) const { return std::to_string(index); }
 
-void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T) {
-    const double bytes = static_cast<double>(info.n_layers) * static_cast<double>(info.n_heads) *
-                         static_cast<double>(T) * static_cast<double>(T) * sizeof(float);
-    const long pages = ::sysconf(_SC_PHYS_PAGES);
-    const long page_size = ::sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || page_size <= 0) return;   // unknown: let the allocator decide
-    const double memory = static_cast<double>(pages) * static_cast<double>(page_size);
-    if (bytes > 0.75 * memory) {
-        char text[160];
-        std::snprintf(text, sizeof text, "%.1f GB for %ld x %ld maps of %ld x %ld, but this machine has %.1f GB",
-                      bytes / 1e9, static_cast<long>(info.n_layers), static_cast<long>(info.n_heads),
-                      static_cast<long>(T), static_cast<long>(T), memory / 1e9);
-        throw Error(info.name + ": " + std::to_string(T) + " positions are too many to keep every head's map (" + text +
-                    "); use a shorter input (images: --max-patches)");
-    }
+void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T, int map_copies) {
+    const double t = static_cast<double>(T);
+    const double layers = static_cast<double>(info.n_layers), heads = static_cast<double>(info.n_heads);
+    const double maps = layers * heads * t * t;
+    // One layer's scores and weights while computed; the residual stream and a layer's
+    // stages (norm, q, k, v, context, MLP hidden) as they pass.
+    const double working =
+        2.0 * heads * t * t + t * (8.0 * static_cast<double>(info.width) + 2.0 * static_cast<double>(info.mlp_width));
+    const double bytes = (maps * map_copies + working) * sizeof(float);
+    char what[160];
+    std::snprintf(what, sizeof what, "%ld positions: %ld x %ld maps of %ld x %ld", static_cast<long>(T),
+                  static_cast<long>(info.n_layers), static_cast<long>(info.n_heads), static_cast<long>(T),
+                  static_cast<long>(T));
+    check_memory_room(bytes, info.name + ": " + what + (map_copies > 1 ? " (kept, then written)" : ""),
+                      "use a shorter input (images: --max-patches)");
 }
 
 }   // namespace headscope

@@ -93,9 +93,10 @@ public:
     virtual std::vector<OwnedTensor> export_weights() const = 0;
 };
 
-// Throws, before anything is allocated, when keeping every head's map for `T` positions
-// (L x H x T x T floats) would take more than 3/4 of this machine's memory: one clear
-// line instead of an out-of-memory kill halfway through a forward.
-void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T);
+// Throws, before anything is allocated, when a forward keeping every head's map for `T`
+// positions (L x H x T x T floats, `map_copies` times: dump holds them again to write
+// them) and its working memory would not fit in the memory left (core/base/memory_room.h:
+// RAM, ulimit -v, the cgroup): one clear line instead of an out-of-memory kill halfway.
+void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T, int map_copies = 1);
 
 }   // namespace headscope

@@ -17,10 +17,19 @@ namespace {
 constexpr Rgba8 background{255, 255, 255, 255};
 constexpr Rgba8 ink{20, 20, 20, 255};
 
+// More than any screen or viewer shows whole, and 400 MB of RGBA: a grid of 64 layers x
+// 16 heads of 8,192 positions would be 68 gigapixels. Refused before allocating.
+constexpr std::int64_t max_picture_pixels = 100'000'000;
+
 struct Canvas {
     RgbaImage image;
 
     Canvas(int width, int height) {
+        if (static_cast<std::int64_t>(width) * height > max_picture_pixels) {
+            throw Error("render: the picture would be " + std::to_string(width) + " x " + std::to_string(height) +
+                        " px, more than the " + std::to_string(max_picture_pixels / 1'000'000) +
+                        " megapixels one may have; draw one head (--view matrix) or use a shorter input");
+        }
         image.width = width;
         image.height = height;
         image.pixels.resize(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 4);

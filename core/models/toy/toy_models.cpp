@@ -650,6 +650,11 @@ std::int64_t toy_text_token_id(std::string_view word) {
     return static_cast<std::int64_t>(hash & 0x7fffffffu);
 }
 
+// A demo model is for watching heads, and is built (and held) as F32 in memory before
+// anything runs: 100 M weights (400 MB, GPT-2 small's size) is as large as it may get,
+// so that --width 4096 --layers 64 (13 G weights, 52 GB) is refused rather than built.
+constexpr std::int64_t max_toy_weights = 100'000'000;
+
 void validate_toy_config(const ToyConfig& c, bool image_model) {
     const auto bad = [](const std::string& what) { throw Error("model settings: " + what); };
     if (c.width < 8 || c.width > 4096) bad("width E = " + std::to_string(c.width) + " must be in 8..4096");
@@ -667,6 +672,13 @@ void validate_toy_config(const ToyConfig& c, bool image_model) {
     }
     if (c.n_layers < 1 || c.n_layers > 64) bad("layers L = " + std::to_string(c.n_layers) + " must be in 1..64");
     if (c.mlp_ratio < 1 || c.mlp_ratio > 16) bad("mlp ratio must be in 1..16");
+    // Per layer: Q, K, V and the output projection (4 E^2), the MLP's two (2 r E^2).
+    const std::int64_t weights = static_cast<std::int64_t>(c.n_layers) * (4 + 2 * c.mlp_ratio) * c.width * c.width;
+    if (weights > max_toy_weights) {
+        bad("E = " + std::to_string(c.width) + " and L = " + std::to_string(c.n_layers) + " make " +
+            std::to_string(weights / 1'000'000) + " M weights, more than a demo model's " +
+            std::to_string(max_toy_weights / 1'000'000) + " M (a demo is built in memory before it runs)");
+    }
     if (!image_model && (c.max_tokens < 1 || c.max_tokens > 8192)) {
         bad("max tokens = " + std::to_string(c.max_tokens) + " must be in 1..8192");
     }

@@ -257,20 +257,6 @@ TEST_CASE("A checkpoint rewritten on disk after loading is refused in one line, 
     CHECK_THROWS_AS(model->forward(input, {}), Error);
 }
 
-TEST_CASE("check_maps_fit_in_memory: refuses maps larger than the machine, before allocating them") {
-    ModelInfo info;
-    info.name = "m";
-    info.n_layers = 12;
-    info.n_heads = 12;
-    CHECK_NOTHROW(check_maps_fit_in_memory(info, 1024));   // 604 MB
-    try {
-        check_maps_fit_in_memory(info, 1 << 20);   // 633 TB
-        FAIL("expected a refusal");
-    } catch (const Error& e) {
-        CHECK(std::string(e.what()).find("m: 1048576 positions are too many to keep every head's map") == 0);
-    }
-}
-
 // Found by tests/fuzz/fuzz_checkpoint: a preprocessor_config.json whose rescale_factor (or
 // a tiny image_std) takes pixels past float's range loaded, and every map came out NaN.
 TEST_CASE("preprocessor configs that make pixels non-finite are refused (fuzz regression)") {

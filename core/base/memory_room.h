@@ -1,0 +1,25 @@
+#pragma once
+// How much more memory this process may take, from every limit that applies: the
+// machine's RAM (three quarters of it, so the rest of the desktop survives), `ulimit -v`
+// (RLIMIT_AS, against the address space already mapped) and the memory cgroup (v2's
+// memory.max or v1's memory.limit_in_bytes, against what the group already uses).
+// Checked before a large allocation whose size comes from the input, so a run that
+// cannot fit is one clear line, not an out-of-memory kill halfway through.
+
+#include <string>
+
+namespace headscope {
+
+struct MemoryRoom {
+    double bytes = 0;    // what may still be allocated
+    std::string limit;   // which limit, for messages: "3/4 of this machine's 24.0 GB of RAM", "ulimit -v (1.0 GB)"
+};
+
+// The tightest of the limits; bytes is +infinity when none can be read.
+MemoryRoom memory_room();
+
+// Throws "<what>: needs N GB, more than the M GB left under <limit>; <advice>" when
+// `bytes` do not fit.
+void check_memory_room(double bytes, const std::string& what, const std::string& advice);
+
+}   // namespace headscope

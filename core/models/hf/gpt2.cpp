@@ -191,7 +191,12 @@ ModelInput HfGpt2Model::encode_text(std::string_view text) const {
         throw Error(info_.name + ": no tokenizer files (vocab.json + merges.txt, or tokenizer.json), so it takes "
                                  "--tokens, not --text");
     }
-    const std::vector<tokenizer::EncodedToken> tokens = tokenizer_->encode(text, true, "text");
+    std::vector<tokenizer::EncodedToken> tokens;
+    try {
+        tokens = tokenizer_->encode(text, true, "text", static_cast<std::size_t>(config_.n_positions));
+    } catch (const tokenizer::TooManyTokens& e) {
+        hf_check_length(e.at_least, config_.n_positions, "text", info_.name, "n_positions", true);
+    }
     if (tokens.empty()) throw Error("text: the sentence is empty");
     hf_check_length(tokens.size(), config_.n_positions, "text", info_.name, "n_positions");
     std::vector<std::int64_t> ids;

@@ -161,10 +161,10 @@ void HfTensorTable::check_all_taken(const std::set<std::string>& ignorable, cons
 }
 
 void hf_check_length(std::size_t n, Eigen::Index max_tokens, const std::string& what, const std::string& model,
-                     const std::string& limit_field) {
+                     const std::string& limit_field, bool at_least) {
     if (static_cast<Eigen::Index>(n) > max_tokens) {
-        throw Error(what + ": " + std::to_string(n) + " tokens, more than " + model + "'s limit of " +
-                    std::to_string(max_tokens) + " (config.json: " + limit_field + ")");
+        throw Error(what + ": " + (at_least ? "at least " : "") + std::to_string(n) + " tokens, more than " + model +
+                    "'s limit of " + std::to_string(max_tokens) + " (config.json: " + limit_field + ")");
     }
 }
 

@@ -130,8 +130,9 @@ private:
 // The checks the Hugging Face text models share. `model` names the model in messages,
 // `limit_field` the config.json field behind `max_tokens` (n_positions, ...).
 // Throws when `n` tokens are more than `max_tokens` ("text: 40 tokens, more than ...").
+// `at_least`: n is a lower bound (the tokenizer stopped early, TooManyTokens).
 void hf_check_length(std::size_t n, Eigen::Index max_tokens, const std::string& what, const std::string& model,
-                     const std::string& limit_field);
+                     const std::string& limit_field, bool at_least = false);
 // --tokens: not empty, not too long, every id in 0..vocab_size-1.
 void hf_check_token_ids(std::span<const std::int64_t> ids, Eigen::Index vocab_size, Eigen::Index max_tokens,
                         const std::string& model, const std::string& limit_field);

@@ -75,6 +75,12 @@ const BpeModel::Merge* BpeModel::find_merge(std::int32_t left, std::int32_t righ
     }
 }
 
+std::size_t BpeModel::fewest_tokens(std::string_view piece) const {
+    if (unk_id_ && settings_.fuse_unk) return 0;
+    const std::size_t widest = std::max<std::size_t>(vocab_.longest(), 4);
+    return (piece.size() + widest - 1) / widest;
+}
+
 std::vector<BpeModel::Symbol> BpeModel::initial_symbols(std::string_view piece) const {
     std::vector<Symbol> symbols;
     symbols.reserve(piece.size());

@@ -29,6 +29,9 @@ public:
     const Vocabulary& vocabulary() const override { return vocab_; }
     std::size_t merge_count() const { return merge_count_; }
     std::optional<std::int32_t> unknown_id() const { return unk_id_; }
+    // Every token covers at most the bytes of the longest vocabulary entry (an unknown, one
+    // character), unless unknowns fuse: a run of them is one token however long.
+    std::size_t fewest_tokens(std::string_view piece) const override;
 
 private:
     struct Merge {

@@ -94,6 +94,7 @@ bool Vocabulary::add(std::string&& token, std::int32_t id) {
     const std::size_t at = slot_of(token, hash);
     if (slots_[at] != 0) return false;
     ++count_;
+    longest_ = std::max(longest_, token.size());
     tokens_[index] = std::move(token);
     present_[index] = true;
     slots_[at] = tag_of(hash) | (static_cast<std::uint64_t>(id) + 1);

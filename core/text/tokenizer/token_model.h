@@ -41,6 +41,7 @@ public:
     const std::string* token(std::int32_t id) const;   // nullptr when no token has the id
     std::size_t size() const { return count_; }
     std::int32_t end_id() const { return static_cast<std::int32_t>(tokens_.size()); }   // one past the largest id
+    std::size_t longest() const { return longest_; }                                    // bytes of the longest token
 
 private:
     // Token -> id as open addressing over the ids (each slot: the hash's top half and id + 1),
@@ -50,6 +51,7 @@ private:
 
     std::vector<std::uint64_t> slots_;   // 0: empty
     std::size_t count_ = 0;
+    std::size_t longest_ = 0;
     std::vector<std::string> tokens_;
     std::vector<bool> present_;
 };
@@ -60,6 +62,8 @@ public:
     // Appends the tokens of one piece (the pre-tokenized text, as the vocabulary writes it).
     virtual void tokenize(std::string_view piece, std::vector<ModelToken>& out) const = 0;
     virtual const Vocabulary& vocabulary() const = 0;
+    // At least how many tokens `piece` becomes, found without tokenizing it (0: no bound).
+    virtual std::size_t fewest_tokens(std::string_view) const { return 0; }
 };
 
 // model.vocab and model.merges taken straight from the parser (JsonStream) rather than

@@ -42,11 +42,20 @@ void Tokenizer::set_post_processor(std::unique_ptr<PostProcessor> post_processor
     parts_.post_processor = std::move(post_processor);
 }
 
-std::vector<EncodedToken> Tokenizer::encode(std::string_view text, bool add_special_tokens,
-                                            const std::string& label) const {
+std::vector<EncodedToken> Tokenizer::encode(std::string_view text, bool add_special_tokens, const std::string& label,
+                                            std::size_t max_tokens) const {
     validate_utf8(text, label);
     std::vector<Piece> pieces = added_.extract_and_normalize(text, parts_.normalizer.get());
     if (parts_.pre_tokenizer) parts_.pre_tokenizer->pre_tokenize(pieces);
+    std::size_t at_least = 0;
+    for (const Piece& piece : pieces) at_least += piece.added_id ? 1 : parts_.model->fewest_tokens(piece.text.text());
+    // Up to a megabyte the exact count costs milliseconds, and says more than a bound.
+    constexpr std::size_t counted_bytes = std::size_t{1} << 20;
+    if (at_least > max_tokens && text.size() > counted_bytes) {
+        throw TooManyTokens(label + ": at least " + std::to_string(at_least) + " tokens, more than " +
+                                std::to_string(max_tokens),
+                            at_least);
+    }
     std::vector<EncodedToken> tokens;
     tokens.reserve(text.size() / 3 + 4);
     std::vector<ModelToken> model_tokens;

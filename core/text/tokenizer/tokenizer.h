@@ -5,6 +5,7 @@
 // and a decoder for the labels people read. Every token keeps the byte span of the input
 // it came from.
 
+#include "core/base/error.h"
 #include "core/text/tokenizer/added_tokens.h"
 #include "core/text/tokenizer/decoders.h"
 #include "core/text/tokenizer/normalizers.h"
@@ -12,6 +13,7 @@
 #include "core/text/tokenizer/pre_tokenizers.h"
 #include "core/text/tokenizer/token_model.h"
 
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -29,6 +31,13 @@ struct TokenizerParts {
     std::unique_ptr<Decoder> decoder;
 };
 
+// encode() found, before tokenizing, that the text makes more than its `max_tokens`.
+class TooManyTokens : public Error {
+public:
+    TooManyTokens(const std::string& message, std::size_t at_least) : Error(message), at_least(at_least) {}
+    std::size_t at_least;
+};
+
 class Tokenizer {
 public:
     // Refused (naming `file`) when an added token's id names another token of the vocabulary.
@@ -39,9 +48,12 @@ public:
     // Python transformers replaces the post-processor where tokenizer_config.json says so.
     void set_post_processor(std::unique_ptr<PostProcessor> post_processor);
 
-    // Hugging Face's encode(text, add_special_tokens). Throws on invalid UTF-8 (naming `label`).
+    // Hugging Face's encode(text, add_special_tokens). Throws on invalid UTF-8 (naming `label`),
+    // and TooManyTokens when a text past a megabyte certainly makes more than `max_tokens`
+    // (a model's limit): a 16 MiB word is then refused before BPE works through it.
     std::vector<EncodedToken> encode(std::string_view text, bool add_special_tokens = true,
-                                     const std::string& label = "text") const;
+                                     const std::string& label = "text",
+                                     std::size_t max_tokens = std::numeric_limits<std::size_t>::max()) const;
     std::vector<std::int32_t> encode_ids(std::string_view text, bool add_special_tokens = true,
                                          const std::string& label = "text") const;
     // Each id's label as a person reads it (the decoder's view of it, one token at a time).

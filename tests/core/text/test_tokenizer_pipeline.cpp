@@ -265,6 +265,24 @@ TEST_CASE("pipeline: BPE holds an unknown back past byte-fallback tokens, as tok
     CHECK(tokens[0].begin == 1);
 }
 
+TEST_CASE("pipeline: a text past a megabyte that certainly makes too many tokens is refused before BPE") {
+    // Each token covers at most the longest entry's bytes (4 here): 2 MiB of one word makes
+    // at least 524,288 tokens, whatever the merges do.
+    json root = char_tokenizer({"a", "aa", "aaaa"});
+    root["model"]["merges"] = json::array({"a a", "aa aa"});
+    const auto t = read(root);
+    const std::string word(std::size_t{2} << 20, 'a');
+    try {
+        (void)t.encode(word, false, "text", 100);
+        FAIL("expected TooManyTokens");
+    } catch (const TooManyTokens& e) {
+        CHECK(e.at_least == 524288);
+        CHECK(std::string(e.what()) == "text: at least 524288 tokens, more than 100");
+    }
+    CHECK(t.encode(word, false, "text", 524288).size() == 524288);             // the bound is exact here
+    CHECK(t.encode(std::string(1000, 'a'), false, "text", 1).size() == 250);   // small: counted, not refused
+}
+
 TEST_CASE("json_file: one linear pass that refuses what nlohmann would accept") {
     const auto error_of = [](std::string_view text, const JsonLimits& limits = {}) -> std::string {
         try {

@@ -151,6 +151,9 @@ def main():
         return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IDAT", idat)
                 + png_chunk(b"IEND", b""))
 
+    # A tensor whose name is 10,000 bytes: messages show it cut to 120 characters.
+    write("long_name.safetensors", safetensors({"w" * 10000: ("F32", [2], [0.5, 0.25])}))
+
     write("inflation_bomb.png", png(32, 32, 8, zlib.compress(b"\0" * (64 << 20), 9)))
     write("deep_16bit.png", png(11000, 11000, 16, zlib.compress(b"")))
 

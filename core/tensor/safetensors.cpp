@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "core/base/json_file.h"
 #include "core/base/output_file.h"
+#include "core/base/shown.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,12 @@ constexpr std::uint64_t max_header_bytes = 100'000'000;
 // A valid header nests three deep (header -> entry -> shape); anything much deeper is
 // hostile, and deep values would make recursive code (printing them) overflow the stack.
 constexpr int max_header_depth = 4;
+// Real checkpoints hold at most a few thousand tensors per file (DeepSeek V3's 91,000 are
+// spread over 163 shards); each entry parsed costs a few hundred bytes, so past this a
+// header is hostile, not large.
+constexpr std::size_t max_tensors_per_header = 200'000;
+// Real names are dotted paths of under 200 bytes; a longer one is not a name.
+constexpr std::size_t max_tensor_name_bytes = 4096;
 // No tensor element count or byte size may reach this; keeps products from overflowing.
 constexpr std::uint64_t max_count = std::uint64_t{1} << 62;
 
@@ -36,7 +43,13 @@ std::uint64_t read_u64_le(const std::byte* bytes) {
     return value;
 }
 
-std::string quoted(const std::string& name) { return "'" + name + "'"; }
+// A tensor name as messages show it (a file may hold a 10 MB name): quoted, cut, escaped.
+std::string quoted(const std::string& name) {
+    std::string text(1, '\'');
+    text += shown(name);
+    text += '\'';
+    return text;
+}
 
 // A short, non-recursive rendering of a header value for messages: scalars and short
 // flat arrays as JSON, anything else by its type.
@@ -184,6 +197,7 @@ ParsedHeader parse_safetensors(std::span<const std::byte> file, const std::strin
     JsonLimits limits;
     limits.max_bytes = max_header_bytes;
     limits.max_depth = max_header_depth;
+    limits.max_entries = max_tensors_per_header;
     const json header =
         parse_json_text(std::string_view(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size()),
                         file_label + ": header", limits);
@@ -194,6 +208,10 @@ ParsedHeader parse_safetensors(std::span<const std::byte> file, const std::strin
         if (name == "__metadata__") {
             parsed.metadata = parse_metadata(entry, file_label);
         } else {
+            if (name.size() > max_tensor_name_bytes) {
+                throw Error(file_label + ": tensor " + quoted(name) + ": a name of " + std::to_string(name.size()) +
+                            " bytes, more than the " + std::to_string(max_tensor_name_bytes) + " a name may have");
+            }
             parsed.tensors.push_back(parse_tensor_entry(name, entry, data, file_label));
         }
     }

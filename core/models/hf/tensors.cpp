@@ -1,6 +1,7 @@
 #include "core/models/hf/tensors.h"
 
 #include "core/base/error.h"
+#include "core/base/shown.h"
 
 #include <bit>
 #include <cmath>
@@ -13,7 +14,7 @@ namespace {
 
 std::string in_quotes(const std::string& s) {
     std::string text = "'";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "'" + std::string
-    text += s;
+    text += shown(s);
     text += "'";
     return text;
 }

@@ -2,6 +2,7 @@
 
 #include "core/base/error.h"
 #include "core/base/json_file.h"
+#include "core/base/shown.h"
 
 namespace headscope::tokenizer {
 
@@ -19,7 +20,9 @@ JsonField::JsonField(const json& value, std::string path, const std::string& fil
     : value_(&value), path_(std::move(path)), file_(&file) {}
 
 void JsonField::fail(const std::string& what) const {
-    throw Error(*file_ + ": " + (path_.empty() ? std::string("the top level") : path_) + ": " + what);
+    // The path may hold a vocabulary's token, and `what` a value from the file: both shown cut.
+    throw Error(shown(*file_) + ": " + (path_.empty() ? std::string("the top level") : shown(path_)) + ": " +
+                shown(what, 400));
 }
 
 void JsonField::expected(const std::string& expected) const {

@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "core/base/file_bytes.h"
 #include "core/base/json_file.h"
+#include "core/base/shown.h"
 #include "core/text/text.h"
 #include "core/text/tokenizer/bpe_model.h"
 #include "core/text/tokenizer/tokenizer_folder.h"
@@ -14,12 +15,12 @@ namespace headscope::tokenizer {
 
 namespace {
 
-// A line of a file as messages show it: cut, control characters escaped.
+// A line of a file as messages show it: quoted, cut, control characters escaped.
 std::string shown_line(std::string_view line) {
-    std::string shown(1, '"');
-    shown += readable_bytes(line.substr(0, 120));
-    shown += line.size() > 120 ? "...\"" : "\"";
-    return shown;
+    std::string text(1, '"');
+    text += shown(line);
+    text += '"';
+    return text;
 }
 
 // Each line of a text file, CRLF or LF, the newline that ends the file not a line of its own.

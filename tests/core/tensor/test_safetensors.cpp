@@ -225,6 +225,22 @@ TEST_CASE("parse_safetensors accepts zero-size tensors anywhere and holes betwee
     CHECK(parsed.tensors[1].numel() == 0);
 }
 
+TEST_CASE("parse_safetensors: at most 200,000 tensors per header, parsed in linear time") {
+    const auto header_of = [](std::size_t n) {
+        std::string header = "{";
+        for (std::size_t i = 0; i < n; ++i) {
+            header +=
+                (i ? ",\"t" : "\"t") + std::to_string(i) + R"(":{"dtype":"F32","shape":[0],"data_offsets":[0,0]})";
+        }
+        return with_header(header + "}", "");
+    };
+    const std::string most = header_of(200'000);
+    CHECK(parse_safetensors(std::as_bytes(std::span(most.data(), most.size())), "mem").tensors.size() == 200'000);
+    const std::string over = header_of(200'001);
+    CHECK_THROWS_WITH_AS(parse_safetensors(std::as_bytes(std::span(over.data(), over.size())), "mem"),
+                         "mem: header: the top level has more than 200000 entries", Error);
+}
+
 // Found by tests/fuzz/fuzz_safetensors: reading an empty F32 tensor handed memcpy a null
 // pointer (UBSan: "null pointer passed as argument 1"), through to_floats and matrix().
 TEST_CASE("empty tensors read as no values (fuzz regression)") {

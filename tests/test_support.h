@@ -19,6 +19,19 @@
 
 namespace headscope::test {
 
+// Whether this build runs under AddressSanitizer, which maps terabytes of shadow memory
+// before main: address-space limits (ulimit -v) cannot be tried there.
+inline bool sanitized_build() {
+#if defined(__SANITIZE_ADDRESS__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return true;
+#endif
+#endif
+    return false;
+}
+
 // A fresh folder under the system temp dir, removed with everything in it at scope exit.
 class TempDir {
 public:

@@ -96,6 +96,9 @@ def safetensors_seeds(rng):
         ("x.scalar", "F32", [], [4.0]),
     ]))
     write("safetensors", "header_only", struct.pack("<Q", 2) + b"{}")
+    # At the budgets (#31): a name just past 4096 bytes, and many tensors in one header.
+    write("safetensors", "long_name", safetensors([("n" * 4097, "F32", [1], [1.0])]))
+    write("safetensors", "many_tensors", safetensors([(f"t{i}", "F32", [0], []) for i in range(300)]))
 
 
 def encoder_layer(prefix, attention, norms, e, inner):
@@ -281,14 +284,15 @@ def tga_rle(width, height):
     return header + body
 
 
-def png_rgb(width, height):
-    raw = b"".join(b"\0" + bytes((x * 50 + y * 30 + c * 70) % 256 for x in range(width) for c in range(3))
-                   for y in range(height))
+def png_rgb(width, height, depth=8, raw=None):
+    if raw is None:
+        raw = b"".join(b"\0" + bytes((x * 50 + y * 30 + c * 70) % 256 for x in range(width) for c in range(3))
+                       for y in range(height))
 
     def chunk(kind, data):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, 2, 0, 0, 0)) +
             chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
@@ -298,6 +302,10 @@ def image_seeds(rng):
     write("image", "rgb.png", bytes([0x01, 31, 23, 7, 15]) + png_rgb(12, 10))
     write("image", "rgb.bmp", bytes([0x02, 15, 15, 3, 3]) + bmp_rgb(5, 4))
     write("image", "rle.tga", bytes([0x0c, 63, 63, 15, 63]) + tga_rle(9, 7))
+    # At the budgets (#31): image data that inflates past the picture's size (1 MiB for
+    # 8x8), and a 16-bit header claiming more decoded samples than allowed.
+    write("image", "inflates.png", bytes([0x01, 7, 7, 3, 3]) + png_rgb(8, 8, raw=b"\0" * (1 << 20)))
+    write("image", "deep16.png", bytes([0x01, 7, 7, 3, 3]) + png_rgb(11000, 11000, depth=16, raw=b""))
     for name, header in [("grey_1bit.png", [0x03, 7, 7, 1, 0]), ("palette_4bit.png", [0x2d, 63, 31, 7, 8]),
                          ("small_frame_trns.gif", [0x12, 9, 9, 4, 24]), ("progressive.jpg", [0x0e, 99, 99, 9, 99])]:
         write("image", name, bytes(header) + (IMAGES / name).read_bytes())

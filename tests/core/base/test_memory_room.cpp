@@ -4,6 +4,7 @@
 #include "core/base/error.h"
 #include "core/base/memory_room.h"
 #include "core/models/model.h"
+#include "test_support.h"
 
 #include <doctest/doctest.h>
 
@@ -36,17 +37,6 @@ std::string refusal(const ModelInfo& info, Eigen::Index T, int copies = 1) {
     return "";
 }
 
-bool sanitized_build() {
-#if defined(__SANITIZE_ADDRESS__)
-    return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-    return true;
-#endif
-#endif
-    return false;
-}
-
 }   // namespace
 
 TEST_CASE("check_maps_fit_in_memory: the maps and the forward's working memory, before allocating them") {
@@ -62,7 +52,7 @@ TEST_CASE("check_maps_fit_in_memory: the maps and the forward's working memory, 
 }
 
 TEST_CASE("memory_room: ulimit -v is a limit too, counted against what is already mapped") {
-    if (sanitized_build()) {
+    if (test::sanitized_build()) {
         MESSAGE("AddressSanitizer maps terabytes of shadow memory: ulimit -v is not tried");
         return;
     }

@@ -175,7 +175,6 @@ inline std::vector<std::string> expand_command(const std::string& command, const
 constexpr int catalogue_seconds = 10;
 constexpr long catalogue_address_space_kib = 1L << 20;
 
-
 inline bool needs_unprivileged(const CatalogueRow& row) {
     return row.command.find("{unreadable}") != std::string::npos || row.command.find("{readonly}") != std::string::npos;
 }

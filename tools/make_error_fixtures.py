@@ -9,12 +9,14 @@ byte, so each is wrong in exactly the one way its name says.
 import json
 import math
 import os
+import pathlib
 import shutil
 import struct
 import zlib
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 OUT = os.path.join(ROOT, "tests", "errors")
+ROOT_IMAGES = pathlib.Path(ROOT, "tests", "images")
 
 
 def safetensors(tensors, data_override=None, header_override=None):
@@ -153,6 +155,21 @@ def main():
 
     # A tensor whose name is 10,000 bytes: messages show it cut to 120 characters.
     write("long_name.safetensors", safetensors({"w" * 10000: ("F32", [2], [0.5, 0.25])}))
+
+    # A GIF whose first image claims an LZW code size of 13 (codes stop at 12 bits: Pillow
+    # refuses it, stb_image gives up on it without saying why).
+    gif = bytearray((ROOT_IMAGES / "anim.gif").read_bytes())
+    at = 13 + (3 * (2 << (gif[10] & 7)) if gif[10] & 0x80 else 0)
+    while gif[at] == 0x21:                       # extensions: label, then sub-blocks
+        at += 2
+        while gif[at]:
+            at += 1 + gif[at]
+        at += 1
+    assert gif[at] == 0x2C
+    local = gif[at + 9]
+    at += 10 + (3 * (2 << (local & 7)) if local & 0x80 else 0)
+    gif[at] = 13
+    write("gif_lzw_13.gif", bytes(gif))
 
     write("inflation_bomb.png", png(32, 32, 8, zlib.compress(b"\0" * (64 << 20), 9)))
     write("deep_16bit.png", png(11000, 11000, 16, zlib.compress(b"")))

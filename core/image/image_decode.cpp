@@ -384,6 +384,11 @@ void check_gif(const Reader& r, const std::string& label, FileInfo& info) {
                 offset += bytes;
             }
             if (!r.has(offset, 1)) truncated(label, Format::gif, "in the image data");
+            // LZW codes grow to 12 bits at most: Pillow refuses a larger start ("codec
+            // configuration error"), and stb gives up on it without saying why.
+            if (const int bits = r.u8(offset); bits > 12) {
+                corrupt(label, Format::gif, "LZW code size " + std::to_string(bits) + ", expected at most 12");
+            }
             skip_gif_sub_blocks(r, offset + 1, label);   // after the LZW code size
             info.gif = frame;
             return;

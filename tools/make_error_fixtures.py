@@ -12,7 +12,11 @@ import os
 import pathlib
 import shutil
 import struct
+import sys
 import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gif_layout import first_image_descriptor  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 OUT = os.path.join(ROOT, "tests", "errors")
@@ -159,13 +163,7 @@ def main():
     # A GIF whose first image claims an LZW code size of 13 (codes stop at 12 bits: Pillow
     # refuses it, stb_image gives up on it without saying why).
     gif = bytearray((ROOT_IMAGES / "anim.gif").read_bytes())
-    at = 13 + (3 * (2 << (gif[10] & 7)) if gif[10] & 0x80 else 0)
-    while gif[at] == 0x21:                       # extensions: label, then sub-blocks
-        at += 2
-        while gif[at]:
-            at += 1 + gif[at]
-        at += 1
-    assert gif[at] == 0x2C
+    at = first_image_descriptor(gif)
     local = gif[at + 9]
     at += 10 + (3 * (2 << (local & 7)) if local & 0x80 else 0)
     gif[at] = 13

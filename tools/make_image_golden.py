@@ -34,6 +34,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_golden import save_safetensors  # noqa: E402  (the repository's one safetensors writer)
+from gif_layout import first_image_descriptor  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 IMAGE_DIR = os.path.join(ROOT, "tests", "images")
@@ -134,14 +135,7 @@ def gif_on_larger_screen(data, screen_width, screen_height, left, top, backgroun
     out = bytearray(data)
     struct.pack_into("<HH", out, 6, screen_width, screen_height)
     out[11] = background
-    offset = 13 + (3 * (2 << (out[10] & 7)) if out[10] & 0x80 else 0)
-    while out[offset] == 0x21:                 # extensions: label, then sub-blocks
-        offset += 2
-        while out[offset]:
-            offset += 1 + out[offset]
-        offset += 1
-    assert out[offset] == 0x2C
-    struct.pack_into("<HH", out, offset + 1, left, top)
+    struct.pack_into("<HH", out, first_image_descriptor(out) + 1, left, top)
     return bytes(out)
 
 

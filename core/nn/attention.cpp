@@ -93,6 +93,8 @@ struct AllowedKeys {
     Eigen::Index first = 0;
     Eigen::Index end = 0;
     bool gaps = false;
+    Eigen::Index window_first =
+        0;   // a sliding window's first key (rows with gaps read it; the others' `first` has it)
 };
 
 std::vector<AllowedKeys> allowed_keys(const Mask& allowed) {
@@ -117,6 +119,24 @@ std::vector<AllowedKeys> allowed_keys(const Mask& allowed) {
         row.gaps = std::memchr(first, false, static_cast<std::size_t>(row.end - row.first)) != nullptr;
     }
     return rows;
+}
+
+// Each row's keys narrowed by a sliding window W (query row i sits at position
+// Tk - Tq + i): keys before position - W + 1 are masked, whatever the mask says.
+void narrow_to_window(std::vector<AllowedKeys>& rows, Eigen::Index window, Eigen::Index Tk) {
+    if (window <= 0) return;
+    const auto Tq = static_cast<Eigen::Index>(rows.size());
+    for (Eigen::Index i = 0; i < Tq; ++i) {
+        AllowedKeys& row = rows[static_cast<std::size_t>(i)];
+        const Eigen::Index from = std::max<Eigen::Index>(Tk - Tq + i - window + 1, 0);
+        row.window_first = from;
+        if (row.gaps) continue;   // the gap path reads window_first
+        if (from >= row.end) {
+            row.first = row.end = 0;   // nothing left: an empty run
+        } else {
+            row.first = std::max(row.first, from);
+        }
+    }
 }
 
 // The softmax of a row whose allowed keys have gaps between them, key by key. Masked
@@ -155,7 +175,13 @@ void softmax_rows(MatrixRef scores, const Mask* allowed, std::span<const Allowed
             run[r] = keys.empty() ? AllowedKeys{0, n, false} : keys[static_cast<std::size_t>(i)];
             float* row = scores.row(i).data();
             if (run[r].gaps) {
-                softmax_with_gaps(scores.row(i).array(), allowed->row(i));
+                if (run[r].window_first > 0) {
+                    Eigen::Array<bool, 1, Eigen::Dynamic> keep = allowed->row(i);
+                    keep.head(std::min(run[r].window_first, n)).setConstant(false);
+                    softmax_with_gaps(scores.row(i).array(), keep);
+                } else {
+                    softmax_with_gaps(scores.row(i).array(), allowed->row(i));
+                }
                 continue;
             }
             std::fill(row, row + run[r].first, 0.0f);
@@ -275,10 +301,17 @@ void attend_head(const HeadsPlan& plan, Eigen::Index h, AttentionTrace& trace, W
     if (w.score_cap != 0.0f) head.weights = (w.score_cap * (head.weights.array() / w.score_cap).tanh()).matrix();
     if (plan.all_stages) {
         head.scores = head.weights;
+        constexpr float minus_inf = -std::numeric_limits<float>::infinity();
         if (plan.allowed) {
-            head.masked = plan.allowed->select(head.scores.array(), -std::numeric_limits<float>::infinity()).matrix();
+            head.masked = plan.allowed->select(head.scores.array(), minus_inf).matrix();
         } else {
             head.masked = head.scores;
+        }
+        if (plan.options.window > 0) {
+            for (Eigen::Index i = 0; i < head.masked.rows(); ++i) {
+                const Eigen::Index from = plan.keys_allowed[static_cast<std::size_t>(i)].window_first;
+                head.masked.row(i).head(std::min(from, head.masked.cols())).setConstant(minus_inf);
+            }
         }
     }
     softmax_rows(head.weights, plan.allowed, plan.keys_allowed);
@@ -319,12 +352,15 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
                    {}};
     const Eigen::Index G = plan.G;
     const Eigen::Index Dh = plan.Dh;
-    if (allowed) {
-        plan.keys_allowed = allowed_keys(*allowed);
+    if (allowed || options.window > 0) {
+        plan.keys_allowed = allowed ? allowed_keys(*allowed)
+                                    : std::vector<AllowedKeys>(static_cast<std::size_t>(Tq), AllowedKeys{0, Tk, false});
+        narrow_to_window(plan.keys_allowed, options.window, Tk);
         plan.key_ends.reserve(static_cast<std::size_t>(Tq));
         for (const AllowedKeys& row : plan.keys_allowed) plan.key_ends.push_back(row.end);
     }
     AttentionTrace trace = allocated_trace(plan, x_q, Tq, Tk);
+    trace.window = options.window;
     // Each head's keys and values are laid out for the products as it runs (a copy of a
     // [Tk, Dh] block each, small next to the products); the room for them is made here.
     std::vector<WeightPanels> key_panels;
@@ -376,14 +412,14 @@ void norm_heads(const Norm& norm, MatrixRef x, Eigen::Index Dh) {
 }
 
 // What turns projected q and k before the scores: per-head norms, then rotary positions
-// (queries at `first_query` on, keys at `first_key` on).
+// (queries at `first_query` on, keys at `first_key` on, in a sequence of `length` positions).
 void transform_queries_keys(const AttentionWeights& w, MatrixRef q, MatrixRef k, Eigen::Index first_query,
-                            Eigen::Index first_key) {
+                            Eigen::Index first_key, Eigen::Index length) {
     const Eigen::Index Dh = w.head_width();
     norm_heads(w.q_norm, q, Dh);
     norm_heads(w.k_norm, k, Dh);
-    apply_rotary(w.rotary, q, w.n_heads, first_query);
-    apply_rotary(w.rotary, k, w.kv_heads(), first_key);
+    apply_rotary(w.rotary, q, w.n_heads, first_query, length);
+    apply_rotary(w.rotary, k, w.kv_heads(), first_key, length);
 }
 
 Projected project_self(const AttentionWeights& w, const ConstMatrixRef& x) {
@@ -428,13 +464,13 @@ AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef
     const bool self = x_q.data() == x_kv.data() && Tq == Tk && x_q.outerStride() == x_kv.outerStride();
     if (self) {
         Projected p = project_self(w, x_q);
-        transform_queries_keys(w, p.queries(), p.keys(), 0, 0);
+        transform_queries_keys(w, p.queries(), p.keys(), 0, 0, Tk);
         return attend(w, x_q, p.queries(), p.keys(), p.values(), options);
     }
     Matrix q = linear_forward(w.q, x_q);          // [Tq, D]
     Matrix k = linear_forward(w.k, x_kv);         // [Tk, Dkv]
     const Matrix v = linear_forward(w.v, x_kv);   // [Tk, Dkv]
-    transform_queries_keys(w, q, k, 0, 0);
+    transform_queries_keys(w, q, k, 0, 0, std::max(Tq, Tk));
     return attend(w, x_q, q, k, v, options);
 }
 
@@ -453,7 +489,7 @@ AttentionTrace attention_forward_after(const AttentionWeights& w, const ConstMat
                     dims(kept_keys.rows(), kept_keys.cols()) + " and " + dims(kept_values.rows(), kept_values.cols()));
     }
     Projected now = project_self(w, x_new);
-    transform_queries_keys(w, now.queries(), now.keys(), p, p);
+    transform_queries_keys(w, now.queries(), now.keys(), p, p, p + Tn);
     Matrix k(p + Tn, D);
     k.topRows(p) = kept_keys.topRows(p);
     k.bottomRows(Tn) = now.keys();

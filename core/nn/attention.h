@@ -77,6 +77,10 @@ struct AttentionOptions {
     // Keep every head's keys and values side by side (AttentionTrace::keys / values), for a
     // later run over a longer input with the same start (causal models, text typed at the end).
     bool keep_keys_values = false;
+    // A sliding window W (self-attention): the query at position i sees keys j > i - W only,
+    // W keys up to itself, on top of `keep` (transformers' sliding_window_overlay). Applied
+    // to each row's range of keys, never as a [Tq, Tk] mask. 0: none.
+    Eigen::Index window = 0;
 };
 
 struct HeadTrace {
@@ -97,8 +101,14 @@ struct AttentionTrace {
     Matrix output;                  // [Tq, E]
     Matrix keys;                    // [Tk, Dkv] every head's K as used (AttentionOptions::keep_keys_values), else empty
     Matrix values;                  // [Tk, Dkv] every head's V, likewise
-    OptionalMask mask;              // [Tq, Tk] this layer's own mask where it narrows the run's (a sliding window)
+    Eigen::Index window = 0;        // the sliding window that narrowed the run's mask in this layer; 0: none
 };
+
+// Whether query row i of a layer with `window` may see key j beyond what the run's mask
+// says: a query at position Tk - Tq + i sees keys j > position - W.
+inline bool window_allows(Eigen::Index window, Eigen::Index query_position, Eigen::Index key) {
+    return window <= 0 || key > query_position - window;
+}
 
 // x_q: [Tq, E]; x_kv: [Tk, Ek] (Ek == Ev). Throws headscope::Error on shape mismatch.
 AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x_q, const ConstMatrixRef& x_kv,

@@ -21,6 +21,9 @@ AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, E
     }
     const Matrix attention_input = norm_forward(block.attention_norm, x);   // [T, E]
     AttentionTrace attention = attend(attention_input);
+    if (has_norm(block.attention_output_norm)) {
+        attention.output = norm_forward(block.attention_output_norm, attention.output);
+    }
     if (spec.residual == Residual::parallel) {
         const Matrix mlp_out = has_norm(block.mlp_norm) ? mlp_forward(block.mlp, norm_forward(block.mlp_norm, x))
                                                         : mlp_forward(block.mlp, attention_input);
@@ -30,7 +33,11 @@ AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, E
     }
     x += attention.output;
     auto rows = x.topRows(mlp_rows >= 0 ? std::min(mlp_rows, x.rows()) : x.rows());
-    rows += mlp_forward(block.mlp, norm_forward(block.mlp_norm, rows));
+    if (has_norm(block.mlp_output_norm)) {
+        rows += norm_forward(block.mlp_output_norm, mlp_forward(block.mlp, norm_forward(block.mlp_norm, rows)));
+    } else {
+        rows += mlp_forward(block.mlp, norm_forward(block.mlp_norm, rows));
+    }
     return attention;
 }
 

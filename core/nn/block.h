@@ -7,6 +7,7 @@
 //   pre-norm, sequential (GPT-2, ViT, Llama):  x += attn(n1(x));  x += mlp(n2(x))
 //   post-norm, sequential (BERT):              x = n1(x + attn(x));  x = n2(x + mlp(x))
 //   pre-norm, parallel (GPT-J, Pythia, Phi):   x += attn(n1(x)) + mlp(n2(x))   (n2 empty: n1(x) feeds both)
+//   pre- and post-norm (Gemma 2, 3):           x += o1(attn(n1(x)));  x += o2(mlp(n2(x)))
 
 #include "core/nn/attention.h"
 #include "core/nn/layers.h"
@@ -38,6 +39,10 @@ struct Block {
     AttentionWeights attention;   // heads, grouped keys/values, rotary, q/k norms, score scale and cap
     Norm mlp_norm;                // pre: the MLP's input; post: the sum after it; parallel and empty: n1's output
     Mlp mlp;
+    // Pre-norm blocks only: norms of each sublayer's output before it joins the stream
+    // (Gemma 2 and 3's post_attention_layernorm, post_feedforward_layernorm); empty: none.
+    Norm attention_output_norm;
+    Norm mlp_output_norm;
     // A sliding window (a query sees its W latest keys, itself included), on top of the
     // run's mask; 0: the run's mask alone.
     Eigen::Index window = 0;

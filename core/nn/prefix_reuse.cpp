@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "core/tensor/memory_reuse.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -80,8 +81,10 @@ Matrix stack_square(const Matrix& kept, Eigen::Index p, const Matrix& computed, 
 }   // namespace
 
 AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace& kept, const AttentionTrace& computed,
-                           Eigen::Index p, const OptionalMask& mask, TraceDetail detail) {
+                           Eigen::Index p, const OptionalMask& mask, const AttentionOptions& options) {
+    const TraceDetail detail = options.detail;
     AttentionTrace out;
+    out.window = options.window;
     out.heads.resize(computed.heads.size());
     const Eigen::Index T = p + computed.output.rows();
     for (std::size_t h = 0; h < computed.heads.size(); ++h) {
@@ -98,8 +101,11 @@ AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace
         // numbers (masked out afterwards), computed here.
         head.scores = stack_square(a.scores, p, b.scores, 0.0f);
         head.scores.topRightCorner(p, T - p) = head_scores(weights, head.q.topRows(p), head.k.bottomRows(T - p));
-        head.masked = mask ? Matrix(mask->select(head.scores.array(), -std::numeric_limits<float>::infinity()).matrix())
-                           : head.scores;
+        constexpr float minus_inf = -std::numeric_limits<float>::infinity();
+        head.masked = mask ? Matrix(mask->select(head.scores.array(), minus_inf).matrix()) : head.scores;
+        for (Eigen::Index i = 0; options.window > 0 && i < T; ++i) {
+            head.masked.row(i).head(std::clamp<Eigen::Index>(i - options.window + 1, 0, T)).setConstant(minus_inf);
+        }
     }
     if (detail == TraceDetail::all_stages) out.input = stack_rows(kept.input, p, computed.input);
     out.concat = stack_rows(kept.concat, p, computed.concat);

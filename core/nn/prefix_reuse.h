@@ -30,8 +30,9 @@ Matrix stack_rows(const Matrix& top, Eigen::Index p, const Matrix& bottom);
 // and values, when kept, are all T positions'). With
 // TraceDetail::all_stages, `computed` holds k and v for all T keys, and the kept rows'
 // scores against the new keys (before the mask) are computed here from their queries.
-// `weights` are the layer's (its score scale and cap).
+// `weights` are the layer's (its score scale and cap); `options` its detail and window,
+// `mask` the run's [T, T] mask.
 AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace& kept, const AttentionTrace& computed,
-                           Eigen::Index p, const OptionalMask& mask, TraceDetail detail);
+                           Eigen::Index p, const OptionalMask& mask, const AttentionOptions& options);
 
 }   // namespace headscope

@@ -44,8 +44,7 @@ Matrix StackRun::joined(Matrix ModelTrace::*member, Matrix computed) const {
 
 namespace {
 
-// What differs per layer: its disabled heads, its detail, its mask (the run's, narrowed
-// by the block's window).
+// What differs per layer: its disabled heads, its detail, its window (narrowing the run's mask).
 AttentionOptions layer_options(const RunOptions& options, const Block& block, Eigen::Index l,
                                const OptionalMask& mask) {
     AttentionOptions attention;
@@ -54,9 +53,7 @@ AttentionOptions layer_options(const RunOptions& options, const Block& block, Ei
     attention.detail = options.detail_at(l);
     attention.keep_keys_values = options.keep_layer_inputs;
     attention.keep = mask;
-    if (block.window > 0 && mask) {
-        attention.keep = mask_and(mask, mask_sliding_window(mask->rows(), block.window));
-    }
+    attention.window = block.window;
     return attention;
 }
 
@@ -110,11 +107,9 @@ StackRun run_after_prefix(const std::string& model, const Stack& stack, const Ma
             run.trace.layer_inputs.push_back(stack_rows(kept.layer_inputs[static_cast<std::size_t>(l)], p, x_new));
         }
         AttentionOptions attention = layer_options(options, block, l, mask);
-        const OptionalMask layer_mask = attention.keep;
-        attention.keep = mask_rows_from(layer_mask, p);   // the new queries' rows
+        attention.keep = mask_rows_from(mask, p);   // the new queries' rows (at positions p..)
         const AttentionTrace computed = block_forward_after(stack.spec, block, x_new, kept_layer, p, attention);
-        run.trace.layers.push_back(join_prefix(block.attention, kept_layer, computed, p, layer_mask, attention.detail));
-        if (block.window > 0) run.trace.layers.back().mask = layer_mask;
+        run.trace.layers.push_back(join_prefix(block.attention, kept_layer, computed, p, mask, attention));
     }
     run.x = std::move(x_new);
     run.first_row = p;
@@ -130,6 +125,16 @@ void check_input(const std::string& model, const Stack& stack, const Matrix& x) 
     throw Error(model + ": input embeddings are [" + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) +
                 "], expected [1.." + (stack.max_tokens > 0 ? std::to_string(stack.max_tokens) : std::string()) + ", " +
                 std::to_string(E) + "]");
+}
+
+// Dynamic NTK and LongRoPE turn every position by angles that depend on the sequence's
+// length, so a longer run's first rows differ from a kept shorter run's: such a stack
+// computes every row (reusing none is always exact).
+bool rotation_depends_on_length(const Stack& stack) {
+    for (const Block& block : stack.blocks) {
+        if (block.attention.rotary.active() && block.attention.rotary.depends_on_length()) return true;
+    }
+    return false;
 }
 
 // The family's mask, or the one the run asks for, ANDed with the run's custom pairs.
@@ -150,14 +155,15 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
     StackRun run;
     run.trace.mask = mask;
     run.trace.layers.reserve(static_cast<std::size_t>(L));
-    if (options.prefix_from != nullptr) return run_after_prefix(model, stack, x, mask, options, std::move(run));
+    if (options.prefix_from != nullptr && !rotation_depends_on_length(stack)) {
+        return run_after_prefix(model, stack, x, mask, options, std::move(run));
+    }
     for (Eigen::Index l = resume(model, stack, options, run, x); l < L; ++l) {
         const Block& block = stack.blocks[static_cast<std::size_t>(l)];
         if (options.keep_layer_inputs) run.trace.layer_inputs.push_back(x);
         const AttentionOptions attention = layer_options(options, block, l, mask);
         const Eigen::Index mlp_rows = l + 1 == L ? last_mlp_rows : -1;
         run.trace.layers.push_back(block_forward(stack.spec, block, x, attention, mlp_rows));
-        if (block.window > 0) run.trace.layers.back().mask = attention.keep;
     }
     run.x = std::move(x);
     return run;

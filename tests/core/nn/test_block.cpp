@@ -134,3 +134,85 @@ TEST_CASE("the gated MLP is down(silu(gate x) * up x); a parallel block adds bot
     block_forward(spec, block, stream, AttentionOptions{});
     CHECK(max_abs_diff(stream, expected) <= 1e-6);
 }
+
+TEST_CASE("a window as each row's key range equals the dense window mask, with or without a mask, with gaps") {
+    std::mt19937 rng(11);
+    const Eigen::Index E = 8, T = 9, W = 3;
+    AttentionWeights w;
+    w.n_heads = 2;
+    w.q.weight = random_matrix(E, E, rng);
+    w.k.weight = random_matrix(E, E, rng);
+    w.v.weight = random_matrix(E, E, rng);
+    w.out.weight = random_matrix(E, E, rng);
+    const Matrix x = random_matrix(T, E, rng);
+    Mask gaps = mask_causal(T, T);
+    gaps(6, 5) = gaps(8, 7) = false;   // rows with holes inside the window
+    for (const OptionalMask& run_mask : {OptionalMask{}, OptionalMask{mask_causal(T, T)}, OptionalMask{gaps}}) {
+        // transformers' sliding overlay alone: key j > i - W (later keys stay allowed without a causal mask).
+        Mask window(T, T);
+        for (Eigen::Index i = 0; i < T; ++i) {
+            for (Eigen::Index j = 0; j < T; ++j) window(i, j) = j > i - W;
+        }
+        AttentionOptions ranges;
+        ranges.keep = run_mask;
+        ranges.window = W;
+        ranges.detail = TraceDetail::all_stages;
+        AttentionOptions dense;
+        dense.keep = mask_and(run_mask, window);
+        dense.detail = TraceDetail::all_stages;
+        const AttentionTrace a = attention_forward(w, x, ranges);
+        const AttentionTrace b = attention_forward(w, x, dense);
+        for (Eigen::Index h = 0; h < 2; ++h) {
+            CHECK(a.heads[h].weights == b.heads[h].weights);
+            CHECK(a.heads[h].masked == b.heads[h].masked);
+            CHECK(a.heads[h].weights(8, 5) == 0.0f);   // outside the window: exactly 0
+        }
+        CHECK(a.output == b.output);
+        CHECK(a.window == W);
+    }
+}
+
+TEST_CASE("GPT-J's interleaved layout turns the pairs (2i, 2i + 1)") {
+    Matrix x(1, 4);
+    x << 1, 2, 3, 4;
+    Rotary rotary;
+    rotary.theta = 100.0;   // inverse frequencies 1 and 1/10
+    rotary.layout = RotaryLayout::interleaved;
+    apply_rotary(rotary, x, 1, 3);
+    CHECK(x(0, 0) == doctest::Approx(1 * std::cos(3.0) - 2 * std::sin(3.0)).epsilon(1e-5));
+    CHECK(x(0, 1) == doctest::Approx(2 * std::cos(3.0) + 1 * std::sin(3.0)).epsilon(1e-5));
+    CHECK(x(0, 2) == doctest::Approx(3 * std::cos(0.3) - 4 * std::sin(0.3)).epsilon(1e-5));
+    CHECK(x(0, 3) == doctest::Approx(4 * std::cos(0.3) + 3 * std::sin(0.3)).epsilon(1e-5));
+}
+
+TEST_CASE("rope scaling: linear divides, llama3 keeps short wavelengths and slows long ones, dynamic grows") {
+    Rotary rotary;
+    rotary.theta = 10000.0;
+    const RotaryFrequencies plain = rotary_frequencies(rotary, 8, 4);   // 1, 0.1, 0.01, 0.001
+    CHECK(plain.inverse[1] == doctest::Approx(0.1).epsilon(1e-6));
+    rotary.scaling.type = RopeScaling::Type::linear;
+    rotary.scaling.factor = 4.0;
+    CHECK(rotary_frequencies(rotary, 8, 4).inverse[1] == doctest::Approx(0.025).epsilon(1e-6));
+    // llama3 over an original context of 64: wavelengths 2 pi / f are 6.3, 63, 628, 6283;
+    // low_freq_wavelen 64, high_freq_wavelen 16: the first stays, the last two are divided
+    // by the factor, the second is blended with smooth = (64 / 62.83 - 1) / 3.
+    rotary.scaling = {};
+    rotary.scaling.type = RopeScaling::Type::llama3;
+    rotary.scaling.factor = 8.0;
+    rotary.scaling.original_max_positions = 64;
+    const RotaryFrequencies llama3 = rotary_frequencies(rotary, 8, 4);
+    CHECK(llama3.inverse[0] == doctest::Approx(1.0).epsilon(1e-6));
+    const double smooth = (64.0 / (2 * M_PI / 0.1) - 1.0) / 3.0;
+    CHECK(llama3.inverse[1] == doctest::Approx((1 - smooth) * 0.1 / 8 + smooth * 0.1).epsilon(1e-5));
+    CHECK(llama3.inverse[2] == doctest::Approx(0.01 / 8).epsilon(1e-5));
+    CHECK(llama3.attention_factor == 1.0f);
+    // Dynamic NTK: unchanged up to the trained length, a larger base past it.
+    rotary.scaling = {};
+    rotary.scaling.type = RopeScaling::Type::dynamic;
+    rotary.scaling.factor = 2.0;
+    rotary.scaling.max_positions = 16;
+    CHECK(rotary_frequencies(rotary, 8, 16).inverse[1] == plain.inverse[1]);
+    const double base = 10000.0 * std::pow(2.0 * 32 / 16 - 1.0, 8.0 / 6.0);
+    CHECK(rotary_frequencies(rotary, 8, 32).inverse[1] == doctest::Approx(1.0 / std::pow(base, 0.25)).epsilon(1e-5));
+    CHECK(rotary.depends_on_length());
+}

@@ -20,10 +20,12 @@
 namespace headscope {
 
 struct ModelInfo {
-    std::string name;              // as given to --model, e.g. "builtin:toy-text"
-    std::string description;       // one line
-    Eigen::Index n_layers = 0;     // L
-    Eigen::Index n_heads = 0;      // H
+    std::string name;            // as given to --model, e.g. "builtin:toy-text"
+    std::string description;     // one line
+    Eigen::Index n_layers = 0;   // L
+    Eigen::Index n_heads = 0;    // H
+    // Hkv: heads h and h' share keys and values when h / G == h' / G (G = H / Hkv); 0: H (none shared)
+    Eigen::Index n_kv_heads = 0;
     Eigen::Index width = 0;        // E
     Eigen::Index head_width = 0;   // Dh
     Eigen::Index mlp_width = 0;
@@ -39,6 +41,8 @@ struct ModelInfo {
     std::int64_t n_parameters = 0;
     // What each head was built to do ([L][H]; empty strings where nothing was built in).
     std::vector<std::vector<std::string>> head_roles;
+    // [L] each layer's sliding window W (local layers), 0 for global ones; empty: no layer slides.
+    std::vector<Eigen::Index> layer_windows;
     // Settings that reproduce the model (seed, init, bias, ...), for `info` and exports.
     std::map<std::string, std::string> settings;
     // What the user should know before trusting the maps (e.g. NaN in a weight), a line each.

@@ -6,7 +6,17 @@
 #include "core/models/assets.h"
 #include "core/models/hf/bert.h"
 #include "core/models/hf/config_fields.h"
-#include "core/models/hf/gpt2.h"
+#include "core/models/hf/decoder.h"
+#include "core/models/hf/families/gemma.h"
+#include "core/models/hf/families/gemma2.h"
+#include "core/models/hf/families/gemma3.h"
+#include "core/models/hf/families/gpt2.h"
+#include "core/models/hf/families/gpt_neox.h"
+#include "core/models/hf/families/llama.h"
+#include "core/models/hf/families/mistral.h"
+#include "core/models/hf/families/phi3.h"
+#include "core/models/hf/families/qwen2.h"
+#include "core/models/hf/families/qwen3.h"
 #include "core/models/hf/vit.h"
 
 #include <filesystem>
@@ -105,6 +115,12 @@ std::unique_ptr<Model> open_trained(const TrainedModel& trained, const LoadContr
     return std::make_unique<TrainedCheckpoint>(open_checkpoint_folder(folder.string(), control), trained);
 }
 
+// A decoder family's loader: the one decoder over its description.
+template <const DecoderFamily& (*family)()>
+std::unique_ptr<Model> load_decoder(const std::string& folder, const LoadControl& control) {
+    return load_hf_decoder(family(), folder, control);
+}
+
 }   // namespace
 
 const std::vector<HfFamily>& hf_families() {
@@ -114,10 +130,19 @@ const std::vector<HfFamily>& hf_families() {
          load_hf_vit,
          "ViT / DeiT image encoders and classifiers (ViTModel, ViTForImageClassification, DeiTModel, "
          "DeiTForImageClassification[WithTeacher])"},
-        {{"gpt2"}, load_hf_gpt2, "GPT-2 causal text models (GPT2Model, GPT2LMHeadModel)"},
+        {{"gpt2"}, load_decoder<gpt2_family>, "GPT-2 causal text models (GPT2Model, GPT2LMHeadModel)"},
         {{"bert"},
          load_hf_bert,
          "BERT text encoders (BertModel, BertForMaskedLM, BertForPreTraining, BertForSequenceClassification)"},
+        {{"llama"}, load_decoder<llama_family>, "Llama 2, 3, 3.1, 3.2, TinyLlama, SmolLM (LlamaForCausalLM)"},
+        {{"mistral"}, load_decoder<mistral_family>, "Mistral 7B with its sliding window (MistralForCausalLM)"},
+        {{"qwen2"}, load_decoder<qwen2_family>, "Qwen2, Qwen2.5 (Qwen2ForCausalLM)"},
+        {{"qwen3"}, load_decoder<qwen3_family>, "Qwen3 with q/k norms (Qwen3ForCausalLM)"},
+        {{"gemma"}, load_decoder<gemma_family>, "Gemma 2B, 7B (GemmaForCausalLM)"},
+        {{"gemma2"}, load_decoder<gemma2_family>, "Gemma 2, local and global layers, soft caps (Gemma2ForCausalLM)"},
+        {{"gemma3_text"}, load_decoder<gemma3_family>, "Gemma 3 text models (Gemma3ForCausalLM)"},
+        {{"phi3"}, load_decoder<phi3_family>, "Phi-3, Phi-3.5 mini / medium, LongRoPE (Phi3ForCausalLM)"},
+        {{"gpt_neox"}, load_decoder<gpt_neox_family>, "Pythia, GPT-NeoX (GPTNeoXForCausalLM)"},
     };
     return table;
 }

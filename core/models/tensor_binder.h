@@ -49,6 +49,10 @@ void bind_norm(Binder& b, const std::string& prefix, NormT& norm, Eigen::Index n
     if (bias && norm.kind == NormKind::layer_norm) b.vector(prefix + ".bias", norm.bias, n, why);
 }
 
+// Row r of a weight held in another order than stored: stored row `stored_row[r]` (GPT-NeoX
+// keeps each head's q, k and v rows together; the model holds all q rows, then k, then v).
+using RowOrder = std::vector<Eigen::Index>;
+
 // Writes each tensor as float32 under its name and stored shape (Model::export_weights).
 class TensorExporter {
 public:
@@ -67,6 +71,20 @@ public:
     }
     void vector(const std::string& name, const Vector& v, Eigen::Index, const std::string&, Shape stored = {}) {
         out_.push_back(owned_tensor(name, v, std::move(stored)));
+    }
+    void permuted_weight(const std::string& name, const WeightMatrix& w, Eigen::Index, Eigen::Index, const std::string&,
+                         const RowOrder& stored_row) {
+        const Matrix held = w.to_matrix();
+        Matrix stored(held.rows(), held.cols());
+        for (Eigen::Index r = 0; r < held.rows(); ++r)
+            stored.row(stored_row[static_cast<std::size_t>(r)]) = held.row(r);
+        out_.push_back(owned_tensor(name, stored));
+    }
+    void permuted_vector(const std::string& name, const Vector& v, Eigen::Index, const std::string&,
+                         const RowOrder& stored_row) {
+        Vector stored(v.size());
+        for (Eigen::Index r = 0; r < v.size(); ++r) stored(stored_row[static_cast<std::size_t>(r)]) = v(r);
+        out_.push_back(owned_tensor(name, stored));
     }
     std::vector<OwnedTensor> take() { return std::move(out_); }
 
@@ -90,6 +108,13 @@ public:
         n_ += m.size();
     }
     void vector(const std::string&, const Vector& v, Eigen::Index, const std::string&, const Shape& = {}) {
+        n_ += v.size();
+    }
+    void permuted_weight(const std::string&, const WeightMatrix& w, Eigen::Index, Eigen::Index, const std::string&,
+                         const RowOrder&) {
+        n_ += w.size();
+    }
+    void permuted_vector(const std::string&, const Vector& v, Eigen::Index, const std::string&, const RowOrder&) {
         n_ += v.size();
     }
     std::int64_t count() const { return n_; }

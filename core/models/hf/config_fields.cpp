@@ -75,11 +75,11 @@ const json* HfFields::find(const std::string& name) const {
 }
 
 void HfFields::fail(const std::string& name, const std::string& expected, const json& got) const {
-    throw Error(file_ + ": field " + hf_quoted(name) + ": expected " + expected + ", got " + hf_brief(got));
+    throw Error(file_ + ": field " + hf_quoted(within_ + name) + ": expected " + expected + ", got " + hf_brief(got));
 }
 
 void HfFields::fail(const std::string& name, const std::string& message) const {
-    throw Error(file_ + ": field " + hf_quoted(name) + ": " + message);
+    throw Error(file_ + ": field " + hf_quoted(within_ + name) + ": " + message);
 }
 
 std::int64_t HfFields::integer(const std::string& name, std::int64_t fallback, std::int64_t lo, std::int64_t hi) const {

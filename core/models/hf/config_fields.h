@@ -34,10 +34,15 @@ std::string read_hf_model_type(const std::string& folder, const std::vector<std:
 // the field, what was expected and what was there.
 class HfFields {
 public:
-    HfFields(const nlohmann::json& object, std::string file) : object_(object), file_(std::move(file)) {}
+    // `within`: where the object sits in the file, for messages ("rope_scaling."); empty at the top.
+    HfFields(const nlohmann::json& object, std::string file, std::string within = "")
+        : object_(object), file_(std::move(file)), within_(std::move(within)) {}
 
     // The field, or nullptr when it is absent or null.
     const nlohmann::json* find(const std::string& name) const;
+    // Whether the file has the field at all (null included): transformers reads an absent
+    // field as the class default and a null one as None.
+    bool written(const std::string& name) const { return object_.contains(name); }
 
     [[noreturn]] void fail(const std::string& name, const std::string& expected, const nlohmann::json& got) const;
     [[noreturn]] void fail(const std::string& name, const std::string& message) const;
@@ -55,6 +60,7 @@ public:
 private:
     const nlohmann::json& object_;
     std::string file_;
+    std::string within_;
 };
 
 // The MLP activation config.json's hidden_act / activation_function (`field`) names, from

@@ -98,6 +98,19 @@ public:
                 Shape stored = {}) {
         m = table_.matrix(name, rows, cols, why, std::move(stored));
     }
+    void permuted_weight(const std::string& name, WeightMatrix& w, Eigen::Index rows, Eigen::Index cols,
+                         const std::string& why, const RowOrder& stored_row) {
+        const Matrix stored = table_.matrix(name, rows, cols, why);
+        Matrix held(rows, cols);
+        for (Eigen::Index r = 0; r < rows; ++r) held.row(r) = stored.row(stored_row[static_cast<std::size_t>(r)]);
+        w = WeightMatrix(std::move(held));
+    }
+    void permuted_vector(const std::string& name, Vector& v, Eigen::Index n, const std::string& why,
+                         const RowOrder& stored_row) {
+        const Vector stored = table_.vector(name, n, why);
+        v.resize(n);
+        for (Eigen::Index r = 0; r < n; ++r) v(r) = stored(stored_row[static_cast<std::size_t>(r)]);
+    }
     void vector(const std::string& name, Vector& v, Eigen::Index n, const std::string& why, Shape stored = {}) {
         if (stored.empty()) {
             v = table_.vector(name, n, why);

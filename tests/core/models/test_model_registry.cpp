@@ -27,6 +27,15 @@ std::string tiny_checkpoint(std::string_view model_type) {
     if (model_type == "deit") return checkpoints_dir() + "/deit_tiny_distilled";
     if (model_type == "gpt2") return checkpoints_dir() + "/gpt2_tiny";
     if (model_type == "bert") return checkpoints_dir() + "/bert_tiny";
+    if (model_type == "llama") return checkpoints_dir() + "/llama_tiny";
+    if (model_type == "mistral") return checkpoints_dir() + "/mistral_tiny";
+    if (model_type == "qwen2") return checkpoints_dir() + "/qwen2_tiny";
+    if (model_type == "qwen3") return checkpoints_dir() + "/qwen3_tiny";
+    if (model_type == "gemma") return checkpoints_dir() + "/gemma_tiny";
+    if (model_type == "gemma2") return checkpoints_dir() + "/gemma2_tiny";
+    if (model_type == "gemma3_text") return checkpoints_dir() + "/gemma3_tiny";
+    if (model_type == "phi3") return checkpoints_dir() + "/phi3_tiny";
+    if (model_type == "gpt_neox") return checkpoints_dir() + "/pythia_tiny";
     return "";
 }
 

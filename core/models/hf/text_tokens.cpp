@@ -1,0 +1,68 @@
+#include "core/models/hf/text_tokens.h"
+
+#include "core/base/error.h"
+#include "core/models/hf/tensors.h"
+#include "core/text/tokenizer/tokenizer_folder.h"
+
+namespace headscope {
+
+HfTextTokens::HfTextTokens(const std::string& folder) {
+    if (auto found = tokenizer::read_folder_tokenizer(folder)) {
+        tokenizer_.emplace(std::move(found->tokenizer));
+        files_ = found->files;
+    }
+}
+
+ModelInput HfTextTokens::encode(std::string_view text, Eigen::Index max_tokens, Eigen::Index vocab_size,
+                                const std::string& model, const std::string& limit_field) const {
+    if (!tokenizer_) {
+        throw Error(model + ": no tokenizer files (vocab.json + merges.txt, or tokenizer.json), so it takes "
+                            "--tokens, not --text");
+    }
+    std::vector<tokenizer::EncodedToken> tokens;
+    try {
+        tokens = tokenizer_->encode(text, true, "text", static_cast<std::size_t>(max_tokens));
+    } catch (const tokenizer::TooManyTokens& e) {
+        hf_check_length(e.at_least, max_tokens, "text", model, limit_field, true);
+    }
+    if (tokens.empty()) throw Error("text: the sentence is empty");
+    hf_check_length(tokens.size(), max_tokens, "text", model, limit_field);
+    std::vector<std::int32_t> ids32;
+    for (const tokenizer::EncodedToken& t : tokens) ids32.push_back(t.id);
+    ModelInput input;
+    input.labels = tokenizer_->labels(ids32);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        hf_check_text_token(input.labels[i], tokens[i].id, vocab_size, model, "tokenizer");
+        input.ids.push_back(tokens[i].id);
+        input.spans.emplace_back(tokens[i].begin, tokens[i].end);
+    }
+    return input;
+}
+
+std::vector<std::string> HfTextTokens::labels(std::span<const std::int64_t> ids) const {
+    std::vector<std::string> labels;
+    std::vector<std::int32_t> known;
+    const auto flush = [&] {
+        if (known.empty()) return;
+        for (std::string& label : tokenizer_->labels(known)) labels.push_back(std::move(label));
+        known.clear();
+    };
+    for (const std::int64_t id : ids) {
+        const auto id32 = static_cast<std::int32_t>(id);
+        if (tokenizer_ && id >= 0 && id <= INT32_MAX && tokenizer_->has_id(id32)) {
+            known.push_back(id32);
+        } else {
+            flush();
+            labels.push_back(std::to_string(id));
+        }
+    }
+    flush();
+    return labels;
+}
+
+std::string HfTextTokens::label(Eigen::Index index) const {
+    const auto id = static_cast<std::int32_t>(index);
+    return tokenizer_ && tokenizer_->has_id(id) ? tokenizer_->labels(std::span(&id, 1)).front() : std::to_string(index);
+}
+
+}   // namespace headscope

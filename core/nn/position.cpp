@@ -13,7 +13,7 @@ namespace headscope {
 
 std::string RopeScaling::type_name() const {
     switch (type) {
-    case Type::none: return "none";
+    case Type::none: return "default";
     case Type::linear: return "linear";
     case Type::dynamic: return "dynamic";
     case Type::yarn: return "yarn";

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -131,6 +132,21 @@ void check_vit_rest(const Dumped& d) {
     CHECK(tokens.back() == last);
 }
 
+// The decoder families (tools/make_decoder_checkpoints.py): logits within the tolerance
+// times their largest magnitude (at least 1), the ids as given or as Hugging Face's
+// tokenizers library gave them, causal.
+void check_decoder_rest(const Dumped& d) {
+    const std::vector<float> expected = d.expected.get("logits").to_floats();
+    float largest = 1.0f;
+    for (const float v : expected) largest = std::max(largest, std::abs(v));
+    check_close(d.ours, d.expected, "logits", {d.T, d.c.at("vocab").get<std::int64_t>()}, d.tolerance * largest);
+    const auto ids = d.c.at("ids").get<std::vector<std::int64_t>>();
+    CHECK(int64s(d.ours, "input_ids") == ids);
+    CHECK(int64s(d.expected, "input_ids") == ids);
+    CHECK(d.ours.metadata().at("causal") == "on");
+    CHECK(static_cast<std::int64_t>(tokens_of(d.ours).size()) == d.T);
+}
+
 const Family families[] = {
     {"gpt2", "make_gpt2_checkpoints.py", 4,   // F32 (ids, text), F16, BF16
      [](const Dumped& d, const std::vector<float>& a) { check_causal(a, d.H, d.T); }, check_gpt2_rest},
@@ -145,6 +161,14 @@ const Family families[] = {
      check_bert_rest},
     {"checkpoints", "make_vit_checkpoints.py", 12,
      [](const Dumped& d, const std::vector<float>& a) { check_rows_sum_to_one(a, d.T); }, check_vit_rest},
+    // Llama (llama3, linear, yarn, dynamic RoPE), Mistral (sharded, windowed), Qwen 2 and 3,
+    // Gemma 1-3, Phi-3 (LongRoPE short and long), Pythia: ids and text cases.
+    {"decoders", "make_decoder_checkpoints.py", 26,
+     [](const Dumped& d, const std::vector<float>& a) {
+         check_causal(a, d.H, d.T);
+         check_rows_sum_to_one(a, d.T);
+     },
+     check_decoder_rest},
 };
 
 }   // namespace

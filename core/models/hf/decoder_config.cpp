@@ -29,8 +29,10 @@ Type rope_type_of(const HfFields& s, const json& scaling) {
 std::vector<double> factor_list(const HfFields& s, const json& scaling, const std::string& name, Eigen::Index n) {
     const json* list = s.find(name);
     if (list == nullptr) s.fail(name, "is missing (longrope needs short_factor and long_factor)");
-    if (!list->is_array() || static_cast<Eigen::Index>(list->size()) != n) {
-        s.fail(name, "a list of " + std::to_string(n) + " numbers (half the rotated head width)", *list);
+    if (!list->is_array()) s.fail(name, "a list of " + std::to_string(n) + " numbers", *list);
+    if (static_cast<Eigen::Index>(list->size()) != n) {
+        s.fail(name, "has " + std::to_string(list->size()) + " values, expected " + std::to_string(n) +
+                         " (one per rotated pair: half of head_dim x partial_rotary_factor)");
     }
     std::vector<double> values;
     for (const json& v : *list) {

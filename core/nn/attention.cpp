@@ -329,10 +329,17 @@ void attend_head(const HeadsPlan& plan, Eigen::Index h, AttentionTrace& trace, W
     }
 }
 
+// Q and K before their rotation, kept for the stages (TraceDetail::all_stages).
+struct Unrotated {
+    Matrix q;   // [Tq, D]
+    Matrix k;   // [Tk or Tn, Dkv]: the keys computed in this call
+};
+
 // The heads, from the projected q [Tq, D], k and v [Tk, D]; x_q is the queries' input
-// (kept with TraceDetail::all_stages).
+// (kept with TraceDetail::all_stages, with `unrotated` when the weights rotate).
 AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& q,
-                      const ConstMatrixRef& k, const ConstMatrixRef& v, const AttentionOptions& options) {
+                      const ConstMatrixRef& k, const ConstMatrixRef& v, const AttentionOptions& options,
+                      const Unrotated& unrotated = {}) {
     const Eigen::Index H = w.n_heads;
     const Eigen::Index Tq = q.rows();
     const Eigen::Index Tk = k.rows();
@@ -384,6 +391,10 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
             head.k = k.middleCols(h / G * Dh, Dh);
             head.v = v.middleCols(h / G * Dh, Dh);
             head.context = trace.concat.middleCols(h * Dh, Dh);
+            if (unrotated.q.size() != 0) {
+                head.q_unrotated = unrotated.q.middleCols(h * Dh, Dh);
+                head.k_unrotated = unrotated.k.middleCols(h / G * Dh, Dh);
+            }
         }
     }
     if (options.keep_keys_values) {
@@ -414,10 +425,15 @@ void norm_heads(const Norm& norm, MatrixRef x, Eigen::Index Dh) {
 // What turns projected q and k before the scores: per-head norms, then rotary positions
 // (queries at `first_query` on, keys at `first_key` on, in a sequence of `length` positions).
 void transform_queries_keys(const AttentionWeights& w, MatrixRef q, MatrixRef k, Eigen::Index first_query,
-                            Eigen::Index first_key, Eigen::Index length) {
+                            Eigen::Index first_key, Eigen::Index length, const AttentionOptions& options,
+                            Unrotated& unrotated) {
     const Eigen::Index Dh = w.head_width();
     norm_heads(w.q_norm, q, Dh);
     norm_heads(w.k_norm, k, Dh);
+    if (options.detail == TraceDetail::all_stages && w.rotary.active()) {
+        unrotated.q = q;
+        unrotated.k = k;
+    }
     apply_rotary(w.rotary, q, w.n_heads, first_query, length);
     apply_rotary(w.rotary, k, w.kv_heads(), first_key, length);
 }
@@ -464,14 +480,16 @@ AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef
     const bool self = x_q.data() == x_kv.data() && Tq == Tk && x_q.outerStride() == x_kv.outerStride();
     if (self) {
         Projected p = project_self(w, x_q);
-        transform_queries_keys(w, p.queries(), p.keys(), 0, 0, Tk);
-        return attend(w, x_q, p.queries(), p.keys(), p.values(), options);
+        Unrotated unrotated;
+        transform_queries_keys(w, p.queries(), p.keys(), 0, 0, Tk, options, unrotated);
+        return attend(w, x_q, p.queries(), p.keys(), p.values(), options, unrotated);
     }
     Matrix q = linear_forward(w.q, x_q);          // [Tq, D]
     Matrix k = linear_forward(w.k, x_kv);         // [Tk, Dkv]
     const Matrix v = linear_forward(w.v, x_kv);   // [Tk, Dkv]
-    transform_queries_keys(w, q, k, 0, 0, std::max(Tq, Tk));
-    return attend(w, x_q, q, k, v, options);
+    Unrotated unrotated;
+    transform_queries_keys(w, q, k, 0, 0, std::max(Tq, Tk), options, unrotated);
+    return attend(w, x_q, q, k, v, options, unrotated);
 }
 
 AttentionTrace attention_forward_after(const AttentionWeights& w, const ConstMatrixRef& x_new, const Matrix& kept_keys,
@@ -489,14 +507,15 @@ AttentionTrace attention_forward_after(const AttentionWeights& w, const ConstMat
                     dims(kept_keys.rows(), kept_keys.cols()) + " and " + dims(kept_values.rows(), kept_values.cols()));
     }
     Projected now = project_self(w, x_new);
-    transform_queries_keys(w, now.queries(), now.keys(), p, p, p + Tn);
+    Unrotated unrotated;
+    transform_queries_keys(w, now.queries(), now.keys(), p, p, p + Tn, options, unrotated);
     Matrix k(p + Tn, D);
     k.topRows(p) = kept_keys.topRows(p);
     k.bottomRows(Tn) = now.keys();
     Matrix v(p + Tn, D);
     v.topRows(p) = kept_values.topRows(p);
     v.bottomRows(Tn) = now.values();
-    return attend(w, x_new, now.queries(), k, v, options);
+    return attend(w, x_new, now.queries(), k, v, options, unrotated);
 }
 
 AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x,

@@ -86,12 +86,14 @@ struct AttentionOptions {
 struct HeadTrace {
     Matrix weights;   // [Tq, Tk] softmax over keys; masked pairs exactly 0
     // Filled only with TraceDetail::all_stages:
-    Matrix q;         // [Tq, Dh] after its norm and rotation, as multiplied
-    Matrix k;         // [Tk, Dh] likewise (its key/value head's)
-    Matrix v;         // [Tk, Dh]
-    Matrix scores;    // [Tq, Tk] q k^T * scale (soft-capped when the weights ask), before the mask
-    Matrix masked;    // [Tq, Tk] scores, -inf where the mask forbids the pair
-    Matrix context;   // [Tq, Dh] weights v, or 0 when the head is disabled
+    Matrix q;             // [Tq, Dh] after its norm and rotation, as multiplied
+    Matrix k;             // [Tk, Dh] likewise (its key/value head's)
+    Matrix q_unrotated;   // [Tq, Dh] before the rotation (after the q norm); empty without rotary positions
+    Matrix k_unrotated;   // [Tk, Dh] likewise
+    Matrix v;             // [Tk, Dh]
+    Matrix scores;        // [Tq, Tk] q k^T * scale (soft-capped when the weights ask), before the mask
+    Matrix masked;        // [Tq, Tk] scores, -inf where the mask forbids the pair
+    Matrix context;       // [Tq, Dh] weights v, or 0 when the head is disabled
 };
 
 struct AttentionTrace {

@@ -95,6 +95,11 @@ AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace
         if (detail != TraceDetail::all_stages) continue;
         head.q = stack_rows(a.q, p, b.q);
         head.k = b.k;   // every key, computed
+        if (b.q_unrotated.size() != 0) {
+            // Before the rotation only the new positions' were computed.
+            head.q_unrotated = stack_rows(a.q_unrotated, p, b.q_unrotated);
+            head.k_unrotated = stack_rows(a.k_unrotated, p, b.k_unrotated);
+        }
         head.v = b.v;
         head.context = stack_rows(a.context, p, b.context);
         // Scores come before the mask: the earlier queries against the new keys are real

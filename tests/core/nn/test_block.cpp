@@ -216,3 +216,29 @@ TEST_CASE("rope scaling: linear divides, llama3 keeps short wavelengths and slow
     CHECK(rotary_frequencies(rotary, 8, 32).inverse[1] == doctest::Approx(1.0 / std::pow(base, 0.25)).epsilon(1e-5));
     CHECK(rotary.depends_on_length());
 }
+
+TEST_CASE("the stages keep q and k before the rotation: turning them gives the q and k multiplied") {
+    std::mt19937 rng(13);
+    AttentionWeights w;
+    w.n_heads = 2;
+    w.n_kv_heads = 1;
+    w.q.weight = random_matrix(8, 8, rng);
+    w.k.weight = random_matrix(4, 8, rng);
+    w.v.weight = random_matrix(4, 8, rng);
+    w.out.weight = random_matrix(8, 8, rng);
+    w.rotary.theta = 10000.0;
+    AttentionOptions options;
+    options.detail = TraceDetail::all_stages;
+    const AttentionTrace t = attention_forward(w, random_matrix(5, 8, rng), options);
+    for (const HeadTrace& head : t.heads) {
+        Matrix q = head.q_unrotated;
+        Matrix k = head.k_unrotated;
+        apply_rotary(w.rotary, q, 1, 0);
+        apply_rotary(w.rotary, k, 1, 0);
+        CHECK(q == head.q);
+        CHECK(k == head.k);
+        CHECK(head.q_unrotated != head.q);
+    }
+    w.rotary.theta = 0.0;   // no rotation: nothing kept twice
+    CHECK(attention_forward(w, random_matrix(5, 8, rng), options).heads[0].q_unrotated.size() == 0);
+}

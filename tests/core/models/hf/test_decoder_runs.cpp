@@ -32,6 +32,12 @@ void check_same_run(const ModelTrace& got, const ModelTrace& expected, double to
             CHECK(max_diff(g.heads[h].weights, e.heads[h].weights.cast<double>()) < tolerance);
             if (e.heads[h].masked.size() == 0) continue;
             CHECK((g.heads[h].masked.array().isInf() == e.heads[h].masked.array().isInf()).all());
+            // Before the rotation too (RoPE models), for the Stages view.
+            REQUIRE(g.heads[h].q_unrotated.rows() == e.heads[h].q_unrotated.rows());
+            REQUIRE(g.heads[h].k_unrotated.rows() == e.heads[h].k_unrotated.rows());
+            if (e.heads[h].q_unrotated.size() == 0) continue;
+            CHECK(max_diff(g.heads[h].q_unrotated, e.heads[h].q_unrotated.cast<double>()) < tolerance);
+            CHECK(max_diff(g.heads[h].k_unrotated, e.heads[h].k_unrotated.cast<double>()) < tolerance);
         }
     }
 }

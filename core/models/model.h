@@ -9,6 +9,7 @@
 #include "core/tensor/matrix.h"
 #include "core/tensor/owned_tensor.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -43,6 +44,19 @@ struct ModelInfo {
     std::vector<std::vector<std::string>> head_roles;
     // [L] each layer's sliding window W (local layers), 0 for global ones; empty: no layer slides.
     std::vector<Eigen::Index> layer_windows;
+
+    Eigen::Index kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+    // G: the query heads of one key/value group (1: no heads share keys and values).
+    Eigen::Index group_size() const { return kv_heads() > 0 ? n_heads / kv_heads() : 1; }
+    // The key/value group query head h belongs to: heads h and h' share keys and values
+    // exactly when their groups are equal.
+    Eigen::Index group_of(Eigen::Index h) const { return h / std::max<Eigen::Index>(group_size(), 1); }
+    // Layer l's sliding window, or 0 for a global layer.
+    Eigen::Index window_of(Eigen::Index l) const {
+        return l >= 0 && l < static_cast<Eigen::Index>(layer_windows.size())
+                   ? layer_windows[static_cast<std::size_t>(l)]
+                   : 0;
+    }
     // Settings that reproduce the model (seed, init, bias, ...), for `info` and exports.
     std::map<std::string, std::string> settings;
     // What the user should know before trusting the maps (e.g. NaN in a weight), a line each.

@@ -104,6 +104,30 @@ void ControlsPanel::draw_display_settings(AppState& state, const Snapshot* shown
     state.scale = static_cast<HeatScale>(scale);
 }
 
+namespace {
+
+// One key/value group's line: its heads share keys and values, so switching off the whole
+// group is one click (ticked when every head of it is off).
+void draw_group_toggle(std::vector<bool>& disabled, int g, int group) {
+    const auto first = static_cast<std::size_t>(g * group);
+    bool all_off = true;
+    for (std::size_t h = first; h < first + static_cast<std::size_t>(group); ++h) all_off = all_off && disabled[h];
+    ImGui::PushID(-1 - g);
+    ImGui::TextDisabled("key/value group %d", g);
+    ImGui::SameLine(170.0f);
+    if (ImGui::Checkbox("disable all", &all_off)) {
+        for (std::size_t h = first; h < first + static_cast<std::size_t>(group); ++h) disabled[h] = all_off;
+    }
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("Heads %d-%d read the same keys and values (grouped-query attention): switch them off "
+                          "together",
+                          g * group, g * group + group - 1);
+    }
+    ImGui::PopID();
+}
+
+}   // namespace
+
 void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
     const ModelInfo& info = shown.info;
     if (state.disabled_heads.size() != static_cast<std::size_t>(info.n_layers)) return;
@@ -111,12 +135,22 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
     // Clamped even when typed (Ctrl+click): the layer indexes the per-layer flags below.
     ImGui::SliderInt("Layer (up/down)", &state.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
                      ImGuiSliderFlags_AlwaysClamp);
+    if (const Eigen::Index window = info.window_of(state.layer); window > 0) {
+        ImGui::TextDisabled("local layer: each query sees its %ld latest keys", static_cast<long>(window));
+    } else if (!info.layer_windows.empty()) {
+        ImGui::TextDisabled("global layer: each query sees every earlier key");
+    }
     ImGui::TextUnformatted("Heads (left/right): show, disable = ablate");
     auto& disabled = state.disabled_heads[static_cast<std::size_t>(state.layer)];
     auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
+    const int group = static_cast<int>(info.group_size());
+    const float indent = group > 1 ? 12.0f : 0.0f;
     for (int h = 0; h < static_cast<int>(info.n_heads); ++h) {
+        if (group > 1 && h % group == 0) draw_group_toggle(disabled, h / group, group);
         ImGui::PushID(h);
+        if (indent > 0.0f) ImGui::Indent(indent);
         if (ImGui::RadioButton(numbered("head ", h).c_str(), state.head == h)) state.head = h;
+        if (indent > 0.0f) ImGui::Unindent(indent);
         ImGui::SameLine(100.0f);
         bool show = !hidden[static_cast<std::size_t>(h)];
         if (ImGui::Checkbox("show", &show)) hidden[static_cast<std::size_t>(h)] = !show;

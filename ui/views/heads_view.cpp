@@ -179,10 +179,15 @@ void HeadsView::draw_metrics_table(ViewContext& context, const ImportanceScan* s
     const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
                                   ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
                                   ImGuiTableFlags_SizingFixedFit;
-    const int columns = 1 + metric_count + (scan ? 1 : 0);
+    // Heads that share keys and values (grouped-query attention) are told apart by their group.
+    const bool grouped = info.group_size() > 1;
+    const int columns = 1 + (grouped ? 1 : 0) + metric_count + (scan ? 1 : 0);
     if (!ImGui::BeginTable("metrics", columns, flags, ImVec2(0.0f, ImGui::GetContentRegionAvail().y))) return;
     ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableSetupColumn("head", ImGuiTableColumnFlags_DefaultSort, 0.0f, 0);
+    if (grouped) {
+        ImGui::TableSetupColumn("kv group", ImGuiTableColumnFlags_NoSort, 0.0f, static_cast<ImGuiID>(metric_count + 2));
+    }
     for (int k = 0; k < metric_count; ++k) {
         ImGui::TableSetupColumn(std::string(metric_name(static_cast<Metric>(k))).c_str(), 0, 0.0f,
                                 static_cast<ImGuiID>(k + 1));
@@ -202,6 +207,14 @@ void HeadsView::draw_metrics_table(ViewContext& context, const ImportanceScan* s
             const std::string& role =
                 info.head_roles[static_cast<std::size_t>(m.layer)][static_cast<std::size_t>(m.head)];
             if (!role.empty()) ImGui::SetTooltip("%s", role.c_str());
+        }
+        if (grouped) {
+            ImGui::TableNextColumn();
+            ImGui::Text("%d.%ld", m.layer, static_cast<long>(info.group_of(m.head)));
+            if (ImGui::IsItemHovered()) {
+                ImGui::SetTooltip("Layer %d's key/value head %ld, shared by %ld query heads", m.layer,
+                                  static_cast<long>(info.group_of(m.head)), static_cast<long>(info.group_size()));
+            }
         }
         for (int k = 0; k < metric_count; ++k) {
             ImGui::TableNextColumn();

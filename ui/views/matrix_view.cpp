@@ -42,6 +42,9 @@ void MatrixView::draw(ViewContext& context) {
     }
     colour_legend(state.colormap, "0", state.scale == HeatScale::per_head ? "head max" : "1", true,
                   !std::isfinite(weights.sum()));
+    // A local layer's sliding window, apart from the causal triangle.
+    const Eigen::Index window = shown.trace.layers[static_cast<std::size_t>(layer)].window;
+    if (window > 0) window_legend(window);
     ImGui::Checkbox("Edit mask", &state.editing_mask);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click or drag over cells to forbid / allow query -> key pairs");
     ImGui::SameLine();
@@ -57,6 +60,10 @@ void MatrixView::draw(ViewContext& context) {
     const int clicked = draw_heatmap("matrix", weights, shown.head_scores(layer, head), context.mask(),
                                      context.weights_texture(numbered("w", layer, head), weights), labels,
                                      std::min(available.x, available.y), state.editing_mask ? -1 : state.query);
+    if (window > 0) {
+        const HeatmapGeometry g = heatmap_geometry(weights, labels, std::min(available.x, available.y), before);
+        draw_window_band(g.min, g.cell, weights.rows(), weights.cols(), window);
+    }
     if (state.editing_mask) {
         // The cell under the mouse while a button is held: left forbids, right allows.
         const ImGuiIO& io = ImGui::GetIO();

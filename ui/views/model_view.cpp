@@ -105,6 +105,50 @@ void draw_name_on_thumbnail(const std::string& name, float side) {
     draw->PopClipRect();
 }
 
+// Under the last thumbnail (head h of layer l): a stripe in its key/value group's shade
+// (groups alternate), and a cross over it when the head is switched off.
+void draw_group_and_state(const ModelInfo& info, const AppState& state, int l, int h, float side) {
+    const ImVec2 a = ImGui::GetItemRectMin();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    if (info.group_size() > 1) {
+        const bool even = info.group_of(h) % 2 == 0;
+        draw->AddRectFilled(ImVec2(a.x + 2.0f, a.y + side - 4.0f), ImVec2(a.x + side - 2.0f, a.y + side - 1.0f),
+                            even ? IM_COL32(255, 200, 60, 230) : IM_COL32(80, 200, 255, 230));
+    }
+    if (state.disabled_heads[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)]) {
+        draw->AddRectFilled(a, ImVec2(a.x + side, a.y + side), IM_COL32(0, 0, 0, 120));
+        draw->AddLine(ImVec2(a.x + 4.0f, a.y + 4.0f), ImVec2(a.x + side - 4.0f, a.y + side - 4.0f),
+                      IM_COL32(255, 80, 80, 230), 2.0f);
+        draw->AddLine(ImVec2(a.x + side - 4.0f, a.y + 4.0f), ImVec2(a.x + 4.0f, a.y + side - 4.0f),
+                      IM_COL32(255, 80, 80, 230), 2.0f);
+    }
+}
+
+// The row's label: the layer, and for a model with sliding windows whether it is local
+// (its window) or global.
+void draw_layer_label(const ModelInfo& info, int l) {
+    ImGui::BeginGroup();
+    ImGui::Text("L%d", l);
+    if (!info.layer_windows.empty()) {
+        const Eigen::Index window = info.window_of(l);
+        if (window > 0) {
+            ImGui::TextDisabled("W%ld", static_cast<long>(window));
+        } else {
+            ImGui::TextDisabled("all");
+        }
+    }
+    ImGui::EndGroup();
+    if (ImGui::IsItemHovered() && !info.layer_windows.empty()) {
+        const Eigen::Index window = info.window_of(l);
+        if (window > 0) {
+            ImGui::SetTooltip("Layer %d is local: each query sees its %ld latest keys (sliding window)", l,
+                              static_cast<long>(window));
+        } else {
+            ImGui::SetTooltip("Layer %d is global: each query sees every key the mask allows", l);
+        }
+    }
+}
+
 // One head's thumbnail: click to select it; framed in its value's colour when `colour`.
 void draw_grid_head(ViewContext& context, const GridValues& values, bool colour, int l, int h, float side) {
     session::AppState& state = context.state();
@@ -129,8 +173,16 @@ void draw_grid_head(ViewContext& context, const GridValues& values, bool colour,
     }
     const HeadCaption caption = context.head_caption(l, h);
     if (!caption.name.empty() && side >= 64.0f) draw_name_on_thumbnail(caption.name, side);
+    const ModelInfo& info = context.shown().info;
+    draw_group_and_state(info, state, l, h, side);
     if (ImGui::IsItemHovered()) {
         std::string tip = "head " + head_name(l, h);
+        if (info.group_size() > 1) {
+            tip += " (key/value group " + std::to_string(info.group_of(h)) + " of its layer: heads " +
+                   std::to_string(info.group_of(h) * info.group_size()) + "-" +
+                   std::to_string((info.group_of(h) + 1) * info.group_size() - 1) + " share keys and values)";
+        }
+        if (state.disabled_heads[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)]) tip += "\ndisabled";
         if (!caption.text.empty()) tip.append(": ").append(caption.text);
         if (value) {
             char number[48];
@@ -161,8 +213,12 @@ void ModelView::draw(ViewContext& context) {
     }
     const float side =
         std::clamp((ImGui::GetContentRegionAvail().x - 60.0f) / static_cast<float>(info.n_heads) - 8.0f, 48.0f, 128.0f);
+    if (info.group_size() > 1) {
+        ImGui::TextDisabled("%ld query heads share each key/value head: the stripe under a thumbnail marks its group",
+                            static_cast<long>(info.group_size()));
+    }
     for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
-        ImGui::Text("L%d", l);
+        draw_layer_label(info, l);
         std::vector<int> order(layers[static_cast<std::size_t>(l)].heads.size());
         std::iota(order.begin(), order.end(), 0);
         if (state.grid_sort_by_metric) {

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace headscope::ui {
 
@@ -29,6 +30,32 @@ public:
     session::ViewNeeds needs(const session::AppState& /*state*/) const override { return {.stages_of_layer = true}; }
     void draw(ViewContext& context) override;
 };
+
+namespace {
+
+struct Stage {
+    std::string name;
+    const Matrix* values;
+    bool weights;
+};
+
+// The scores' step as the model computes it: the scale it actually uses (Gemma 2 and 3:
+// query_pre_attn_scalar^-1/2, not the head width's) and its soft cap.
+std::string scores_stage_name(const ModelInfo& info) {
+    const auto setting = [&](const char* key) {
+        const auto it = info.settings.find(key);
+        return it != info.settings.end() ? it->second : std::string();
+    };
+    std::string name = "Q K^T / sqrt(Dh = " + std::to_string(info.head_width) + ")";
+    if (const std::string scalar = setting("query_pre_attn_scalar"); !scalar.empty()) {
+        name = "Q K^T / sqrt(query_pre_attn_scalar = " + scalar.substr(0, scalar.find(' ')) + ")";
+    }
+    if (const std::string cap = setting("score_cap"); !cap.empty())
+        name += ", capped: " + cap + " tanh(s / " + cap + ")";
+    return name;
+}
+
+}   // namespace
 
 void StagesView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
@@ -50,23 +77,27 @@ void StagesView::draw(ViewContext& context) {
         std::snprintf(text, sizeof text, "[%ld, %ld]", static_cast<long>(m.rows()), static_cast<long>(m.cols()));
         return std::string(text);
     };
-    struct Stage {
-        const char* name;
-        const Matrix* values;
-        bool weights;
-    };
-    const Stage stages[] = {
-        {"X = LN(x), the layer's input", &layer.input, false},
-        {"Q = X Wq^T + bq", &head.q, false},
-        {"K", &head.k, false},
+    const bool rotated = head.q_unrotated.size() != 0;
+    const std::vector<Stage> stages = {
+        {"X = norm(x), the layer's input", &layer.input, false},
+        {"Q = X Wq^T + bq, before the rotation", &head.q_unrotated, false},
+        {"K, before the rotation", &head.k_unrotated, false},
+        {rotated ? "Q, rotated (RoPE)" : "Q = X Wq^T + bq", &head.q, false},
+        {rotated ? "K, rotated (RoPE)" : "K", &head.k, false},
         {"V", &head.v, false},
-        {"Q K^T / sqrt(Dh)", &head.scores, false},
-        {"+ mask", &head.masked, false},
+        {scores_stage_name(shown.info), &head.scores, false},
+        {layer.window > 0 ? "+ mask (and the window of " + std::to_string(layer.window) + " keys)" : "+ mask",
+         &head.masked, false},
         {"softmax", &head.weights, true},
         {"x V (context)", &head.context, false},
         {"heads concatenated", &layer.concat, false},
         {"output projection", &layer.output, false},
     };
+    if (shown.info.n_kv_heads > 0 && shown.info.n_kv_heads < shown.info.n_heads) {
+        const Eigen::Index group = shown.info.n_heads / shown.info.n_kv_heads;
+        ImGui::TextDisabled("K and V are key/value head %d's, shared by query heads %d-%d", state.head / int(group),
+                            int(state.head / group * group), int(state.head / group * group + group - 1));
+    }
     const float side = 150.0f;
     int column = 0;
     const int per_row = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / (side + 16.0f)));
@@ -74,7 +105,7 @@ void StagesView::draw(ViewContext& context) {
         if (s.values->size() == 0) continue;
         if (column++ % per_row) ImGui::SameLine();
         ImGui::BeginGroup();
-        ImGui::Text("%s", s.name);
+        ImGui::Text("%s", s.name.c_str());
         ImGui::TextDisabled("%s", shape(*s.values).c_str());
         const std::string key = numbered("stage", state.layer, state.head) + s.name;
         const HeatmapTexture& t =

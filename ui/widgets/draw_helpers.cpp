@@ -4,6 +4,9 @@
 
 #include <imgui.h>
 
+#include <algorithm>
+#include <string>
+
 namespace headscope::ui {
 
 std::string numbered(const char* prefix, int a, int b) {
@@ -46,6 +49,23 @@ void colour_legend(Colormap map, const char* low, const char* high, bool show_ma
     ImGui::Text("%s .. %s", low, high);
     if (show_masked) swatch(draw, masked_colour, height, "masked");
     if (show_not_finite) swatch(draw, not_finite_colour, height, "not finite (NaN / Inf)");
+}
+
+void window_legend(Eigen::Index window) {
+    const std::string label = "outside the window of " + std::to_string(window) + " keys";
+    swatch(ImGui::GetWindowDrawList(), outside_window_colour, ImGui::GetTextLineHeight(), label.c_str());
+}
+
+void draw_window_band(ImVec2 min, float cell, Eigen::Index rows, Eigen::Index cols, Eigen::Index window) {
+    if (window <= 0) return;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const Rgba8 c = outside_window_colour;
+    for (Eigen::Index i = window; i < rows; ++i) {
+        const Eigen::Index hidden = std::min(i - window + 1, cols);   // keys 0 .. i - W
+        const float top = min.y + cell * static_cast<float>(i);
+        draw->AddRectFilled(ImVec2(min.x, top), ImVec2(min.x + cell * static_cast<float>(hidden), top + cell),
+                            IM_COL32(c.r, c.g, c.b, 255));
+    }
 }
 
 RgbaImage rgba_of(const RgbImage& image) {

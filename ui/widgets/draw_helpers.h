@@ -6,6 +6,8 @@
 #include "core/render/colormap.h"
 #include "core/render/heatmap_image.h"
 
+#include <imgui.h>
+
 #include <string>
 
 namespace headscope::ui {
@@ -23,6 +25,18 @@ std::string numbered(const char* prefix, int a, int b = -1);
 // not_finite_colour; the legend then says so.
 void colour_legend(Colormap map, const char* low, const char* high, bool show_masked = true,
                    bool show_not_finite = false);
+
+// Cells a sliding window hides (keys W or more positions before the query): drawn over
+// the map in their own colour, so the window's band reads apart from the causal mask.
+inline constexpr Rgba8 outside_window_colour{70, 110, 190, 255};
+
+// The swatch for outside_window_colour on the legend's line.
+void window_legend(Eigen::Index window);
+
+// Over a [rows, cols] map drawn with cell (0, 0) at `min`, `cell` px a side: every cell
+// (i, j) with j <= i - window in outside_window_colour (one rectangle per row, never a
+// [T, T] mask).
+void draw_window_band(ImVec2 min, float cell, Eigen::Index rows, Eigen::Index cols, Eigen::Index window);
 
 // An RGB picture as an opaque RGBA image for a texture.
 RgbaImage rgba_of(const RgbImage& image);

@@ -51,6 +51,10 @@ struct ModelInfo {
     // The key/value group query head h belongs to: heads h and h' share keys and values
     // exactly when their groups are equal.
     Eigen::Index group_of(Eigen::Index h) const { return h / std::max<Eigen::Index>(group_size(), 1); }
+    // Whether some layers slide and others do not (or all slide): layers are then local or global.
+    bool has_local_layers() const {
+        return std::any_of(layer_windows.begin(), layer_windows.end(), [](Eigen::Index w) { return w > 0; });
+    }
     // Layer l's sliding window, or 0 for a global layer.
     Eigen::Index window_of(Eigen::Index l) const {
         return l >= 0 && l < static_cast<Eigen::Index>(layer_windows.size())

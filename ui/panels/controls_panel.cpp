@@ -137,7 +137,7 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
                      ImGuiSliderFlags_AlwaysClamp);
     if (const Eigen::Index window = info.window_of(state.layer); window > 0) {
         ImGui::TextDisabled("local layer: each query sees its %ld latest keys", static_cast<long>(window));
-    } else if (!info.layer_windows.empty()) {
+    } else if (info.has_local_layers()) {
         ImGui::TextDisabled("global layer: each query sees every earlier key");
     }
     ImGui::TextUnformatted("Heads (left/right): show, disable = ablate");

@@ -107,9 +107,14 @@ void draw_name_on_thumbnail(const std::string& name, float side) {
 
 // Under the last thumbnail (head h of layer l): a stripe in its key/value group's shade
 // (groups alternate), and a cross over it when the head is switched off.
-void draw_group_and_state(const ModelInfo& info, const AppState& state, int l, int h, float side) {
+void draw_group_and_state(const ModelInfo& info, const AppState& state, int l, int h, float side, Eigen::Index T) {
     const ImVec2 a = ImGui::GetItemRectMin();
     ImDrawList* draw = ImGui::GetWindowDrawList();
+    // A local layer's window band, as the Matrix view draws it, while a row of cells is
+    // still visible (one rectangle per row: a long input's would cost the frame).
+    if (const Eigen::Index window = info.window_of(l); window > 0 && T > 0 && side / static_cast<float>(T) >= 1.0f) {
+        draw_window_band(a, side / static_cast<float>(T), T, T, window);
+    }
     if (info.group_size() > 1) {
         const bool even = info.group_of(h) % 2 == 0;
         draw->AddRectFilled(ImVec2(a.x + 2.0f, a.y + side - 4.0f), ImVec2(a.x + side - 2.0f, a.y + side - 1.0f),
@@ -129,7 +134,7 @@ void draw_group_and_state(const ModelInfo& info, const AppState& state, int l, i
 void draw_layer_label(const ModelInfo& info, int l) {
     ImGui::BeginGroup();
     ImGui::Text("L%d", l);
-    if (!info.layer_windows.empty()) {
+    if (info.has_local_layers()) {
         const Eigen::Index window = info.window_of(l);
         if (window > 0) {
             ImGui::TextDisabled("W%ld", static_cast<long>(window));
@@ -138,7 +143,7 @@ void draw_layer_label(const ModelInfo& info, int l) {
         }
     }
     ImGui::EndGroup();
-    if (ImGui::IsItemHovered() && !info.layer_windows.empty()) {
+    if (ImGui::IsItemHovered() && info.has_local_layers()) {
         const Eigen::Index window = info.window_of(l);
         if (window > 0) {
             ImGui::SetTooltip("Layer %d is local: each query sees its %ld latest keys (sliding window)", l,
@@ -174,7 +179,7 @@ void draw_grid_head(ViewContext& context, const GridValues& values, bool colour,
     const HeadCaption caption = context.head_caption(l, h);
     if (!caption.name.empty() && side >= 64.0f) draw_name_on_thumbnail(caption.name, side);
     const ModelInfo& info = context.shown().info;
-    draw_group_and_state(info, state, l, h, side);
+    draw_group_and_state(info, state, l, h, side, w.rows());
     if (ImGui::IsItemHovered()) {
         std::string tip = "head " + head_name(l, h);
         if (info.group_size() > 1) {
@@ -204,6 +209,12 @@ void ModelView::draw(ViewContext& context) {
     const auto scan = context.importance();
     draw_grid_options(state, scan != nullptr);
     colour_legend(state.colormap, "0", "each head's max");
+    for (Eigen::Index l = 0; l < info.n_layers; ++l) {
+        if (info.window_of(l) > 0) {
+            window_legend(info.window_of(l));   // the first local layer's; families use one window
+            break;
+        }
+    }
     const bool by_importance = scan && state.grid_show_importance;
     const bool colour = state.grid_colour_by_metric || by_importance;
     const GridValues values = grid_values(shown, state.metric, by_importance ? scan.get() : nullptr);

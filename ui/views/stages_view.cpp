@@ -72,6 +72,7 @@ void StagesView::draw(ViewContext& context) {
     colour_legend(Colormap::coolwarm, "-max |value|", "+max |value|", false);
     ImGui::SameLine();
     colour_legend(state.colormap, "softmax 0", "1");
+    if (layer.window > 0) window_legend(layer.window);
     const auto shape = [](const Matrix& m) {
         char text[48];
         std::snprintf(text, sizeof text, "[%ld, %ld]", static_cast<long>(m.rows()), static_cast<long>(m.cols()));
@@ -80,14 +81,13 @@ void StagesView::draw(ViewContext& context) {
     const bool rotated = head.q_unrotated.size() != 0;
     const std::vector<Stage> stages = {
         {"X = norm(x), the layer's input", &layer.input, false},
-        {"Q = X Wq^T + bq, before the rotation", &head.q_unrotated, false},
-        {"K, before the rotation", &head.k_unrotated, false},
-        {rotated ? "Q, rotated (RoPE)" : "Q = X Wq^T + bq", &head.q, false},
-        {rotated ? "K, rotated (RoPE)" : "K", &head.k, false},
+        {"Q before RoPE", &head.q_unrotated, false},
+        {"K before RoPE", &head.k_unrotated, false},
+        {rotated ? "Q after RoPE" : "Q = X Wq^T + bq", &head.q, false},
+        {rotated ? "K after RoPE" : "K", &head.k, false},
         {"V", &head.v, false},
         {scores_stage_name(shown.info), &head.scores, false},
-        {layer.window > 0 ? "+ mask (and the window of " + std::to_string(layer.window) + " keys)" : "+ mask",
-         &head.masked, false},
+        {layer.window > 0 ? "+ mask, window " + std::to_string(layer.window) : "+ mask", &head.masked, false},
         {"softmax", &head.weights, true},
         {"x V (context)", &head.context, false},
         {"heads concatenated", &layer.concat, false},
@@ -105,7 +105,9 @@ void StagesView::draw(ViewContext& context) {
         if (s.values->size() == 0) continue;
         if (column++ % per_row) ImGui::SameLine();
         ImGui::BeginGroup();
-        ImGui::Text("%s", s.name.c_str());
+        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side);   // a long step wraps, not under its neighbour
+        ImGui::TextUnformatted(s.name.c_str());
+        ImGui::PopTextWrapPos();
         ImGui::TextDisabled("%s", shape(*s.values).c_str());
         const std::string key = numbered("stage", state.layer, state.head) + s.name;
         const HeatmapTexture& t =
@@ -119,6 +121,11 @@ void StagesView::draw(ViewContext& context) {
         const ImVec2 extent = aspect >= 1.0f ? ImVec2(side, std::max(side / aspect, side / 3.0f))
                                              : ImVec2(std::max(side * aspect, side / 3.0f), side);
         ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + extent.x, origin.y + extent.y));
+        if (layer.window > 0 && (s.values == &head.masked || s.values == &head.weights)) {
+            // The window's band in its own colour (its scores are -inf, its weights 0), as the Matrix view draws it.
+            draw_window_band(origin, extent.x / static_cast<float>(s.values->cols()), s.values->rows(),
+                             s.values->cols(), layer.window);
+        }
         ImGui::Dummy(ImVec2(side, side));
         ImGui::EndGroup();
     }

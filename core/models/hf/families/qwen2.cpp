@@ -13,6 +13,7 @@ DecoderConfig read_qwen2_config(const HfFields& f) {
     DecoderConfig c = read_decoder_basics(
         f, qwen2_family(), {.vocab_size = 151936, .intermediate_size = 22016, .max_position_embeddings = 32768});
     c.qkv_bias = true;
+    refuse_unless(f, "use_mrope", false, "multimodal rotary positions (Qwen2-VL) are not computed");
     read_qwen_windows(f, c);
     c.settings = {{"rope", describe_rotary(c.layers.front().rotary, c.head_width)},
                   {"layers", describe_layers(c.layers)}};

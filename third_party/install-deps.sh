@@ -37,7 +37,7 @@ command -v npm >/dev/null || packages+=(npm)
 # reference BLAS, about 10x slower for training.
 if [[ "${1:-}" == "--with-torch" ]]; then
     packages+=(python3-torch python3-torchvision python3-numpy python3-pil python3-matplotlib
-               libopenblas0-pthread bible-kjv bible-kjv-text)
+               libopenblas0-pthread libopenblas0-openmp bible-kjv bible-kjv-text)
 fi
 
 missing=()

@@ -4,9 +4,10 @@
 #include "core/base/file_bytes.h"
 #include "core/base/shown.h"
 #include "core/models/assets.h"
-#include "core/models/hf/bert.h"
 #include "core/models/hf/config_fields.h"
 #include "core/models/hf/decoder.h"
+#include "core/models/hf/encoder.h"
+#include "core/models/hf/families/bert.h"
 #include "core/models/hf/families/gemma.h"
 #include "core/models/hf/families/gemma2.h"
 #include "core/models/hf/families/gemma3.h"
@@ -17,7 +18,7 @@
 #include "core/models/hf/families/phi3.h"
 #include "core/models/hf/families/qwen2.h"
 #include "core/models/hf/families/qwen3.h"
-#include "core/models/hf/vit.h"
+#include "core/models/hf/families/vit.h"
 
 #include <filesystem>
 
@@ -121,18 +122,24 @@ std::unique_ptr<Model> load_decoder(const std::string& folder, const LoadControl
     return load_hf_decoder(family(), folder, control);
 }
 
+// An encoder family's loader: the one encoder over its description.
+template <const EncoderFamily& (*family)()>
+std::unique_ptr<Model> load_encoder(const std::string& folder, const LoadControl& control) {
+    return load_hf_encoder(family(), folder, control);
+}
+
 }   // namespace
 
 const std::vector<HfFamily>& hf_families() {
     // One row per family (core/models/hf/<family>.h): the model_types it opens, its loader.
     static const std::vector<HfFamily> table = {
         {{"vit", "deit"},
-         load_hf_vit,
+         load_encoder<vit_family>,
          "ViT / DeiT image encoders and classifiers (ViTModel, ViTForImageClassification, DeiTModel, "
          "DeiTForImageClassification[WithTeacher])"},
         {{"gpt2"}, load_decoder<gpt2_family>, "GPT-2 causal text models (GPT2Model, GPT2LMHeadModel)"},
         {{"bert"},
-         load_hf_bert,
+         load_encoder<bert_family>,
          "BERT text encoders (BertModel, BertForMaskedLM, BertForPreTraining, BertForSequenceClassification)"},
         {{"llama"}, load_decoder<llama_family>, "Llama 2, 3, 3.1, 3.2, TinyLlama, SmolLM (LlamaForCausalLM)"},
         {{"mistral"}, load_decoder<mistral_family>, "Mistral 7B with its sliding window (MistralForCausalLM)"},

@@ -4,7 +4,7 @@
 // cases use the loader directly: output labels, byte spans and exported names.
 
 #include "cli/cli_runner.h"
-#include "core/models/hf/bert.h"
+#include "core/models/hf/families/bert.h"
 #include "core/tensor/safetensors.h"
 #include "test_support.h"
 
@@ -155,7 +155,7 @@ TEST_CASE("bert: broken folders and bad input are one line, exit 2, no output") 
 }
 
 TEST_CASE("bert: output labels, spans of a pair, and weights under transformers' names") {
-    const auto mlm = load_hf_bert(checkpoints + "/bert_tiny");
+    const auto mlm = load_hf_encoder(bert_family(), checkpoints + "/bert_tiny");
     CHECK(mlm->output_label(16) == "cat");
     CHECK(mlm->output_label(32) == "##ing");
     CHECK(mlm->output_label(4) == "[MASK]");
@@ -179,7 +179,7 @@ TEST_CASE("bert: output labels, spans of a pair, and weights under transformers'
     CHECK(names.count("cls.predictions.decoder.weight") == 0);   // tied: the word embeddings
     CHECK(names.size() == 5 + 2 * 16 + 5);
 
-    const auto cls = load_hf_bert(checkpoints + "/bert_tiny_cls");
+    const auto cls = load_hf_encoder(bert_family(), checkpoints + "/bert_tiny_cls");
     CHECK(cls->info().classifier);
     CHECK(cls->output_label(2) == "positive");
     std::int64_t exported = 0;
@@ -189,7 +189,8 @@ TEST_CASE("bert: output labels, spans of a pair, and weights under transformers'
     }
     CHECK(exported == cls->info().n_parameters);
 
-    const auto bare = load_hf_bert(checkpoints + "/bert_tiny_bf16");   // stored as LayerNorm.gamma / .beta
+    const auto bare =
+        load_hf_encoder(bert_family(), checkpoints + "/bert_tiny_bf16");   // stored as LayerNorm.gamma / .beta
     names.clear();
     for (const OwnedTensor& t : bare->export_weights()) names.insert(t.name);
     CHECK(names.count("embeddings.LayerNorm.weight") == 1);
@@ -215,7 +216,7 @@ TEST_CASE("bert: exported weights load back, and a separate decoder and decoder.
     check_output_has(run_cli({"info", "--model", folder}), {"parameters: 7404", "decoder tied to word_embeddings\""});
 
     // The bias under its other tied name, and a decoder of its own (untied): counted, used.
-    std::vector<OwnedTensor> weights = load_hf_bert(original)->export_weights();
+    std::vector<OwnedTensor> weights = load_hf_encoder(bert_family(), original)->export_weights();
     for (OwnedTensor& t : weights) {
         if (t.name == "cls.predictions.bias") t.name = "cls.predictions.decoder.bias";
     }

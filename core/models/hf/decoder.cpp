@@ -1,34 +1,31 @@
 #include "core/models/hf/decoder.h"
 
 #include "core/base/error.h"
+#include "core/models/hf/checkpoint_load.h"
 #include "core/models/hf/config_fields.h"
 #include "core/models/hf/tensors.h"
 #include "core/tensor/memory_reuse.h"
 
 #include <cmath>
-#include <filesystem>
 #include <set>
+#include <utility>
 
 namespace headscope {
 
 namespace {
 
-namespace fs = std::filesystem;
-
-std::string field_is(const std::string& field, Eigen::Index value) { return field + " = " + std::to_string(value); }
-
-// Why each tensor has its shape, for the loader's messages.
-struct ShapeReasons {
-    std::string e, v, attention, kv, mlp, head;
+// Why each tensor has its shape, for the loader's messages: the stack's (E, the MLP) and the decoder's own.
+struct ShapeReasons : StackShapeReasons {
+    std::string v, attention, kv, head;
     explicit ShapeReasons(const DecoderConfig& c)
-        : e("config.json: " + field_is(c.width_field, c.width)),
-          v("config.json: " + field_is("vocab_size", c.vocab_size) + ", " + field_is(c.width_field, c.width)),
+        : StackShapeReasons(c.width_field, c.width, c.mlp_field, c.mlp_width),
+          v("config.json: " + hf_field_is("vocab_size", c.vocab_size) + ", " + hf_field_is(c.width_field, c.width)),
           attention(c.n_heads * c.head_width == c.width ? e
-                                                        : e + ", " + field_is("num_attention_heads", c.n_heads) +
-                                                              " x " + field_is("head_dim", c.head_width)),
-          kv(c.n_kv_heads == c.n_heads ? attention : attention + ", " + field_is("num_key_value_heads", c.n_kv_heads)),
-          mlp(e + ", " + field_is(c.mlp_field, c.mlp_width)),
-          head("config.json: " + field_is("head_dim", c.head_width)) {}
+                                                        : e + ", " + hf_field_is("num_attention_heads", c.n_heads) +
+                                                              " x " + hf_field_is("head_dim", c.head_width)),
+          kv(c.n_kv_heads == c.n_heads ? attention
+                                       : attention + ", " + hf_field_is("num_key_value_heads", c.n_kv_heads)),
+          head("config.json: " + hf_field_is("head_dim", c.head_width)) {}
 };
 
 // GPT-NeoX's query_key_value rows hold head h's q, k and v together ([H, 3, Dh]); the
@@ -107,8 +104,8 @@ void bind_tensors(Weights& w, const DecoderConfig& c, const DecoderTensorNames& 
     b.weight(n.embed + ".weight", w.embed, c.vocab_size, E, why.v);
     if (!n.positions.empty()) {
         b.weight(n.positions + ".weight", w.positions, c.learned_positions, E,
-                 "config.json: " + field_is(c.max_tokens_field, c.learned_positions) + ", " +
-                     field_is("hidden_size", E));
+                 "config.json: " + hf_field_is(c.max_tokens_field, c.learned_positions) + ", " +
+                     hf_field_is("hidden_size", E));
     }
     for (std::size_t l = 0; l < w.stack.blocks.size(); ++l) {
         auto& block = w.stack.blocks[l];
@@ -191,20 +188,12 @@ std::string number(double value) { return hf_number_text(value); }
 }   // namespace
 
 HfDecoderModel::HfDecoderModel(const DecoderFamily& family, const std::string& folder, const LoadControl& control)
-    : family_(family) {
-    const fs::path dir(folder);
-    const std::string config_path = (dir / "config.json").string();
-    {
-        const nlohmann::json json = read_hf_json_file(config_path);
-        const HfFields f(json, config_path);
-        config_ = family.read_config(f);
-    }
+    : family_(family), config_(read_hf_config(folder, family.read_config)) {
     const DecoderConfig& c = config_;
     const DecoderTensorNames& n = family.names;
-    const HfWeights stored = HfWeights::open(folder);
-    mapped_ = HfMappedFiles(stored);
-    HfTensorTable table(stored, n.prefix, folder, control);
-    HfTensorLoader loader(table);
+    HfCheckpointWeights checkpoint(folder, n.prefix, control);
+    mapped_ = checkpoint.mapped;
+    HfTensorLoader loader(checkpoint.table);
     weights_.stack = layout_stack(c);
     weights_.packed_mlp.resize(static_cast<std::size_t>(c.n_layers));
     weights_.final_norm.kind = c.norm_kind;
@@ -217,7 +206,7 @@ HfDecoderModel::HfDecoderModel(const DecoderFamily& family, const std::string& f
             ignorable.insert(n.layers + std::to_string(l) + "." + buffer);
         }
     }
-    table.check_all_taken(ignorable, c.architecture);
+    checkpoint.table.check_all_taken(ignorable, c.architecture);
     tokens_ = std::make_unique<HfTextTokens>(folder);
     std::string head = c.tied_head ? "tied to " + n.embed : n.head + ".weight";
     std::string head_warning;
@@ -231,15 +220,13 @@ HfDecoderModel::HfDecoderModel(const DecoderFamily& family, const std::string& f
         }
         weights_.head = WeightMatrix();
     }
-    describe(folder, head, table, stored);
+    describe(folder, head, checkpoint.table, checkpoint.stored);
     if (!head_warning.empty()) info_.warnings.push_back(head_warning);
 }
 
 void HfDecoderModel::describe(const std::string& folder, const std::string& head, const HfTensorTable& table,
                               const HfWeights& stored) {
     const DecoderConfig& c = config_;
-    ParameterCounter counter;
-    bind_tensors(weights_, c, family_.names, counter);
     info_.name = folder;
     info_.description = "Hugging Face " + c.architecture + " (" + c.model_type + ": E=" + std::to_string(c.width) +
                         " H=" + std::to_string(c.n_heads) + " Hkv=" + std::to_string(c.n_kv_heads) +
@@ -254,7 +241,7 @@ void HfDecoderModel::describe(const std::string& folder, const std::string& head
     info_.takes_text = true;
     info_.reads_ids_only = !tokens_->has_tokenizer();
     info_.causal = true;
-    info_.n_parameters = counter.count();
+    info_.n_parameters = count_bound([&](auto& b) { bind_tensors(std::as_const(weights_), c, family_.names, b); });
     info_.warnings = table.warnings();
     for (const DecoderLayer& layer : c.layers) info_.layer_windows.push_back(layer.window);
     info_.settings = {
@@ -334,9 +321,7 @@ Matrix HfDecoderModel::lm_logits(const Matrix& hidden) const {
 std::string HfDecoderModel::output_label(Eigen::Index index) const { return tokens_->label(index); }
 
 std::vector<OwnedTensor> HfDecoderModel::export_weights() const {
-    TensorExporter exporter;
-    bind_tensors(weights_, config_, family_.names, exporter);
-    return exporter.take();
+    return export_bound([&](auto& b) { bind_tensors(weights_, config_, family_.names, b); });
 }
 
 std::unique_ptr<Model> load_hf_decoder(const DecoderFamily& family, const std::string& folder,

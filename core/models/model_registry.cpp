@@ -28,29 +28,47 @@ namespace {
 
 constexpr std::string_view builtin_prefix = "builtin:";
 
-// The demo models trained by tools/train_*.py: Hugging Face folders under assets/models/.
-struct TrainedModel {
-    std::string_view name;     // "builtin:tiny-shapes"
-    std::string_view folder;   // under assets/models/
-    std::string_view script;   // what writes the folder
+// The demo models, one row each: the built ones (ToyConfig shapes them) and the ones
+// trained by tools/train_*.py (Hugging Face folders under assets/models/).
+struct BuiltinRow {
+    std::string_view name;   // "builtin:tiny-shapes"
     std::string_view description;
+    std::unique_ptr<Model> (*make)(const ToyConfig&) = nullptr;   // built from the settings; null: trained
+    std::string_view folder;                                      // trained: under assets/models/
+    std::string_view script;                                      // trained: what writes the folder
 };
 
-constexpr TrainedModel trained_models[] = {
-    {"builtin:tiny-story", "tiny-story", "tools/train_text.py",
+constexpr BuiltinRow builtin_rows[] = {
+    {"builtin:tiny-story",
      "GPT-2 trained here on the King James Bible, one token per byte, so per character of plain English (L=2 H=4 "
-     "E=128, 128 positions); "
-     "has a previous-token and an induction head"},
-    {"builtin:tiny-shapes", "tiny-shapes", "tools/train_vision.py",
-     "ViT trained here to name the shape in a 64 px scene (circle, square, triangle, cross, ring, star; "
-     "8 px patches, L=4 H=4 E=128)"},
+     "E=128, 128 positions); has a previous-token and an induction head",
+     nullptr, "tiny-story", "tools/train_text.py"},
+    {"builtin:tiny-shapes",
+     "ViT trained here to name the shape in a 64 px scene (circle, square, triangle, cross, ring, star; 8 px "
+     "patches, L=4 H=4 E=128)",
+     nullptr, "tiny-shapes", "tools/train_vision.py"},
+    {"builtin:toy-text",
+     "text encoder, words + sinusoidal positions; heads built to show previous-token, same-token, first-token and "
+     "local patterns (E=64 H=4 L=2)",
+     make_toy_text, "", ""},
+    {"builtin:toy-vit",
+     "ViT-style image encoder, 16 px patches + [CLS]; heads built to show same-colour, neighbourhood, same-row and "
+     "[CLS] patterns (224 px, E=64 H=4 L=2)",
+     make_toy_vit, "", ""},
 };
+
+const BuiltinRow* builtin_row(std::string_view name) {
+    for (const BuiltinRow& row : builtin_rows) {
+        if (row.name == name) return &row;
+    }
+    return nullptr;
+}
 
 // A checkpoint that answers to its built-in name: `info` and errors say "builtin:tiny-shapes",
 // not the folder it was read from.
 class TrainedCheckpoint final : public Model {
 public:
-    TrainedCheckpoint(std::unique_ptr<Model> model, const TrainedModel& trained) : model_(std::move(model)) {
+    TrainedCheckpoint(std::unique_ptr<Model> model, const BuiltinRow& trained) : model_(std::move(model)) {
         info_ = model_->info();
         info_.name = trained.name;
         info_.description = trained.description;
@@ -105,7 +123,7 @@ std::unique_ptr<Model> open_checkpoint_folder(const std::string& path, const Loa
     throw Error(path + "/config.json: model_type '" + model_type + "' has no loader in this build");
 }
 
-std::unique_ptr<Model> open_trained(const TrainedModel& trained, const LoadControl& control) {
+std::unique_ptr<Model> open_trained(const BuiltinRow& trained, const LoadControl& control) {
     const std::filesystem::path folder = assets_dir() / "models" / trained.folder;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(folder / "config.json", ec)) {
@@ -163,26 +181,19 @@ std::vector<std::string> hf_supported_model_types() {
 
 std::vector<BuiltinModel> builtin_models() {
     std::vector<BuiltinModel> models;
-    for (const TrainedModel& m : trained_models) models.push_back({std::string(m.name), std::string(m.description)});
-    models.insert(
-        models.end(),
-        {
-            {"builtin:toy-text", "text encoder, words + sinusoidal positions; heads built to show previous-token, "
-                                 "same-token, first-token and local patterns (E=64 H=4 L=2)"},
-            {"builtin:toy-vit", "ViT-style image encoder, 16 px patches + [CLS]; heads built to show same-colour, "
-                                "neighbourhood, same-row and [CLS] patterns (224 px, E=64 H=4 L=2)"},
-        });
+    for (const BuiltinRow& row : builtin_rows) models.push_back({std::string(row.name), std::string(row.description)});
     return models;
 }
 
-bool is_toy_model(const std::string& name) { return name == "builtin:toy-text" || name == "builtin:toy-vit"; }
+bool is_toy_model(const std::string& name) {
+    const BuiltinRow* row = builtin_row(name);
+    return row != nullptr && row->make != nullptr;
+}
 
 std::unique_ptr<Model> open_model(const std::string& path, const ToyConfig& config, const LoadControl& control) {
     if (path.rfind(builtin_prefix, 0) == 0) {
-        if (path == "builtin:toy-text") return make_toy_text(config);
-        if (path == "builtin:toy-vit") return make_toy_vit(config);
-        for (const TrainedModel& m : trained_models) {
-            if (path == m.name) return open_trained(m, control);
+        if (const BuiltinRow* row = builtin_row(path)) {
+            return row->make != nullptr ? row->make(config) : open_trained(*row, control);
         }
         std::string known;
         for (const BuiltinModel& m : builtin_models()) known += (known.empty() ? "" : ", ") + m.name;

@@ -1,10 +1,9 @@
 // Feeds: a Hugging Face checkpoint folder, loaded through open_model as the app opens one
 // (the families' config.json readers, the image processor's preprocessor_config.json
-// reader, HfWeights, the GPT-2 / BERT / ViT / DeiT loaders and their weight-shape
-// checks). Byte 0 picks the base: 0 = nothing (every file from the input), else one of
-// tests/checkpoints' valid tiny folders, whose files are linked in first. Byte 1 picks
-// what runs after a load.
-// The rest is cut at "\n--8<--\n" into config.json, model.safetensors,
+// reader, HfWeights, the encoder and decoder families' loaders and their weight-shape
+// checks: windows, RoPE scaling, packed and per-head q/k/v, sharded weights). Byte 0 picks the base: 0 = nothing (every
+// file from the input), else one of tests/checkpoints' valid tiny folders, whose files are linked in first. Byte 1
+// picks what runs after a load. The rest is cut at "\n--8<--\n" into config.json, model.safetensors,
 // preprocessor_config.json, tokenizer_config.json and model.safetensors.index.json (the
 // sharded base's shard list); a missing or empty part keeps the base's file (or writes
 // none when there is no base). So the seeds both mutate whole tiny checkpoints and
@@ -28,9 +27,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<const char*, 8> bases = {
-    nullptr,         "gpt2_tiny", "gpt2_tiny_f16",       "bert_tiny",
-    "bert_tiny_cls", "vit_tiny",  "deit_tiny_distilled", "deit_tiny_distilled_bf16",
+constexpr std::array<const char*, 13> bases = {
+    nullptr,         "gpt2_tiny",   "gpt2_tiny_f16",       "bert_tiny",
+    "bert_tiny_cls", "vit_tiny",    "deit_tiny_distilled", "deit_tiny_distilled_bf16",
+    "llama_tiny",    "gemma2_tiny", "phi3_tiny",           "pythia_tiny",
+    "mistral_tiny",
 };
 constexpr std::array<const char*, 5> part_files = {"config.json", "model.safetensors", "preprocessor_config.json",
                                                    "tokenizer_config.json", "model.safetensors.index.json"};

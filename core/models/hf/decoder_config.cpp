@@ -2,6 +2,7 @@
 
 #include "core/base/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -43,10 +44,12 @@ std::vector<double> factor_list(const HfFields& s, const json& scaling, const st
     return values;
 }
 
+// A positive number of at most a million (no checkpoint scales RoPE by more; a larger one
+// would overflow the lengths derived from it).
 double positive(const HfFields& s, const std::string& name, double fallback, bool required = false) {
     if (required && s.find(name) == nullptr) s.fail(name, "is missing (this RoPE type needs it)");
     const double value = s.number(name, fallback);
-    if (!(value > 0)) s.fail(name, "a positive number", *s.find(name));
+    if (!(value > 0 && value <= 1e6)) s.fail(name, "a positive number of at most 1e6", *s.find(name));
     return value;
 }
 
@@ -99,6 +102,8 @@ RopeScaling read_scaling(const HfFields& top, const json& scaling, const std::st
             r.original_max_positions = original(false);
             if (r.original_max_positions == 0) r.original_max_positions = max_positions;
         }
+        // Its attention factor divides by log(original length).
+        if (r.original_max_positions < 2) s.fail("original_max_position_embeddings", "at least 2 for longrope");
         break;
     }
     return r;
@@ -159,11 +164,19 @@ DecoderConfig read_decoder_basics(const HfFields& f, const DecoderFamily& family
     c.norm_eps = read_hf_epsilon(f, "rms_norm_eps", static_cast<float>(d.rms_norm_eps));
     c.activation = read_hf_activation(f, f.string("hidden_act", d.hidden_act));
     c.tied_head = f.boolean("tie_word_embeddings", d.tie_word_embeddings);
-    const Rotary rotary = read_rotary(f, d.rope_theta, c.head_width, c.max_tokens);
+    // transformers turns int(head_dim * partial_rotary_factor) features of each head.
+    const double partial = f.number("partial_rotary_factor", 1.0);
+    const auto rotated = static_cast<Eigen::Index>(static_cast<double>(c.head_width) * partial);
+    if (!(partial > 0 && partial <= 1) || rotated < 2 || rotated % 2 != 0) {
+        f.fail("partial_rotary_factor", "a number in (0, 1] that turns an even number of each head's " +
+                                            std::to_string(c.head_width) + " features, got " + hf_number_text(partial));
+    }
+    const Rotary rotary = read_rotary(f, d.rope_theta, rotated, c.max_tokens);
     c.layers.assign(static_cast<std::size_t>(c.n_layers), DecoderLayer{0, rotary});
     // Dynamic NTK exists to run past the trained length.
     if (rotary.scaling.type == Type::dynamic) {
-        c.max_tokens = static_cast<Eigen::Index>(std::ceil(rotary.scaling.factor * static_cast<double>(c.max_tokens)));
+        const double longest = std::ceil(rotary.scaling.factor * static_cast<double>(c.max_tokens));
+        c.max_tokens = static_cast<Eigen::Index>(std::min(longest, static_cast<double>(1 << 24)));
     }
     return c;
 }

@@ -15,17 +15,9 @@ DecoderConfig read_phi3_config(const HfFields& f) {
     DecoderConfig c = read_decoder_basics(
         f, phi3_family(),
         {.vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_position_embeddings = 4096});
-    const double partial = f.number("partial_rotary_factor", 1.0);
-    if (!(partial > 0 && partial <= 1)) f.fail("partial_rotary_factor", "a number in (0, 1]", partial);
-    const auto rotated = static_cast<Eigen::Index>(static_cast<double>(c.head_width) * partial);
-    if (rotated < 2 || rotated % 2 != 0) {
-        f.fail("partial_rotary_factor", "rotates " + std::to_string(rotated) +
-                                            " features of each head (expected an "
-                                            "even number)");
-    }
-    const Rotary rotary = read_rotary(f, 10000.0, rotated, c.max_tokens);
     const Eigen::Index window = read_window(f, "sliding_window", 0);
-    for (DecoderLayer& layer : c.layers) layer = {window, rotary};
+    for (DecoderLayer& layer : c.layers) layer.window = window;
+    const Rotary& rotary = c.layers.front().rotary;
     c.settings = {{"rope", describe_rotary(rotary, c.head_width)}, {"layers", describe_layers(c.layers)}};
     return c;
 }

@@ -64,7 +64,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_golden import save_safetensors  # noqa: E402  (the repository's one safetensors writer)
-from make_gpt2_checkpoints import BYTE_ENCODER, learn_merges, write_json  # noqa: E402
+from make_gpt2_checkpoints import BYTE_ENCODER, learn_merges, merges_over, write_json  # noqa: E402
 from make_vit_checkpoints import cast, from_stored, write_folder as write_weights_folder  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -163,29 +163,7 @@ def learn_sp_merges(words, n):
     counts = {}
     for w in words:
         counts[tuple(w)] = counts.get(tuple(w), 0) + 1
-    merges = []
-    for _ in range(n):
-        pairs = {}
-        for w, c in counts.items():
-            for pair in zip(w, w[1:]):
-                pairs[pair] = pairs.get(pair, 0) + c
-        if not pairs:
-            break
-        best = min(pairs, key=lambda p: (-pairs[p], p))
-        merges.append(best)
-        merged = {}
-        for w, c in counts.items():
-            out, i = [], 0
-            while i < len(w):
-                if i + 1 < len(w) and (w[i], w[i + 1]) == best:
-                    out.append(w[i] + w[i + 1])
-                    i += 2
-                else:
-                    out.append(w[i])
-                    i += 1
-            merged[tuple(out)] = merged.get(tuple(out), 0) + c
-        counts = merged
-    return merges
+    return merges_over(counts, n)
 
 
 def sentencepiece_tokenizer(kind, n_merges=30):

@@ -79,12 +79,20 @@ def learn_merges(corpus, n):
     words = {}
     for p in pieces(corpus):
         words[tuple(p)] = words.get(tuple(p), 0) + 1
+    return merges_over(words, n)
+
+
+def merges_over(words, n):
+    """Up to n BPE merges over words {tuple of symbols: count}: the most frequent adjacent
+    pair first, ties broken by the pair's text (make_decoder_checkpoints.py uses it too)."""
     merges = []
     for _ in range(n):
         counts = {}
         for w, c in words.items():
             for pair in zip(w, w[1:]):
                 counts[pair] = counts.get(pair, 0) + c
+        if not counts:
+            break
         best = min(counts, key=lambda p: (-counts[p], p))
         merges.append(best)
         merged = {}

@@ -25,7 +25,7 @@ are upcast to float32 as from_pretrained(torch_dtype=torch.float32) does.
 Each PyTorch measurement runs in a fresh process (this script with --torch-worker), because
 OpenBLAS reads OPENBLAS_NUM_THREADS only when torch is first imported. That process runs
 without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (these machines set them; they pin OpenBLAS
-to its AVX2 kernel: ../shared/PERF-NOTES.md), and a calibration pass tries two BLAS
+to its AVX2 kernel: docs/performance.md, "Measuring on these machines"), and a calibration pass tries two BLAS
 libraries, OpenBLAS (OpenMP build, by LD_LIBRARY_PATH=--openblas-dir, when it is installed)
 and the libblas.so.3 torch loads by default, times (torch threads, OpenBLAS threads) in
 {1, 2} x {1, 2} (2 / 2 alone for the decoders, whose forwards are GEMM-bound and take

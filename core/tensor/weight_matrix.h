@@ -3,8 +3,9 @@
 // values live:
 //   - owned: the demo models, tests, and checkpoints whose F16 / BF16 / F64 tensors
 //     are converted to float once at load;
-//   - a view into a memory-mapped checkpoint: F32 tensors are read in place, never
-//     copied, so a 500 MB GPT-2 costs no second 500 MB of memory. A view may hold the
+//   - a view into a memory-mapped checkpoint: F32, BF16 and F16 tensors are read in
+//     place, never copied, so a 500 MB GPT-2 costs no second 500 MB of memory, and a
+//     BF16 checkpoint keeps its 16-bit width (its panels too). A view may hold the
 //     transpose ([in, out], as GPT-2's Conv1D stores it) and may be a slice of a
 //     larger tensor (q, k and v cut from GPT-2's packed c_attn), its rows `stride`
 //     floats apart. A shared owner (the mapped file, or a converted buffer) keeps the
@@ -15,9 +16,11 @@
 // copied (and read again from the page cache should anything else read them), so a
 // checkpoint still costs its size once.
 
+#include "core/tensor/dtype.h"
 #include "core/tensor/kernels/weight_panels.h"
 #include "core/tensor/matrix.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -41,13 +44,20 @@ public:
     static WeightMatrix view(std::shared_ptr<const void> owner, const float* data, Eigen::Index stored_rows,
                              Eigen::Index stored_cols, Eigen::Index row_stride, bool transposed,
                              bool file_mapped = false);
+    // The same over 16-bit values (`element`: BF16 or F16), `row_stride` elements apart.
+    static WeightMatrix view(std::shared_ptr<const void> owner, const std::uint16_t* data, DType element,
+                             Eigen::Index stored_rows, Eigen::Index stored_cols, Eigen::Index row_stride,
+                             bool transposed, bool file_mapped = false);
 
     Eigen::Index rows() const { return rows_; }   // out
     Eigen::Index cols() const { return cols_; }   // in
     Eigen::Index size() const { return rows_ * cols_; }
     bool transposed() const { return transposed_; }
     bool is_view() const { return data_ != nullptr; }
+    // How the values are stored: F32 (owned, or a view), BF16 or F16 (views).
+    DType element() const { return element_; }
 
+    // The stored floats; F32 weights only (throws headscope::Error for 16-bit ones).
     Stored stored() const;
     // The [out, in] values, copied (exports, tests).
     Matrix to_matrix() const;
@@ -75,13 +85,19 @@ public:
 private:
     // A mapped file's pages under this weight, handed back to the kernel (see panels()).
     void release_stored_pages() const;
+    // Stored row r ([cols] when not transposed, else [rows]) as floats, into `out`.
+    void read_stored_row(Eigen::Index r, std::span<float> out) const;
+    Eigen::Index stored_rows() const { return transposed_ ? cols_ : rows_; }
+    Eigen::Index stored_cols() const { return transposed_ ? rows_ : cols_; }
+    const std::byte* stored_element(Eigen::Index r, Eigen::Index c) const;
 
     Matrix owned_;                        // [out, in] when owned
     std::shared_ptr<const void> owner_;   // views: what keeps `data_` valid
-    const float* data_ = nullptr;         // views: the first stored value
+    const std::byte* data_ = nullptr;     // views: the first stored value
+    DType element_ = DType::F32;          // views: F32, BF16 or F16
     Eigen::Index rows_ = 0;               // out
     Eigen::Index cols_ = 0;               // in
-    Eigen::Index stride_ = 0;             // views: floats between stored rows
+    Eigen::Index stride_ = 0;             // views: elements between stored rows
     bool transposed_ = false;
     bool file_mapped_ = false;
     // Made once, on the first product; copies share it (their values are the same).

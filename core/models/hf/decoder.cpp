@@ -7,6 +7,7 @@
 #include "core/tensor/memory_reuse.h"
 
 #include <cmath>
+#include <numeric>
 #include <set>
 #include <utility>
 
@@ -275,7 +276,9 @@ ModelInput HfDecoderModel::embed(std::vector<std::int64_t> ids) const {
     input.embeddings = weights_.embed.gather_rows(ids);   // [T, E]
     if (config_.embedding_scale != 1.0f) input.embeddings *= config_.embedding_scale;
     if (weights_.positions.size() != 0) {
-        input.embeddings += weights_.positions.stored().topRows(static_cast<Eigen::Index>(ids.size()));
+        std::vector<std::int64_t> positions(ids.size());
+        std::iota(positions.begin(), positions.end(), std::int64_t{0});
+        input.embeddings += weights_.positions.gather_rows(positions);
     }
     input.ids = std::move(ids);
     return input;

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 
 namespace headscope {
@@ -86,28 +87,31 @@ WeightMatrix HfTensorTable::weight_as_stored(const std::string& name, const Shap
                                              Eigen::Index stored_cols, bool transposed, const std::string& why) {
     const Stored& s = checked(name, shape, why);
     const TensorView& t = *s.entry.tensor;
-    std::shared_ptr<const void> owner;
-    const float* data = nullptr;
-    bool mapped = false;
-    const bool aligned = reinterpret_cast<std::uintptr_t>(t.bytes.data()) % alignof(float) == 0;
-    if (t.dtype == DType::F32 && aligned) {
-        // Read in place (safetensors is little-endian, as is every machine this builds for).
+    const bool sixteen_bits = t.dtype == DType::BF16 || t.dtype == DType::F16;
+    const std::size_t alignment = t.dtype == DType::F32 ? alignof(float) : alignof(std::uint16_t);
+    const bool aligned = reinterpret_cast<std::uintptr_t>(t.bytes.data()) % alignment == 0;
+    if ((t.dtype == DType::F32 || sixteen_bits) && aligned) {
+        // Read in place, in the width stored (safetensors is little-endian, as is every
+        // machine this builds for): a BF16 checkpoint costs its own size, not twice it.
         static_assert(std::endian::native == std::endian::little);
-        data = reinterpret_cast<const float*>(t.bytes.data());
-        owner = s.entry.owner;
-        mapped = true;
         // Fault the pages in now: the disk is read while the progress bar moves.
         constexpr std::size_t page = 4096;
         volatile std::byte sink{};
         for (std::size_t i = 0; i < t.bytes.size(); i += page) sink = t.bytes[i];
         (void)sink;
-    } else {
-        auto values = std::make_shared<const std::vector<float>>(t.to_floats());
-        data = values->data();
-        owner = std::move(values);
+        report_read(s);
+        const auto* data = reinterpret_cast<const std::uint16_t*>(t.bytes.data());
+        if (sixteen_bits) {
+            return WeightMatrix::view(s.entry.owner, data, t.dtype, stored_rows, stored_cols, stored_cols, transposed,
+                                      true);
+        }
+        return WeightMatrix::view(s.entry.owner, reinterpret_cast<const float*>(data), stored_rows, stored_cols,
+                                  stored_cols, transposed, true);
     }
+    auto values = std::make_shared<const std::vector<float>>(t.to_floats());
     report_read(s);
-    return WeightMatrix::view(std::move(owner), data, stored_rows, stored_cols, stored_cols, transposed, mapped);
+    const float* data = values->data();
+    return WeightMatrix::view(std::move(values), data, stored_rows, stored_cols, stored_cols, transposed, false);
 }
 
 WeightMatrix HfTensorTable::weight(const std::string& name, Eigen::Index rows, Eigen::Index cols,
@@ -151,6 +155,30 @@ Linear HfTensorTable::conv1d(const std::string& prefix, Eigen::Index in, Eigen::
 WeightMatrix HfTensorTable::transposed_weight(const std::string& name, Eigen::Index out, Eigen::Index in,
                                               const std::string& why) {
     return weight_as_stored(name, {in, out}, in, out, true, why);
+}
+
+WeightMatrix HfTensorTable::permuted_weight(const std::string& name, Eigen::Index rows, Eigen::Index cols,
+                                            const std::string& why, const RowOrder& stored_row) {
+    const Stored& s = checked(name, {rows, cols}, why);
+    const TensorView& t = *s.entry.tensor;
+    report_read(s);
+    const auto row_bytes = static_cast<std::size_t>(cols) * dtype_size(t.dtype);
+    const auto from = [&](Eigen::Index r) {
+        return t.bytes.data() + static_cast<std::size_t>(stored_row[static_cast<std::size_t>(r)]) * row_bytes;
+    };
+    if (t.dtype == DType::BF16 || t.dtype == DType::F16) {
+        auto held = std::make_shared<std::vector<std::uint16_t>>(static_cast<std::size_t>(rows * cols));
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            std::memcpy(held->data() + static_cast<std::size_t>(r * cols), from(r), row_bytes);
+        }
+        const std::uint16_t* data = held->data();
+        return WeightMatrix::view(std::move(held), data, t.dtype, rows, cols, cols, false);
+    }
+    Matrix held(rows, cols);
+    for (Eigen::Index r = 0; r < rows; ++r) {
+        convert_to_float(t.dtype, from(r), std::span(held.row(r).data(), static_cast<std::size_t>(cols)));
+    }
+    return WeightMatrix(std::move(held));
 }
 
 void HfTensorTable::check_all_taken(const std::set<std::string>& ignorable, const std::string& architecture) const {

@@ -35,9 +35,10 @@ public:
 
     Matrix matrix(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,
                   Shape shape = {});
-    // A weight [rows, cols] (stored with `shape`, default [rows, cols]): F32 tensors are
-    // read in place from the mapped file (their pages touched now, so the disk is read
-    // while the progress shows, not at the first forward); other dtypes are converted once.
+    // A weight [rows, cols] (stored with `shape`, default [rows, cols]): F32, BF16 and F16
+    // tensors are read in place from the mapped file, in their own width (their pages
+    // touched now, so the disk is read while the progress shows, not at the first
+    // forward); F64 is converted to float once.
     WeightMatrix weight(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,
                         Shape shape = {});
     Vector vector(const std::string& name, Eigen::Index n, const std::string& why);
@@ -49,6 +50,10 @@ public:
     Linear conv1d(const std::string& prefix, Eigen::Index in, Eigen::Index out, const std::string& why);
     // A weight [out, in] stored transposed ([in, out], as Conv1D), read in place.
     WeightMatrix transposed_weight(const std::string& name, Eigen::Index out, Eigen::Index in, const std::string& why);
+    // A weight [rows, cols] whose row r is stored row `stored_row[r]` (GPT-NeoX's packed
+    // per-head q, k, v): copied in that order, in the width stored for BF16 and F16.
+    WeightMatrix permuted_weight(const std::string& name, Eigen::Index rows, Eigen::Index cols, const std::string& why,
+                                 const RowOrder& stored_row);
 
     // Throws for the first tensor nobody took, unless `ignorable` names it.
     void check_all_taken(const std::set<std::string>& ignorable, const std::string& architecture) const;
@@ -100,10 +105,7 @@ public:
     }
     void permuted_weight(const std::string& name, WeightMatrix& w, Eigen::Index rows, Eigen::Index cols,
                          const std::string& why, const RowOrder& stored_row) {
-        const Matrix stored = table_.matrix(name, rows, cols, why);
-        Matrix held(rows, cols);
-        for (Eigen::Index r = 0; r < rows; ++r) held.row(r) = stored.row(stored_row[static_cast<std::size_t>(r)]);
-        w = WeightMatrix(std::move(held));
+        w = table_.permuted_weight(name, rows, cols, why, stored_row);
     }
     void permuted_vector(const std::string& name, Vector& v, Eigen::Index n, const std::string& why,
                          const RowOrder& stored_row) {

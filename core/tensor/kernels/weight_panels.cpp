@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -20,6 +22,19 @@ namespace {
 using Index = Eigen::Index;
 constexpr Index width = WeightPanels::panel_width;
 constexpr int tile_rows = 6;
+
+// A panel's stored elements: float, or a checkpoint's 16-bit values kept as they are
+// and widened to float as each step of a tile reads them. Both widenings are exact, so a
+// 16-bit panel's products are bit for bit those of its values converted to float first.
+struct Bf16 {
+    std::uint16_t bits;
+};
+struct Half {
+    std::uint16_t bits;
+};
+inline float widen(float value) { return value; }
+inline float widen(Bf16 value) { return std::bit_cast<float>(static_cast<std::uint32_t>(value.bits) << 16); }
+inline float widen(Half value) { return half_to_float(value.bits); }
 // Inputs per pass over a panel, with x read in place: the panel's block (384 x 16
 // floats, 24 KB) stays in L1 while every row of x passes over it. (Side by side, 384 ran
 // 3-4% faster than 256 on these models' shapes, and 512 or whole rows of 768 no faster.)
@@ -47,9 +62,9 @@ struct Tile {
     const float* x;   // the first row's first input of this depth block
     Index x_stride;
     Index x_step;
-    int rows;             // 1..6
-    const float* panel;   // [depth][16]
-    int panels;           // 1, or 2: the second panel_stride floats after the first
+    int rows;            // 1..6
+    const void* panel;   // [depth][16] elements (float, Bf16 or Half: the kernel's)
+    int panels;          // 1, or 2: the second panel_stride elements after the first
     Index panel_stride;
     float* y;   // the tile's first value
     Index y_stride;
@@ -75,6 +90,7 @@ void finish(const Tile& t, const float* acc) {
     }
 }
 
+template <typename W>
 void tile_portable(const Tile& t) {
     eigen_assert(t.panels == 1);
     float acc[tile_rows][width] = {};
@@ -82,19 +98,41 @@ void tile_portable(const Tile& t) {
         const float* x = t.x + r * t.x_stride;
         for (Index k = 0; k < t.depth; ++k) {
             const float a = x[k * t.x_step];
-            const float* w = t.panel + k * width;
-            for (Index j = 0; j < width; ++j) acc[r][j] += a * w[j];
+            const W* w = static_cast<const W*>(t.panel) + k * width;
+            for (Index j = 0; j < width; ++j) acc[r][j] += a * widen(w[j]);
         }
     }
     finish(t, acc[0]);
 }
 
 #ifdef HEADSCOPE_X86_KERNELS
+// Eight of a panel's weights as floats: loaded, or loaded and widened (BF16: the bits
+// moved to the top half; F16: F16C's conversion, which every AVX2 CPU has).
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 load8(const float* w) {
+    return _mm256_loadu_ps(w);
+}
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 load8(const Bf16* w) {
+    const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 load8(const Half* w) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+}
+// Sixteen, with AVX-512.
+__attribute__((target("avx512f"), always_inline)) inline __m512 load16(const float* w) { return _mm512_loadu_ps(w); }
+__attribute__((target("avx512f"), always_inline)) inline __m512 load16(const Bf16* w) {
+    const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512 load16(const Half* w) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+}
+
 // One row of a whole tile from its two accumulators: y = scale * acc + bias on the first
 // depth block, y += scale * acc after. (A function of its own with the kernel's target,
 // where a lambda would be compiled without it.)
-__attribute__((target("avx2,fma"))) inline void store_row(const Tile& t, int r, __m256 lo, __m256 hi, bool add,
-                                                          bool scaled, __m256 scale, __m256 b0, __m256 b1) {
+__attribute__((target("avx2,fma,f16c"))) inline void store_row(const Tile& t, int r, __m256 lo, __m256 hi, bool add,
+                                                               bool scaled, __m256 scale, __m256 b0, __m256 b1) {
     float* y = t.y + r * t.y_stride;
     if (scaled) {
         lo = _mm256_mul_ps(lo, scale);
@@ -113,8 +151,8 @@ __attribute__((target("avx2,fma"))) inline void store_row(const Tile& t, int r, 
 
 // One row's step of a tile: its x value times the panel's 16 weights, into its two
 // accumulators. (Always inlined: the accumulators stay in registers.)
-__attribute__((target("avx2,fma"), always_inline)) inline void fma_row(const float* x, __m256 w0, __m256 w1, __m256& lo,
-                                                                       __m256& hi) {
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline void fma_row(const float* x, __m256 w0, __m256 w1,
+                                                                            __m256& lo, __m256& hi) {
     const __m256 a = _mm256_broadcast_ss(x);
     lo = _mm256_fmadd_ps(a, w0, lo);
     hi = _mm256_fmadd_ps(a, w1, hi);
@@ -126,8 +164,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void fma_row(const flo
 // throws away: at T = 128 that waste was 3% of every product.
 // R must be t.rows, and Step t.x_step: the tile's rows are read and written without
 // checking.
-template <int R, int Step>
-__attribute__((target("avx2,fma"))) void tile_avx2_rows(const Tile& t) {
+template <int R, int Step, typename W>
+__attribute__((target("avx2,fma,f16c"))) void tile_avx2_rows(const Tile& t) {
     static_assert(R >= 1 && R <= tile_rows);
     eigen_assert(t.rows == R && t.panels == 1 && t.x_step == Step && (Step == 1 || t.x_stride == 1));
     const float* x0 = t.x;
@@ -141,11 +179,11 @@ __attribute__((target("avx2,fma"))) void tile_avx2_rows(const Tile& t) {
     const float* x5 = R > 5 ? x0 + 5 * stride : x0;
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    const float* w = t.panel;
+    const W* w = static_cast<const W*>(t.panel);
     const Index depth = t.depth;
     for (Index k = 0; k < depth; ++k, w += width) {
-        const __m256 w0 = _mm256_loadu_ps(w);
-        const __m256 w1 = _mm256_loadu_ps(w + 8);
+        const __m256 w0 = load8(w);
+        const __m256 w1 = load8(w + 8);
         fma_row(x0 + k * Step, w0, w1, c00, c01);
         if constexpr (R > 1) fma_row(x1 + k * Step, w0, w1, c10, c11);
         if constexpr (R > 2) fma_row(x2 + k * Step, w0, w1, c20, c21);
@@ -178,21 +216,22 @@ __attribute__((target("avx2,fma"))) void tile_avx2_rows(const Tile& t) {
     finish(t, acc[0]);
 }
 
-template <int Step>
+template <int Step, typename W>
 void tile_avx2_step(const Tile& t) {
     switch (t.rows) {
-    case 1: return tile_avx2_rows<1, Step>(t);
-    case 2: return tile_avx2_rows<2, Step>(t);
-    case 3: return tile_avx2_rows<3, Step>(t);
-    case 4: return tile_avx2_rows<4, Step>(t);
-    case 5: return tile_avx2_rows<5, Step>(t);
-    default: return tile_avx2_rows<6, Step>(t);
+    case 1: return tile_avx2_rows<1, Step, W>(t);
+    case 2: return tile_avx2_rows<2, Step, W>(t);
+    case 3: return tile_avx2_rows<3, Step, W>(t);
+    case 4: return tile_avx2_rows<4, Step, W>(t);
+    case 5: return tile_avx2_rows<5, Step, W>(t);
+    default: return tile_avx2_rows<6, Step, W>(t);
     }
 }
 
+template <typename W>
 void tile_avx2(const Tile& t) {
-    if (t.x_step == 1) return tile_avx2_step<1>(t);
-    tile_avx2_step<tile_rows>(t);
+    if (t.x_step == 1) return tile_avx2_step<1, W>(t);
+    tile_avx2_step<tile_rows, W>(t);
 }
 
 // The same with AVX-512: one 16-float register per row and panel, so a tile covers two
@@ -200,7 +239,7 @@ void tile_avx2(const Tile& t) {
 // in the AVX2 tile) and each FMA does twice the work: on cores with two 512-bit FMA
 // units (Intel's Xeons, AMD's Zen 5) that is twice the AVX2 kernel's peak. A panel's
 // last columns, and a one-panel tile's, are written through masks, not through memory.
-template <int R, int Step, int Panels>
+template <int R, int Step, int Panels, typename W>
 __attribute__((target("avx512f"))) void tile_avx512_rows(const Tile& t) {
     static_assert(R >= 1 && R <= tile_rows && (Panels == 1 || Panels == 2));
     eigen_assert(t.rows == R && t.panels == Panels && t.x_step == Step && (Step == 1 || t.x_stride == 1));
@@ -213,12 +252,12 @@ __attribute__((target("avx512f"))) void tile_avx512_rows(const Tile& t) {
     for (int r = 0; r < R; ++r) {
         for (int p = 0; p < Panels; ++p) acc[r][p] = _mm512_setzero_ps();
     }
-    const float* w = t.panel;
+    const W* w = static_cast<const W*>(t.panel);
     const Index second = Panels > 1 ? t.panel_stride : 0;
     const Index depth = t.depth;
     for (Index k = 0; k < depth; ++k, w += width) {
-        const __m512 w0 = _mm512_loadu_ps(w);
-        const __m512 w1 = Panels > 1 ? _mm512_loadu_ps(w + second) : w0;
+        const __m512 w0 = load16(w);
+        const __m512 w1 = Panels > 1 ? load16(w + second) : w0;
 #pragma GCC unroll 6
         for (int r = 0; r < R; ++r) {
             const __m512 a = _mm512_set1_ps(x[r][k * Step]);
@@ -244,25 +283,26 @@ __attribute__((target("avx512f"))) void tile_avx512_rows(const Tile& t) {
     }
 }
 
-template <int Step, int Panels>
+template <int Step, int Panels, typename W>
 void tile_avx512_step(const Tile& t) {
     switch (t.rows) {
-    case 1: return tile_avx512_rows<1, Step, Panels>(t);
-    case 2: return tile_avx512_rows<2, Step, Panels>(t);
-    case 3: return tile_avx512_rows<3, Step, Panels>(t);
-    case 4: return tile_avx512_rows<4, Step, Panels>(t);
-    case 5: return tile_avx512_rows<5, Step, Panels>(t);
-    default: return tile_avx512_rows<6, Step, Panels>(t);
+    case 1: return tile_avx512_rows<1, Step, Panels, W>(t);
+    case 2: return tile_avx512_rows<2, Step, Panels, W>(t);
+    case 3: return tile_avx512_rows<3, Step, Panels, W>(t);
+    case 4: return tile_avx512_rows<4, Step, Panels, W>(t);
+    case 5: return tile_avx512_rows<5, Step, Panels, W>(t);
+    default: return tile_avx512_rows<6, Step, Panels, W>(t);
     }
 }
 
+template <typename W>
 void tile_avx512(const Tile& t) {
     if (t.panels == 1) {
-        if (t.x_step == 1) return tile_avx512_step<1, 1>(t);
-        return tile_avx512_step<tile_rows, 1>(t);
+        if (t.x_step == 1) return tile_avx512_step<1, 1, W>(t);
+        return tile_avx512_step<tile_rows, 1, W>(t);
     }
-    if (t.x_step == 1) return tile_avx512_step<1, 2>(t);
-    tile_avx512_step<tile_rows, 2>(t);
+    if (t.x_step == 1) return tile_avx512_step<1, 2, W>(t);
+    tile_avx512_step<tile_rows, 2, W>(t);
 }
 
 // Inputs [k, k + 8) of six rows into a packed tile: an 8 x 8 transpose in registers (the
@@ -304,7 +344,9 @@ enum class Isa { portable, avx2, avx512 };
 // The widest kernel this CPU runs (read once: a fact about the CPU).
 Isa cpu_isa() {
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return Isa::portable;
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c")) {
+        return Isa::portable;
+    }
     return __builtin_cpu_supports("avx512f") ? Isa::avx512 : Isa::avx2;
 }
 #else
@@ -331,13 +373,62 @@ struct TileKernel {
     Index panels;
 };
 
-TileKernel tile_kernel(Isa isa) {
+template <typename W>
+TileKernel tile_kernel_for(Isa isa) {
 #ifdef HEADSCOPE_X86_KERNELS
-    if (isa == Isa::avx512) return {tile_avx512, 2};
-    if (isa == Isa::avx2) return {tile_avx2, 1};
+    if (isa == Isa::avx512) return {tile_avx512<W>, 2};
+    if (isa == Isa::avx2) return {tile_avx2<W>, 1};
 #endif
     (void)isa;
-    return {tile_portable, 1};
+    return {tile_portable<W>, 1};
+}
+
+TileKernel tile_kernel(Isa isa, DType element) {
+    switch (element) {
+    case DType::BF16: return tile_kernel_for<Bf16>(isa);
+    case DType::F16: return tile_kernel_for<Half>(isa);
+    default: return tile_kernel_for<float>(isa);
+    }
+}
+
+}   // namespace
+
+namespace {
+
+// Lays out `panels` ([panels][in][16], the last panel's missing columns already 0) from
+// a weight's values as stored: [out, in], or [in, out] when `transposed`; on every core (a
+// model's first forward lays out all its weights: GPT-2 small, 500 MB).
+template <typename T>
+void lay_out(const T* stored, Index out, Index in, Index row_stride, bool transposed, T* panels) {
+    const Index n_panels = (out + width - 1) / width;
+    const double work = static_cast<double>(out) * static_cast<double>(in);
+    parallel_ranges(n_panels, work, [&](Index first, Index last) {
+        for (Index p = first; p < last; ++p) {
+            T* dst = panels + p * in * width;
+            const Index cols = std::min(width, out - p * width);
+            if (transposed) {
+                // The memory holds [in, out]: a panel's 16 weights for input k are 16
+                // neighbours in stored row k.
+                for (Index k = 0; k < in; ++k) std::copy_n(stored + k * row_stride + p * width, cols, dst + k * width);
+            } else {
+                for (Index j = 0; j < cols; ++j) {
+                    const T* row = stored + (p * width + j) * row_stride;
+                    for (Index k = 0; k < in; ++k) dst[k * width + j] = row[k];
+                }
+            }
+        }
+    });
+}
+
+// Room for the panels of an [out, in] weight, the last panel's missing columns 0 for good.
+template <typename Buffer>
+void make_room(Buffer& values, Index out, Index in) {
+    values.resize((out + width - 1) / width * in * width);
+    const Index cols = out % width;
+    if (cols != 0) {
+        auto* last = values.data() + (out / width) * in * width;
+        for (Index k = 0; k < in; ++k) std::fill_n(last + k * width + cols, width - cols, 0);
+    }
 }
 
 }   // namespace
@@ -347,43 +438,42 @@ WeightPanels::WeightPanels(const float* stored, Index out, Index in, Index row_s
     assign(stored, row_stride, transposed);
 }
 
-WeightPanels::WeightPanels(Index out, Index in) : out_(out), in_(in) {
-    values_.resize((out + width - 1) / width * in * width);
-    // The last panel's missing columns are 0 for good; assign() writes the rest.
-    const Index cols = out % width;
-    if (cols != 0) {
-        float* last = values_.data() + (out / width) * in * width;
-        for (Index k = 0; k < in; ++k) std::fill_n(last + k * width + cols, width - cols, 0.0f);
+WeightPanels::WeightPanels(const std::uint16_t* stored, DType element, Index out, Index in, Index row_stride,
+                           bool transposed)
+    : out_(out), in_(in), element_(element) {
+    if (element != DType::BF16 && element != DType::F16) {
+        throw std::invalid_argument("WeightPanels: 16-bit panels are BF16 or F16, not " +
+                                    std::string(dtype_name(element)));
     }
+    make_room(halves_, out, in);
+    lay_out(stored, out, in, row_stride, transposed, halves_.data());
 }
 
+WeightPanels::WeightPanels(Index out, Index in) : out_(out), in_(in) { make_room(values_, out, in); }
+
 void WeightPanels::assign(const float* stored, Index row_stride, bool transposed) {
-    const Index panels = (out_ + width - 1) / width;
-    // On every core: a model's first forward lays out all its weights (GPT-2 small: 500 MB).
-    const double work = static_cast<double>(out_) * static_cast<double>(in_);
-    parallel_ranges(panels, work, [&](Index first, Index last) {
-        for (Index p = first; p < last; ++p) {
-            float* dst = values_.data() + p * in_ * width;
-            const Index cols = std::min(width, out_ - p * width);
-            if (transposed) {
-                // The memory holds [in, out]: a panel's 16 weights for input k are 16
-                // neighbours in stored row k.
-                for (Index k = 0; k < in_; ++k) std::copy_n(stored + k * row_stride + p * width, cols, dst + k * width);
-            } else {
-                for (Index j = 0; j < cols; ++j) {
-                    const float* row = stored + (p * width + j) * row_stride;
-                    for (Index k = 0; k < in_; ++k) dst[k * width + j] = row[k];
-                }
-            }
-        }
-    });
+    eigen_assert(element_ == DType::F32);
+    lay_out(stored, out_, in_, row_stride, transposed, values_.data());
+}
+
+const void* WeightPanels::panel(Index p) const {
+    const Index offset = p * in_ * width;
+    if (element_ == DType::F32) return values_.data() + offset;
+    return halves_.data() + offset;
 }
 
 Matrix WeightPanels::to_matrix() const {
     Matrix w(out_, in_);
     for (Index o = 0; o < out_; ++o) {
-        const float* p = panel(o / width);
-        for (Index k = 0; k < in_; ++k) w(o, k) = p[k * width + o % width];
+        const void* p = panel(o / width);
+        for (Index k = 0; k < in_; ++k) {
+            const Index at = k * width + o % width;
+            switch (element_) {
+            case DType::BF16: w(o, k) = widen(static_cast<const Bf16*>(p)[at]); break;
+            case DType::F16: w(o, k) = widen(static_cast<const Half*>(p)[at]); break;
+            default: w(o, k) = static_cast<const float*>(p)[at]; break;
+            }
+        }
     }
     return w;
 }
@@ -392,7 +482,8 @@ namespace {
 
 // One product's operands, as the blocks below read them: y = scale * x W^T (+ bias).
 struct Product {
-    const float* panels;   // [panels][in][16]
+    const std::byte* panels;   // [panels][in][16] elements of element_size bytes
+    Index element_size;
     Index out;
     Index in;
     TileKernel run_tile;
@@ -461,9 +552,13 @@ void pack_rows(const ConstMatrixRef& x, Index first, float* tile, bool avx2) {
 void multiply_block(const Product& m, Index first_panel, Index last_panel, Index first_row, Index last_row) {
     const Index in = m.in;
     const Index block = m.depth_block;
-    const Index panel_stride = in * width;
-    const auto panel = [&](Index p) { return m.panels + p * panel_stride; };
+    const Index panel_stride = in * width;   // elements
+    const Index bytes = m.element_size;
+    // Panel p's input k, as an address.
+    const auto at = [&](Index p, Index k) { return m.panels + (p * panel_stride + k * width) * bytes; };
     const auto panels_from = [&](Index p) { return std::min(m.run_tile.panels, last_panel - p); };
+    // Inputs per 64-byte line of a panel: one of float, two of a 16-bit panel.
+    const Index inputs_per_line = std::max<Index>(1, 64 / (width * bytes));
     for (Index k = 0; k < in; k += block) {
         const Index depth = std::min(block, in - k);
         for (Index p = first_panel; p < last_panel; p += m.run_tile.panels) {
@@ -472,7 +567,7 @@ void multiply_block(const Product& m, Index first_panel, Index last_panel, Index
             tile.depth = depth;
             tile.x_stride = m.packed ? 1 : m.x_stride;
             tile.x_step = m.packed ? tile_rows : 1;
-            tile.panel = panel(p) + k * width;
+            tile.panel = at(p, k);
             tile.panels = static_cast<int>(panels_from(p));
             tile.panel_stride = panel_stride;
             tile.y_stride = m.y_stride;
@@ -483,31 +578,31 @@ void multiply_block(const Product& m, Index first_panel, Index last_panel, Index
             // The block this piece reads next comes from memory (weights are read once
             // per forward): ask for it into L2 a few lines per tile while this one
             // computes, as the hardware's prefetch stops at every 4 KB page.
-            const float* next = nullptr;
-            Index next_lines = 0;    // one 64-byte line per input and panel
+            const std::byte* next = nullptr;
+            Index next_lines = 0;    // 64-byte lines per panel of the next block
             Index next_panels = 0;   // the next tile's panels, panel_stride apart
             if (p + tile.panels < last_panel) {
-                next = panel(p + tile.panels) + k * width;
-                next_lines = depth;
+                next = at(p + tile.panels, k);
+                next_lines = (depth + inputs_per_line - 1) / inputs_per_line;
                 next_panels = panels_from(p + tile.panels);
             } else if (k + block < in) {
-                next = panel(first_panel) + (k + block) * width;
-                next_lines = std::min(block, in - k - block);
+                next = at(first_panel, k + block);
+                next_lines = (std::min(block, in - k - block) + inputs_per_line - 1) / inputs_per_line;
                 next_panels = panels_from(first_panel);
             }
             const Index tiles = (last_row - first_row + tile_rows - 1) / tile_rows;
             const Index lines_per_tile = (next_lines * next_panels + tiles - 1) / tiles;
             // The next line to ask for: its panel's start and its input in that panel
             // (counted along, not divided out per line: the division was 0.4% of ViT's CPU time).
-            const float* next_panel = next;
-            Index next_input = 0;
+            const std::byte* next_panel = next;
+            Index next_line = 0;
             Index lines_left = next_lines * next_panels;
             for (Index r = first_row; r < last_row; r += tile_rows) {
                 for (Index n = std::min(lines_left, lines_per_tile); n > 0; --n) {
-                    __builtin_prefetch(next_panel + next_input * width, 0, 2);
-                    if (++next_input == next_lines) {
-                        next_input = 0;
-                        next_panel += panel_stride;
+                    __builtin_prefetch(next_panel + next_line * 64, 0, 2);
+                    if (++next_line == next_lines) {
+                        next_line = 0;
+                        next_panel += panel_stride * bytes;
                     }
                 }
                 lines_left -= std::min(lines_left, lines_per_tile);
@@ -597,7 +692,7 @@ void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::spa
     // from L2 many times over. 24 per thread ran 3-5% faster than 8, side by side.
     // A piece holds whole tiles (two panels each for AVX-512).
     const Isa isa = isa_for(kernel);
-    const TileKernel run_tile = tile_kernel(isa);
+    const TileKernel run_tile = tile_kernel(isa, DType::F32);   // how many panels a tile covers
     const Index wanted_pieces = 24 * static_cast<Index>(compute_threads());
     const Index panels_per_piece =
         (std::clamp<Index>(panels * row_blocks / wanted_pieces, 1, 16) + run_tile.panels - 1) / run_tile.panels *
@@ -613,10 +708,11 @@ void WeightPanels::multiply_all(Kernel kernel, const ConstMatrixRef& x, std::spa
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const Output& o = outputs[i];
         MatrixRef y = o.y;   // a view of the caller's matrix
-        products[i] = Product{o.weights->values_.data(),
+        products[i] = Product{static_cast<const std::byte*>(o.weights->panel(0)),
+                              static_cast<Index>(dtype_size(o.weights->element_)),
                               o.weights->out_,
                               in,
-                              run_tile,
+                              tile_kernel(isa, o.weights->element_),
                               pack ? packed_x.get() : x.data(),
                               x.outerStride(),
                               pack,

@@ -12,12 +12,20 @@
 // Where 16 panels or more read x, x is first packed 6 rows at a time ([in][6]), so a
 // tile reads two sequential streams over all its inputs; otherwise x is read where it
 // lies, over blocks of 384 inputs that keep a panel's block in L1.
+// A checkpoint's BF16 and F16 weights keep their width in the panels (half the memory of
+// float, read at half the bandwidth) and are widened to float as a tile reads them: BF16
+// by moving its bits to the top of a float, F16 by F16C's conversion, both exact, so their
+// products are bit for bit those of the values converted first. The arithmetic and the
+// sums are float either way.
 // Threads take pieces of the output as they come free, rather than fixed halves: on a
 // shared machine one core is often slower than the other.
 
+#include "core/tensor/dtype.h"
 #include "core/tensor/matrix.h"
 
+#include <cstdint>
 #include <span>
+#include <vector>
 
 namespace headscope {
 
@@ -29,14 +37,21 @@ public:
     // From a weight's values as they lie in memory: [out, in], or [in, out] when
     // `transposed` (GPT-2's Conv1D); rows `row_stride` floats apart.
     WeightPanels(const float* stored, Eigen::Index out, Eigen::Index in, Eigen::Index row_stride, bool transposed);
+    // The same from 16-bit values (`element`: BF16 or F16), which the panels keep as they are.
+    WeightPanels(const std::uint16_t* stored, DType element, Eigen::Index out, Eigen::Index in, Eigen::Index row_stride,
+                 bool transposed);
     // Room for an [out, in] weight, to be filled by assign(): inside a parallel region,
     // where nothing may allocate (an exception there cannot reach the caller).
     WeightPanels(Eigen::Index out, Eigen::Index in);
-    // Lays out new values of the shape this was made for, in place (no allocation).
+    // Lays out new values of the shape this was made for, in place (no allocation); F32
+    // panels only.
     void assign(const float* stored, Eigen::Index row_stride, bool transposed);
 
     Eigen::Index rows() const { return out_; }   // out
     Eigen::Index cols() const { return in_; }    // in
+    DType element() const { return element_; }   // F32, BF16 or F16
+    // The bytes the panels take.
+    std::size_t bytes() const { return static_cast<std::size_t>(values_.size()) * 4 + halves_.size() * 2; }
     // The [out, in] values back from the panels (tests).
     Matrix to_matrix() const;
 
@@ -82,11 +97,15 @@ private:
     static void multiply_all(Kernel kernel, const ConstMatrixRef& x, std::span<const Output> outputs, float scale,
                              std::span<const Eigen::Index> ends = {}, Leading what = Leading::outputs);
 
-    const float* panel(Eigen::Index p) const { return values_.data() + p * in_ * panel_width; }
+    // Panel p's first element (float, or 16 bits wide).
+    const void* panel(Eigen::Index p) const;
 
-    Vector values_;   // [panels][in][16]; the last panel's missing columns are 0
+    // [panels][in][16]; the last panel's missing columns are 0. One of the two is used:
+    Vector values_;                       // F32
+    std::vector<std::uint16_t> halves_;   // BF16 or F16, as stored
     Eigen::Index out_ = 0;
     Eigen::Index in_ = 0;
+    DType element_ = DType::F32;
 };
 
 }   // namespace headscope

@@ -84,19 +84,24 @@ TEST_CASE("WeightMatrix: owned, viewed, transposed and sliced weights all comput
     CHECK_FALSE(strided == WeightMatrix(editable));
 }
 
-TEST_CASE("HfTensorTable: F32 weights are read in place from the mapped file, F16 ones converted once") {
+TEST_CASE("HfTensorTable: F32, F16 and BF16 weights are read in place from the mapped file, F64 ones converted once") {
     test::TempDir dir;
     const Matrix a = numbered(3, 5);   // F32, a Linear [out 3, in 5]
     const Matrix b = numbered(5, 2);   // F32, a Conv1D stored [in 5, out 2]
     const Matrix c = numbered(2, 2);   // F16 (values exact in half precision)
     std::vector<std::uint16_t> c_half;
     for (Eigen::Index i = 0; i < c.size(); ++i) c_half.push_back(float_to_half(c.data()[i]));
+    std::vector<std::uint16_t> d_bf16;   // a, as BF16 (values exact in it)
+    for (Eigen::Index i = 0; i < a.size(); ++i) d_bf16.push_back(float_to_bfloat16(a.data()[i]));
+    const std::vector<double> e_f64 = {1.0, -0.5, 0.25, 2.0};
     const Vector bias = Vector::LinSpaced(2, 0.5f, 1.5f);
     write_safetensors(dir.file("model.safetensors"),
                       {tensor_f32("a.weight", {3, 5}, {a.data(), static_cast<std::size_t>(a.size())}),
                        tensor_f32("b.weight", {5, 2}, {b.data(), static_cast<std::size_t>(b.size())}),
                        tensor_f32("b.bias", {2}, {bias.data(), 2}),
-                       {"c.weight", DType::F16, {2, 2}, std::as_bytes(std::span(c_half))}});
+                       {"c.weight", DType::F16, {2, 2}, std::as_bytes(std::span(c_half))},
+                       {"d.weight", DType::BF16, {3, 5}, std::as_bytes(std::span(d_bf16))},
+                       {"e.weight", DType::F64, {2, 2}, std::as_bytes(std::span(e_f64))}});
 
     const HfWeights weights = HfWeights::open(dir.path().string());
     std::vector<double> progress;
@@ -115,10 +120,24 @@ TEST_CASE("HfTensorTable: F32 weights are read in place from the mapped file, F1
           static_cast<const void*>(weights.tensors().at("b.weight").tensor->bytes.data()));
     CHECK(conv.weight.to_matrix() == b.transpose());
 
+    // 16-bit weights keep their width: no float copy (stored() refuses), the same products.
     const WeightMatrix wc = table.weight("c.weight", 2, 2, "test");
-    CHECK(static_cast<const void*>(wc.stored().data()) !=
-          static_cast<const void*>(weights.tensors().at("c.weight").tensor->bytes.data()));
+    CHECK(wc.element() == DType::F16);
+    CHECK(wc.is_view());
+    CHECK_THROWS_AS(wc.stored(), Error);
     CHECK(wc.to_matrix() == c);
+    const WeightMatrix wd = table.weight("d.weight", 3, 5, "test");
+    CHECK(wd.element() == DType::BF16);
+    CHECK(wd == wa);
+    CHECK(wd.panels().element() == DType::BF16);
+    const Matrix x = numbered(4, 5).array() * 0.37f;
+    CHECK(product(wd, x) == product(WeightMatrix(a), x));
+
+    const WeightMatrix we = table.weight("e.weight", 2, 2, "test");
+    CHECK(we.element() == DType::F32);
+    CHECK(static_cast<const void*>(we.stored().data()) !=
+          static_cast<const void*>(weights.tensors().at("e.weight").tensor->bytes.data()));
+    CHECK(we.to_matrix() == (Matrix(2, 2) << 1.0f, -0.5f, 0.25f, 2.0f).finished());
 
     // Progress: from 0, rising, to 1 once every byte is taken.
     REQUIRE(progress.size() >= 2);

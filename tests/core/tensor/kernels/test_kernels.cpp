@@ -8,6 +8,7 @@
 #include "core/models/model_registry.h"
 #include "core/nn/attention.h"
 #include "core/nn/mask.h"
+#include "core/tensor/dtype.h"
 #include "core/tensor/kernels/exp_sum.h"
 #include "core/tensor/kernels/weight_panels.h"
 #include "core/tensor/parallel.h"
@@ -173,6 +174,103 @@ TEST_CASE("weight panels, leading parts (causal attention): each row's first out
             }
         }
     }
+}
+
+TEST_CASE("16-bit panels (BF16, F16): bit for bit the products of their values widened to float first (the x86 "
+          "kernels), every edge, stored either way, whole rows and leading parts, on 1 and 2 threads") {
+    ThreadCount restore;
+    std::mt19937 rng(17);
+    // Shapes around the 16-column panels, the 384- and 3072-input blocks and packing (16 panels).
+    const std::vector<std::pair<Eigen::Index, Eigen::Index>> shapes = {{1, 1},     {15, 7},     {17, 385}, {40, 800},
+                                                                       {256, 385}, {257, 3073}, {33, 3073}};
+    for (const DType element : {DType::BF16, DType::F16}) {
+        CAPTURE(dtype_name(element));
+        for (const auto& [out, in] : shapes) {
+            CAPTURE(out);
+            CAPTURE(in);
+            // The stored 16-bit values ([out, in + 3] and [in, out + 2]), and the same widened.
+            const auto narrow = [&](const Matrix& m) {
+                std::vector<std::uint16_t> bits(static_cast<std::size_t>(m.size()));
+                for (Eigen::Index i = 0; i < m.size(); ++i) {
+                    bits[static_cast<std::size_t>(i)] =
+                        element == DType::BF16 ? float_to_bfloat16(m.data()[i]) : float_to_half(m.data()[i]);
+                }
+                return bits;
+            };
+            const auto widen = [&](const std::vector<std::uint16_t>& bits, Eigen::Index rows, Eigen::Index cols) {
+                Matrix m(rows, cols);
+                convert_to_float(element, reinterpret_cast<const std::byte*>(bits.data()),
+                                 std::span(m.data(), static_cast<std::size_t>(m.size())));
+                return m;
+            };
+            const std::vector<std::uint16_t> stored = narrow(random_matrix(out, in + 3, rng, 0.5f));
+            const std::vector<std::uint16_t> stored_t = narrow(random_matrix(in, out + 2, rng, 0.5f));
+            const Matrix wide = widen(stored, out, in + 3);
+            const Matrix wide_t = widen(stored_t, in, out + 2);
+            const WeightPanels half(stored.data(), element, out, in, in + 3, false);
+            const WeightPanels half_t(stored_t.data(), element, out, in, out + 2, true);
+            const WeightPanels full(wide.data(), out, in, in + 3, false);
+            const WeightPanels full_t(wide_t.data(), out, in, out + 2, true);
+            CHECK(half.element() == element);
+            CHECK(half.bytes() * 2 == full.bytes());
+            CHECK(half.to_matrix() == full.to_matrix());
+            CHECK(half_t.to_matrix() == full_t.to_matrix());
+            const Vector bias = random_matrix(out, 1, rng, 1.0f);
+            for (const Eigen::Index T : {1, 7, 300}) {
+                if (T * in * out > 40'000'000) continue;
+                CAPTURE(T);
+                const Matrix x = random_matrix(T, in, rng, 1.0f);
+                std::vector<Eigen::Index> ends(static_cast<std::size_t>(T));
+                for (Eigen::Index i = 0; i < T; ++i) ends[static_cast<std::size_t>(i)] = (i * 7 + 1) % (in + 1);
+                for (const auto kernel :
+                     {WeightPanels::Kernel::best, WeightPanels::Kernel::avx2, WeightPanels::Kernel::portable}) {
+                    for (const int threads : {1, 2}) {
+                        CAPTURE(threads);
+                        set_compute_threads(threads);
+                        // Bit for bit with the x86 kernels; the portable loops, which the
+                        // compiler vectorises per element type, to within an ulp or so.
+                        const auto same = [&](const Matrix& got, const Matrix& expected) {
+                            if (kernel == WeightPanels::Kernel::portable) {
+                                CHECK(max_diff(got, expected.cast<double>()) < 1e-5 * std::sqrt(double(in)) * 4);
+                            } else {
+                                CHECK(got == expected);
+                            }
+                        };
+                        Matrix y(T, out), want(T, out);
+                        half.multiply_with(kernel, x, y, &bias, 0.5f);
+                        full.multiply_with(kernel, x, want, &bias, 0.5f);
+                        same(y, want);
+                        half_t.multiply_with(kernel, x, y, nullptr);
+                        full_t.multiply_with(kernel, x, want, nullptr);
+                        same(y, want);
+                        // Rows zero past their ends: each tile reads its inputs only so far.
+                        Matrix x_leading = x;
+                        for (Eigen::Index i = 0; i < T; ++i) {
+                            const Eigen::Index end = ends[static_cast<std::size_t>(i)];
+                            x_leading.row(i).tail(in - end).setZero();
+                        }
+                        half.multiply_leading(kernel, x_leading, y, ends, WeightPanels::Leading::inputs);
+                        full.multiply_leading(kernel, x_leading, want, ends, WeightPanels::Leading::inputs);
+                        same(y, want);
+                    }
+                }
+            }
+        }
+    }
+    // A checkpoint's BF16 weight read in place: the same product as its values as float.
+    auto bits = std::make_shared<std::vector<std::uint16_t>>(std::vector<std::uint16_t>{
+        float_to_bfloat16(1.5f), float_to_bfloat16(-2.0f), float_to_bfloat16(0.25f), float_to_bfloat16(3.0f)});
+    const WeightMatrix view = WeightMatrix::view(bits, bits->data(), DType::BF16, 2, 2, 2, true);
+    CHECK(view.element() == DType::BF16);
+    CHECK(view.to_matrix() == (Matrix(2, 2) << 1.5f, 0.25f, -2.0f, 3.0f).finished());
+    CHECK(view.middle_rows(1, 1).to_matrix() == (Matrix(1, 2) << -2.0f, 3.0f).finished());
+    const std::int64_t ids[] = {1, 0};
+    CHECK(view.gather_rows(ids) == (Matrix(2, 2) << -2.0f, 3.0f, 1.5f, 0.25f).finished());
+    CHECK(view == WeightMatrix(view.to_matrix()));
+    Matrix y(1, 2);
+    view.multiply((Matrix(1, 2) << 1.0f, 2.0f).finished(), y);
+    CHECK(y == (Matrix(1, 2) << 2.0f, 4.0f).finished());
+    CHECK_THROWS_WITH_AS(view.stored(), doctest::Contains("stored as BF16"), Error);
 }
 
 TEST_CASE("weights times inputs: the same on 1 and 2 threads, over one row block and several, stored either way") {

@@ -86,7 +86,7 @@ TEST_CASE("outputs: mha refuses an --out that is its --weights, --input or --kee
     CHECK(contents(dir.path().string()) == before);
 }
 
-TEST_CASE("outputs: a symlink is written through; FIFOs, devices and folders are refused, untouched") {
+TEST_CASE("outputs: a symlink is written through, FIFOs, devices and folders are refused, untouched") {
     Inputs in;
     // Through a link: the file it names gets the PNG, the link stays a link.
     write_bytes(in.dir.file("picture.png"), "old");

@@ -138,7 +138,7 @@ TEST_CASE("app state: the demo picture follows the demo image models, a chosen p
 }
 
 TEST_CASE(
-    "app state: a shorter result lets go of a pinned query past its end; the demo ViT never gets own resolution") {
+    "app state: a shorter result lets go of a pinned query past its end, the demo ViT never gets own resolution") {
     AppState s;
     s.query = 1000;   // a patch of a 1025-token own-resolution run
     fit_to_length(s, 1025);

@@ -34,7 +34,7 @@ std::vector<std::vector<bool>> off(int layer, int head) {
 
 }   // namespace
 
-TEST_CASE("compute plan: the first layer whose disabled heads changed; none changed is n_layers") {
+TEST_CASE("compute plan: the first layer whose disabled heads changed, none changed is n_layers") {
     CHECK(first_changed_layer(off(2, 1), off(2, 1), n_layers) == n_layers);
     CHECK(first_changed_layer({}, off(2, 1), n_layers) == 2);
     CHECK(first_changed_layer(off(3, 0), off(1, 1), n_layers) == 1);

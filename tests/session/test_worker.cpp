@@ -431,7 +431,7 @@ TEST_CASE("worker: wakes the window's loop once per answered request, results an
     CHECK(wakes.load() == 2);
 }
 
-TEST_CASE("worker: a run keeps the stages of the layer the Stages view shows only; another layer resumes from the "
+TEST_CASE("worker: a run keeps the stages of the layer the Stages view shows only, another layer resumes from the "
           "lower one") {
     Worker worker;
     Request r;

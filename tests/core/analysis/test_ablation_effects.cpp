@@ -116,7 +116,7 @@ TEST_CASE("resume: refused in one line when the run to resume from does not fit"
     CHECK_THROWS_WITH_AS(model->forward(input, options), doctest::Contains("another detail at layer 0"), Error);
 }
 
-TEST_CASE("stages layer: that layer keeps every stage, equal to an all-stages run; the others keep their maps only") {
+TEST_CASE("stages layer: that layer keeps every stage, equal to an all-stages run, the others keep their maps only") {
     const auto model = three_layer_demo();
     const ModelInput input = model->encode_text("the cat sat on the mat");
     RunOptions all;

@@ -46,7 +46,7 @@ TEST_CASE("attention: one thread and two give the same maps and output, with and
     }
 }
 
-TEST_CASE("attention after kept keys and values: the later rows of the whole layer; bad kept shapes refused") {
+TEST_CASE("attention after kept keys and values: the later rows of the whole layer, bad kept shapes refused") {
     std::mt19937 rng(9);
     const AttentionWeights w = random_attention(4, 32, 0.2f, rng);
     const Eigen::Index T = 20;

@@ -103,7 +103,7 @@ TEST_CASE("a sliding window of W lets each query see its W latest keys") {
     CHECK_THROWS(mask_sliding_window(5, 0));
 }
 
-TEST_CASE("the gated MLP is down(silu(gate x) * up x); a parallel block adds both branches to x") {
+TEST_CASE("the gated MLP is down(silu(gate x) * up x), a parallel block adds both branches to x") {
     Mlp mlp;
     mlp.activation = Activation::silu;
     mlp.gate.weight = Matrix::Identity(2, 2);

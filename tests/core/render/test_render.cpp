@@ -43,7 +43,7 @@ TEST_CASE("colour maps match matplotlib's at the ends and the middle") {
     CHECK_FALSE(colormap_from_name("jet").has_value());
 }
 
-TEST_CASE("colour maps: the many-cell lookup gives each cell's colour; bytes round half away from zero") {
+TEST_CASE("colour maps: the many-cell lookup gives each cell's colour, bytes round half away from zero") {
     std::vector<float> values;
     for (int k = -2000; k <= 22000; ++k) values.push_back(static_cast<float>(k) / 20000.0f);   // -0.1 .. 1.1
     for (float special : {std::nanf(""), INFINITY, -INFINITY, 0.5f, 127.5f / 255.0f, 1.0f - 1e-7f})

@@ -23,7 +23,7 @@ bool kernel_has_huge_pages() { return std::filesystem::exists("/sys/kernel/mm/tr
 
 }   // namespace
 
-TEST_CASE("advise_huge_pages: a 64 MiB block's inner 2 MiB pages are advised; a 1 MiB block is left alone") {
+TEST_CASE("advise_huge_pages: a 64 MiB block's inner 2 MiB pages are advised, a 1 MiB block is left alone") {
     if (!kernel_has_huge_pages()) {
         MESSAGE("this kernel has no transparent huge pages: nothing to check");
         return;

@@ -44,7 +44,7 @@ TEST_CASE("mip levels: sizes halve rounding down to 1 x 1, as OpenGL's complete 
     }
 }
 
-TEST_CASE("mip levels: footprints cover every source texel; an odd size's middle texel is shared") {
+TEST_CASE("mip levels: footprints cover every source texel, an odd size's middle texel is shared") {
     for (int n : {1, 2, 3, 5, 7, 12, 197, 1024}) {
         const int next = mip_next_size(n);
         std::vector<int> covered(static_cast<std::size_t>(n), 0);
@@ -111,7 +111,7 @@ TEST_CASE("mip levels: one 1.0 cell among zeros keeps its colour at every level 
     }
 }
 
-TEST_CASE("mip levels: level 0 is heatmap_image's picture; masked only when all masked; not finite always shows") {
+TEST_CASE("mip levels: level 0 is heatmap_image's picture, masked only when all masked, not finite always shows") {
     Matrix w(4, 4);
     for (int i = 0; i < 4; ++i) {
         for (int j = 0; j < 4; ++j) w(i, j) = 0.1f * static_cast<float>(i + j);

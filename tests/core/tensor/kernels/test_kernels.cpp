@@ -97,7 +97,7 @@ TEST_CASE("weight panels: scale * x W^T + bias on strided blocks, at every tile 
 }
 
 TEST_CASE("weight panels, leading parts (causal attention): each row's first outputs, or its product over its first "
-          "inputs, as the whole product computes them (bit for bit with the x86 kernels); the rest skipped") {
+          "inputs, as the whole product computes them (bit for bit with the x86 kernels), the rest skipped") {
     ThreadCount restore;
     std::mt19937 rng(17);
     const float nan = std::numeric_limits<float>::quiet_NaN();

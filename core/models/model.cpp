@@ -21,6 +21,20 @@ ModelInput Model::encode_ids(std::span<const std::int64_t>) const {
 
 std::string Model::output_label(Eigen::Index index) const { return std::to_string(index); }
 
+Matrix Model::head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const {
+    const auto L = static_cast<Eigen::Index>(trace.layers.size());
+    if (layer < 0 || layer >= L) {
+        throw Error("layer " + std::to_string(layer) + ": the run has layers 0.." + std::to_string(L - 1));
+    }
+    const AttentionTrace& kept = trace.layers[static_cast<std::size_t>(layer)];
+    if (head < 0 || head >= static_cast<Eigen::Index>(kept.heads.size()) ||
+        kept.heads[static_cast<std::size_t>(head)].weights.size() == 0) {
+        throw Error(info().name + ": layer " + std::to_string(layer) + " head " + std::to_string(head) +
+                    ": no map kept, and this model cannot compute one again");
+    }
+    return kept.heads[static_cast<std::size_t>(head)].weights;
+}
+
 void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T, int map_copies) {
     const double t = static_cast<double>(T);
     const double layers = static_cast<double>(info.n_layers), heads = static_cast<double>(info.n_heads);
@@ -36,6 +50,21 @@ void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T, int map_cop
                   static_cast<long>(T));
     check_memory_room(bytes, info.name + ": " + what + (map_copies > 1 ? " (kept, then written)" : ""),
                       "use a shorter input (images: --max-patches)");
+}
+
+void check_streamed_run_fits(const ModelInfo& info, Eigen::Index T, int threads) {
+    const double t = static_cast<double>(T);
+    const double heads = static_cast<double>(info.n_heads), kv_heads = static_cast<double>(info.kv_heads());
+    const double kept =
+        static_cast<double>(info.n_layers) * t * (heads + kv_heads) * static_cast<double>(info.head_width);
+    const double logits = static_cast<double>(info.n_outputs) * (info.classifier ? 1.0 : t);
+    const double working = 2.0 * static_cast<double>(threads) * t * t +
+                           t * (8.0 * static_cast<double>(info.width) + 2.0 * static_cast<double>(info.mlp_width));
+    char what[160];
+    std::snprintf(what, sizeof what,
+                  "%ld positions, maps streamed (each layer's queries and keys, a %ld x %ld map per thread)",
+                  static_cast<long>(T), static_cast<long>(T), static_cast<long>(T));
+    check_memory_room((kept + logits + working) * sizeof(float), info.name + ": " + what, "use a shorter input");
 }
 
 }   // namespace headscope

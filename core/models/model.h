@@ -37,8 +37,10 @@ struct ModelInfo {
     bool takes_image = false;
     bool causal = false;       // masks the future unless told otherwise
     bool classifier = false;   // logits are one row for the whole input ([1, labels]), not [T, V]
-    int image_size = 0;        // square input side in pixels (image models)
-    int patch_size = 0;        // P (image models)
+    // The logits' columns: V for a language-model head, the labels of a classifier; 0: no head.
+    Eigen::Index n_outputs = 0;
+    int image_size = 0;   // square input side in pixels (image models)
+    int patch_size = 0;   // P (image models)
     std::int64_t n_parameters = 0;
     // What each head was built to do ([L][H]; empty strings where nothing was built in).
     std::vector<std::vector<std::string>> head_roles;
@@ -105,6 +107,10 @@ public:
     virtual ModelInput encode_ids(std::span<const std::int64_t> ids) const;
 
     virtual ModelTrace forward(const ModelInput& input, const RunOptions& options) const = 0;
+    // Head `head`'s map at `layer` of `trace` (a run of this model): the kept one, or where
+    // the run streamed its maps (RunOptions::on_map), computed again from what it kept,
+    // bit for bit. Throws headscope::Error when the trace holds neither.
+    virtual Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const;
 
     // What column `index` of the logits means, as a person reads it: a token's text
     // (language-model heads) or a class name (classifiers); the number itself where
@@ -120,5 +126,8 @@ public:
 // them) and its working memory would not fit in the memory left (core/base/memory_room.h:
 // RAM, ulimit -v, the cgroup): one clear line instead of an out-of-memory kill halfway.
 void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T, int map_copies = 1);
+// The same for a run that streams its maps (RunOptions::on_map) on `threads` threads: each
+// layer's queries and keys kept, a map per thread, the logits.
+void check_streamed_run_fits(const ModelInfo& info, Eigen::Index T, int threads);
 
 }   // namespace headscope

@@ -86,6 +86,9 @@ public:
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
         return named([&] { return model_->forward(input, options); });
     }
+    Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
+        return named([&] { return model_->head_map(trace, layer, head); });
+    }
     std::string output_label(Eigen::Index index) const override { return model_->output_label(index); }
     std::vector<OwnedTensor> export_weights() const override { return model_->export_weights(); }
 

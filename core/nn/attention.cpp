@@ -264,13 +264,15 @@ struct HeadsPlan {
 
 // The trace with every buffer a thread writes allocated, before the threads start: the
 // threads then only compute (an allocation failure stays an exception on this thread).
-AttentionTrace allocated_trace(const HeadsPlan& plan, const ConstMatrixRef& x_q, Eigen::Index Tq, Eigen::Index Tk) {
+// Streamed maps (on_map) are not kept: their heads get no room.
+AttentionTrace allocated_trace(const HeadsPlan& plan, const ConstMatrixRef& x_q, Eigen::Index Tq, Eigen::Index Tk,
+                               bool streamed) {
     AttentionTrace trace;
     if (plan.all_stages) trace.input = x_q;
     trace.heads.resize(static_cast<std::size_t>(plan.w.n_heads));
     trace.concat.resize(Tq, plan.w.inner_width());
     for (HeadTrace& head : trace.heads) {
-        head.weights.resize(Tq, Tk);
+        if (!streamed) head.weights.resize(Tq, Tk);
         if (plan.all_stages) {
             head.scores.resize(Tq, Tk);
             head.masked.resize(Tq, Tk);
@@ -279,54 +281,118 @@ AttentionTrace allocated_trace(const HeadsPlan& plan, const ConstMatrixRef& x_q,
     return trace;
 }
 
-// One head, on one thread: its scores computed straight into the map it keeps, then its
-// context into its own columns of concat. `keys` and `values` are its panels.
-void attend_head(const HeadsPlan& plan, Eigen::Index h, AttentionTrace& trace, WeightPanels& keys,
-                 WeightPanels& values) {
-    using Leading = WeightPanels::Leading;
-    constexpr WeightPanels::Kernel best = WeightPanels::Kernel::best;
+// Head h's map, on one thread: its scores computed straight into `map` ([Tq, Tk],
+// allocated), soft-capped, and their softmax; its scores before and after the mask into
+// `stages` when kept. `keys` is room for its keys' panels.
+void head_weights(const HeadsPlan& plan, Eigen::Index h, Matrix& map, HeadTrace* stages, WeightPanels& keys) {
     const Eigen::Index Dh = plan.Dh;
-    const Eigen::Index G = plan.G;
     const AttentionWeights& w = plan.w;
-    HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
-    const auto qh = plan.q.middleCols(h * Dh, Dh);       // [Tq, Dh]
-    const auto kh = plan.k.middleCols(h / G * Dh, Dh);   // [Tk, Dh], its key/value head's
-    const auto vh = plan.v.middleCols(h / G * Dh, Dh);   // [Tk, Dh]
+    const auto qh = plan.q.middleCols(h * Dh, Dh);            // [Tq, Dh]
+    const auto kh = plan.k.middleCols(h / plan.G * Dh, Dh);   // [Tk, Dh], its key/value head's
     keys.assign(kh.data(), kh.outerStride(), false);
     if (plan.key_ends.empty() || plan.all_stages) {
-        keys.multiply(qh, head.weights, nullptr, plan.scale);
+        keys.multiply(qh, map, nullptr, plan.scale);
     } else {
-        keys.multiply_leading(best, qh, head.weights, plan.key_ends, Leading::outputs, plan.scale);
+        keys.multiply_leading(WeightPanels::Kernel::best, qh, map, plan.key_ends, WeightPanels::Leading::outputs,
+                              plan.scale);
     }
-    if (w.score_cap != 0.0f) head.weights = (w.score_cap * (head.weights.array() / w.score_cap).tanh()).matrix();
-    if (plan.all_stages) {
-        head.scores = head.weights;
+    if (w.score_cap != 0.0f) map = (w.score_cap * (map.array() / w.score_cap).tanh()).matrix();
+    if (stages != nullptr) {
+        stages->scores = map;
         constexpr float minus_inf = -std::numeric_limits<float>::infinity();
         if (plan.allowed) {
-            head.masked = plan.allowed->select(head.scores.array(), minus_inf).matrix();
+            stages->masked = plan.allowed->select(stages->scores.array(), minus_inf).matrix();
         } else {
-            head.masked = head.scores;
+            stages->masked = stages->scores;
         }
         if (plan.options.window > 0) {
-            for (Eigen::Index i = 0; i < head.masked.rows(); ++i) {
+            for (Eigen::Index i = 0; i < stages->masked.rows(); ++i) {
                 const Eigen::Index from = plan.keys_allowed[static_cast<std::size_t>(i)].window_first;
-                head.masked.row(i).head(std::min(from, head.masked.cols())).setConstant(minus_inf);
+                stages->masked.row(i).head(std::min(from, stages->masked.cols())).setConstant(minus_inf);
             }
         }
     }
-    softmax_rows(head.weights, plan.allowed, plan.keys_allowed);
-    auto context = trace.concat.middleCols(h * Dh, Dh);
+    softmax_rows(map, plan.allowed, plan.keys_allowed);
+}
+
+// Head h's context from its map, into its own columns of concat (0 when it is disabled).
+// `values` is room for its values' panels.
+void head_context(const HeadsPlan& plan, Eigen::Index h, const Matrix& map, Matrix& concat, WeightPanels& values) {
+    const Eigen::Index Dh = plan.Dh;
+    auto context = concat.middleCols(h * Dh, Dh);
     const std::vector<bool>& disabled_heads = plan.options.disabled_heads;
     if (!disabled_heads.empty() && disabled_heads[static_cast<std::size_t>(h)]) {
         context.setZero();
         return;
     }
+    const auto vh = plan.v.middleCols(h / plan.G * Dh, Dh);   // [Tk, Dh]
     values.assign(vh.data(), vh.outerStride(), true);
     if (plan.key_ends.empty()) {
-        values.multiply(head.weights, context);
+        values.multiply(map, context);
     } else {
-        values.multiply_leading(best, head.weights, context, plan.key_ends, Leading::inputs);
+        values.multiply_leading(WeightPanels::Kernel::best, map, context, plan.key_ends, WeightPanels::Leading::inputs);
     }
+}
+
+// Every head's map and context. Kept maps: each head on one thread, handed out as threads
+// come free. Streamed maps (on_map): as many heads at a time as there are threads, each
+// into one of that many maps, handed to on_map once the group is done.
+void run_heads(const HeadsPlan& plan, AttentionTrace& trace, bool streamed) {
+    const Eigen::Index H = plan.w.n_heads;
+    const Eigen::Index Tq = plan.q.rows();
+    const Eigen::Index Tk = plan.k.rows();
+    const Eigen::Index group = streamed ? std::min<Eigen::Index>(H, std::max(1, compute_threads())) : H;
+    // Each head's keys and values are laid out for the products as it runs (a copy of a
+    // [Tk, Dh] block each, small next to the products); the room for them is made here.
+    std::vector<WeightPanels> key_panels;
+    std::vector<WeightPanels> value_panels;
+    std::vector<Matrix> maps(static_cast<std::size_t>(streamed ? group : 0), Matrix(Tq, Tk));
+    for (Eigen::Index i = 0; i < group; ++i) {
+        key_panels.emplace_back(Tk, plan.Dh);     // K_h as the weight [out = keys, in = Dh]
+        value_panels.emplace_back(plan.Dh, Tk);   // V_h as W^T: [in = keys, out = Dh]
+    }
+    const double flops_per_head =
+        4.0 * static_cast<double>(Tq) * static_cast<double>(Tk) * static_cast<double>(plan.Dh);
+    for (Eigen::Index first = 0; first < H; first += group) {
+        const Eigen::Index n = std::min(group, H - first);
+        parallel_items(n, flops_per_head * static_cast<double>(n), [&](Eigen::Index i) {
+            const Eigen::Index h = first + i;
+            HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
+            Matrix& map = streamed ? maps[static_cast<std::size_t>(i)] : head.weights;
+            head_weights(plan, h, map, plan.all_stages ? &head : nullptr, key_panels[static_cast<std::size_t>(i)]);
+            head_context(plan, h, map, trace.concat, value_panels[static_cast<std::size_t>(i)]);
+        });
+        for (Eigen::Index i = 0; streamed && i < n; ++i)
+            plan.options.on_map(first + i, maps[static_cast<std::size_t>(i)]);
+    }
+}
+
+// The plan of one attend(): G, Dh, the scale and each query's allowed keys.
+HeadsPlan make_plan(const AttentionWeights& w, const ConstMatrixRef& q, const ConstMatrixRef& k,
+                    const ConstMatrixRef& v, const AttentionOptions& options) {
+    const Mask* allowed = options.keep ? &*options.keep : nullptr;
+    check_attend_options(options, allowed, w.n_heads, q.rows(), k.rows());
+    HeadsPlan plan{w,
+                   q,
+                   k,
+                   v,
+                   options,
+                   allowed,
+                   w.n_heads / w.kv_heads(),
+                   w.head_width(),
+                   w.scale(),
+                   options.detail == TraceDetail::all_stages,
+                   {},
+                   {}};
+    if (allowed || options.window > 0) {
+        plan.keys_allowed =
+            allowed ? allowed_keys(*allowed)
+                    : std::vector<AllowedKeys>(static_cast<std::size_t>(q.rows()), AllowedKeys{0, k.rows(), false});
+        narrow_to_window(plan.keys_allowed, options.window, k.rows());
+        plan.key_ends.reserve(static_cast<std::size_t>(q.rows()));
+        for (const AllowedKeys& row : plan.keys_allowed) plan.key_ends.push_back(row.end);
+    }
+    return plan;
 }
 
 // Q and K before their rotation, kept for the stages (TraceDetail::all_stages).
@@ -340,52 +406,15 @@ struct Unrotated {
 AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& q,
                       const ConstMatrixRef& k, const ConstMatrixRef& v, const AttentionOptions& options,
                       const Unrotated& unrotated = {}) {
-    const Eigen::Index H = w.n_heads;
-    const Eigen::Index Tq = q.rows();
-    const Eigen::Index Tk = k.rows();
-    const Mask* allowed = options.keep ? &*options.keep : nullptr;
-    check_attend_options(options, allowed, H, Tq, Tk);
-    HeadsPlan plan{w,
-                   q,
-                   k,
-                   v,
-                   options,
-                   allowed,
-                   H / w.kv_heads(),
-                   w.head_width(),
-                   w.scale(),
-                   options.detail == TraceDetail::all_stages,
-                   {},
-                   {}};
-    const Eigen::Index G = plan.G;
-    const Eigen::Index Dh = plan.Dh;
-    if (allowed || options.window > 0) {
-        plan.keys_allowed = allowed ? allowed_keys(*allowed)
-                                    : std::vector<AllowedKeys>(static_cast<std::size_t>(Tq), AllowedKeys{0, Tk, false});
-        narrow_to_window(plan.keys_allowed, options.window, Tk);
-        plan.key_ends.reserve(static_cast<std::size_t>(Tq));
-        for (const AllowedKeys& row : plan.keys_allowed) plan.key_ends.push_back(row.end);
-    }
-    AttentionTrace trace = allocated_trace(plan, x_q, Tq, Tk);
+    const HeadsPlan plan = make_plan(w, q, k, v, options);
+    const bool streamed = options.on_map && !plan.all_stages;
+    AttentionTrace trace = allocated_trace(plan, x_q, q.rows(), k.rows(), streamed);
     trace.window = options.window;
-    // Each head's keys and values are laid out for the products as it runs (a copy of a
-    // [Tk, Dh] block each, small next to the products); the room for them is made here.
-    std::vector<WeightPanels> key_panels;
-    std::vector<WeightPanels> value_panels;
-    key_panels.reserve(static_cast<std::size_t>(H));
-    value_panels.reserve(static_cast<std::size_t>(H));
-    for (Eigen::Index h = 0; h < H; ++h) {
-        key_panels.emplace_back(Tk, Dh);     // K_h as the weight [out = keys, in = Dh]
-        value_panels.emplace_back(Dh, Tk);   // V_h as W^T: [in = keys, out = Dh]
-    }
-    // Each head on one thread, handed out as threads come free.
-    const double flops_per_head = 4.0 * static_cast<double>(Tq) * static_cast<double>(Tk) * static_cast<double>(Dh);
-    parallel_items(H, flops_per_head * static_cast<double>(H), [&](Eigen::Index h) {
-        const auto i = static_cast<std::size_t>(h);
-        attend_head(plan, h, trace, key_panels[i], value_panels[i]);
-    });
+    run_heads(plan, trace, streamed);
     if (plan.all_stages) {
-        for (Eigen::Index h = 0; h < H; ++h) {
+        const Eigen::Index G = plan.G;
+        const Eigen::Index Dh = plan.Dh;
+        for (Eigen::Index h = 0; h < w.n_heads; ++h) {
             HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
             head.q = q.middleCols(h * Dh, Dh);
             head.k = k.middleCols(h / G * Dh, Dh);
@@ -397,10 +426,9 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
             }
         }
     }
-    if (options.keep_keys_values) {
-        trace.keys = k;
-        trace.values = v;
-    }
+    if (streamed) trace.queries = q;
+    if (options.keep_keys_values || streamed) trace.keys = k;
+    if (options.keep_keys_values) trace.values = v;
     trace.output = linear_forward(w.out, trace.concat);
     return trace;
 }
@@ -521,6 +549,31 @@ AttentionTrace attention_forward_after(const AttentionWeights& w, const ConstMat
 AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x,
                                  const AttentionOptions& options) {
     return attention_forward(weights, x, x, options);
+}
+
+Matrix head_map(const AttentionWeights& w, const AttentionTrace& layer, Eigen::Index h, const OptionalMask& keep) {
+    if (h < 0 || h >= w.n_heads || static_cast<Eigen::Index>(layer.heads.size()) != w.n_heads) {
+        throw Error("head " + std::to_string(h) + ": the layer has heads 0.." + std::to_string(w.n_heads - 1));
+    }
+    const HeadTrace& kept = layer.heads[static_cast<std::size_t>(h)];
+    if (kept.weights.size() != 0) return kept.weights;
+    if (layer.queries.cols() != w.inner_width() || layer.keys.cols() != w.kv_width()) {
+        throw Error("head " + std::to_string(h) +
+                    ": the run kept neither its map nor the queries and keys to compute it");
+    }
+    AttentionOptions options;
+    options.keep = keep;
+    options.window = layer.window;
+    // The plan holds references: to these, which outlive it.
+    const ConstMatrixRef q = layer.queries;
+    const ConstMatrixRef k = layer.keys;
+    const Matrix no_values;
+    const ConstMatrixRef v = no_values;
+    const HeadsPlan plan = make_plan(w, q, k, v, options);
+    WeightPanels keys(layer.keys.rows(), plan.Dh);
+    Matrix map(layer.queries.rows(), layer.keys.rows());
+    head_weights(plan, h, map, nullptr, keys);
+    return map;
 }
 
 }   // namespace headscope

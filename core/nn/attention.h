@@ -18,6 +18,7 @@
 #include "core/tensor/matrix.h"
 #include "core/tensor/weight_matrix.h"
 
+#include <functional>
 #include <vector>
 
 namespace headscope {
@@ -81,10 +82,16 @@ struct AttentionOptions {
     // W keys up to itself, on top of `keep` (transformers' sliding_window_overlay). Applied
     // to each row's range of keys, never as a [Tq, Tk] mask. 0: none.
     Eigen::Index window = 0;
+    // Maps on demand: when set, each head's map goes here as soon as it is computed (on
+    // the calling thread, heads in order, the map valid during the call) and is not kept;
+    // the trace keeps the layer's queries and keys as multiplied instead, from which
+    // head_map() computes any head's map again, bit for bit. A layer's memory then holds
+    // a map per compute thread, not H of them. Ignored with TraceDetail::all_stages.
+    std::function<void(Eigen::Index head, const Matrix& weights)> on_map = nullptr;
 };
 
 struct HeadTrace {
-    Matrix weights;   // [Tq, Tk] softmax over keys; masked pairs exactly 0
+    Matrix weights;   // [Tq, Tk] softmax over keys; masked pairs exactly 0; empty when streamed (on_map)
     // Filled only with TraceDetail::all_stages:
     Matrix q;             // [Tq, Dh] after its norm and rotation, as multiplied
     Matrix k;             // [Tk, Dh] likewise (its key/value head's)
@@ -101,7 +108,8 @@ struct AttentionTrace {
     Matrix input;                   // [Tq, E] the queries' input X (TraceDetail::all_stages only)
     Matrix concat;                  // [Tq, D] heads' contexts side by side
     Matrix output;                  // [Tq, E]
-    Matrix keys;                    // [Tk, Dkv] every head's K as used (AttentionOptions::keep_keys_values), else empty
+    Matrix queries;                 // [Tq, D] every head's Q as used, when the maps were streamed (on_map), else empty
+    Matrix keys;                    // [Tk, Dkv] every head's K as used (keep_keys_values, or maps streamed), else empty
     Matrix values;                  // [Tk, Dkv] every head's V, likewise
     Eigen::Index window = 0;        // the sliding window that narrowed the run's mask in this layer; 0: none
 };
@@ -126,6 +134,12 @@ AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMat
 AttentionTrace attention_forward_after(const AttentionWeights& weights, const ConstMatrixRef& x_new,
                                        const Matrix& kept_keys, const Matrix& kept_values, Eigen::Index p,
                                        const AttentionOptions& options = {});
+
+// Head h's map [Tq, Tk] of a layer whose maps were streamed (AttentionOptions::on_map: its
+// trace holds the queries and keys), computed as the forward computed it, bit for bit;
+// `keep` is the mask the layer ran with (its window is the trace's). A kept map is
+// copied. Throws headscope::Error when the trace holds neither.
+Matrix head_map(const AttentionWeights& weights, const AttentionTrace& layer, Eigen::Index h, const OptionalMask& keep);
 
 // The scores of head rows q [Tq, Dh] against keys k [Tk, Dh] as attention computes them
 // (scale, soft cap), for the views and prefix reuse that need a block of them again.

@@ -7,6 +7,7 @@
 #include "core/nn/mask.h"
 #include "core/tensor/matrix.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,17 @@ struct RunOptions {
     // later rows are computed, against the earlier rows' kept keys and values.
     const ModelTrace* prefix_from = nullptr;
     Eigen::Index prefix_rows = 0;
+    // Maps on demand: when set, each head's map is handed here as the forward computes it
+    // (layer by layer, heads in order, on the calling thread; the map is valid during the
+    // call) and not kept: the trace keeps each layer's queries and keys instead, from which
+    // stack_head_map() (a Model's head_map()) gives any head's map again, bit for bit. A
+    // run's memory then holds one map per compute thread, not L x H of them. The stages
+    // layer keeps its maps whole. Not with resume_from or prefix_from.
+    std::function<void(Eigen::Index layer, Eigen::Index head, const Matrix& weights)> on_map = nullptr;
+    // Decoders: the logits of the last `last_logit_rows` positions only ([n, V], the later
+    // rows), where the rest are not read: at T = 4,096 a 128k vocabulary's [T, V] logits
+    // are 2 GB. -1: every row's.
+    Eigen::Index last_logit_rows = -1;
 };
 
 struct ModelTrace {

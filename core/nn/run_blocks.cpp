@@ -54,6 +54,11 @@ AttentionOptions layer_options(const RunOptions& options, const Block& block, Ei
     attention.keep_keys_values = options.keep_layer_inputs;
     attention.keep = mask;
     attention.window = block.window;
+    if (options.on_map) {
+        attention.on_map = [&sink = options.on_map, l](Eigen::Index head, const Matrix& weights) {
+            sink(l, head, weights);
+        };
+    }
     return attention;
 }
 
@@ -151,6 +156,9 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
     const Eigen::Index L = stack.n_layers();
     check_disabled_heads(L, stack.n_heads(), options.disabled_heads);
     check_input(model, stack, x);
+    if (options.on_map && (options.resume_from != nullptr || options.prefix_from != nullptr)) {
+        throw Error(model + ": a run that streams its maps computes every layer and row (no resume, no kept prefix)");
+    }
     const OptionalMask mask = run_mask(stack.spec, options, x.rows());
     StackRun run;
     run.trace.mask = mask;
@@ -167,6 +175,15 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
     }
     run.x = std::move(x);
     return run;
+}
+
+Matrix stack_head_map(const Stack& stack, const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) {
+    if (layer < 0 || layer >= stack.n_layers() || layer >= static_cast<Eigen::Index>(trace.layers.size())) {
+        throw Error("layer " + std::to_string(layer) + ": the run has layers 0.." +
+                    std::to_string(static_cast<Eigen::Index>(trace.layers.size()) - 1));
+    }
+    const auto l = static_cast<std::size_t>(layer);
+    return head_map(stack.blocks[l].attention, trace.layers[l], head, trace.mask);
 }
 
 }   // namespace headscope

@@ -48,4 +48,10 @@ struct StackRun {
 StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, const RunOptions& options,
                     Eigen::Index last_mlp_rows = -1);
 
+// Head `head`'s map at `layer` of a run of `stack`: the kept one, or, where the run streamed
+// its maps (RunOptions::on_map), computed again from the layer's kept queries and keys,
+// bit for bit as the forward computed it. Throws headscope::Error for a layer or head the
+// stack does not have.
+Matrix stack_head_map(const Stack& stack, const ModelTrace& trace, Eigen::Index layer, Eigen::Index head);
+
 }   // namespace headscope

@@ -6,6 +6,7 @@
 #include "core/models/hf/tensors.h"
 #include "core/tensor/memory_reuse.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -242,6 +243,7 @@ void HfDecoderModel::describe(const std::string& folder, const std::string& head
     info_.takes_text = true;
     info_.reads_ids_only = !tokens_->has_tokenizer();
     info_.causal = true;
+    info_.n_outputs = c.vocab_size;
     info_.n_parameters = count_bound([&](auto& b) { bind_tensors(std::as_const(weights_), c, family_.names, b); });
     info_.warnings = table.warnings();
     for (const DecoderLayer& layer : c.layers) info_.layer_windows.push_back(layer.window);
@@ -304,8 +306,13 @@ ModelTrace HfDecoderModel::forward(const ModelInput& input, const RunOptions& op
     mapped_.check();
     StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, options);
     run.trace.hidden = run.joined(&ModelTrace::hidden, norm_forward(weights_.final_norm, run.x));
-    // The LM head for the computed rows only (a reused prefix keeps its logits).
-    run.trace.logits = run.joined(&ModelTrace::logits, lm_logits(run.trace.hidden.bottomRows(run.x.rows())));
+    if (options.last_logit_rows >= 0) {
+        const Eigen::Index rows = std::min(options.last_logit_rows, run.trace.hidden.rows());
+        run.trace.logits = lm_logits(run.trace.hidden.bottomRows(rows));
+    } else {
+        // The LM head for the computed rows only (a reused prefix keeps its logits).
+        run.trace.logits = run.joined(&ModelTrace::logits, lm_logits(run.trace.hidden.bottomRows(run.x.rows())));
+    }
     return std::move(run.trace);
 }
 

@@ -145,6 +145,9 @@ public:
     ModelInput encode_text(std::string_view text) const override;
     ModelInput encode_ids(std::span<const std::int64_t> ids) const override;
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override;
+    Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
+        return stack_head_map(weights_.stack, trace, layer, head);
+    }
     std::vector<OwnedTensor> export_weights() const override;
     std::string output_label(Eigen::Index index) const override;
 

@@ -206,6 +206,9 @@ public:
     ModelInput encode_image(const RgbImage& image, const ImageOptions& options) const override;
     ModelInput encode_ids(std::span<const std::int64_t> ids) const override;
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override;
+    Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
+        return stack_head_map(weights_.stack, trace, layer, head);
+    }
     // Every weight as float, under transformers' names without the backbone's prefix.
     std::vector<OwnedTensor> export_weights() const override;
     std::string output_label(Eigen::Index index) const override;

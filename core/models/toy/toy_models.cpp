@@ -92,6 +92,9 @@ public:
         run.trace.hidden = run.joined(&ModelTrace::hidden, norm_forward(final_norm_, run.x));
         return std::move(run.trace);
     }
+    Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
+        return stack_head_map(stack_, trace, layer, head);
+    }
 
 protected:
     using RoleBuilder = std::function<void(AttentionWeights&, HeadRows, int role, const std::string& name)>;

@@ -255,6 +255,9 @@ std::string BertEnds::describe(ModelInfo& info, const EncoderConfig&) const {
     info.takes_text = true;
     info.reads_ids_only = !text_refusal_.empty();
     info.classifier = w_.head == BertHead::classifier;
+    info.n_outputs = w_.head == BertHead::classifier  ? w_.classifier.weight.rows()
+                     : w_.head == BertHead::masked_lm ? w_.word_embeddings.rows()
+                                                      : 0;
     info.settings = {
         {"vocab_size", std::to_string(s_.vocab_size)},
         {"max_position_embeddings", std::to_string(s_.max_position_embeddings)},

@@ -156,6 +156,7 @@ std::string VitEnds::describe(ModelInfo& info, const EncoderConfig& c) const {
     const HfImageProcessorConfig& p = s_.processor;
     info.takes_image = true;
     info.classifier = w_.head != VitHead::none;
+    info.n_outputs = w_.head != VitHead::none ? w_.classifier.weight.rows() : 0;
     info.image_size = s_.image_size;
     info.patch_size = s_.patch_size;
     const auto size_text = [](int width, int height) { return std::to_string(width) + "x" + std::to_string(height); };

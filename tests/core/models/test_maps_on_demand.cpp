@@ -1,0 +1,158 @@
+// Maps on demand (RunOptions::on_map): a run that hands each head's map over as it is made
+// and keeps none gives every family's maps bit for bit as a run that keeps them, and
+// Model::head_map computes any of them again, bit for bit, from what the run kept; the
+// rest of the run (logits, hidden state) is the same too. Every checkpoint family's
+// fixture, the demo models, with heads switched off and the causal mask flipped.
+
+#include "core/analysis/head_summary.h"
+#include "core/base/error.h"
+#include "core/fast_path_support.h"
+#include "core/models/model_registry.h"
+#include "core/tensor/parallel.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace headscope;
+using namespace headscope::test;
+
+namespace {
+
+const std::string checkpoints = std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/";
+
+// Every model the registry opens, by family: the tiny checkpoints in the hub's layout and
+// the demo models.
+const char* const models[] = {
+    "llama_tiny", "llama_tiny_dynamic", "llama_tiny_yarn", "mistral_tiny",  "qwen2_tiny", "qwen2_tiny_window",
+    "qwen3_tiny", "gemma_tiny",         "gemma2_tiny",     "gemma3_tiny",   "phi3_tiny",  "pythia_tiny",
+    "gpt2_tiny",  "gpt2_tiny_bf16",     "bert_tiny",       "bert_tiny_cls", "vit_tiny",   "deit_tiny_distilled"};
+
+ModelInput input_for(const Model& model) {
+    if (model.info().takes_image) {
+        RgbImage image;
+        image.width = image.height = model.info().image_size;
+        image.pixels.resize(static_cast<std::size_t>(image.width * image.height * 3));
+        for (std::size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = static_cast<std::uint8_t>(i * 37 % 251);
+        return model.encode_image(image);
+    }
+    std::vector<std::int64_t> ids;
+    for (int i = 0; i < 23; ++i) ids.push_back(5 + (i * 37) % 40);   // within every fixture's vocabulary
+    return model.encode_ids(ids);
+}
+
+// The streamed run of `options` against the kept one: maps, recomputed maps, logits, hidden.
+void check_on_demand(const Model& model, const ModelInput& input, RunOptions options) {
+    const ModelTrace kept = model.forward(input, options);
+    std::map<std::pair<Eigen::Index, Eigen::Index>, Matrix> streamed;
+    options.on_map = [&](Eigen::Index l, Eigen::Index h, const Matrix& weights) {
+        CHECK(streamed.count({l, h}) == 0);
+        streamed[{l, h}] = weights;
+    };
+    const ModelTrace run = model.forward(input, options);
+    const ModelInfo& info = model.info();
+    REQUIRE(static_cast<Eigen::Index>(streamed.size()) == info.n_layers * info.n_heads);
+    CHECK(run.logits == kept.logits);
+    CHECK(run.hidden == kept.hidden);
+    for (Eigen::Index l = 0; l < info.n_layers; ++l) {
+        for (Eigen::Index h = 0; h < info.n_heads; ++h) {
+            CAPTURE(l);
+            CAPTURE(h);
+            const Matrix& want = kept.layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
+            CHECK(run.layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights.size() == 0);
+            CHECK(streamed.at({l, h}) == want);
+            CHECK(model.head_map(run, l, h) == want);
+            CHECK(model.head_map(kept, l, h) == want);
+        }
+    }
+    CHECK_THROWS_AS(model.head_map(run, info.n_layers, 0), Error);
+    CHECK_THROWS_AS(model.head_map(run, 0, info.n_heads), Error);
+}
+
+}   // namespace
+
+TEST_CASE("maps on demand: every family's streamed maps, and each computed again, equal the kept ones bit for bit") {
+    ThreadCount restore;
+    for (const std::string name : models) {
+        CAPTURE(name);
+        const auto model = open_model(checkpoints + name, ToyConfig{});
+        const ModelInput input = input_for(*model);
+        for (const int threads : {1, 2}) {
+            CAPTURE(threads);
+            set_compute_threads(threads);
+            check_on_demand(*model, input, RunOptions{});
+        }
+        RunOptions changed;
+        changed.causal = !model->info().causal;
+        changed.disabled_heads.assign(static_cast<std::size_t>(model->info().n_layers),
+                                      std::vector<bool>(static_cast<std::size_t>(model->info().n_heads), false));
+        changed.disabled_heads[0][1] = true;
+        check_on_demand(*model, input, changed);
+    }
+}
+
+TEST_CASE("maps on demand: the demo models, and the stages layer keeps its maps whole") {
+    ToyConfig modern;
+    modern.arch = ToyArch::modern;
+    for (const auto& [name, config] :
+         {std::pair{"builtin:toy-text", ToyConfig{}}, std::pair{"builtin:toy-text", modern},
+          std::pair{"builtin:tiny-story", ToyConfig{}}}) {
+        CAPTURE(std::string(name));
+        const auto model = open_model(name, config);
+        const ModelInput input = model->encode_text("the cat sat on the mat and the cat slept");
+        check_on_demand(*model, input, RunOptions{});
+        RunOptions stages;
+        stages.stages_layer = 1;
+        int streamed = 0;
+        stages.on_map = [&](Eigen::Index l, Eigen::Index, const Matrix&) { streamed += l == 1 ? 100 : 1; };
+        const ModelTrace run = model->forward(input, stages);
+        CHECK(streamed == (model->info().n_layers - 1) * model->info().n_heads);
+        CHECK(run.layers[1].heads[0].weights.size() != 0);
+        CHECK(run.layers[1].heads[0].scores.size() != 0);
+    }
+}
+
+TEST_CASE("maps on demand: no resume or kept prefix with it, the last rows' logits alone when asked") {
+    const auto model = open_model(checkpoints + "llama_tiny", ToyConfig{});
+    const ModelInput input = input_for(*model);
+    RunOptions keep;
+    keep.keep_layer_inputs = true;
+    const ModelTrace kept = model->forward(input, keep);
+    RunOptions streamed;
+    streamed.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
+    streamed.resume_from = &kept;
+    CHECK_THROWS_WITH_AS(model->forward(input, streamed), doctest::Contains("computes every layer and row"), Error);
+    RunOptions last;
+    last.last_logit_rows = 3;
+    const ModelTrace tail = model->forward(input, last);
+    CHECK(tail.logits == kept.logits.bottomRows(3));
+    last.last_logit_rows = 1000;
+    CHECK(model->forward(input, last).logits == kept.logits);
+}
+
+TEST_CASE("head summary: metrics as computed on the map, and max- and mean-pooled cells over blocks") {
+    Matrix map(5, 5);
+    for (Eigen::Index i = 0; i < 5; ++i) {
+        for (Eigen::Index j = 0; j < 5; ++j) map(i, j) = static_cast<float>(i * 5 + j) / 100.0f;
+    }
+    const MetricContext context;
+    const HeadSummary whole = summarize_head(map, nullptr, context, 2, 3, 8);
+    CHECK(whole.pooled_max == map);   // at most side x side: kept whole
+    CHECK(whole.pooled_mean == map);
+    CHECK(whole.metrics.layer == 2);
+    CHECK(whole.metrics.head == 3);
+    CHECK(whole.metrics.entropy == compute_head_metrics(map, nullptr, context).entropy);
+    // Two cells per side: rows and columns {0, 1} and {2, 3, 4} (edges at c * 5 / 2).
+    const HeadSummary pooled = summarize_head(map, nullptr, context, 0, 0, 2);
+    REQUIRE(pooled.pooled_max.rows() == 2);
+    CHECK(pooled.pooled_max(0, 0) == map(1, 1));
+    CHECK(pooled.pooled_max(1, 1) == map(4, 4));
+    CHECK(pooled.pooled_max(0, 1) == map(1, 4));
+    CHECK(pooled.pooled_mean(0, 0) == doctest::Approx((0 + 1 + 5 + 6) / 400.0));
+    CHECK(pooled.pooled_mean(1, 0) == doctest::Approx((10 + 11 + 15 + 16 + 20 + 21) / 600.0));
+    CHECK_THROWS_AS(summarize_head(map, nullptr, context, 0, 0, 0), Error);
+}

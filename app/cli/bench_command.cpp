@@ -3,10 +3,12 @@
 // scripts (tools/bench_vs_torch.py) can read it. Timings are wall-clock medians and
 // minima over --repeat runs after one warm-up run; a run is the input's encoding (token
 // or patch embedding) and the forward, from token ids or decoded pixels to the last
-// output, so it times what PyTorch's forward does; every map is kept, as the app keeps them.
+// output, so it times what PyTorch's forward does; every map is kept, as the app keeps them,
+// or with --on-demand none is: each is reduced to its metrics and thumbnail on the way.
 
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
+#include "core/analysis/head_summary.h"
 #include "core/base/error.h"
 #include "core/base/memory_room.h"
 #include "core/base/seeded_random.h"
@@ -93,6 +95,7 @@ struct BenchArgs {
     std::string tokenizer;
     bool incremental = false;
     int appended = 0;
+    bool on_demand = false;
     Eigen::Index T = 0;
     Eigen::Index E = 0;
     Eigen::Index H = 0;
@@ -115,6 +118,9 @@ void add_bench_options(CLI::App* cmd, BenchArgs& args) {
                     "Causal models: time the recompute after the input's last N tokens were typed, from a kept "
                     "run without them (only the new positions are computed)")
         ->check(CLI::Range(1, 1 << 16));
+    cmd->add_flag("--on-demand", args.on_demand,
+                  "Maps on demand: each head's map reduced to its metrics and a pooled thumbnail as the forward "
+                  "makes it, none kept; then time computing single heads' full maps again");
     auto* mha =
         cmd->add_flag("--mha", args.mha, "One self-attention layer with seeded random weights instead of a model");
     cmd->add_option("--T", args.T, "--mha: sequence length")->check(CLI::Range(1, 1 << 16));
@@ -237,22 +243,66 @@ void bench_tokenizer(const BenchArgs& args, nlohmann::ordered_json& out) {
     out["encode_ms_min"] = encode.min_ms;
 }
 
+// --on-demand: forwards that keep no map (each reduced to its summary on the way), then
+// each head of the last run computed again whole, as selecting it in the window does.
+Timings bench_on_demand(const BenchArgs& args, const Model& model, const std::function<ModelInput()>& encode,
+                        const ModelInput& first, RunOptions options, nlohmann::ordered_json& out) {
+    if (args.incremental || args.appended > 0) throw Error("--on-demand: not with --incremental or --appended");
+    const ModelInfo& info = model.info();
+    const Eigen::Index T = first.embeddings.rows();
+    check_streamed_run_fits(info, T, compute_threads());
+    const MetricContext context = metric_context(first, info);
+    OptionalMask mask;
+    if (options.causal.value_or(info.causal)) mask = mask_causal(T, T);
+    std::vector<HeadSummary> summaries(static_cast<std::size_t>(info.n_layers * info.n_heads));
+    options.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
+        summaries[static_cast<std::size_t>(layer * info.n_heads + head)] =
+            summarize_head(weights, mask ? &*mask : nullptr, context, static_cast<int>(layer), static_cast<int>(head));
+    };
+    // As the window asks: the next-token logits of the last position alone.
+    options.last_logit_rows = 1;
+    ModelTrace trace;
+    const Timings forward = time_runs(args.repeat, [&] {
+        trace = ModelTrace{};   // the last run's state goes before the next is made
+        trace = model.forward(encode(), options);
+    });
+    // Heads spread over the model, each computed again whole from what the run kept.
+    std::vector<double> ms;
+    for (int i = 0; i < std::max(args.repeat, 3); ++i) {
+        const Eigen::Index layer = (i * 7) % info.n_layers;
+        const Eigen::Index head = (i * 5) % info.n_heads;
+        const auto start = Clock::now();
+        const Matrix map = model.head_map(trace, layer, head);
+        ms.push_back(ms_since(start));
+        if (map.rows() != T) throw Error("--on-demand: a head's map came back the wrong size");
+    }
+    std::sort(ms.begin(), ms.end());
+    out["maps_kept"] = false;
+    out["logit_rows"] = trace.logits.rows();
+    out["head_map_ms_median"] = ms[ms.size() / 2];
+    out["head_map_ms_max"] = ms.back();
+    out["summaries"] = summaries.size();
+    return forward;
+}
+
 // A model's load and forward, and with --incremental / --appended its recompute.
 void bench_model(const BenchArgs& args, nlohmann::ordered_json& out, Warnings& warnings) {
     if (args.model.path.empty()) throw Error("give --model PATH (with --text, --image or --tokens), or --mha");
     const auto start = Clock::now();
     const auto model = open_model_from(args.model, warnings);
     const double load_ms = ms_since(start);
-    const ModelInput first = encode_input(*model, args.input);   // checks the input once
+    const ModelInput first = encode_input(*model, args.input, !args.on_demand);   // checks the input once
     const RunOptions options = run_options_from(args.run, model->info());
     // An image file is decoded once: PyTorch's forward, too, starts from pixels.
     const bool image = args.input.image_option->count() > 0;
     const RgbImage pixels = image ? decode_image_file(args.input.image) : RgbImage{};
     const auto encode = [&] {
-        return image ? model->encode_image(pixels, args.input.image_options) : encode_input(*model, args.input);
+        return image ? model->encode_image(pixels, args.input.image_options)
+                     : encode_input(*model, args.input, !args.on_demand);
     };
-    const Timings t = time_runs(args.repeat, [&] { (void)model->forward(encode(), options); });
     out["workload"] = model->info().name;
+    const Timings t = args.on_demand ? bench_on_demand(args, *model, encode, first, options, out)
+                                     : time_runs(args.repeat, [&] { (void)model->forward(encode(), options); });
     if (args.incremental) bench_resume(args, *model, first, options, t, out);
     if (args.appended > 0) bench_appended(args, *model, first, options, t, out);
     out["load_ms"] = load_ms;

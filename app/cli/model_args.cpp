@@ -94,9 +94,9 @@ ModelInput encode_chosen_input(const Model& model, const InputArgs& args) {
 
 }   // namespace
 
-ModelInput encode_input(const Model& model, const InputArgs& args) {
+ModelInput encode_input(const Model& model, const InputArgs& args, bool maps_kept) {
     ModelInput input = encode_chosen_input(model, args);
-    check_maps_fit_in_memory(model.info(), input.embeddings.rows());
+    if (maps_kept) check_maps_fit_in_memory(model.info(), input.embeddings.rows());
     return input;
 }
 

@@ -41,7 +41,9 @@ struct InputArgs {
 };
 void add_input_options(CLI::App* cmd, InputArgs& args);
 // Exactly one of the four must have been given (an empty --text is an empty sentence).
-ModelInput encode_input(const Model& model, const InputArgs& args);
+// `maps_kept`: the run will keep every map, which must then fit in memory (checked here,
+// before the run); a run that streams them checks check_streamed_run_fits instead.
+ModelInput encode_input(const Model& model, const InputArgs& args, bool maps_kept = true);
 
 // What a writing command reads (the model folder, a --text-file or --image), for
 // check_output: an --out that is one of them, or inside the model folder, is refused.

@@ -3,11 +3,14 @@
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
 #include "core/base/error.h"
+#include "core/base/index_lists.h"
 #include "core/models/model_registry.h"
+#include "core/tensor/parallel.h"
 #include "core/tensor/safetensors.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -84,11 +87,41 @@ Command add_info_command(CLI::App& app) {
             }};
 }
 
+namespace {
+
+// --only-layers / --only-heads: the indices given, each in [0, n) and given once, in the order given;
+// every index when the flag is absent.
+std::vector<Eigen::Index> selected(const std::string& flag, const std::string& list, Eigen::Index n, const char* what) {
+    std::vector<Eigen::Index> chosen;
+    if (list.empty()) {
+        for (Eigen::Index i = 0; i < n; ++i) chosen.push_back(i);
+        return chosen;
+    }
+    for (const std::int64_t i : parse_index_list(flag, list, "0,3")) {
+        if (i >= n) {
+            throw Error(flag + ": " + what + " " + std::to_string(i) + " is outside 0.." + std::to_string(n - 1));
+        }
+        if (std::find(chosen.begin(), chosen.end(), i) != chosen.end()) {
+            throw Error(flag + ": " + what + " " + std::to_string(i) + " is listed twice");
+        }
+        chosen.push_back(static_cast<Eigen::Index>(i));
+    }
+    return chosen;
+}
+
+std::span<const std::byte> bytes_of(const Matrix& m) {
+    return std::as_bytes(std::span(m.data(), static_cast<std::size_t>(m.size())));
+}
+
+}   // namespace
+
 Command add_dump_command(CLI::App& app) {
     struct Args {
         ModelArgs model;
         InputArgs input;
         RunArgs run;
+        std::string layers;
+        std::string heads;
         std::string out;
     };
     auto args = std::make_shared<Args>();
@@ -96,6 +129,11 @@ Command add_dump_command(CLI::App& app) {
     add_model_options(cmd, args->model);
     add_input_options(cmd, args->input);
     add_run_options(cmd, args->run);
+    // Not --layers / --heads: those size the demo models (add_model_options).
+    cmd->add_option("--only-layers", args->layers, "Only these layers' maps, e.g. 0,15 (default: every layer)");
+    cmd->add_option("--only-heads", args->heads,
+                    "Only these heads of each layer, e.g. 0,3 (default: every head); attn.L is then "
+                    "[count, T, T] in the order given");
     cmd->add_option("--out", args->out,
                     "Output .safetensors: attn.L [H, T, T] per layer, input_ids I64 [T] for text, "
                     "logits where the model has a head; metadata 'tokens' (JSON array of labels)")
@@ -103,41 +141,52 @@ Command add_dump_command(CLI::App& app) {
     return {cmd, [args](Warnings& warnings) {
                 check_output("--out", args->out, input_paths(args->model, &args->input));
                 const auto model = open_model_from(args->model, warnings);
-                const ModelInput input = encode_input(*model, args->input);
-                // The maps are copied out and encoded whole before writing: three times in memory.
-                check_maps_fit_in_memory(model->info(), input.embeddings.rows(), 3);
-                const RunOptions options = run_options_from(args->run, model->info());
-                const ModelTrace trace = model->forward(input, options);
-
+                const ModelInfo& info = model->info();
+                const ModelInput input = encode_input(*model, args->input, false);
+                RunOptions options = run_options_from(args->run, info);
+                const std::vector<Eigen::Index> layers =
+                    selected("--only-layers", args->layers, info.n_layers, "layer");
+                const std::vector<Eigen::Index> heads = selected("--only-heads", args->heads, info.n_heads, "head");
                 const auto T = static_cast<std::int64_t>(input.labels.size());
-                const auto H = static_cast<std::int64_t>(model->info().n_heads);
-                std::vector<std::vector<float>> maps(trace.layers.size());   // [L] of [H, T, T]
-                std::vector<TensorToWrite> tensors;
-                for (std::size_t l = 0; l < trace.layers.size(); ++l) {
-                    for (const HeadTrace& head : trace.layers[l].heads) {
-                        maps[l].insert(maps[l].end(), head.weights.data(), head.weights.data() + head.weights.size());
-                    }
-                    tensors.push_back(tensor_f32("attn." + std::to_string(l), {H, T, T}, maps[l]));
+                check_streamed_run_fits(info, T, compute_threads());
+
+                // The header first, then each map written where it goes as the forward makes
+                // it: the file never needs more than the maps the forward holds at once.
+                std::vector<SafetensorsWriter::Entry> entries;
+                for (const Eigen::Index l : layers) {
+                    entries.push_back(
+                        {"attn." + std::to_string(l), DType::F32, {static_cast<std::int64_t>(heads.size()), T, T}});
                 }
-                if (!input.ids.empty()) tensors.push_back(tensor_i64("input_ids", {T}, input.ids));
-                if (trace.logits.size() != 0) {
-                    // CLI.md: [T, V] for a language-model head, [num_labels] for a classifier.
-                    const bool classifier = model->info().classifier;
-                    const Shape shape =
-                        classifier ? Shape{trace.logits.cols()} : Shape{trace.logits.rows(), trace.logits.cols()};
-                    tensors.push_back(tensor_f32(
-                        "logits", shape,
-                        std::span<const float>(trace.logits.data(), static_cast<std::size_t>(trace.logits.size()))));
+                if (!input.ids.empty()) entries.push_back({"input_ids", DType::I64, {T}});
+                // CLI.md: [T, V] for a language-model head, [num_labels] for a classifier.
+                if (info.n_outputs > 0) {
+                    entries.push_back(
+                        {"logits", DType::F32, info.classifier ? Shape{info.n_outputs} : Shape{T, info.n_outputs}});
                 }
-                const std::map<std::string, std::string> metadata = {
+                std::map<std::string, std::string> metadata = {
                     {"tokens", nlohmann::json(input.labels).dump()},
-                    {"model", model->info().name},
-                    {"settings", settings_json(model->info())},
-                    {"causal", options.causal.value_or(model->info().causal) ? "on" : "off"},
+                    {"model", info.name},
+                    {"settings", settings_json(info)},
+                    {"causal", options.causal.value_or(info.causal) ? "on" : "off"},
                 };
-                write_safetensors(args->out, tensors, metadata);
-                std::printf("wrote %s: %zu layers x %ld heads, T = %ld\n", args->out.c_str(), trace.layers.size(),
-                            static_cast<long>(H), static_cast<long>(T));
+                if (!args->layers.empty()) metadata["layers"] = nlohmann::json(layers).dump();
+                if (!args->heads.empty()) metadata["heads"] = nlohmann::json(heads).dump();
+                SafetensorsWriter file(args->out, entries, metadata);
+                const std::uint64_t map_bytes = static_cast<std::uint64_t>(T * T) * sizeof(float);
+                options.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
+                    const auto l = std::find(layers.begin(), layers.end(), layer);
+                    const auto h = std::find(heads.begin(), heads.end(), head);
+                    if (l == layers.end() || h == heads.end()) return;
+                    file.write("attn." + std::to_string(layer),
+                               static_cast<std::uint64_t>(h - heads.begin()) * map_bytes, bytes_of(weights));
+                };
+                const ModelTrace trace = model->forward(input, options);
+                // The stages layer (none here) would keep its maps rather than stream them.
+                if (!input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(input.ids)));
+                if (info.n_outputs > 0) file.write("logits", 0, bytes_of(trace.logits));
+                file.finish();
+                std::printf("wrote %s: %zu layers x %zu heads, T = %ld\n", args->out.c_str(), layers.size(),
+                            heads.size(), static_cast<long>(T));
                 return 0;
             }};
 }

@@ -131,62 +131,83 @@ void check_output(const std::string& flag, const std::string& out, std::span<con
     }
 }
 
-void write_file_atomically(const std::string& path, std::span<const std::byte> bytes) {
+AtomicOutput::AtomicOutput(const std::string& path) : path_(path) {
     if (path.empty()) throw Error("cannot write: the output file name is empty");
-    const std::string target = follow_symlinks(path);
-    require_regular_or_absent(shown(path), path, target);
-    const fs::path target_path(target);
+    target_ = follow_symlinks(path);
+    require_regular_or_absent(shown(path), path, target_);
+    const fs::path target_path(target_);
     const fs::path folder = target_path.has_parent_path() ? target_path.parent_path() : fs::path(".");
     std::error_code ec;
     if (!fs::is_directory(folder, ec)) {
         throw Error(shown(path) + ": cannot write: folder '" + shown(folder.string()) + "' does not exist");
     }
-    const auto existing = status_of(target);
+    const auto existing = status_of(target_);
 
     // O_EXCL on a random name (rather than mkstemp) so a new file gets the usual
     // 0666 & ~umask permissions, like any file the user writes.
     std::random_device entropy;
-    std::string temp_name;
-    int fd = -1;
-    for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    for (int attempt = 0; attempt < 16 && fd_ < 0; ++attempt) {
         char suffix[32];
         std::snprintf(suffix, sizeof suffix, ".tmp-%d-%08x", static_cast<int>(::getpid()), entropy());
         // Hidden, next to the target (same file system, so rename is atomic).
         // A long name is shortened so the temporary one fits the file system's limit (255).
         std::string hidden_name(".");
         hidden_name.append(target_path.filename().string().substr(0, 200)).append(suffix);
-        temp_name = (folder / hidden_name).string();
-        fd = ::open(temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
+        temp_ = (folder / hidden_name).string();
+        fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd_ < 0 && errno != EEXIST) break;
     }
-    if (fd < 0) {
+    if (fd_ < 0) {
         // The file is written beside its target first: say so, or "No such file or
         // directory" for /proc/version reads as if the target were missing.
         throw Error(shown(path) + ": cannot write: cannot create a file in folder '" + shown(folder.string()) + "' (" +
                     std::strerror(errno) + ")");
     }
-
-    auto fail = [&](int error) {
-        if (fd >= 0) ::close(fd);
-        ::unlink(temp_name.c_str());
-        throw Error(shown(path) + ": cannot write: " + std::strerror(error));
-    };
     // Replacing a file keeps its permissions (a read-only-to-others file stays so).
-    if (existing && ::fchmod(fd, existing->st_mode & 07777) != 0) fail(errno);
+    if (existing && ::fchmod(fd_, existing->st_mode & 07777) != 0) fail(errno);
+}
+
+AtomicOutput::~AtomicOutput() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(temp_.c_str());
+}
+
+void AtomicOutput::fail(int error) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    ::unlink(temp_.c_str());
+    committed_ = true;   // nothing left to remove
+    throw Error(shown(path_) + ": cannot write: " + std::strerror(error));
+}
+
+void AtomicOutput::write_at(std::uint64_t offset, std::span<const std::byte> bytes) {
+    if (fd_ < 0) throw Error(shown(path_) + ": cannot write: the file is already closed");
     std::size_t written = 0;
     while (written < bytes.size()) {
-        const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+        const ssize_t n =
+            ::pwrite(fd_, bytes.data() + written, bytes.size() - written, static_cast<off_t>(offset + written));
         if (n < 0) {
             if (errno == EINTR) continue;
             fail(errno);
         }
         written += static_cast<std::size_t>(n);
     }
-    if (::fsync(fd) != 0) fail(errno);
-    const int closed = ::close(fd);
-    fd = -1;
+}
+
+void AtomicOutput::commit() {
+    if (fd_ < 0) throw Error(shown(path_) + ": cannot write: the file is already closed");
+    if (::fsync(fd_) != 0) fail(errno);
+    const int closed = ::close(fd_);
+    fd_ = -1;
     if (closed != 0) fail(errno);
-    if (::rename(temp_name.c_str(), target.c_str()) != 0) fail(errno);
+    if (::rename(temp_.c_str(), target_.c_str()) != 0) fail(errno);
+    committed_ = true;
+}
+
+void write_file_atomically(const std::string& path, std::span<const std::byte> bytes) {
+    AtomicOutput out(path);
+    out.write_at(0, bytes);
+    out.commit();
 }
 
 }   // namespace headscope

@@ -11,6 +11,7 @@
 //   failure the temporary file is removed and the destination is untouched.
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -32,5 +33,29 @@ std::string follow_symlinks(const std::string& path);
 void check_output(const std::string& flag, const std::string& out, std::span<const InputPath> inputs);
 
 void write_file_atomically(const std::string& path, std::span<const std::byte> bytes);
+
+// The same for a file written in pieces (an output too large to hold whole): bytes go to
+// the temporary file at any offsets, and commit() renames it over the destination. Left
+// uncommitted (an error, an exception on the way), the temporary file is removed on
+// destruction and the destination is untouched. Errors name the destination.
+class AtomicOutput {
+public:
+    explicit AtomicOutput(const std::string& path);
+    ~AtomicOutput();
+    AtomicOutput(const AtomicOutput&) = delete;
+    AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+    void write_at(std::uint64_t offset, std::span<const std::byte> bytes);
+    void commit();
+
+private:
+    [[noreturn]] void fail(int error);
+
+    std::string path_;     // as the user named it
+    std::string target_;   // the file it names, symlinks followed
+    std::string temp_;     // beside the target
+    int fd_ = -1;
+    bool committed_ = false;
+};
 
 }   // namespace headscope

@@ -360,38 +360,92 @@ TensorToWrite tensor_i64(std::string name, Shape shape, std::span<const std::int
     return {std::move(name), DType::I64, std::move(shape), std::as_bytes(values)};
 }
 
-std::vector<std::byte> encode_safetensors(const std::vector<TensorToWrite>& tensors,
-                                          const std::map<std::string, std::string>& metadata) {
+namespace {
+
+// The header (padded so the data starts 8-byte aligned, as the reference writer does) of
+// tensors of these shapes, in this order, and where each one's bytes start after it.
+std::string encode_header(const std::vector<SafetensorsWriter::Entry>& tensors,
+                          const std::map<std::string, std::string>& metadata, std::vector<std::uint64_t>& offsets) {
     json header = json::object();
     if (!metadata.empty()) header["__metadata__"] = metadata;
     std::uint64_t offset = 0;
+    offsets.clear();
+    for (const auto& t : tensors) {
+        if (t.name == "__metadata__" || header.contains(t.name)) {
+            throw Error("tensor " + quoted(t.name) + ": name used twice");
+        }
+        const std::uint64_t size = static_cast<std::uint64_t>(shape_numel(t.shape)) * dtype_size(t.dtype);
+        header[t.name] = {
+            {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + size}}};
+        offsets.push_back(offset);
+        offset += size;
+    }
+    std::string text = header.dump();
+    text.append((8 - (text.size() % 8)) % 8, ' ');
+    const std::uint64_t header_length = text.size();
+    std::string framed(8, '\0');
+    std::memcpy(framed.data(), &header_length, 8);
+    return framed + text;
+}
+
+}   // namespace
+
+std::vector<std::byte> encode_safetensors(const std::vector<TensorToWrite>& tensors,
+                                          const std::map<std::string, std::string>& metadata) {
+    std::vector<SafetensorsWriter::Entry> entries;
+    std::uint64_t data_size = 0;
     for (const auto& t : tensors) {
         const std::uint64_t expected = static_cast<std::uint64_t>(shape_numel(t.shape)) * dtype_size(t.dtype);
         if (expected != t.bytes.size()) {
             throw Error("tensor " + quoted(t.name) + ": shape " + shape_to_string(t.shape) + " needs " +
                         std::to_string(expected) + " bytes, got " + std::to_string(t.bytes.size()));
         }
-        if (t.name == "__metadata__" || header.contains(t.name)) {
-            throw Error("tensor " + quoted(t.name) + ": name used twice");
-        }
-        header[t.name] = {
-            {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes.size()}}};
-        offset += t.bytes.size();
+        entries.push_back({t.name, t.dtype, t.shape});
+        data_size += expected;
     }
-    std::string text = header.dump();
-    // Pad with spaces so the data starts 8-byte aligned, as the reference writer does.
-    text.append((8 - (text.size() % 8)) % 8, ' ');
-
-    std::vector<std::byte> out(8 + text.size() + offset);
-    const std::uint64_t header_length = text.size();
-    std::memcpy(out.data(), &header_length, 8);
-    std::memcpy(out.data() + 8, text.data(), text.size());
-    std::byte* cursor = out.data() + 8 + text.size();
-    for (const auto& t : tensors) {
-        if (!t.bytes.empty()) std::memcpy(cursor, t.bytes.data(), t.bytes.size());
-        cursor += t.bytes.size();
+    std::vector<std::uint64_t> offsets;
+    const std::string header = encode_header(entries, metadata, offsets);
+    std::vector<std::byte> out(header.size() + data_size);
+    std::memcpy(out.data(), header.data(), header.size());
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        if (!tensors[i].bytes.empty()) {
+            std::memcpy(out.data() + header.size() + offsets[i], tensors[i].bytes.data(), tensors[i].bytes.size());
+        }
     }
     return out;
+}
+
+SafetensorsWriter::SafetensorsWriter(const std::string& path, std::vector<Entry> tensors,
+                                     const std::map<std::string, std::string>& metadata)
+    : tensors_(std::move(tensors)), written_(tensors_.size(), 0), out_(path) {
+    const std::string header = encode_header(tensors_, metadata, offsets_);
+    data_start_ = header.size();
+    out_.write_at(0, std::as_bytes(std::span(header)));
+}
+
+void SafetensorsWriter::write(const std::string& name, std::uint64_t offset, std::span<const std::byte> bytes) {
+    const auto it = std::find_if(tensors_.begin(), tensors_.end(), [&](const Entry& t) { return t.name == name; });
+    if (it == tensors_.end()) throw Error("tensor " + quoted(name) + ": not in the file's header");
+    const auto i = static_cast<std::size_t>(it - tensors_.begin());
+    const std::uint64_t size = static_cast<std::uint64_t>(shape_numel(it->shape)) * dtype_size(it->dtype);
+    if (offset > size || bytes.size() > size - offset) {
+        throw Error("tensor " + quoted(name) + ": bytes [" + std::to_string(offset) + ", " +
+                    std::to_string(offset + bytes.size()) + ") outside its " + std::to_string(size));
+    }
+    out_.write_at(data_start_ + offsets_[i] + offset, bytes);
+    written_[i] += bytes.size();
+}
+
+void SafetensorsWriter::finish() {
+    for (std::size_t i = 0; i < tensors_.size(); ++i) {
+        const Entry& t = tensors_[i];
+        const std::uint64_t size = static_cast<std::uint64_t>(shape_numel(t.shape)) * dtype_size(t.dtype);
+        if (written_[i] != size) {
+            throw Error("tensor " + quoted(t.name) + ": " + std::to_string(written_[i]) + " of its " +
+                        std::to_string(size) + " bytes written");
+        }
+    }
+    out_.commit();
 }
 
 void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,

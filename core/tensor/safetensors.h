@@ -7,6 +7,7 @@
 // offset in the header is checked against the file before any byte of data is
 // touched, and every failure is a headscope::Error naming the file and the tensor.
 
+#include "core/base/output_file.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/matrix.h"
 
@@ -106,6 +107,33 @@ TensorToWrite tensor_i64(std::string name, Shape shape, std::span<const std::int
 // Serialises tensors (and optional metadata) to the safetensors byte layout.
 std::vector<std::byte> encode_safetensors(const std::vector<TensorToWrite>& tensors,
                                           const std::map<std::string, std::string>& metadata = {});
+
+// A safetensors file written piece by piece, for outputs too large to hold whole (every
+// head's map of a long input): the header is known first (names, dtypes, shapes), then
+// each tensor's bytes are written at their place as they are computed, in any order. The
+// file appears at `path` on finish(), complete; until then (and if anything fails, or
+// finish() is never reached) `path` is untouched, as write_safetensors() leaves it.
+class SafetensorsWriter {
+public:
+    struct Entry {
+        std::string name;
+        DType dtype = DType::F32;
+        Shape shape;
+    };
+    SafetensorsWriter(const std::string& path, std::vector<Entry> tensors,
+                      const std::map<std::string, std::string>& metadata = {});
+    // `bytes` at `offset` bytes into tensor `name`'s data.
+    void write(const std::string& name, std::uint64_t offset, std::span<const std::byte> bytes);
+    // Throws when a tensor's bytes were not all written; else puts the file in place.
+    void finish();
+
+private:
+    std::vector<Entry> tensors_;
+    std::vector<std::uint64_t> offsets_;   // each tensor's data, from the data's start
+    std::vector<std::uint64_t> written_;   // bytes written per tensor
+    std::uint64_t data_start_ = 0;
+    AtomicOutput out_;
+};
 
 // Writes the file atomically: into a temporary file in the same folder, renamed over
 // `path` only once complete. On failure `path` is left exactly as it was.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <stb_image.h>
 
+#include <algorithm>
 #include <fstream>
 
 using namespace headscope;
@@ -136,6 +137,48 @@ TEST_CASE("dump: the CLI.md layout, with tokens metadata and input ids") {
     REQUIRE(labels.size() == 197);
     CHECK(labels[0] == "[CLS]");
     CHECK(labels[196] == "p195");
+}
+
+TEST_CASE("dump --only-layers / --only-heads: those maps alone, in the order given, equal to the whole dump's") {
+    TempDir dir;
+    const std::vector<std::string> base = {"dump", "--model", "builtin:toy-text",       "--layers", "3", "--heads",
+                                           "4",    "--text",  "one two three four five"};
+    const auto dump = [&](std::initializer_list<std::string> extra, const std::string& out) {
+        std::vector<std::string> a = base;
+        a.insert(a.end(), extra);
+        a.insert(a.end(), {"--out", out});
+        return run_cli(a);
+    };
+    const std::string whole = dir.file("whole.safetensors");
+    const std::string some = dir.file("some.safetensors");
+    REQUIRE(dump({}, whole).exit_code == 0);
+    const RunResult r = dump({"--only-layers", "2,0", "--only-heads", "3,1"}, some);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("2 layers x 2 heads") != std::string::npos);
+    const auto f = SafetensorsFile::open(whole);
+    const auto g = SafetensorsFile::open(some);
+    CHECK_FALSE(g.contains("attn.1"));
+    CHECK(nlohmann::json::parse(g.metadata().at("layers")) == nlohmann::json({2, 0}));
+    CHECK(nlohmann::json::parse(g.metadata().at("heads")) == nlohmann::json({3, 1}));
+    CHECK_FALSE(f.metadata().count("layers"));
+    CHECK(g.get("input_ids").to_floats() == f.get("input_ids").to_floats());
+    const std::size_t T = 5;
+    for (const int layer : {2, 0}) {
+        const std::string name = "attn." + std::to_string(layer);
+        REQUIRE(g.get(name).shape == Shape{2, 5, 5});
+        const std::vector<float> all = floats(f, name);
+        const std::vector<float> chosen = floats(g, name);
+        // Head 3 first, then head 1.
+        CHECK(std::equal(chosen.begin(), chosen.begin() + T * T, all.begin() + 3 * T * T));
+        CHECK(std::equal(chosen.begin() + T * T, chosen.end(), all.begin() + 1 * T * T));
+    }
+    // Bad lists: one line naming the flag, nothing written.
+    const std::string none = dir.file("none.safetensors");
+    check_bad_input(dump({"--only-layers", "3"}, none), "--only-layers: layer 3 is outside 0..2");
+    check_bad_input(dump({"--only-heads", "1,1"}, none), "--only-heads: head 1 is listed twice");
+    check_bad_input(dump({"--only-heads", "x"}, none), "--only-heads");
+    CHECK_FALSE(std::filesystem::exists(none));
 }
 
 TEST_CASE("dump: --causal and --disable-heads change what they should") {

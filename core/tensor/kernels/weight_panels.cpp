@@ -399,11 +399,11 @@ namespace {
 // a weight's values as stored: [out, in], or [in, out] when `transposed`; on every core (a
 // model's first forward lays out all its weights: GPT-2 small, 500 MB).
 template <typename T>
-void lay_out(const T* stored, Index out, Index in, Index row_stride, bool transposed, T* panels) {
-    const Index n_panels = (out + width - 1) / width;
-    const double work = static_cast<double>(out) * static_cast<double>(in);
-    parallel_ranges(n_panels, work, [&](Index first, Index last) {
-        for (Index p = first; p < last; ++p) {
+void lay_out_panels(const T* stored, Index out, Index in, Index row_stride, bool transposed, T* panels,
+                    Index first_panel, Index last_panel) {
+    const double work = static_cast<double>(last_panel - first_panel) * width * static_cast<double>(in);
+    parallel_ranges(last_panel - first_panel, work, [&](Index first, Index last) {
+        for (Index p = first_panel + first; p < first_panel + last; ++p) {
             T* dst = panels + p * in * width;
             const Index cols = std::min(width, out - p * width);
             if (transposed) {
@@ -420,6 +420,25 @@ void lay_out(const T* stored, Index out, Index in, Index row_stride, bool transp
     });
 }
 
+// Stored rows per piece of a layout that reports its progress (WeightPanels::RowsLaidOut).
+constexpr Index rows_per_piece = 4096;
+
+template <typename T>
+void lay_out(const T* stored, Index out, Index in, Index row_stride, bool transposed, T* panels,
+             const WeightPanels::RowsLaidOut& laid_out = {}) {
+    const Index n_panels = (out + width - 1) / width;
+    if (!laid_out || transposed) {
+        lay_out_panels(stored, out, in, row_stride, transposed, panels, 0, n_panels);
+        return;
+    }
+    const Index panels_per_piece = rows_per_piece / width;
+    for (Index first = 0; first < n_panels; first += panels_per_piece) {
+        const Index last = std::min(n_panels, first + panels_per_piece);
+        lay_out_panels(stored, out, in, row_stride, transposed, panels, first, last);
+        laid_out(first * width, std::min(out, last * width));
+    }
+}
+
 // Room for the panels of an [out, in] weight, the last panel's missing columns 0 for good.
 template <typename Buffer>
 void make_room(Buffer& values, Index out, Index in) {
@@ -433,20 +452,21 @@ void make_room(Buffer& values, Index out, Index in) {
 
 }   // namespace
 
-WeightPanels::WeightPanels(const float* stored, Index out, Index in, Index row_stride, bool transposed)
+WeightPanels::WeightPanels(const float* stored, Index out, Index in, Index row_stride, bool transposed,
+                           const RowsLaidOut& laid_out)
     : WeightPanels(out, in) {
-    assign(stored, row_stride, transposed);
+    lay_out(stored, out, in, row_stride, transposed, values_.data(), laid_out);
 }
 
 WeightPanels::WeightPanels(const std::uint16_t* stored, DType element, Index out, Index in, Index row_stride,
-                           bool transposed)
+                           bool transposed, const RowsLaidOut& laid_out)
     : out_(out), in_(in), element_(element) {
     if (element != DType::BF16 && element != DType::F16) {
         throw std::invalid_argument("WeightPanels: 16-bit panels are BF16 or F16, not " +
                                     std::string(dtype_name(element)));
     }
     make_room(halves_, out, in);
-    lay_out(stored, out, in, row_stride, transposed, halves_.data());
+    lay_out(stored, out, in, row_stride, transposed, halves_.data(), laid_out);
 }
 
 WeightPanels::WeightPanels(Index out, Index in) : out_(out), in_(in) { make_room(values_, out, in); }

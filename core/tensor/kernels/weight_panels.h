@@ -24,6 +24,7 @@
 #include "core/tensor/matrix.h"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -33,13 +34,19 @@ class WeightPanels {
 public:
     static constexpr Eigen::Index panel_width = 16;   // output columns per panel
 
+    // Told, as a layout of [out, in] values proceeds, that stored rows [first, last) are
+    // laid out and will not be read again (a mapped file's pages can go back as it runs).
+    using RowsLaidOut = std::function<void(Eigen::Index first, Eigen::Index last)>;
+
     WeightPanels() = default;
     // From a weight's values as they lie in memory: [out, in], or [in, out] when
-    // `transposed` (GPT-2's Conv1D); rows `row_stride` floats apart.
-    WeightPanels(const float* stored, Eigen::Index out, Eigen::Index in, Eigen::Index row_stride, bool transposed);
+    // `transposed` (GPT-2's Conv1D); rows `row_stride` floats apart. `laid_out`, when
+    // given, hears of each piece of rows done ([out, in] only).
+    WeightPanels(const float* stored, Eigen::Index out, Eigen::Index in, Eigen::Index row_stride, bool transposed,
+                 const RowsLaidOut& laid_out = {});
     // The same from 16-bit values (`element`: BF16 or F16), which the panels keep as they are.
     WeightPanels(const std::uint16_t* stored, DType element, Eigen::Index out, Eigen::Index in, Eigen::Index row_stride,
-                 bool transposed);
+                 bool transposed, const RowsLaidOut& laid_out = {});
     // Room for an [out, in] weight, to be filled by assign(): inside a parallel region,
     // where nothing may allocate (an exception there cannot reach the caller).
     WeightPanels(Eigen::Index out, Eigen::Index in);

@@ -242,3 +242,21 @@ TEST_CASE("the stages keep q and k before the rotation: turning them gives the q
     w.rotary.theta = 0.0;   // no rotation: nothing kept twice
     CHECK(attention_forward(w, random_matrix(5, 8, rng), options).heads[0].q_unrotated.size() == 0);
 }
+
+TEST_CASE("a long input's MLP, run a chunk of rows at a time, equals the rows' MLP bit for bit, gated or not") {
+    std::mt19937 rng(5);
+    for (const bool gated : {false, true}) {
+        CAPTURE(gated);
+        Mlp mlp;
+        mlp.activation = gated ? Activation::silu : Activation::gelu;
+        mlp.up = {random_matrix(96, 40, rng, 0.2f), random_matrix(96, 1, rng, 0.1f)};
+        if (gated) mlp.gate = {random_matrix(96, 40, rng, 0.2f), Vector()};
+        mlp.down = {random_matrix(40, 96, rng, 0.2f), random_matrix(40, 1, rng, 0.1f)};
+        const Matrix x = random_matrix(2100, 40, rng, 1.0f);   // three chunks of at most 1,024 rows
+        const Matrix whole = mlp_forward(mlp, x);
+        for (Eigen::Index first = 0; first < x.rows(); first += 300) {   // 300 rows: never chunked
+            const Eigen::Index n = std::min<Eigen::Index>(300, x.rows() - first);
+            CHECK(whole.middleRows(first, n) == mlp_forward(mlp, x.middleRows(first, n)));
+        }
+    }
+}

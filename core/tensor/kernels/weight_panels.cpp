@@ -12,6 +12,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HEADSCOPE_X86_KERNELS 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -341,12 +342,16 @@ __attribute__((target("avx2"))) void pack_8_inputs(const float* const (&rows)[ti
 
 enum class Isa { portable, avx2, avx512 };
 
+// F16C (the F16 widening), from CPUID leaf 1 (clang's __builtin_cpu_supports has no name for it).
+bool cpu_has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+
 // The widest kernel this CPU runs (read once: a fact about the CPU).
 Isa cpu_isa() {
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c")) {
-        return Isa::portable;
-    }
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !cpu_has_f16c()) return Isa::portable;
     return __builtin_cpu_supports("avx512f") ? Isa::avx512 : Isa::avx2;
 }
 #else

@@ -98,11 +98,13 @@ TEST_CASE("maps on demand: every family's streamed maps, and each computed again
 TEST_CASE("maps on demand: the demo models, and the stages layer keeps its maps whole") {
     ToyConfig modern;
     modern.arch = ToyArch::modern;
-    for (const auto& [name, config] :
-         {std::pair{"builtin:toy-text", ToyConfig{}}, std::pair{"builtin:toy-text", modern},
-          std::pair{"builtin:tiny-story", ToyConfig{}}}) {
-        CAPTURE(std::string(name));
-        const auto model = open_model(name, config);
+    // (Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.)
+    for (const auto& named : {std::pair<std::string, ToyConfig>{"builtin:toy-text", ToyConfig{}},
+                              std::pair<std::string, ToyConfig>{"builtin:toy-text", modern},
+                              std::pair<std::string, ToyConfig>{"builtin:tiny-story", ToyConfig{}}}) {
+        const std::string& name = named.first;
+        CAPTURE(name);
+        const auto model = open_model(name, named.second);
         const ModelInput input = model->encode_text("the cat sat on the mat and the cat slept");
         check_on_demand(*model, input, RunOptions{});
         RunOptions stages;

@@ -185,7 +185,9 @@ TEST_CASE("16-bit panels (BF16, F16): bit for bit the products of their values w
                                                                        {256, 385}, {257, 3073}, {33, 3073}};
     for (const DType element : {DType::BF16, DType::F16}) {
         CAPTURE(dtype_name(element));
-        for (const auto& [out, in] : shapes) {
+        for (const auto& shape : shapes) {
+            const Eigen::Index out = shape.first;   // not a structured binding: CAPTURE's lambda reads them
+            const Eigen::Index in = shape.second;
             CAPTURE(out);
             CAPTURE(in);
             // The stored 16-bit values ([out, in + 3] and [in, out + 2]), and the same widened.

@@ -42,27 +42,16 @@ void WeightMatrix::read_stored_row(Eigen::Index r, std::span<float> out) const {
     convert_to_float(element_, stored_element(r, 0), out);
 }
 
-WeightMatrix WeightMatrix::view(std::shared_ptr<const void> owner, const float* data, Eigen::Index stored_rows,
-                                Eigen::Index stored_cols, Eigen::Index row_stride, bool transposed, bool file_mapped) {
-    WeightMatrix w = view(std::move(owner), reinterpret_cast<const std::uint16_t*>(data), DType::BF16, stored_rows,
-                          stored_cols, row_stride, transposed, file_mapped);
-    w.element_ = DType::F32;
-    return w;
-}
-
-WeightMatrix WeightMatrix::view(std::shared_ptr<const void> owner, const std::uint16_t* data, DType element,
-                                Eigen::Index stored_rows, Eigen::Index stored_cols, Eigen::Index row_stride,
-                                bool transposed, bool file_mapped) {
+WeightMatrix WeightMatrix::typed_view(std::shared_ptr<const void> owner, const std::byte* data, DType element,
+                                      Eigen::Index stored_rows, Eigen::Index stored_cols, Eigen::Index row_stride,
+                                      bool transposed, bool file_mapped) {
     if (data == nullptr || stored_rows < 0 || stored_cols < 0 || row_stride < stored_cols) {
         throw Error("weight view: bad layout [" + std::to_string(stored_rows) + ", " + std::to_string(stored_cols) +
                     "] with row stride " + std::to_string(row_stride));
     }
-    if (element != DType::F32 && element != DType::BF16 && element != DType::F16) {
-        throw Error("weight view: " + std::string(dtype_name(element)) + " values (F32, BF16 or F16 expected)");
-    }
     WeightMatrix w;
     w.owner_ = std::move(owner);
-    w.data_ = reinterpret_cast<const std::byte*>(data);
+    w.data_ = data;
     w.element_ = element;
     w.rows_ = transposed ? stored_cols : stored_rows;
     w.cols_ = transposed ? stored_rows : stored_cols;
@@ -70,6 +59,22 @@ WeightMatrix WeightMatrix::view(std::shared_ptr<const void> owner, const std::ui
     w.transposed_ = transposed;
     w.file_mapped_ = file_mapped;
     return w;
+}
+
+WeightMatrix WeightMatrix::view(std::shared_ptr<const void> owner, const float* data, Eigen::Index stored_rows,
+                                Eigen::Index stored_cols, Eigen::Index row_stride, bool transposed, bool file_mapped) {
+    return typed_view(std::move(owner), reinterpret_cast<const std::byte*>(data), DType::F32, stored_rows, stored_cols,
+                      row_stride, transposed, file_mapped);
+}
+
+WeightMatrix WeightMatrix::view(std::shared_ptr<const void> owner, const std::uint16_t* data, DType element,
+                                Eigen::Index stored_rows, Eigen::Index stored_cols, Eigen::Index row_stride,
+                                bool transposed, bool file_mapped) {
+    if (element != DType::BF16 && element != DType::F16) {
+        throw Error("weight view: " + std::string(dtype_name(element)) + " values (BF16 or F16 expected)");
+    }
+    return typed_view(std::move(owner), reinterpret_cast<const std::byte*>(data), element, stored_rows, stored_cols,
+                      row_stride, transposed, file_mapped);
 }
 
 WeightMatrix::Stored WeightMatrix::stored() const {
@@ -101,11 +106,9 @@ WeightMatrix WeightMatrix::middle_rows(Eigen::Index first, Eigen::Index n) const
     }
     if (data_ == nullptr) return WeightMatrix(Matrix(owned_.middleRows(first, n)));
     // A row of [out, in] is a stored row, or a stored column when the memory holds [in, out].
-    const auto* start =
-        reinterpret_cast<const std::uint16_t*>(transposed_ ? stored_element(0, first) : stored_element(first, 0));
-    WeightMatrix w = transposed_ ? view(owner_, start, element_, cols_, n, stride_, true, file_mapped_)
-                                 : view(owner_, start, element_, n, cols_, stride_, false, file_mapped_);
-    return w;
+    if (transposed_)
+        return typed_view(owner_, stored_element(0, first), element_, cols_, n, stride_, true, file_mapped_);
+    return typed_view(owner_, stored_element(first, 0), element_, n, cols_, stride_, false, file_mapped_);
 }
 
 Matrix WeightMatrix::gather_rows(std::span<const std::int64_t> ids) const {

@@ -83,6 +83,10 @@ public:
     bool operator==(const WeightMatrix& other) const;
 
 private:
+    // Both views: `element` values (F32, BF16 or F16) at `data`, checked for their layout.
+    static WeightMatrix typed_view(std::shared_ptr<const void> owner, const std::byte* data, DType element,
+                                   Eigen::Index stored_rows, Eigen::Index stored_cols, Eigen::Index row_stride,
+                                   bool transposed, bool file_mapped);
     // A mapped file's pages under this weight, handed back to the kernel (see panels()).
     void release_stored_pages() const;
     // Stored row r ([cols] when not transposed, else [rows]) as floats, into `out`.

@@ -100,13 +100,12 @@ WeightMatrix HfTensorTable::weight_as_stored(const std::string& name, const Shap
         for (std::size_t i = 0; i < t.bytes.size(); i += page) sink = t.bytes[i];
         (void)sink;
         report_read(s);
-        const auto* data = reinterpret_cast<const std::uint16_t*>(t.bytes.data());
         if (sixteen_bits) {
-            return WeightMatrix::view(s.entry.owner, data, t.dtype, stored_rows, stored_cols, stored_cols, transposed,
-                                      true);
+            return WeightMatrix::view(s.entry.owner, reinterpret_cast<const std::uint16_t*>(t.bytes.data()), t.dtype,
+                                      stored_rows, stored_cols, stored_cols, transposed, true);
         }
-        return WeightMatrix::view(s.entry.owner, reinterpret_cast<const float*>(data), stored_rows, stored_cols,
-                                  stored_cols, transposed, true);
+        return WeightMatrix::view(s.entry.owner, reinterpret_cast<const float*>(t.bytes.data()), stored_rows,
+                                  stored_cols, stored_cols, transposed, true);
     }
     auto values = std::make_shared<const std::vector<float>>(t.to_floats());
     report_read(s);

@@ -55,6 +55,8 @@ std::optional<std::pair<double, double>> cgroup_memory() {
     return std::nullopt;
 }
 
+}   // namespace
+
 std::string gigabytes(double bytes) {
     char text[32];
     if (bytes >= 1e12) {
@@ -65,7 +67,14 @@ std::string gigabytes(double bytes) {
     return text;
 }
 
-}   // namespace
+MachineMemory machine_memory() {
+    MachineMemory memory;
+    memory.resident = own_memory().second;
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page_size = ::sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page_size > 0) memory.ram = static_cast<double>(pages) * static_cast<double>(page_size);
+    return memory;
+}
 
 MemoryRoom memory_room() {
     MemoryRoom room{std::numeric_limits<double>::infinity(), "no limit"};
@@ -73,10 +82,7 @@ MemoryRoom memory_room() {
     const auto consider = [&](double left, const std::string& limit) {
         if (left < room.bytes) room = {left < 0 ? 0 : left, limit};
     };
-    const long pages = ::sysconf(_SC_PHYS_PAGES);
-    const long page_size = ::sysconf(_SC_PAGE_SIZE);
-    if (pages > 0 && page_size > 0) {
-        const double ram = static_cast<double>(pages) * static_cast<double>(page_size);
+    if (const double ram = machine_memory().ram; ram > 0) {
         consider(ram_share * ram - resident, "3/4 of this machine's " + gigabytes(ram) + " of RAM");
     }
     rlimit address_space{};

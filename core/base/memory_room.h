@@ -18,6 +18,17 @@ struct MemoryRoom {
 // The tightest of the limits; bytes is +infinity when none can be read.
 MemoryRoom memory_room();
 
+// This process's resident memory and the machine's RAM, in bytes (0 where unreadable),
+// for a window's memory line.
+struct MachineMemory {
+    double resident = 0;
+    double ram = 0;
+};
+MachineMemory machine_memory();
+
+// "1.2 GB", "1.5 TB": bytes in the units messages use.
+std::string gigabytes(double bytes);
+
 // Throws "<what>: needs N GB, more than the M GB left under <limit>; <advice>" when
 // `bytes` do not fit.
 void check_memory_room(double bytes, const std::string& what, const std::string& advice);

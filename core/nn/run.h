@@ -47,8 +47,14 @@ struct RunOptions {
     // call) and not kept: the trace keeps each layer's queries and keys instead, from which
     // stack_head_map() (a Model's head_map()) gives any head's map again, bit for bit. A
     // run's memory then holds one map per compute thread, not L x H of them. The stages
-    // layer keeps its maps whole. Not with resume_from or prefix_from.
+    // layer keeps its maps whole. Not with prefix_from; with resume_from only when that run
+    // streamed its maps too (the copied layers keep their queries and keys, not maps, and
+    // are not handed to on_map again).
     std::function<void(Eigen::Index layer, Eigen::Index head, const Matrix& weights)> on_map = nullptr;
+    // Called after each layer is computed (not for layers copied by resume_from), with the
+    // layers done so far and L, on the calling thread: a window shows "layer k of L". It
+    // may throw (a stop the user asked for); the run is then abandoned and nothing kept.
+    std::function<void(Eigen::Index layers_done, Eigen::Index n_layers)> on_layer = nullptr;
     // Decoders: the logits of the last `last_logit_rows` positions only ([n, V], the later
     // rows), where the rest are not read: at T = 4,096 a 128k vocabulary's [T, V] logits
     // are 2 GB. -1: every row's.
@@ -67,6 +73,11 @@ struct ModelTrace {
 
 // Whether a kept layer holds every stage (TraceDetail::all_stages) or the maps only.
 TraceDetail detail_of(const AttentionTrace& layer);
+// The bytes a trace holds (every matrix and mask in it), for a window's memory line.
+double trace_bytes(const ModelTrace& trace);
+
+// Whether a kept layer streamed its maps (RunOptions::on_map): it holds queries and keys, no maps.
+bool streamed(const AttentionTrace& layer);
 
 // Checks `disabled` against a stack of L layers of H heads ([L][H] or empty); throws otherwise.
 void check_disabled_heads(Eigen::Index n_layers, Eigen::Index n_heads, const std::vector<std::vector<bool>>& disabled);

@@ -11,6 +11,28 @@ TraceDetail detail_of(const AttentionTrace& layer) {
     return !layer.heads.empty() && layer.heads[0].scores.size() != 0 ? TraceDetail::all_stages : TraceDetail::weights;
 }
 
+double trace_bytes(const ModelTrace& trace) {
+    double values = 0;
+    const auto add = [&](const Matrix& m) { values += static_cast<double>(m.size()); };
+    for (const AttentionTrace& layer : trace.layers) {
+        for (const HeadTrace& head : layer.heads) {
+            for (const Matrix* m : {&head.weights, &head.q, &head.k, &head.q_unrotated, &head.k_unrotated, &head.v,
+                                    &head.scores, &head.masked, &head.context}) {
+                add(*m);
+            }
+        }
+        for (const Matrix* m : {&layer.input, &layer.concat, &layer.output, &layer.queries, &layer.keys, &layer.values})
+            add(*m);
+    }
+    add(trace.hidden);
+    add(trace.logits);
+    for (const Matrix& m : trace.layer_inputs) add(m);
+    const double mask = trace.mask ? static_cast<double>(trace.mask->size()) : 0.0;
+    return values * sizeof(float) + mask;
+}
+
+bool streamed(const AttentionTrace& layer) { return layer.queries.size() != 0; }
+
 void check_disabled_heads(Eigen::Index n_layers, Eigen::Index n_heads, const std::vector<std::vector<bool>>& disabled) {
     if (disabled.empty()) return;
     if (static_cast<Eigen::Index>(disabled.size()) != n_layers) {
@@ -85,8 +107,14 @@ Eigen::Index resume(const std::string& model, const Stack& stack, const RunOptio
                                       (*from->mask == *mask).all()));
     if (!same_mask) throw Error(model + ": the run to resume from had another attention mask");
     for (Eigen::Index copied = 0; copied < l; ++copied) {
-        if (detail_of(from->layers[static_cast<std::size_t>(copied)]) != options.detail_at(copied)) {
+        const AttentionTrace& layer = from->layers[static_cast<std::size_t>(copied)];
+        if (detail_of(layer) != options.detail_at(copied)) {
             throw Error(model + ": the run to resume from kept another detail at layer " + std::to_string(copied));
+        }
+        if (streamed(layer) != (options.on_map && copied != options.stages_layer)) {
+            throw Error(model + ": the run to resume from " + (streamed(layer) ? "streamed" : "kept") +
+                        " the maps of layer " + std::to_string(copied) + ", this run " +
+                        (options.on_map ? "streams them" : "keeps them"));
         }
     }
     run.trace.layers.assign(from->layers.begin(), from->layers.begin() + l);
@@ -115,6 +143,7 @@ StackRun run_after_prefix(const std::string& model, const Stack& stack, const Ma
         attention.keep = mask_rows_from(mask, p);   // the new queries' rows (at positions p..)
         const AttentionTrace computed = block_forward_after(stack.spec, block, x_new, kept_layer, p, attention);
         run.trace.layers.push_back(join_prefix(block.attention, kept_layer, computed, p, mask, attention));
+        if (options.on_layer) options.on_layer(l + 1, stack.n_layers());
     }
     run.x = std::move(x_new);
     run.first_row = p;
@@ -156,8 +185,8 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
     const Eigen::Index L = stack.n_layers();
     check_disabled_heads(L, stack.n_heads(), options.disabled_heads);
     check_input(model, stack, x);
-    if (options.on_map && (options.resume_from != nullptr || options.prefix_from != nullptr)) {
-        throw Error(model + ": a run that streams its maps computes every layer and row (no resume, no kept prefix)");
+    if (options.on_map && options.prefix_from != nullptr) {
+        throw Error(model + ": a run that streams its maps computes every row (no kept prefix)");
     }
     const OptionalMask mask = run_mask(stack.spec, options, x.rows());
     StackRun run;
@@ -172,6 +201,7 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
         const AttentionOptions attention = layer_options(options, block, l, mask);
         const Eigen::Index mlp_rows = l + 1 == L ? last_mlp_rows : -1;
         run.trace.layers.push_back(block_forward(stack.spec, block, x, attention, mlp_rows));
+        if (options.on_layer) options.on_layer(l + 1, L);
     }
     run.x = std::move(x);
     return run;

@@ -6,6 +6,7 @@
 
 #include "core/analysis/head_summary.h"
 #include "core/base/error.h"
+#include "core/base/load_control.h"
 #include "core/fast_path_support.h"
 #include "core/models/model_registry.h"
 #include "core/tensor/parallel.h"
@@ -118,22 +119,77 @@ TEST_CASE("maps on demand: the demo models, and the stages layer keeps its maps 
     }
 }
 
-TEST_CASE("maps on demand: no resume or kept prefix with it, the last rows' logits alone when asked") {
+TEST_CASE("maps on demand: resumed from a streamed run only, no kept prefix, the last rows' logits alone") {
     const auto model = open_model(checkpoints + "llama_tiny", ToyConfig{});
     const ModelInput input = input_for(*model);
     RunOptions keep;
     keep.keep_layer_inputs = true;
     const ModelTrace kept = model->forward(input, keep);
     RunOptions streamed;
+    streamed.keep_layer_inputs = true;
     streamed.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
     streamed.resume_from = &kept;
-    CHECK_THROWS_WITH_AS(model->forward(input, streamed), doctest::Contains("computes every layer and row"), Error);
+    streamed.resume_layer = 1;
+    CHECK_THROWS_WITH_AS(model->forward(input, streamed), doctest::Contains("kept the maps of layer 0"), Error);
+    streamed.resume_from = nullptr;
+    streamed.prefix_from = &kept;
+    streamed.prefix_rows = 5;
+    CHECK_THROWS_WITH_AS(model->forward(input, streamed), doctest::Contains("no kept prefix"), Error);
     RunOptions last;
     last.last_logit_rows = 3;
     const ModelTrace tail = model->forward(input, last);
     CHECK(tail.logits == kept.logits.bottomRows(3));
     last.last_logit_rows = 1000;
     CHECK(model->forward(input, last).logits == kept.logits);
+}
+
+TEST_CASE("maps on demand: a streamed run resumed after a head is switched off equals one run from the start") {
+    const auto model = open_model(checkpoints + "qwen2_tiny", ToyConfig{});
+    const ModelInput input = input_for(*model);
+    const ModelInfo info = model->info();
+    RunOptions first;
+    first.keep_layer_inputs = true;
+    first.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
+    const ModelTrace before = model->forward(input, first);
+
+    RunOptions whole = first;
+    whole.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
+                                std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
+    whole.disabled_heads.back()[1] = true;
+    std::vector<Eigen::Index> handed;   // the layers whose maps the resumed run hands over
+    RunOptions resumed = whole;
+    resumed.resume_from = &before;
+    resumed.resume_layer = info.n_layers - 1;
+    resumed.on_map = [&](Eigen::Index l, Eigen::Index, const Matrix&) { handed.push_back(l); };
+    const ModelTrace from_start = model->forward(input, whole);
+    const ModelTrace after = model->forward(input, resumed);
+    CHECK(handed == std::vector<Eigen::Index>(static_cast<std::size_t>(info.n_heads), info.n_layers - 1));
+    CHECK(after.logits == from_start.logits);
+    for (Eigen::Index l = 0; l < info.n_layers; ++l) {
+        for (Eigen::Index h = 0; h < info.n_heads; ++h) {
+            CHECK(model->head_map(after, l, h) == model->head_map(from_start, l, h));
+        }
+    }
+}
+
+TEST_CASE("maps on demand: each layer is reported as it lands, and a throw from the report stops the run") {
+    const auto model = open_model(checkpoints + "gemma2_tiny", ToyConfig{});
+    const ModelInput input = input_for(*model);
+    const Eigen::Index L = model->info().n_layers;
+    std::vector<Eigen::Index> done;
+    RunOptions options;
+    options.on_layer = [&](Eigen::Index k, Eigen::Index n) {
+        CHECK(n == L);
+        done.push_back(k);
+    };
+    const ModelTrace run = model->forward(input, options);
+    std::vector<Eigen::Index> want;
+    for (Eigen::Index k = 1; k <= L; ++k) want.push_back(k);
+    CHECK(done == want);
+    options.on_layer = [](Eigen::Index k, Eigen::Index) {
+        if (k == 1) throw LoadCancelled();
+    };
+    CHECK_THROWS_AS(model->forward(input, options), LoadCancelled);
 }
 
 TEST_CASE("head summary: metrics as computed on the map, and max- and mean-pooled cells over blocks") {

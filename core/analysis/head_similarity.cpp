@@ -2,6 +2,7 @@
 
 #include "core/analysis/head_compare.h"
 #include "core/base/error.h"
+#include "core/base/memory_room.h"
 
 #include <Eigen/Eigenvalues>
 
@@ -132,24 +133,42 @@ Matrix classical_mds(const Matrix& distances, int dims) {
     return coordinates;
 }
 
-HeadSimilarity head_similarity(const ModelTrace& trace, const std::vector<std::vector<bool>>& include,
+HeadSimilarity head_similarity(const HeadMaps& maps, const std::vector<std::vector<bool>>& include,
                                const LoadControl& control) {
     if (!include.empty()) {
-        bool fits = include.size() == trace.layers.size();
+        bool fits = static_cast<Eigen::Index>(include.size()) == maps.n_layers();
         for (std::size_t l = 0; fits && l < include.size(); ++l)
-            fits = include[l].size() == trace.layers[l].heads.size();
+            fits = static_cast<Eigen::Index>(include[l].size()) == maps.n_heads(static_cast<Eigen::Index>(l));
         if (!fits) throw Error("head similarity: the heads to include are not shaped [layers][heads] like the trace");
     }
     HeadSimilarity result;
-    std::vector<const Matrix*> maps;
-    for (std::size_t l = 0; l < trace.layers.size(); ++l) {
-        for (std::size_t h = 0; h < trace.layers[l].heads.size(); ++h) {
-            if (!include.empty() && !include[l][h]) continue;
+    double computed_values = 0;   // of maps a streamed run computes again
+    for (Eigen::Index l = 0; l < maps.n_layers(); ++l) {
+        for (Eigen::Index h = 0; h < maps.n_heads(l); ++h) {
+            if (!include.empty() && !include[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)]) continue;
             result.heads.emplace_back(static_cast<int>(l), static_cast<int>(h));
-            maps.push_back(&trace.layers[l].heads[h].weights);
+            computed_values += static_cast<double>(maps.rows(l, h)) * static_cast<double>(maps.cols(l, h));
         }
     }
-    result.divergence = js_divergence_matrix(maps, control);
+    std::vector<Matrix> computed;
+    std::vector<const Matrix*> pointers;
+    if (maps.computes_maps()) {
+        check_memory_room(computed_values * sizeof(float),
+                          "head similarity: " + std::to_string(result.heads.size()) + " maps held together",
+                          "choose fewer heads or a shorter input");
+        computed.resize(result.heads.size());
+    }
+    for (std::size_t i = 0; i < result.heads.size(); ++i) {
+        Matrix scratch;
+        const Matrix& map = maps.map(result.heads[i].first, result.heads[i].second, scratch);
+        if (&map != &scratch) {
+            pointers.push_back(&map);   // kept in the trace
+        } else {
+            computed[i] = std::move(scratch);
+            pointers.push_back(&computed[i]);
+        }
+    }
+    result.divergence = js_divergence_matrix(pointers, control);
     result.order = average_linkage_order(result.divergence);
     result.mds = classical_mds(result.divergence);
     return result;

@@ -5,6 +5,7 @@
 // clustering, and a 2-D map of heads by classical MDS on the divergence matrix, as
 // Clark et al. 2019 ("What does BERT look at?") drew BERT's heads.
 
+#include "core/analysis/head_maps.h"
 #include "core/base/load_control.h"
 #include "core/models/model.h"
 #include "core/tensor/matrix.h"
@@ -38,9 +39,15 @@ std::vector<int> average_linkage_order(const Matrix& distances);
 // chosen so its largest coordinate (by magnitude) is positive. [N, dims].
 Matrix classical_mds(const Matrix& distances, int dims = 2);
 
-// All the above on a trace's heads; `include` [L][H] (empty: all heads) picks which.
-// Reports progress and stops (LoadCancelled) through `control`.
-HeadSimilarity head_similarity(const ModelTrace& trace, const std::vector<std::vector<bool>>& include = {},
+// All the above on a run's heads; `include` [L][H] (empty: all heads) picks which.
+// Reports progress and stops (LoadCancelled) through `control`. Every pair needs both
+// maps, so a streamed run's maps are all computed first (each once, N map computations)
+// and held together: refused with the memory they need when that does not fit.
+HeadSimilarity head_similarity(const HeadMaps& maps, const std::vector<std::vector<bool>>& include = {},
                                const LoadControl& control = {});
+inline HeadSimilarity head_similarity(const ModelTrace& trace, const std::vector<std::vector<bool>>& include = {},
+                                      const LoadControl& control = {}) {
+    return head_similarity(HeadMaps(trace), include, control);
+}
 
 }   // namespace headscope

@@ -19,23 +19,21 @@ std::string number_text(double value) {
     return out.str();
 }
 
-// The trace's shape: L layers of H heads, each map [T, T]; throws otherwise.
-void check_trace(const ModelTrace& trace, Eigen::Index& H, Eigen::Index& T) {
-    if (trace.layers.empty() || trace.layers[0].heads.empty()) throw Error("rollout: the trace has no attention maps");
-    H = static_cast<Eigen::Index>(trace.layers[0].heads.size());
-    T = trace.layers[0].heads[0].weights.rows();
-    for (std::size_t l = 0; l < trace.layers.size(); ++l) {
-        const auto& heads = trace.layers[l].heads;
-        if (static_cast<Eigen::Index>(heads.size()) != H) {
-            throw Error("rollout: layer " + std::to_string(l) + " has " + std::to_string(heads.size()) +
+// The maps' shape: L layers of H heads, each map [T, T]; throws otherwise.
+void check_maps(const HeadMaps& maps, Eigen::Index& H, Eigen::Index& T) {
+    if (maps.n_layers() == 0 || maps.n_heads(0) == 0) throw Error("rollout: the trace has no attention maps");
+    H = maps.n_heads(0);
+    T = maps.rows(0, 0);
+    for (Eigen::Index l = 0; l < maps.n_layers(); ++l) {
+        if (maps.n_heads(l) != H) {
+            throw Error("rollout: layer " + std::to_string(l) + " has " + std::to_string(maps.n_heads(l)) +
                         " heads, layer 0 has " + std::to_string(H));
         }
-        for (std::size_t h = 0; h < heads.size(); ++h) {
-            const Matrix& w = heads[h].weights;
-            if (w.rows() != T || w.cols() != T) {
+        for (Eigen::Index h = 0; h < H; ++h) {
+            if (maps.rows(l, h) != T || maps.cols(l, h) != T) {
                 throw Error("rollout: layer " + std::to_string(l) + " head " + std::to_string(h) + " has a [" +
-                            std::to_string(w.rows()) + ", " + std::to_string(w.cols()) + "] map, expected [" +
-                            std::to_string(T) + ", " + std::to_string(T) + "] (self-attention)");
+                            std::to_string(maps.rows(l, h)) + ", " + std::to_string(maps.cols(l, h)) +
+                            "] map, expected [" + std::to_string(T) + ", " + std::to_string(T) + "] (self-attention)");
             }
         }
     }
@@ -87,10 +85,10 @@ std::optional<HeadFusion> head_fusion_from_name(std::string_view name) {
     return std::nullopt;
 }
 
-Matrix attention_rollout(const ModelTrace& trace, const RolloutOptions& options) {
+Matrix attention_rollout(const HeadMaps& maps, const RolloutOptions& options, const LoadControl& control) {
     Eigen::Index H = 0, T = 0;
-    check_trace(trace, H, T);
-    const int L = static_cast<int>(trace.layers.size());
+    check_maps(maps, H, T);
+    const int L = static_cast<int>(maps.n_layers());
     if (!(options.discard_ratio >= 0.0 && options.discard_ratio < 1.0)) {
         throw Error("rollout: discard ratio " + number_text(options.discard_ratio) + " is outside [0, 1)");
     }
@@ -118,13 +116,14 @@ Matrix attention_rollout(const ModelTrace& trace, const RolloutOptions& options)
     }
 
     Matrix rollout = Matrix::Identity(T, T);   // [T, T]
-    Matrix fused(T, T), next(T, T);
+    Matrix fused(T, T), next(T, T), scratch;
     for (int l = options.start_layer; l <= end; ++l) {
-        const auto& heads = trace.layers[static_cast<std::size_t>(l)].heads;
         int n_used = 0;
         for (Eigen::Index h = 0; h < H; ++h) {
             if (!disabled.empty() && disabled[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)]) continue;
-            const Matrix& w = heads[static_cast<std::size_t>(h)].weights;
+            control.report(static_cast<double>((l - options.start_layer) * H + h) /
+                           static_cast<double>((end - options.start_layer + 1) * H));
+            const Matrix& w = maps.map(l, h, scratch);
             if (n_used == 0) {
                 fused = w;
             } else if (options.fusion == HeadFusion::mean) {

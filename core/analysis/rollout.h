@@ -9,6 +9,8 @@
 // R = A'_end ... A'_start. Row i of R says how much output position i draws on each
 // input token. A layer whose heads are all disabled is the identity.
 
+#include "core/analysis/head_maps.h"
+#include "core/base/load_control.h"
 #include "core/models/model.h"
 #include "core/tensor/matrix.h"
 
@@ -31,7 +33,14 @@ struct RolloutOptions {
 };
 
 // Throws headscope::Error naming the option when it is out of range for the trace.
-Matrix attention_rollout(const ModelTrace& trace, const RolloutOptions& options);   // [T, T]
+// Layer by layer, one map at a time: a streamed run's maps are computed as they are fused
+// (L x H map computations; besides them, three [T, T] matrices are held).
+// Reports progress and stops (LoadCancelled) through `control` between maps.
+Matrix attention_rollout(const HeadMaps& maps, const RolloutOptions& options,
+                         const LoadControl& control = {});   // [T, T]
+inline Matrix attention_rollout(const ModelTrace& trace, const RolloutOptions& options) {
+    return attention_rollout(HeadMaps(trace), options);
+}
 
 // DINO's visualize_attention.py threshold: of `weights` (one query's attention over the
 // patches, any non-negative scale; renormalised here), keep the largest entries until

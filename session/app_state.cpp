@@ -29,6 +29,7 @@ Request make_request(const AppState& state, const ViewNeeds& needs) {
     // The built demo ViT has no own resolution (its positions are built for 224 px): never ask it.
     r.own_resolution = state.own_resolution && !is_toy_model(state.model.name);
     r.causal = state.causal;
+    r.maps = state.maps;
     // Flags that switch nothing off are asked as none: the flags are sized to the model
     // once its first result is in, and that alone must not look like a new computation.
     if (any_disabled(state.disabled_heads)) r.disabled_heads = state.disabled_heads;

@@ -37,6 +37,7 @@ struct AppState {
     // model: suit_demo_picture), not one the user asked for, even the same file.
     bool image_is_demo = true;
     std::optional<bool> causal;                      // the causal mask; unset: the model's default (GPT-2: on)
+    MapsPolicy maps = MapsPolicy::automatic;         // keep every map, or stream them (--maps)
     bool own_resolution = false;                     // image checkpoints: run at the picture's own size
     std::vector<std::vector<bool>> disabled_heads;   // [L][H]: ablated (zero context), recomputes
     std::vector<std::vector<bool>> hidden_heads;     // [L][H]: left out of the views only

@@ -1,6 +1,10 @@
 #include "session/model_session.h"
 
+#include "core/analysis/head_summary.h"
 #include "core/base/error.h"
+#include "core/tensor/parallel.h"
+
+#include <algorithm>
 
 #include <chrono>
 
@@ -52,7 +56,20 @@ RunOptions ModelSession::options_for(const Request& request, const Snapshot& sna
     return options;
 }
 
-std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uint64_t generation) {
+namespace {
+
+// Reports each layer of the run named `run` through `control`, and stops the run when asked.
+std::function<void(Eigen::Index, Eigen::Index)> layer_progress(const ComputeControl& control, std::string run) {
+    return [&control, run = std::move(run)](Eigen::Index done, Eigen::Index n) {
+        if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) throw ComputeCancelled();
+        if (control.on_progress) control.on_progress({run, done, n});
+    };
+}
+
+}   // namespace
+
+std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uint64_t generation,
+                                                const ComputeControl& control) {
     const auto start = std::chrono::steady_clock::now();
     auto snapshot = std::make_shared<Snapshot>();
     snapshot->generation = generation;
@@ -61,7 +78,10 @@ std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uin
     snapshot->info = model_->info();
     snapshot->input = encode(request, request.text, request.image_path);
     snapshot->image = snapshot->input.pixels;
-    check_maps_fit_in_memory(snapshot->info, snapshot->input.embeddings.rows());
+    const Eigen::Index T = snapshot->input.embeddings.rows();
+    snapshot->maps_streamed = streams_maps(request.maps, snapshot->info, T);
+    check_room(*snapshot);
+    if (snapshot->maps_streamed) snapshot->shown_maps = std::make_shared<MapCache>(MapCache::default_budget(T));
     snapshot->causal = request.causal.value_or(snapshot->info.causal);
     RunOptions options = options_for(request, *snapshot);
     snapshot->ablated = any_disabled(options.disabled_heads);
@@ -70,34 +90,74 @@ std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uin
     RunKey key{snapshot->input.embeddings, snapshot->causal, request.forbidden};
     snapshot->input_key = input_key_text(request.model, key);
 
+    // A run resumes from one that kept or streamed its maps as this one does.
     LastRun last;
-    if (last_run_ && last_key_) last = {&*last_key_, &last_run_->options, &last_run_->trace};
-    const ReusePlan plan = plan_reuse(last, key, options, snapshot->info.n_layers);
+    if (last_run_ && last_key_ && last_run_->maps_streamed == snapshot->maps_streamed)
+        last = {&*last_key_, &last_run_->options, &last_run_->trace};
+    ReusePlan plan = plan_reuse(last, key, options, snapshot->info.n_layers);
+    if (snapshot->maps_streamed) plan.prefix_rows = 0;   // a streamed run computes every row
     apply_reuse(plan, last, options);
     if (plan.resume) snapshot->resumed_at = plan.resume_layer;
     snapshot->reused_positions = plan.prefix_rows;
+    if (snapshot->maps_streamed) stream_summaries(*snapshot, options);
+    options.on_layer = layer_progress(control, "");
     snapshot->trace = model_->forward(snapshot->input, options);
+    measure_heads(*snapshot);
 
     // The runs below show maps only, from the first layer.
     options.resume_from = nullptr;
     options.prefix_from = nullptr;
     options.keep_layer_inputs = false;
     options.stages_layer = -1;
+    if (snapshot->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
     label_outputs(*snapshot);
-    if (snapshot->ablated) run_intact(*snapshot, key, options);
+    if (snapshot->ablated) run_intact(*snapshot, key, options, control);
     if (request.also_flip_causal) {
         RunOptions flipped = options;
         flipped.causal = !snapshot->causal;
+        flipped.on_layer = layer_progress(control, "flipped");
         snapshot->flipped = model_->forward(snapshot->input, flipped);
     }
-    measure_heads(*snapshot);
     if (!request.compare_text.empty() || !request.compare_image_path.empty()) {
-        run_second_input(*snapshot, request, options);
+        run_second_input(*snapshot, request, options, control);
     }
     last_key_ = std::move(key);
     last_run_ = snapshot;
     snapshot->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return snapshot;
+}
+
+void ModelSession::check_room(const Snapshot& snapshot) const {
+    // Refused before anything is allocated, with what the run would need.
+    const Eigen::Index T = snapshot.input.embeddings.rows();
+    if (snapshot.maps_streamed) {
+        check_streamed_run_fits(snapshot.info, T, compute_threads());
+    } else {
+        check_maps_fit_in_memory(snapshot.info, T);
+    }
+}
+
+void ModelSession::stream_summaries(Snapshot& snapshot, RunOptions& options) const {
+    // Each map the run makes is reduced on the spot to its metrics and a thumbnail, and let go.
+    const auto n = static_cast<std::size_t>(snapshot.info.n_layers * snapshot.info.n_heads);
+    snapshot.metrics.resize(n);
+    snapshot.thumbnails.resize(n);
+    const auto reused = static_cast<std::size_t>(snapshot.resumed_at * snapshot.info.n_heads);
+    if (reused > 0 && last_run_ && last_run_->thumbnails.size() == n) {
+        std::copy_n(last_run_->metrics.begin(), reused, snapshot.metrics.begin());
+        std::copy_n(last_run_->thumbnails.begin(), reused, snapshot.thumbnails.begin());
+    }
+    const Eigen::Index T = snapshot.input.embeddings.rows();
+    auto mask = std::make_shared<const OptionalMask>(
+        mask_and(snapshot.causal ? OptionalMask(mask_causal(T, T)) : OptionalMask(), options.keep));
+    options.on_map = [&snapshot, mask, context = metric_context(snapshot.input, snapshot.info)](
+                         Eigen::Index l, Eigen::Index h, const Matrix& weights) {
+        HeadSummary summary = summarize_head(weights, *mask ? &**mask : nullptr, context, static_cast<int>(l),
+                                             static_cast<int>(h));
+        const auto at = static_cast<std::size_t>(l * snapshot.info.n_heads + h);
+        snapshot.metrics[at] = summary.metrics;
+        snapshot.thumbnails[at] = std::move(summary.pooled_max);
+    };
 }
 
 void ModelSession::label_outputs(Snapshot& snapshot) {
@@ -112,14 +172,16 @@ void ModelSession::label_outputs(Snapshot& snapshot) {
     snapshot.output_labels = output_labels_;
 }
 
-void ModelSession::run_intact(Snapshot& snapshot, const RunKey& key, const RunOptions& options) {
+void ModelSession::run_intact(Snapshot& snapshot, const RunKey& key, RunOptions options,
+                              const ComputeControl& control) {
     // What the disabled heads change: the same input and mask with every head on, run
     // once and kept while only the choice of disabled heads changes.
-    if (!intact_trace_ || !intact_key_ || !(*intact_key_ == key)) {
-        RunOptions intact = options;
-        intact.disabled_heads.clear();
-        intact_trace_ = std::make_shared<const ModelTrace>(model_->forward(snapshot.input, intact));
+    if (!intact_trace_ || !intact_key_ || !(*intact_key_ == key) || intact_streamed_ != snapshot.maps_streamed) {
+        options.disabled_heads.clear();
+        options.on_layer = layer_progress(control, "intact");
+        intact_trace_ = std::make_shared<const ModelTrace>(model_->forward(snapshot.input, options));
         intact_key_ = key;
+        intact_streamed_ = snapshot.maps_streamed;
     }
     snapshot.intact = intact_trace_;
     snapshot.effect = output_change(*intact_trace_, snapshot.trace);
@@ -128,6 +190,24 @@ void ModelSession::run_intact(Snapshot& snapshot, const RunKey& key, const RunOp
 }
 
 void ModelSession::measure_heads(Snapshot& snapshot) const {
+    if (snapshot.maps_streamed) {
+        // Streamed layers were summarised as they ran; a layer that kept its maps (the
+        // Stages view's) is summarised here.
+        const MetricContext context = metric_context(snapshot.input, snapshot.info);
+        const Mask* mask = snapshot.trace.mask ? &*snapshot.trace.mask : nullptr;
+        for (Eigen::Index l = snapshot.resumed_at; l < snapshot.info.n_layers; ++l) {
+            const AttentionTrace& layer = snapshot.trace.layers[static_cast<std::size_t>(l)];
+            if (streamed(layer)) continue;
+            for (Eigen::Index h = 0; h < snapshot.info.n_heads; ++h) {
+                HeadSummary summary = summarize_head(layer.heads[static_cast<std::size_t>(h)].weights, mask, context,
+                                                     static_cast<int>(l), static_cast<int>(h));
+                const auto at = static_cast<std::size_t>(l * snapshot.info.n_heads + h);
+                snapshot.metrics[at] = summary.metrics;
+                snapshot.thumbnails[at] = std::move(summary.pooled_max);
+            }
+        }
+        return;
+    }
     // Layers before the resumed one have the maps of the last run: so do their metrics.
     const auto reused = static_cast<std::size_t>(snapshot.resumed_at * snapshot.info.n_heads);
     if (reused > 0 && last_run_ && last_run_->metrics.size() >= reused) {
@@ -140,17 +220,24 @@ void ModelSession::measure_heads(Snapshot& snapshot) const {
     snapshot.metrics.insert(snapshot.metrics.end(), computed.begin(), computed.end());
 }
 
-void ModelSession::run_second_input(Snapshot& snapshot, const Request& request, const RunOptions& options) const {
+void ModelSession::run_second_input(Snapshot& snapshot, const Request& request, RunOptions options,
+                                    const ComputeControl& control) const {
     // Input B failing (a bad file, too long) is the compare view's to report, not an
     // error of the main input.
     try {
         ModelInput other = encode(request, request.compare_text, request.compare_image_path);
-        check_maps_fit_in_memory(snapshot.info, other.embeddings.rows());
-        RunOptions other_options = options;
-        other_options.causal = snapshot.causal;
-        other_options.keep.reset();   // the custom mask belongs to input A's positions
-        snapshot.other_trace = model_->forward(other, other_options);
+        if (snapshot.maps_streamed) {
+            check_streamed_run_fits(snapshot.info, other.embeddings.rows(), compute_threads());
+        } else {
+            check_maps_fit_in_memory(snapshot.info, other.embeddings.rows());
+        }
+        options.causal = snapshot.causal;
+        options.keep.reset();   // the custom mask belongs to input A's positions
+        options.on_layer = layer_progress(control, "input B");
+        snapshot.other_trace = model_->forward(other, options);
         snapshot.other_input = std::move(other);
+    } catch (const ComputeCancelled&) {
+        throw;
     } catch (const Error& e) {
         snapshot.other_error = e.what();
     }

@@ -4,18 +4,41 @@
 // when only later layers' disabled heads changed, or to reuse the positions before text
 // typed at the end). Runs on the worker's thread only; no locks.
 
+#include "core/base/error.h"
 #include "core/models/model.h"
 #include "session/compute_plan.h"
 #include "session/request.h"
 #include "session/snapshot.h"
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace headscope::session {
+
+// Where a computation is: which run of the request ("", "intact", "flipped", "input B")
+// and how many of its layers are done.
+struct ComputeProgress {
+    std::string run;
+    Eigen::Index layers_done = 0;
+    Eigen::Index n_layers = 0;
+};
+
+// What the caller of a long computation sees and can do while it runs.
+struct ComputeControl {
+    std::function<void(const ComputeProgress&)> on_progress;   // after each layer, on the computing thread
+    const std::atomic<bool>* cancel = nullptr;                  // set to true (from any thread) to stop
+};
+
+// A computation stopped through ComputeControl::cancel; nothing of it was kept.
+class ComputeCancelled : public Error {
+public:
+    ComputeCancelled() : Error("the computation was stopped") {}
+};
 
 class ModelSession {
 public:
@@ -24,22 +47,28 @@ public:
     // Takes a freshly loaded model; the caches of the one before are let go.
     void adopt(std::unique_ptr<Model> model, const ModelChoice& choice);
 
-    // Everything `request` asks for, as one snapshot (throws headscope::Error on bad input).
-    std::shared_ptr<Snapshot> compute(const Request& request, std::uint64_t generation);
+    // Everything `request` asks for, as one snapshot (throws headscope::Error on bad input,
+    // ComputeCancelled when stopped through `control`).
+    std::shared_ptr<Snapshot> compute(const Request& request, std::uint64_t generation,
+                                      const ComputeControl& control = {});
 
 private:
     ModelInput encode(const Request& request, const std::string& text, const std::string& image_path) const;
     RunOptions options_for(const Request& request, const Snapshot& snapshot) const;
     void label_outputs(Snapshot& snapshot);
-    void run_intact(Snapshot& snapshot, const RunKey& key, const RunOptions& options);
+    void check_room(const Snapshot& snapshot) const;
+    void run_intact(Snapshot& snapshot, const RunKey& key, RunOptions options, const ComputeControl& control);
+    void stream_summaries(Snapshot& snapshot, RunOptions& options) const;
     void measure_heads(Snapshot& snapshot) const;
-    void run_second_input(Snapshot& snapshot, const Request& request, const RunOptions& options) const;
+    void run_second_input(Snapshot& snapshot, const Request& request, RunOptions options,
+                          const ComputeControl& control) const;
 
     std::shared_ptr<const Model> model_;
     std::optional<ModelChoice> held_;   // what model_ was opened as
     std::shared_ptr<const std::vector<std::string>> output_labels_;
     std::optional<RunKey> intact_key_;
     std::shared_ptr<const ModelTrace> intact_trace_;
+    bool intact_streamed_ = false;   // whether intact_trace_ streamed its maps
     std::optional<RunKey> last_key_;
     std::shared_ptr<const Snapshot> last_run_;
 };

@@ -23,6 +23,12 @@ std::vector<std::int64_t> token_ids_typed(const std::string& text, const std::st
     return parse_index_list(what, list, "464,3797,3332");
 }
 
+bool streams_maps(MapsPolicy policy, const ModelInfo& info, Eigen::Index T) {
+    if (policy != MapsPolicy::automatic) return policy == MapsPolicy::stream;
+    const double t = static_cast<double>(T);
+    return static_cast<double>(info.n_layers * info.n_heads) * t * t * sizeof(float) > maps_kept_limit;
+}
+
 bool any_disabled(const std::vector<std::vector<bool>>& disabled) {
     for (const auto& layer : disabled) {
         for (const bool off : layer) {

@@ -29,6 +29,19 @@ struct ModelChoice {
 using ModelLoader = std::function<std::unique_ptr<Model>(const ModelChoice&, const LoadControl&)>;
 std::unique_ptr<Model> open_model_choice(const ModelChoice& choice, const LoadControl& control);
 
+// Whether a run keeps every head's map or streams them (maps on demand: each layer keeps
+// its queries and keys, and a map is computed again when it is shown).
+enum class MapsPolicy {
+    automatic,   // streamed when the maps of one run would take more than maps_kept_limit
+    keep,
+    stream,
+};
+// All L x H maps of a run kept up to this many bytes (GPT-2 small at 1,024 tokens: 0.6 GB);
+// past it a map is computed when shown, and a run holds a few per layer instead.
+inline constexpr double maps_kept_limit = 1024.0 * 1024.0 * 1024.0;
+// Whether a run of `info` over `T` positions streams its maps under `policy`.
+bool streams_maps(MapsPolicy policy, const ModelInfo& info, Eigen::Index T);
+
 struct Request {
     ModelChoice model;
     std::string text;
@@ -47,6 +60,7 @@ struct Request {
     // The layer whose every stage (q, k, v, scores, ...) to keep, for the Stages view;
     // unset: the maps only, a third of the memory.
     std::optional<int> stages_layer;
+    MapsPolicy maps = MapsPolicy::automatic;
     bool operator==(const Request& other) const = default;
 };
 

@@ -5,6 +5,7 @@
 #include "core/analysis/head_metrics.h"
 #include "core/image/image.h"
 #include "core/models/model.h"
+#include "session/map_cache.h"
 #include "session/request.h"
 
 #include <cstdint>
@@ -33,6 +34,12 @@ struct Snapshot {
     bool ablated = false;                // whether some head was disabled in trace
     std::optional<ModelTrace> flipped;   // the same input with the causal mask flipped, when asked
     std::vector<HeadMetrics> metrics;    // [L * H] of trace, layer-major (core/analysis/head_metrics.h)
+    // Whether the runs streamed their maps (a long input: Request::maps): each layer then
+    // keeps its queries and keys, and head_map() computes a map when a view shows it.
+    bool maps_streamed = false;
+    // When streamed: [L * H] each head's map of trace max-pooled to at most 64 x 64 cells
+    // (HeadSummary::pooled_max), made as the run went, for views that show every head.
+    std::vector<Matrix> thumbnails;
     // When heads are disabled: the same input and mask with every head on (its maps for
     // the compare view, its output for the effect below). Null otherwise.
     std::shared_ptr<const ModelTrace> intact;
@@ -53,19 +60,30 @@ struct Snapshot {
     // shared by its snapshots; null when the model has no head.
     std::shared_ptr<const std::vector<std::string>> output_labels;
 
-    // Head (layer, head)'s attention map [T, T]. Views ask for a map here, not in the
-    // trace: a snapshot of a long input may then compute a map when it is shown instead
-    // of holding all L x H of them.
-    const Matrix& head_map(int layer, int head) const { return head_trace(layer, head).weights; }
+    // Head (layer, head)'s attention map [T, T] of `trace`. Views ask for a map here, not
+    // in the trace: a streamed run computes it when shown (bit for bit the map the run
+    // made). Valid while the snapshot lives.
+    std::shared_ptr<const Matrix> head_map(int layer, int head) const { return map_of(trace, layer, head); }
+    // The same for another run of this snapshot (flipped, *intact, other_trace).
+    std::shared_ptr<const Matrix> map_of(const ModelTrace& run, int layer, int head) const {
+        const HeadTrace& kept = head_trace(run, layer, head);
+        if (kept.weights.size() != 0 || !model_ref) return {std::shared_ptr<const Matrix>(), &kept.weights};
+        return shown_maps->get(*model_ref, run, layer, head);
+    }
     // Its scores before the softmax [T, T], when the run kept that layer's stages; else null.
     const Matrix* head_scores(int layer, int head) const {
-        const Matrix& scores = head_trace(layer, head).scores;
+        const Matrix& scores = head_trace(trace, layer, head).scores;
         return scores.size() == 0 ? nullptr : &scores;
     }
+    // The bytes its runs hold (traces, thumbnails), without the maps computed again for
+    // views (shown_maps) and the model's weights.
+    double kept_bytes() const;
+    // The streamed maps computed again and kept while shown (map_of()).
+    std::shared_ptr<MapCache> shown_maps = std::make_shared<MapCache>(0);
 
 private:
-    const HeadTrace& head_trace(int layer, int head) const {
-        return trace.layers[static_cast<std::size_t>(layer)].heads[static_cast<std::size_t>(head)];
+    static const HeadTrace& head_trace(const ModelTrace& run, int layer, int head) {
+        return run.layers[static_cast<std::size_t>(layer)].heads[static_cast<std::size_t>(head)];
     }
 };
 

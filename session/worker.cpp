@@ -27,8 +27,9 @@ std::uint64_t Worker::submit(Request request) {
     {
         std::lock_guard lock(mutex_);
         generation = next_generation_++;
-        // The newest request wins: a load for another model is no longer wanted.
-        if (loading_choice_ && !(*loading_choice_ == request.model)) cancel_.store(true);
+        // The newest request wins: a load for another model, or the computation of an
+        // older request, is no longer wanted.
+        if ((loading_choice_ && !(*loading_choice_ == request.model)) || computing_) cancel_.store(true);
         pending_.emplace(generation, std::move(request));
     }
     cancel_.notify_all();
@@ -84,6 +85,16 @@ void Worker::cancel_load() {
     cancel_.notify_all();   // for a loader that waits on the flag (std::atomic::wait)
 }
 
+std::optional<ComputeProgress> Worker::computing() const {
+    std::lock_guard lock(mutex_);
+    return computing_;
+}
+
+void Worker::cancel_compute() {
+    std::lock_guard lock(mutex_);
+    if (computing_) cancel_.store(true);
+}
+
 std::optional<ModelChoice> Worker::model_in_use() const {
     std::lock_guard lock(mutex_);
     return model_in_use_;
@@ -110,7 +121,7 @@ void Worker::run() {
                 session.adopt(load(request.model), request.model);
                 in_load = false;
             }
-            snapshot = session.compute(request, generation);
+            snapshot = compute(session, request, generation);
         } catch (...) {
             answer = failed(std::current_exception(), generation, request.model, in_load);
         }
@@ -136,6 +147,37 @@ std::optional<std::pair<std::uint64_t, Request>> Worker::next_job() {
         done.clear();   // freed here, outside the lock, not on the window's thread
         if (job) return job;
     }
+}
+
+std::shared_ptr<Snapshot> Worker::compute(ModelSession& session, const Request& request, std::uint64_t generation) {
+    {
+        std::lock_guard lock(mutex_);
+        computing_ = ComputeProgress{};
+        // A newer request may already be waiting: then stop at the first layer.
+        cancel_.store(pending_.has_value());
+    }
+    ComputeControl control;
+    control.cancel = &cancel_;
+    control.on_progress = [this](const ComputeProgress& progress) {
+        std::function<void()> notify;
+        {
+            std::lock_guard lock(mutex_);
+            computing_ = progress;
+            notify = on_progress_;
+        }
+        if (notify) notify();   // the window redraws its progress line
+    };
+    std::shared_ptr<Snapshot> snapshot;
+    try {
+        snapshot = session.compute(request, generation, control);
+    } catch (...) {
+        std::lock_guard lock(mutex_);
+        computing_.reset();
+        throw;
+    }
+    std::lock_guard lock(mutex_);
+    computing_.reset();
+    return snapshot;
 }
 
 std::unique_ptr<Model> Worker::load(const ModelChoice& choice) {
@@ -174,6 +216,9 @@ Answer Worker::failed(std::exception_ptr error, std::uint64_t generation, const 
     } catch (const LoadCancelled& e) {
         answer.failure = Failure::load_cancelled;
         answer.error = e.what();
+    } catch (const ComputeCancelled& e) {
+        answer.failure = Failure::compute_cancelled;
+        answer.error = e.what();
     } catch (const Error& e) {
         answer.error = e.what();
     } catch (const std::bad_alloc&) {
@@ -197,6 +242,11 @@ void Worker::publish(Answer answer, std::shared_ptr<Snapshot> snapshot) {
         notify = on_answer_;
     }
     if (notify) notify();
+}
+
+void Worker::set_on_progress(std::function<void()> notify) {
+    std::lock_guard lock(mutex_);
+    on_progress_ = std::move(notify);
 }
 
 void Worker::set_on_answer(std::function<void()> notify) {

@@ -34,7 +34,7 @@ struct LoadProgress {
 };
 
 // How the newest answered request ended.
-enum class Failure { none, compute, load, load_cancelled };
+enum class Failure { none, compute, compute_cancelled, load, load_cancelled };
 
 struct Answer {
     std::uint64_t generation = 0;
@@ -74,16 +74,27 @@ public:
     // 1024 tokens holds gigabytes, and giving them back to the kernel took the window's
     // thread a visible pause.
     void dispose(std::shared_ptr<const Snapshot> old);
+    // The computation in progress (which run, layer k of L), if any.
+    std::optional<ComputeProgress> computing() const;
+    // Stops the computation in progress (no effect when none is): its request is answered
+    // with Failure::compute_cancelled, and the last result stays the newest. A newer
+    // request stops the one computing too: only the newest is wanted.
+    void cancel_compute();
     // The model the worker holds (the last one that loaded), if any.
     std::optional<ModelChoice> model_in_use() const;
     // Called on the worker's thread each time a request is answered: the window's loop
     // sleeps while nothing changes, and this wakes it (glfwPostEmptyEvent).
     void set_on_answer(std::function<void()> notify);
+    // Called on the worker's thread after each layer of a computation (computing()
+    // changed): the window redraws its progress line.
+    void set_on_progress(std::function<void()> notify);
 
 private:
     void run();
     // The next request to compute (freeing disposed results while waiting); none once stopping.
     std::optional<std::pair<std::uint64_t, Request>> next_job();
+    // Computes `request` with its progress readable and the stop flag armed.
+    std::shared_ptr<Snapshot> compute(ModelSession& session, const Request& request, std::uint64_t generation);
     // Opens `choice` with its progress readable and the stop flag armed.
     std::unique_ptr<Model> load(const ModelChoice& choice);
     static Answer failed(std::exception_ptr error, std::uint64_t generation, const ModelChoice& model, bool in_load);
@@ -103,8 +114,11 @@ private:
     std::optional<ModelChoice> model_in_use_;
     std::optional<ModelChoice> loading_choice_;   // set while a load runs
     LoadProgress progress_;
+    std::optional<ComputeProgress> computing_;   // set while a computation runs
     std::function<void()> on_answer_;
-    std::atomic<bool> cancel_{false};   // read by the loader between tensors; notified when set
+    std::function<void()> on_progress_;
+    // Read by the loader between tensors and by a computation between layers; notified when set.
+    std::atomic<bool> cancel_{false};
     std::thread thread_;                // last: started once everything above exists
 };
 

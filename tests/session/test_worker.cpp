@@ -143,6 +143,13 @@ public:
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
         ++*forwards_;
         const Eigen::Index T = input.embeddings.rows();
+        if (input.labels.front() == "~") {
+            // A long run: reports layer 0 of 1 until the worker stops it (bounded at 30 s).
+            for (int i = 0; i < 6000 && options.on_layer; ++i) {
+                options.on_layer(0, 1);
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+        }
         ModelTrace trace;
         AttentionTrace layer;
         for (int h = 0; h < 2; ++h) {
@@ -257,6 +264,40 @@ TEST_CASE("worker: a load shows its progress, and Cancel stops it keeping the pr
     worker.cancel_load();   // nothing loading: no effect on what follows
     const auto after = worker.submit(fake_request("fake:a", "ab"));
     REQUIRE(wait_for(worker, after));
+    CHECK(worker.latest_answer().failure == Failure::none);
+}
+
+TEST_CASE("worker: a long computation shows layer k of L, and Cancel or a newer request stops it") {
+    FakeLoader fake;
+    Worker worker(fake.loader());
+    const auto first = worker.submit(fake_request("fake:a", "abc"));
+    REQUIRE(wait_for(worker, first));
+    const auto before = worker.latest();
+    CHECK_FALSE(worker.computing().has_value());
+
+    const auto slow = worker.submit(fake_request("fake:a", "~long"));
+    std::optional<ComputeProgress> progress;
+    for (int i = 0; i < 3000 && !progress; ++i) {
+        progress = worker.computing();
+        if (!progress) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(progress.has_value());
+    CHECK(progress->n_layers == 1);
+    CHECK(progress->run.empty());   // the main run, not the intact or flipped one
+    worker.cancel_compute();
+    REQUIRE(wait_for(worker, slow));
+    CHECK(worker.latest_answer().failure == Failure::compute_cancelled);
+    CHECK(worker.latest() == before);   // the views keep the last result
+    CHECK_FALSE(worker.computing().has_value());
+
+    // A newer request stops the one computing: only the newest is wanted.
+    const auto stale = worker.submit(fake_request("fake:a", "~again"));
+    for (int i = 0; i < 3000 && !worker.computing(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto newest = worker.submit(fake_request("fake:a", "xyz"));
+    REQUIRE(wait_for(worker, newest));
+    CHECK(worker.answered() == newest);
+    CHECK(stale < newest);
+    CHECK(worker.latest()->input.labels.size() == 3);
     CHECK(worker.latest_answer().failure == Failure::none);
 }
 

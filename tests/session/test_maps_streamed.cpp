@@ -1,0 +1,174 @@
+// A long input in the window (session/model_session.h with Request::maps): a run that
+// streams its maps gives the views the same maps, bit for bit, and the same metrics as one
+// that keeps them, plus a thumbnail per head; the intact, flipped and second-input runs
+// stream too; toggling a head resumes the streamed run; a computation reports each layer
+// and stops when asked, and the session computes on afterwards.
+
+#include "core/analysis/head_summary.h"
+#include "core/analysis/rollout.h"
+#include "session/model_session.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+using namespace headscope;
+using namespace headscope::session;
+
+namespace {
+
+const std::string checkpoints = std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/";
+
+ModelSession session_on(const ModelChoice& choice) {
+    ModelSession session;
+    session.adopt(open_model_choice(choice, {}), choice);
+    return session;
+}
+
+Request request_for(const std::string& model, MapsPolicy maps) {
+    Request r;
+    r.model.name = model;
+    // Token ids within every fixture's vocabulary; words for the demo model.
+    const bool demo = model.rfind("builtin:", 0) == 0;
+    r.text = demo ? "the cat sat on the mat because the cat was tired of the dog" : "5, 12, 7, 30, 9, 14, 22, 5, 12, 8, 19";
+    r.text_is_ids = !demo;
+    r.maps = maps;
+    return r;
+}
+
+void check_same_metrics(const HeadMetrics& a, const HeadMetrics& b) {
+    CHECK(a.layer == b.layer);
+    CHECK(a.head == b.head);
+    CHECK(a.entropy == b.entropy);
+    CHECK(a.max_weight == b.max_weight);
+    CHECK(a.mean_distance == b.mean_distance);
+    CHECK(a.prev_token == b.prev_token);
+    CHECK(a.sink_mass == b.sink_mass);
+    CHECK(a.induction == b.induction);
+}
+
+// Every head's map of `run` in `streamed` equals the one `kept` holds in `kept_run`.
+void check_same_maps(const Snapshot& streamed, const ModelTrace& run, const Snapshot& kept,
+                     const ModelTrace& kept_run) {
+    for (int l = 0; l < static_cast<int>(kept.info.n_layers); ++l) {
+        for (int h = 0; h < static_cast<int>(kept.info.n_heads); ++h) {
+            CAPTURE(l);
+            CAPTURE(h);
+            CHECK(*streamed.map_of(run, l, h) == *kept.map_of(kept_run, l, h));
+        }
+    }
+}
+
+}   // namespace
+
+TEST_CASE("streamed maps: the views' maps, metrics and every extra run equal a run that keeps its maps") {
+    for (const std::string& model :
+         std::vector<std::string>{"builtin:toy-text", checkpoints + "qwen2_tiny", checkpoints + "gemma2_tiny"}) {
+        CAPTURE(model);
+        Request keep = request_for(model, MapsPolicy::keep);
+        keep.disabled_heads = {};
+        ModelSession kept_session = session_on(keep.model);
+        const auto probe = kept_session.compute(keep, 1);
+        const ModelInfo info = probe->info;
+        keep.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
+                                   std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
+        keep.disabled_heads[0][1] = true;
+        keep.also_flip_causal = true;
+        keep.compare_text = keep.text_is_ids ? "7, 8, 9, 10, 11" : "a dog ran after the cat";
+        Request stream = keep;
+        stream.maps = MapsPolicy::stream;
+        ModelSession streamed_session = session_on(stream.model);
+        const auto kept = kept_session.compute(keep, 2);
+        const auto streamed = streamed_session.compute(stream, 1);
+        CHECK_FALSE(kept->maps_streamed);
+        REQUIRE(streamed->maps_streamed);
+        CHECK(streamed->trace.layers[0].heads[0].weights.size() == 0);   // no map held
+        check_same_maps(*streamed, streamed->trace, *kept, kept->trace);
+        check_same_maps(*streamed, *streamed->intact, *kept, *kept->intact);
+        check_same_maps(*streamed, *streamed->flipped, *kept, *kept->flipped);
+        check_same_maps(*streamed, *streamed->other_trace, *kept, *kept->other_trace);
+        CHECK(streamed->trace.logits == kept->trace.logits);
+        REQUIRE(streamed->effect.has_value());
+        CHECK(streamed->effect->value == kept->effect->value);
+        REQUIRE(streamed->metrics.size() == kept->metrics.size());
+        REQUIRE(streamed->thumbnails.size() == kept->metrics.size());
+        const Mask* mask = kept->trace.mask ? &*kept->trace.mask : nullptr;
+        for (std::size_t n = 0; n < kept->metrics.size(); ++n) {
+            check_same_metrics(streamed->metrics[n], kept->metrics[n]);
+            const auto l = static_cast<int>(n / static_cast<std::size_t>(info.n_heads));
+            const auto h = static_cast<int>(n % static_cast<std::size_t>(info.n_heads));
+            CHECK(streamed->thumbnails[n] ==
+                  summarize_head(*kept->head_map(l, h), mask, MetricContext{}, l, h).pooled_max);
+        }
+        // Rollout reads a streamed run's maps layer by layer, the same numbers.
+        const RolloutOptions options;
+        CHECK(attention_rollout(HeadMaps(streamed->trace, streamed->model_ref.get()), options) ==
+              attention_rollout(kept->trace, options));
+        CHECK(streamed->kept_bytes() < kept->kept_bytes() * 4);
+    }
+}
+
+TEST_CASE("streamed maps: toggling a head resumes the streamed run, the Stages layer keeps its maps") {
+    Request r = request_for(checkpoints + "llama_tiny", MapsPolicy::stream);
+    ModelSession session = session_on(r.model);
+    const auto first = session.compute(r, 1);
+    const ModelInfo info = first->info;
+    r.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
+                            std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
+    r.disabled_heads.back()[0] = true;
+    r.stages_layer = static_cast<int>(info.n_layers) - 1;
+    const auto toggled = session.compute(r, 2);
+    CHECK(toggled->resumed_at == info.n_layers - 1);
+    CHECK(toggled->trace.layers.back().heads[0].scores.size() != 0);   // the Stages view's layer, whole
+
+    Request fresh_request = r;
+    fresh_request.maps = MapsPolicy::keep;
+    ModelSession fresh_session = session_on(r.model);
+    const auto fresh = fresh_session.compute(fresh_request, 1);
+    check_same_maps(*toggled, toggled->trace, *fresh, fresh->trace);
+    REQUIRE(toggled->metrics.size() == fresh->metrics.size());
+    for (std::size_t n = 0; n < fresh->metrics.size(); ++n) check_same_metrics(toggled->metrics[n], fresh->metrics[n]);
+    CHECK(toggled->trace.logits == fresh->trace.logits);
+}
+
+TEST_CASE("streamed maps: automatic keeps the maps of a short input, streams past the limit") {
+    ModelInfo info;
+    info.n_layers = 16;
+    info.n_heads = 32;
+    CHECK_FALSE(streams_maps(MapsPolicy::automatic, info, 256));    // 0.5 GiB
+    CHECK(streams_maps(MapsPolicy::automatic, info, 1024));         // 8 GiB
+    CHECK_FALSE(streams_maps(MapsPolicy::keep, info, 4096));
+    CHECK(streams_maps(MapsPolicy::stream, info, 4));
+}
+
+TEST_CASE("streamed maps: a computation reports each layer, stops when asked, and the session computes on") {
+    Request r = request_for(checkpoints + "gemma2_tiny", MapsPolicy::stream);
+    ModelSession session = session_on(r.model);
+    std::atomic<bool> cancel{false};
+    std::vector<ComputeProgress> seen;
+    ComputeControl control;
+    control.cancel = &cancel;
+    control.on_progress = [&](const ComputeProgress& p) {
+        seen.push_back(p);
+        if (p.layers_done == 2) cancel.store(true);
+    };
+    CHECK_THROWS_AS(session.compute(r, 1, control), ComputeCancelled);
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[0].layers_done == 1);
+    CHECK(seen[0].n_layers == 4);
+    CHECK(seen[0].run.empty());
+    cancel.store(false);
+    seen.clear();
+    r.disabled_heads.assign(4, std::vector<bool>(4, false));
+    r.disabled_heads[0][0] = true;
+    control.on_progress = [&](const ComputeProgress& p) { seen.push_back(p); };
+    const auto done = session.compute(r, 2, control);
+    CHECK(done->resumed_at == 0);   // nothing of the stopped run was kept
+    REQUIRE(seen.size() == 8);      // the run, then the intact run
+    CHECK(seen[3].run.empty());
+    CHECK(seen[4].run == "intact");
+    CHECK(seen[7].layers_done == 4);
+}

@@ -52,6 +52,12 @@ void AppWindow::update() {
         has_request_ = true;
     }
     loading_ = worker_.loading();
+    computing_ = worker_.computing();
+    // /proc is read a few times a second, not every frame.
+    if (const auto now = std::chrono::steady_clock::now(); now - memory_read_ > std::chrono::milliseconds(500)) {
+        memory_ = machine_memory();
+        memory_read_ = now;
+    }
     run_start_hooks();
     if (textures_colormap_ != state_.colormap || textures_scale_ != state_.scale) {
         textures_colormap_ = state_.colormap;
@@ -101,6 +107,14 @@ void AppWindow::take_answer() {
         if (answer.model == state_.model) {
             model_error_ = answer.error;
             return_to_model(state_, worker_.model_in_use());
+        }
+        break;
+    case Failure::compute_cancelled:
+        // Stopped by a newer request (nothing to say), or by Cancel / Esc: the last result
+        // stays on screen until something changes.
+        if (answer.generation == submitted_) {
+            status_note_ = "stopped: the last result stays on screen";
+            stopped_ = answer.generation;
         }
         break;
     case Failure::load_cancelled:
@@ -195,7 +209,7 @@ bool AppWindow::working() const { return worker_.busy() || scan_jobs_.busy() || 
 bool AppWindow::settled() const {
     return has_request_ && !worker_.busy() && !scan_jobs_.busy() && !view_jobs_.busy() && !scan_on_first_result_ &&
            !showcase_on_first_result_ && textures_.caught_up() && worker_.answered() == submitted_ &&
-           (!error_.empty() || (shown_ && shown_->generation == submitted_));
+           (!error_.empty() || stopped_ == submitted_ || (shown_ && shown_->generation == submitted_));
 }
 
 void AppWindow::on_drop(const std::string& path) {
@@ -208,7 +222,11 @@ void AppWindow::on_drop(const std::string& path) {
     }
 }
 
-WindowStatus AppWindow::status() const { return {loading_, worker_.busy(), !error_.empty(), status_note_}; }
+WindowStatus AppWindow::status() const {
+    return {loading_, worker_.busy(), computing_, !error_.empty(), status_note_, memory_};
+}
+
+void AppWindow::cancel_computing() { worker_.cancel_compute(); }
 
 ViewContext AppWindow::view_context() {
     return ViewContext(shown_, state_, textures_, scan_jobs_, view_jobs_,
@@ -224,6 +242,7 @@ void AppWindow::handle_keys() {
         return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat);
     };
     if (loading_ && pressed(ImGuiKey_Escape, false)) cancel_loading();
+    if (!loading_ && computing_ && pressed(ImGuiKey_Escape, false)) cancel_computing();
     if (!shown_ || showing_other_model()) return;
     if (pressed(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
     if (pressed(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
@@ -260,7 +279,7 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
         draw_views();
     }
     ImGui::EndChild();
-    draw_status_bar(shown_.get(), state_, status());
+    if (draw_status_bar(shown_.get(), state_, status())) cancel_computing();
     ImGui::End();
 }
 

@@ -48,6 +48,9 @@ public:
     void open_model(const std::string& name);
     // What Cancel and Esc do: stops the load and returns to the model the worker holds.
     void cancel_loading();
+    // What the status bar's Cancel and Esc do while a long input computes: stops it; the
+    // last result stays on screen.
+    void cancel_computing();
     // A file dropped on the window: an image, or a model folder (config.json inside).
     void on_drop(const std::string& path);
     // A picture typed or picked in the controls (image models only).
@@ -65,8 +68,12 @@ public:
     // and says (above the views, and on stderr) which of them did not fit.
     void check_start_choices_when_ready(session::StartChoices choices) { start_choices_ = std::move(choices); }
 
-    // `wake` is called from another thread when a result arrives while the loop sleeps.
-    void set_wake(std::function<void()> wake) { worker_.set_on_answer(std::move(wake)); }
+    // `wake` is called from another thread when a result arrives, or a long run finishes
+    // a layer, while the loop sleeps.
+    void set_wake(const std::function<void()>& wake) {
+        worker_.set_on_answer(wake);
+        worker_.set_on_progress(wake);
+    }
     // True when the next frame would draw what the last one did, unless input or a result
     // arrives: no texture is still being rebuilt and nothing waits to be shown.
     bool still() const;
@@ -111,7 +118,11 @@ private:
     std::string model_error_;   // the last model that failed to load; kept until another is opened
     std::string status_note_;   // one line for the status bar ("loading cancelled", ...)
     std::uint64_t answer_generation_ = 0;
+    std::uint64_t stopped_ = 0;   // the last request whose computation the user stopped
     std::optional<session::LoadProgress> loading_;   // the worker's model load, as of this frame
+    std::optional<session::ComputeProgress> computing_;   // the worker's computation, as of this frame
+    MachineMemory memory_;                                // this process's and the machine's, for the status bar
+    std::chrono::steady_clock::time_point memory_read_;
     std::string recent_path_;
     session::RecentLists recent_;
     // Jobs the user starts (the importance scan) and jobs the views start while shown

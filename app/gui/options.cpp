@@ -44,6 +44,7 @@ struct RawFlags {
     std::string view = "matrix";
     std::string metric;
     std::string colormap = "viridis";
+    std::string maps = "auto";
     std::string size = "1280x800";
     bool causal = false;
     bool own_resolution = false;
@@ -89,6 +90,11 @@ void add_view_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
                  "Start the head-importance scan (each head disabled alone) once the first result is in");
     cli.add_option("--colormap", raw.colormap, "viridis, magma, cividis or greys")
         ->check(CLI::IsMember({"viridis", "magma", "cividis", "greys"}));
+    cli.add_option("--maps", raw.maps,
+                   "auto: keep every head's map while they take at most 1 GiB, else compute a map when it is shown; "
+                   "keep; on-demand")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "keep", "on-demand"}));
     cli.add_option("--size", raw.size, "Window size WIDTHxHEIGHT")->capture_default_str();
     cli.footer("Views:\n" + ui::view_summaries());
 }
@@ -157,6 +163,9 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
     if (raw.causal) state.causal = true;
     state.own_resolution = raw.own_resolution;
     state.colormap = colormap_from_name(raw.colormap).value_or(Colormap::viridis);
+    state.maps = raw.maps == "keep"        ? session::MapsPolicy::keep
+                 : raw.maps == "on-demand" ? session::MapsPolicy::stream
+                                           : session::MapsPolicy::automatic;
     state.view = raw.view;
     if (raw.keep_mass_percent > 0.0f) {
         state.keep_mass = true;

@@ -366,3 +366,18 @@ TEST_CASE("gui: --keep-mass outlines, DINO-style, the patches holding that share
     const headscope::Rgba8 white{255, 255, 255, 255};
     CHECK(kept.count(white) > plain.count(white) + 2000);
 }
+
+TEST_CASE("gui: maps on demand draw the same screens as kept maps, the status bar names the mode") {
+    // Every view that reads a map by head: the map computed again is the same bits, so
+    // the pixels match outside the status bar (which shows the mode, timings and memory).
+    for (const char* view : {"--view matrix --layer 1 --head 2", "--view tokens", "--view compare --disable 0.1",
+                             "--view rollout", "--view stages --layer 1"}) {
+        CAPTURE(view);
+        const Screenshot kept = take_screenshot(std::string(view) + " --maps keep");
+        const Screenshot streamed = take_screenshot(std::string(view) + " --maps on-demand");
+        INFO("stderr: " << streamed.err);
+        REQUIRE(kept.exit_code == 0);
+        REQUIRE(streamed.exit_code == 0);
+        CHECK(streamed.differing(kept) == 0);
+    }
+}

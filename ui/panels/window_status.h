@@ -1,6 +1,7 @@
 #pragma once
 // What the window knows of the worker this frame, for the panels that report it.
 
+#include "core/base/memory_room.h"
 #include "session/worker.h"
 
 #include <optional>
@@ -11,8 +12,11 @@ namespace headscope::ui {
 struct WindowStatus {
     std::optional<session::LoadProgress> loading;   // a model load in progress
     bool computing = false;                         // the worker has a request queued or running
+    std::optional<session::ComputeProgress> progress;   // the computation running, layer k of L
     bool failed = false;                            // the newest request failed (its error is on screen)
     std::string note;                               // one line for the status bar ("loading cancelled")
+    // This process's resident memory and the machine's RAM (bytes), read a few times a second.
+    MachineMemory memory;
 };
 
 }   // namespace headscope::ui

@@ -54,8 +54,8 @@ private:
 
 // The two maps compared, each with its mask and title; `waiting` says why B is missing.
 struct CompareView::Sides {
-    const Matrix* a = nullptr;
-    const Matrix* b = nullptr;
+    std::shared_ptr<const Matrix> a;
+    std::shared_ptr<const Matrix> b;
     const Mask* mask_a = nullptr;
     const Mask* mask_b = nullptr;
     std::string a_title;
@@ -67,14 +67,13 @@ namespace {
 
 // The heads of one layer averaged: what the layer as a whole attends to.
 Matrix layer_mean(const session::Snapshot& shown, int layer) {
-    Matrix mean = Matrix::Zero(shown.head_map(layer, 0).rows(), shown.head_map(layer, 0).cols());
-    for (int h = 0; h < static_cast<int>(shown.info.n_heads); ++h) mean += shown.head_map(layer, h);
+    Matrix mean = *shown.head_map(layer, 0);
+    for (int h = 1; h < static_cast<int>(shown.info.n_heads); ++h) mean += *shown.head_map(layer, h);
     return mean / static_cast<float>(shown.info.n_heads);
 }
 
-const Matrix& head_of(const ModelTrace& trace, int l, int h) {
-    return trace.layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
-}
+// A matrix the view owns, as the shared pointer Sides holds (no owner: the view outlives the frame).
+std::shared_ptr<const Matrix> unowned(const Matrix& m) { return {std::shared_ptr<const Matrix>(), &m}; }
 
 const Mask* mask_of(const ModelTrace& trace) { return trace.mask ? &*trace.mask : nullptr; }
 
@@ -95,15 +94,15 @@ void draw_mode_buttons(AppState& state) {
 // The job behind the head pairs' table: each head of layer la_index against each of layer lb_index.
 BackgroundJobs::Work head_pairs_work(const std::shared_ptr<const Snapshot>& snapshot, int la_index, int lb_index) {
     return [snapshot, la_index, lb_index](const LoadControl& control) -> std::shared_ptr<const void> {
-        const auto& ha = snapshot->trace.layers[static_cast<std::size_t>(la_index)].heads;
-        const auto& hb = snapshot->trace.layers[static_cast<std::size_t>(lb_index)].heads;
-        auto table =
-            std::make_shared<Matrix>(static_cast<Eigen::Index>(ha.size()), static_cast<Eigen::Index>(hb.size()));
-        for (std::size_t i = 0; i < ha.size(); ++i) {
-            control.report(static_cast<double>(i) / static_cast<double>(ha.size()));
-            for (std::size_t j = 0; j < hb.size(); ++j) {
-                (*table)(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
-                    static_cast<float>(compare_heads(ha[i].weights, hb[j].weights).mean_js_divergence);
+        // Through head_map: a streamed run computes each head's map here, off the UI thread.
+        const auto n = static_cast<int>(snapshot->info.n_heads);
+        auto table = std::make_shared<Matrix>(n, n);
+        for (int i = 0; i < n; ++i) {
+            control.report(static_cast<double>(i) / static_cast<double>(n));
+            const std::shared_ptr<const Matrix> a = snapshot->head_map(la_index, i);
+            for (int j = 0; j < n; ++j) {
+                (*table)(i, j) = static_cast<float>(
+                    compare_heads(*a, *snapshot->head_map(lb_index, j)).mean_js_divergence);
             }
         }
         return table;
@@ -150,7 +149,7 @@ void CompareView::draw(ViewContext& context) {
     state.compare_layer = std::clamp(state.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
     state.compare_head = std::clamp(state.compare_head, 0, static_cast<int>(info.n_heads) - 1);
     Sides sides;
-    sides.a = &shown.head_map(state.layer, state.head);
+    sides.a = shown.head_map(state.layer, state.head);
     // Each side's mask, so that masked cells are grey, not drawn as weight 0: A's is the
     // shown run's; B's that of the run it comes from.
     sides.mask_a = context.mask();
@@ -186,7 +185,7 @@ void CompareView::choose_two_heads(ViewContext& context, Sides& sides) {
                          ImGuiSliderFlags_AlwaysClamp)) {
         state.compare_b_chosen = true;
     }
-    sides.b = &context.shown().head_map(state.compare_layer, state.compare_head);
+    sides.b = context.shown().head_map(state.compare_layer, state.compare_head);
     sides.b_title = numbered("head ", state.compare_layer, state.compare_head);
 }
 
@@ -214,8 +213,8 @@ void CompareView::choose_two_layers(ViewContext& context, Sides& sides) {
         layer_mean_b_ = layer_mean(shown, state.compare_layer);
         layer_means_key_ = means_key;
     }
-    sides.a = &layer_mean_a_;
-    sides.b = &layer_mean_b_;
+    sides.a = unowned(layer_mean_a_);
+    sides.b = unowned(layer_mean_b_);
     sides.a_title = "layer " + std::to_string(state.layer) + " (heads averaged)";
     sides.b_title = "layer " + std::to_string(state.compare_layer) + " (heads averaged)";
 }
@@ -224,7 +223,7 @@ void CompareView::choose_mask_on_off(ViewContext& context, Sides& sides) {
     const session::Snapshot& shown = context.shown();
     const session::AppState& state = context.state();
     if (shown.flipped) {
-        sides.b = &head_of(*shown.flipped, state.layer, state.head);
+        sides.b = shown.map_of(*shown.flipped, state.layer, state.head);
         sides.mask_b = mask_of(*shown.flipped);
         sides.a_title += shown.causal ? " (causal)" : " (no mask)";
         sides.b_title = numbered("head ", state.layer, state.head) + (shown.causal ? " (no mask)" : " (causal)");
@@ -237,7 +236,7 @@ void CompareView::choose_ablation_on_off(ViewContext& context, Sides& sides) {
     const session::Snapshot& shown = context.shown();
     const session::AppState& state = context.state();
     if (shown.intact) {
-        sides.b = &head_of(*shown.intact, state.layer, state.head);
+        sides.b = shown.map_of(*shown.intact, state.layer, state.head);
         sides.mask_b = mask_of(*shown.intact);
         sides.a_title += " (heads disabled)";
         sides.b_title = numbered("head ", state.layer, state.head) + " (every head on)";
@@ -272,7 +271,7 @@ void CompareView::choose_two_inputs(ViewContext& context, Sides& sides) {
     } else if (!shown.other_error.empty()) {
         sides.waiting = "input B: " + shown.other_error;
     } else if (shown.other_trace) {
-        sides.b = &head_of(*shown.other_trace, state.layer, state.head);
+        sides.b = shown.map_of(*shown.other_trace, state.layer, state.head);
         sides.mask_b = mask_of(*shown.other_trace);
         sides.a_title += " on input A";
         sides.b_title = numbered("head ", state.layer, state.head) + " on input B";
@@ -283,8 +282,8 @@ void CompareView::choose_two_inputs(ViewContext& context, Sides& sides) {
 
 void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
     const session::AppState& state = context.state();
-    const Matrix* a = sides.a;
-    const Matrix* b = sides.b;
+    const Matrix* a = sides.a.get();
+    const Matrix* b = sides.b.get();
     const bool same_shape = a->rows() == b->rows() && a->cols() == b->cols();
     if (same_shape) {
         const HeadComparison numbers = compare_heads(*a, *b);

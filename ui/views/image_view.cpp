@@ -117,7 +117,8 @@ void ImageView::draw(ViewContext& context) {
     for (int h = 0; h < n_heads; ++h) {
         if (mode == 0 ? h != state.head : static_cast<bool>(hidden[static_cast<std::size_t>(h)])) continue;
         averaged += numbered(",", h);
-        const Matrix& w = shown.head_map(state.layer, h);
+        const std::shared_ptr<const Matrix> map_of_head = shown.head_map(state.layer, h);
+        const Matrix& w = *map_of_head;
         for (int n = 0; n < grid_w * grid_h; ++n) {
             map(n / grid_w, n % grid_w) += state.show_column ? w(prefix + n, query) : w(query, prefix + n);
         }
@@ -188,7 +189,8 @@ void ImageView::draw_cls_of_every_head(ViewContext& context) {
     ImGui::TextUnformatted("[CLS] of every head:");
     for (int h = 0; h < static_cast<int>(shown.info.n_heads); ++h) {
         Matrix cls(grid_h, grid_w);
-        const Matrix& w = shown.head_map(state.layer, h);
+        const std::shared_ptr<const Matrix> map_of_head = shown.head_map(state.layer, h);
+        const Matrix& w = *map_of_head;
         for (int n = 0; n < grid_w * grid_h; ++n) cls(n / grid_w, n % grid_w) = w(0, prefix + n);
         const float cls_max = std::max(cls.maxCoeff(), 1e-12f);
         const HeatmapTexture& t = context.textures().get(

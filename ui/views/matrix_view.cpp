@@ -32,7 +32,8 @@ void MatrixView::draw(ViewContext& context) {
     session::AppState& state = context.state();
     const int layer = state.layer;
     const int head = state.head;
-    const Matrix& weights = shown.head_map(layer, head);
+    const std::shared_ptr<const Matrix> map = shown.head_map(layer, head);
+    const Matrix& weights = *map;
     ImGui::Text("Head %d.%d%s", layer, head,
                 state.disabled_heads[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)]
                     ? "  (disabled: zero context)"

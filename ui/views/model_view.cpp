@@ -157,10 +157,16 @@ void draw_layer_label(const ModelInfo& info, int l) {
 // One head's thumbnail: click to select it; framed in its value's colour when `colour`.
 void draw_grid_head(ViewContext& context, const GridValues& values, bool colour, int l, int h, float side) {
     session::AppState& state = context.state();
-    const Matrix& w = context.shown().head_map(l, h);
+    const session::Snapshot& shown = context.shown();
     // The max only when the texture is built: 144 maxima of T x T every frame cost more than the frame.
     const HeatmapTexture& t = context.textures().get(numbered("grid", l, h), [&] {
-        return heatmap_mip_levels(w, context.mask(), state.colormap, std::max(w.maxCoeff(), 1e-12f));
+        if (shown.maps_streamed) {
+            // The run's max-pooled thumbnail: L x H maps are not computed again for a grid.
+            const Matrix& pooled = shown.thumbnails[static_cast<std::size_t>(l * shown.info.n_heads + h)];
+            return heatmap_mip_levels(pooled, nullptr, state.colormap, std::max(pooled.maxCoeff(), 1e-12f));
+        }
+        const std::shared_ptr<const Matrix> w = shown.head_map(l, h);
+        return heatmap_mip_levels(*w, context.mask(), state.colormap, std::max(w->maxCoeff(), 1e-12f));
     });
     if (draw_heatmap_thumbnail(numbered("g", l, h).c_str(), t, side, l == state.layer && h == state.head)) {
         state.layer = l;
@@ -179,7 +185,7 @@ void draw_grid_head(ViewContext& context, const GridValues& values, bool colour,
     const HeadCaption caption = context.head_caption(l, h);
     if (!caption.name.empty() && side >= 64.0f) draw_name_on_thumbnail(caption.name, side);
     const ModelInfo& info = context.shown().info;
-    draw_group_and_state(info, state, l, h, side, w.rows());
+    draw_group_and_state(info, state, l, h, side, shown.input.embeddings.rows());
     if (ImGui::IsItemHovered()) {
         std::string tip = "head " + head_name(l, h);
         if (info.group_size() > 1) {

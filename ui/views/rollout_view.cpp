@@ -114,8 +114,10 @@ void RolloutView::draw(ViewContext& context) {
     const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
     RolloutOptions options = state.rollout;
     options.disabled_heads = snapshot->options.disabled_heads;
-    const BackgroundJobs::Work work = [snapshot, options](const LoadControl&) -> std::shared_ptr<const void> {
-        return std::make_shared<const Matrix>(attention_rollout(snapshot->trace, options));
+    const BackgroundJobs::Work work = [snapshot, options](const LoadControl& control) -> std::shared_ptr<const void> {
+        // A streamed run's maps are computed again here, layer by layer, off the UI thread.
+        return std::make_shared<const Matrix>(
+            attention_rollout(HeadMaps(snapshot->trace, snapshot->model_ref.get()), options, control));
     };
     context.view_jobs().start(key, work);
     draw_job_progress(context.view_jobs(), key, "rollout", work);

@@ -42,7 +42,8 @@ void SimilarityView::draw(ViewContext& context) {
     const std::string key = similarity_key(context);
     const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
     const BackgroundJobs::Work work = [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
-        return std::make_shared<const HeadSimilarity>(head_similarity(snapshot->trace, {}, control));
+        return std::make_shared<const HeadSimilarity>(
+            head_similarity(HeadMaps(snapshot->trace, snapshot->model_ref.get()), {}, control));
     };
     context.view_jobs().start(key, work);
     ImGui::TextUnformatted("How alike the heads attend on this input: Jensen-Shannon divergence between every pair of "

@@ -74,7 +74,8 @@ void TokensView::draw(ViewContext& context) {
     const int focus = hovered >= 0 ? hovered : state.query;
     for (int h = 0; h < n_heads; ++h) {
         if (hidden[static_cast<std::size_t>(h)]) continue;
-        const Matrix& w = shown.head_map(state.layer, h);
+        const std::shared_ptr<const Matrix> map_of_head = shown.head_map(state.layer, h);
+        const Matrix& w = *map_of_head;
         const ImU32 base = head_colours[h % 8] & 0x00FFFFFFu;
         for (int i = 0; i < T; ++i) {
             if (focus >= 0 && i != focus) continue;

@@ -130,6 +130,8 @@ session::BackgroundJobs::Work ViewContext::importance_work() const {
     return [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
         RunOptions options = snapshot->options;
         options.disabled_heads.clear();
+        // A long input's runs stream their maps here too: the scan reads outputs only.
+        if (snapshot->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
         return std::make_shared<const ImportanceScan>(
             importance_scan(*snapshot->model_ref, snapshot->input, options, control));
     };

@@ -20,8 +20,7 @@ public:
     explicit MapCache(std::size_t budget_bytes);
 
     // Head (layer, head)'s map of `run`, a run of `model` whose layer streamed its maps.
-    std::shared_ptr<const Matrix> get(const Model& model, const ModelTrace& run, Eigen::Index layer,
-                                      Eigen::Index head);
+    std::shared_ptr<const Matrix> get(const Model& model, const ModelTrace& run, Eigen::Index layer, Eigen::Index head);
     // The bytes of the maps kept now.
     std::size_t bytes() const;
 

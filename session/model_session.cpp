@@ -10,7 +10,7 @@
 
 namespace headscope::session {
 
-void ModelSession::adopt(std::unique_ptr<Model> model, const ModelChoice& choice) {
+void ModelSession::adopt(std::shared_ptr<const Model> model, const ModelChoice& choice) {
     model_ = std::move(model);
     held_ = choice;
     output_labels_.reset();
@@ -70,39 +70,45 @@ std::function<void(Eigen::Index, Eigen::Index)> layer_progress(const ComputeCont
 
 std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uint64_t generation,
                                                 const ComputeControl& control) {
+    return compute_on(request, encode(request, request.text, request.image_path), generation, control);
+}
+
+std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, ModelInput input, std::uint64_t generation,
+                                                   const ComputeControl& control) {
     const auto start = std::chrono::steady_clock::now();
     auto snapshot = std::make_shared<Snapshot>();
     snapshot->generation = generation;
     snapshot->model = request.model;
     snapshot->model_ref = model_;
     snapshot->info = model_->info();
-    snapshot->input = encode(request, request.text, request.image_path);
+    snapshot->input = std::move(input);
     snapshot->image = snapshot->input.pixels;
     const Eigen::Index T = snapshot->input.embeddings.rows();
-    snapshot->maps_streamed = streams_maps(request.maps, snapshot->info, T);
+    snapshot->maps_streamed = control.on_map || streams_maps(request.maps, snapshot->info, T);
     check_room(*snapshot);
     if (snapshot->maps_streamed) snapshot->shown_maps = std::make_shared<MapCache>(MapCache::default_budget(T));
     snapshot->causal = request.causal.value_or(snapshot->info.causal);
     RunOptions options = options_for(request, *snapshot);
     snapshot->ablated = any_disabled(options.disabled_heads);
     snapshot->options = options;
-    options.keep_layer_inputs = true;
+    options.keep_layer_inputs = request.keeps.resumable;
+    options.last_logit_rows = request.keeps.logit_rows;
     RunKey key{snapshot->input.embeddings, snapshot->causal, request.forbidden};
     snapshot->input_key = input_key_text(request.model, key);
 
     // A run resumes from one that kept or streamed its maps as this one does.
     LastRun last;
-    if (last_run_ && last_key_ && last_run_->maps_streamed == snapshot->maps_streamed)
+    if (request.keeps.resumable && last_run_ && last_key_ && last_run_->maps_streamed == snapshot->maps_streamed)
         last = {&*last_key_, &last_run_->options, &last_run_->trace};
     ReusePlan plan = plan_reuse(last, key, options, snapshot->info.n_layers);
     if (snapshot->maps_streamed) plan.prefix_rows = 0;   // a streamed run computes every row
     apply_reuse(plan, last, options);
     if (plan.resume) snapshot->resumed_at = plan.resume_layer;
     snapshot->reused_positions = plan.prefix_rows;
-    if (snapshot->maps_streamed) stream_summaries(*snapshot, options);
+    if (snapshot->maps_streamed) stream_maps(*snapshot, request, options, control);
     options.on_layer = layer_progress(control, "");
     snapshot->trace = model_->forward(snapshot->input, options);
-    measure_heads(*snapshot);
+    if (request.keeps.metrics) measure_heads(*snapshot);
 
     // The runs below show maps only, from the first layer.
     options.resume_from = nullptr;
@@ -111,7 +117,7 @@ std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uin
     options.stages_layer = -1;
     if (snapshot->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
     label_outputs(*snapshot);
-    if (snapshot->ablated) run_intact(*snapshot, key, options, control);
+    if (snapshot->ablated && request.keeps.intact_run) run_intact(*snapshot, key, options, control);
     if (request.also_flip_causal) {
         RunOptions flipped = options;
         flipped.causal = !snapshot->causal;
@@ -121,8 +127,10 @@ std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uin
     if (!request.compare_text.empty() || !request.compare_image_path.empty()) {
         run_second_input(*snapshot, request, options, control);
     }
-    last_key_ = std::move(key);
-    last_run_ = snapshot;
+    if (request.keeps.resumable) {
+        last_key_ = std::move(key);
+        last_run_ = snapshot;
+    }
     snapshot->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return snapshot;
 }
@@ -137,7 +145,13 @@ void ModelSession::check_room(const Snapshot& snapshot) const {
     }
 }
 
-void ModelSession::stream_summaries(Snapshot& snapshot, RunOptions& options) const {
+void ModelSession::stream_maps(Snapshot& snapshot, const Request& request, RunOptions& options,
+                               const ComputeControl& control) const {
+    if (!request.keeps.metrics) {
+        // Nothing kept of the maps: the caller's sink alone, or none.
+        options.on_map = control.on_map ? control.on_map : [](Eigen::Index, Eigen::Index, const Matrix&) {};
+        return;
+    }
     // Each map the run makes is reduced on the spot to its metrics and a thumbnail, and let go.
     const auto n = static_cast<std::size_t>(snapshot.info.n_layers * snapshot.info.n_heads);
     snapshot.metrics.resize(n);
@@ -150,10 +164,11 @@ void ModelSession::stream_summaries(Snapshot& snapshot, RunOptions& options) con
     const Eigen::Index T = snapshot.input.embeddings.rows();
     auto mask = std::make_shared<const OptionalMask>(
         mask_and(snapshot.causal ? OptionalMask(mask_causal(T, T)) : OptionalMask(), options.keep));
-    options.on_map = [&snapshot, mask, context = metric_context(snapshot.input, snapshot.info)](
+    options.on_map = [&snapshot, mask, sink = control.on_map, context = metric_context(snapshot.input, snapshot.info)](
                          Eigen::Index l, Eigen::Index h, const Matrix& weights) {
-        HeadSummary summary = summarize_head(weights, *mask ? &**mask : nullptr, context, static_cast<int>(l),
-                                             static_cast<int>(h));
+        if (sink) sink(l, h, weights);
+        HeadSummary summary =
+            summarize_head(weights, *mask ? &**mask : nullptr, context, static_cast<int>(l), static_cast<int>(h));
         const auto at = static_cast<std::size_t>(l * snapshot.info.n_heads + h);
         snapshot.metrics[at] = summary.metrics;
         snapshot.thumbnails[at] = std::move(summary.pooled_max);

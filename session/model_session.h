@@ -31,7 +31,10 @@ struct ComputeProgress {
 // What the caller of a long computation sees and can do while it runs.
 struct ComputeControl {
     std::function<void(const ComputeProgress&)> on_progress;   // after each layer, on the computing thread
-    const std::atomic<bool>* cancel = nullptr;                  // set to true (from any thread) to stop
+    const std::atomic<bool>* cancel = nullptr;                 // set to true (from any thread) to stop
+    // When set, the main run streams its maps (whatever Request::maps says) and hands each
+    // here as it is made (RunOptions::on_map): `dump` writes them to its file.
+    std::function<void(Eigen::Index layer, Eigen::Index head, const Matrix& weights)> on_map;
 };
 
 // A computation stopped through ComputeControl::cancel; nothing of it was kept.
@@ -45,12 +48,18 @@ public:
     // Whether the model opened for `choice` is the one held.
     bool holds(const ModelChoice& choice) const { return model_ && held_ && *held_ == choice; }
     // Takes a freshly loaded model; the caches of the one before are let go.
-    void adopt(std::unique_ptr<Model> model, const ModelChoice& choice);
+    void adopt(std::shared_ptr<const Model> model, const ModelChoice& choice);
 
     // Everything `request` asks for, as one snapshot (throws headscope::Error on bad input,
     // ComputeCancelled when stopped through `control`).
     std::shared_ptr<Snapshot> compute(const Request& request, std::uint64_t generation,
                                       const ComputeControl& control = {});
+    // The same on an input the caller encoded (the command line, whose messages name its
+    // flags); request's text and image are not read.
+    std::shared_ptr<Snapshot> compute_on(const Request& request, ModelInput input, std::uint64_t generation,
+                                         const ComputeControl& control = {});
+    // The model held, shared with the snapshots.
+    std::shared_ptr<const Model> model() const { return model_; }
 
 private:
     ModelInput encode(const Request& request, const std::string& text, const std::string& image_path) const;
@@ -58,7 +67,8 @@ private:
     void label_outputs(Snapshot& snapshot);
     void check_room(const Snapshot& snapshot) const;
     void run_intact(Snapshot& snapshot, const RunKey& key, RunOptions options, const ComputeControl& control);
-    void stream_summaries(Snapshot& snapshot, RunOptions& options) const;
+    void stream_maps(Snapshot& snapshot, const Request& request, RunOptions& options,
+                     const ComputeControl& control) const;
     void measure_heads(Snapshot& snapshot) const;
     void run_second_input(Snapshot& snapshot, const Request& request, RunOptions options,
                           const ComputeControl& control) const;

@@ -42,6 +42,17 @@ inline constexpr double maps_kept_limit = 1024.0 * 1024.0 * 1024.0;
 // Whether a run of `info` over `T` positions streams its maps under `policy`.
 bool streams_maps(MapsPolicy policy, const ModelInfo& info, Eigen::Index T);
 
+// What a request keeps besides its run's maps: the window keeps everything (the views
+// read it); a command-line run only what it writes, so a long input holds less.
+struct Keeps {
+    bool metrics = true;      // each head's metrics (and, maps streamed, a thumbnail)
+    bool intact_run = true;   // heads disabled: the run with every head on, and the output change
+    bool resumable = true;    // each layer's input, so the next request resumes (a head toggled)
+    // Decoders: the logits of the last rows only (RunOptions::last_logit_rows); -1: every row.
+    Eigen::Index logit_rows = -1;
+    bool operator==(const Keeps& other) const = default;
+};
+
 struct Request {
     ModelChoice model;
     std::string text;
@@ -61,6 +72,7 @@ struct Request {
     // unset: the maps only, a third of the memory.
     std::optional<int> stages_layer;
     MapsPolicy maps = MapsPolicy::automatic;
+    Keeps keeps;
     bool operator==(const Request& other) const = default;
 };
 

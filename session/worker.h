@@ -119,7 +119,7 @@ private:
     std::function<void()> on_progress_;
     // Read by the loader between tensors and by a computation between layers; notified when set.
     std::atomic<bool> cancel_{false};
-    std::thread thread_;                // last: started once everything above exists
+    std::thread thread_;   // last: started once everything above exists
 };
 
 }   // namespace headscope::session

@@ -118,8 +118,8 @@ private:
     std::string model_error_;   // the last model that failed to load; kept until another is opened
     std::string status_note_;   // one line for the status bar ("loading cancelled", ...)
     std::uint64_t answer_generation_ = 0;
-    std::uint64_t stopped_ = 0;   // the last request whose computation the user stopped
-    std::optional<session::LoadProgress> loading_;   // the worker's model load, as of this frame
+    std::uint64_t stopped_ = 0;                           // the last request whose computation the user stopped
+    std::optional<session::LoadProgress> loading_;        // the worker's model load, as of this frame
     std::optional<session::ComputeProgress> computing_;   // the worker's computation, as of this frame
     MachineMemory memory_;                                // this process's and the machine's, for the status bar
     std::chrono::steady_clock::time_point memory_read_;

@@ -93,7 +93,7 @@ void check_analyze_out(const AnalyzeArgs& args) {
     check_output("--out", args.out, input_paths(args.model, &args.input));
 }
 
-RolloutResult rollout_of(const AnalyzeArgs& args, const ModelTrace& trace, const ModelInfo& info,
+RolloutResult rollout_of(const AnalyzeArgs& args, const HeadMaps& maps, const ModelInfo& info,
                          const RunOptions& options) {
     RolloutResult rollout;
     rollout.options.fusion = head_fusion_from_name(args.fusion).value_or(HeadFusion::mean);
@@ -101,7 +101,7 @@ RolloutResult rollout_of(const AnalyzeArgs& args, const ModelTrace& trace, const
     rollout.options.start_layer = args.start_layer;
     rollout.options.end_layer = args.end_layer == -1 ? static_cast<int>(info.n_layers) - 1 : args.end_layer;
     rollout.options.disabled_heads = options.disabled_heads;
-    rollout.matrix = attention_rollout(trace, rollout.options);
+    rollout.matrix = attention_rollout(maps, rollout.options, progress_on_terminal("rollout"));
     return rollout;
 }
 
@@ -110,22 +110,29 @@ int run_analyze(const AnalyzeArgs& args, Warnings& warnings) {
     const bool csv = ends_with(args.out, ".csv");
     const bool metrics = args.metrics || (!args.rollout && !args.similarity && !args.importance);
 
-    const auto model = open_model_from(args.model, warnings);
-    const ModelInfo& info = model->info();
-    const ModelInput input = encode_input(*model, args.input);
-    const RunOptions options = run_options_from(args.run, info);
-    const ModelTrace trace = model->forward(input, options);
+    auto model = open_model_from(args.model, warnings);
+    const ModelInfo info = model->info();
+    ModelInput encoded = encode_input(*model, args.input, false);
+    RunOptions options = run_options_from(args.run, info);
+    // Through the window's session: the same metrics, and a long input's maps streamed,
+    // each computed again where rollout and similarity read it.
+    const session::Keeps keeps{.metrics = metrics, .intact_run = false, .resumable = false};
+    const auto run = run_in_session(
+        std::move(model), request_from(args.model, options, session::MapsPolicy::automatic, keeps), std::move(encoded));
+    const ModelInput& input = run->input;
+    const HeadMaps maps(run->trace, run->model_ref.get());
+    if (run->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
 
     AnalysisReport report;
     report.model = info.name;
     report.tokens = input.labels;
     report.n_layers = info.n_layers;
     report.n_heads = info.n_heads;
-    if (metrics) report.metrics = compute_model_metrics(trace, metric_context(input, info));
-    if (args.rollout) report.rollout = rollout_of(args, trace, info, options);
-    if (args.similarity) report.similarity = head_similarity(trace, {}, progress_on_terminal("similarity"));
+    if (metrics) report.metrics = run->metrics;
+    if (args.rollout) report.rollout = rollout_of(args, maps, info, options);
+    if (args.similarity) report.similarity = head_similarity(maps, {}, progress_on_terminal("similarity"));
     if (args.importance) {
-        report.importance = importance_scan(*model, input, options, progress_on_terminal("importance scan"));
+        report.importance = importance_scan(*run->model_ref, input, options, progress_on_terminal("importance scan"));
     }
 
     const std::string text = csv ? analysis_csv(report) : analysis_json(report);

@@ -8,7 +8,6 @@
 
 #include "app/cli/command.h"
 #include "app/cli/model_args.h"
-#include "core/analysis/head_summary.h"
 #include "core/base/error.h"
 #include "core/base/memory_room.h"
 #include "core/base/seeded_random.h"
@@ -243,45 +242,41 @@ void bench_tokenizer(const BenchArgs& args, nlohmann::ordered_json& out) {
     out["encode_ms_min"] = encode.min_ms;
 }
 
-// --on-demand: forwards that keep no map (each reduced to its summary on the way), then
-// each head of the last run computed again whole, as selecting it in the window does.
-Timings bench_on_demand(const BenchArgs& args, const Model& model, const std::function<ModelInput()>& encode,
-                        const ModelInput& first, RunOptions options, nlohmann::ordered_json& out) {
+// --on-demand: what the window does on a long input, through its session code: forwards
+// that keep no map (each reduced to its metrics and thumbnail on the way, the last row's
+// logits only), then heads of the last run computed again whole, as selecting one does.
+Timings bench_on_demand(const BenchArgs& args, const std::shared_ptr<const Model>& model,
+                        const std::function<ModelInput()>& encode, const RunOptions& options,
+                        nlohmann::ordered_json& out) {
     if (args.incremental || args.appended > 0) throw Error("--on-demand: not with --incremental or --appended");
-    const ModelInfo& info = model.info();
-    const Eigen::Index T = first.embeddings.rows();
-    check_streamed_run_fits(info, T, compute_threads());
-    const MetricContext context = metric_context(first, info);
-    OptionalMask mask;
-    if (options.causal.value_or(info.causal)) mask = mask_causal(T, T);
-    std::vector<HeadSummary> summaries(static_cast<std::size_t>(info.n_layers * info.n_heads));
-    options.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
-        summaries[static_cast<std::size_t>(layer * info.n_heads + head)] =
-            summarize_head(weights, mask ? &*mask : nullptr, context, static_cast<int>(layer), static_cast<int>(head));
-    };
-    // As the window asks: the next-token logits of the last position alone.
-    options.last_logit_rows = 1;
-    ModelTrace trace;
+    const ModelInfo& info = model->info();
+    // Nothing to resume from, and no intact run: the window keeps both for head toggles.
+    const session::Keeps keeps{.metrics = true, .intact_run = false, .resumable = false, .logit_rows = 1};
+    const session::Request request = request_from(args.model, options, session::MapsPolicy::stream, keeps);
+    session::ModelSession session;
+    session.adopt(model, request.model);
+    std::shared_ptr<const session::Snapshot> run;
     const Timings forward = time_runs(args.repeat, [&] {
-        trace = ModelTrace{};   // the last run's state goes before the next is made
-        trace = model.forward(encode(), options);
+        run.reset();   // the last run's state goes before the next is made
+        run = session.compute_on(request, encode(), 1);
     });
     // Heads spread over the model, each computed again whole from what the run kept.
     std::vector<double> ms;
+    const Eigen::Index T = run->input.embeddings.rows();
     for (int i = 0; i < std::max(args.repeat, 3); ++i) {
         const Eigen::Index layer = (i * 7) % info.n_layers;
         const Eigen::Index head = (i * 5) % info.n_heads;
         const auto start = Clock::now();
-        const Matrix map = model.head_map(trace, layer, head);
+        const Matrix map = model->head_map(run->trace, layer, head);
         ms.push_back(ms_since(start));
         if (map.rows() != T) throw Error("--on-demand: a head's map came back the wrong size");
     }
     std::sort(ms.begin(), ms.end());
     out["maps_kept"] = false;
-    out["logit_rows"] = trace.logits.rows();
+    out["logit_rows"] = run->trace.logits.rows();
     out["head_map_ms_median"] = ms[ms.size() / 2];
     out["head_map_ms_max"] = ms.back();
-    out["summaries"] = summaries.size();
+    out["summaries"] = run->thumbnails.size();
     return forward;
 }
 
@@ -289,7 +284,7 @@ Timings bench_on_demand(const BenchArgs& args, const Model& model, const std::fu
 void bench_model(const BenchArgs& args, nlohmann::ordered_json& out, Warnings& warnings) {
     if (args.model.path.empty()) throw Error("give --model PATH (with --text, --image or --tokens), or --mha");
     const auto start = Clock::now();
-    const auto model = open_model_from(args.model, warnings);
+    const std::shared_ptr<const Model> model = open_model_from(args.model, warnings);
     const double load_ms = ms_since(start);
     const ModelInput first = encode_input(*model, args.input, !args.on_demand);   // checks the input once
     const RunOptions options = run_options_from(args.run, model->info());
@@ -301,7 +296,7 @@ void bench_model(const BenchArgs& args, nlohmann::ordered_json& out, Warnings& w
                      : encode_input(*model, args.input, !args.on_demand);
     };
     out["workload"] = model->info().name;
-    const Timings t = args.on_demand ? bench_on_demand(args, *model, encode, first, options, out)
+    const Timings t = args.on_demand ? bench_on_demand(args, model, encode, options, out)
                                      : time_runs(args.repeat, [&] { (void)model->forward(encode(), options); });
     if (args.incremental) bench_resume(args, *model, first, options, t, out);
     if (args.appended > 0) bench_appended(args, *model, first, options, t, out);

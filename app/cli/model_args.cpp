@@ -39,12 +39,20 @@ void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional) {
     demo->add_option("--patch", args.config.patch_size, "toy-vit: patch size P")->capture_default_str();
 }
 
-std::unique_ptr<Model> open_model_from(const ModelArgs& args, Warnings& warnings) {
+namespace {
+
+ToyConfig config_from(const ModelArgs& args) {
     ToyConfig config = args.config;
     config.init = args.init == "random" ? ToyInit::random : ToyInit::structured;
     config.bias = args.bias == "on";
     config.arch = args.arch == "modern" ? ToyArch::modern : ToyArch::classic;
-    auto model = open_model(args.path, config);
+    return config;
+}
+
+}   // namespace
+
+std::unique_ptr<Model> open_model_from(const ModelArgs& args, Warnings& warnings) {
+    auto model = open_model(args.path, config_from(args));
     for (const auto& warning : model->info().warnings) warnings.add(warning);
     return model;
 }
@@ -123,6 +131,24 @@ RunOptions run_options_from(const RunArgs& args, const ModelInfo& info) {
         }
     }
     return options;
+}
+
+session::Request request_from(const ModelArgs& args, const RunOptions& options, session::MapsPolicy maps,
+                              const session::Keeps& keeps) {
+    session::Request request;
+    request.model = {args.path, config_from(args)};
+    request.causal = options.causal;
+    request.disabled_heads = options.disabled_heads;
+    request.maps = maps;
+    request.keeps = keeps;
+    return request;
+}
+
+std::shared_ptr<const session::Snapshot> run_in_session(std::unique_ptr<Model> model, const session::Request& request,
+                                                        ModelInput input, const session::ComputeControl& control) {
+    session::ModelSession session;
+    session.adopt(std::move(model), request.model);
+    return session.compute_on(request, std::move(input), 1, control);
 }
 
 }   // namespace headscope::cli

@@ -7,6 +7,8 @@
 #include "core/base/output_file.h"
 #include "core/models/model.h"
 #include "core/models/toy/toy_models.h"
+#include "session/model_session.h"
+#include "session/request.h"
 
 #include <CLI/CLI.hpp>
 
@@ -56,5 +58,16 @@ struct RunArgs {
 };
 void add_run_options(CLI::App* cmd, RunArgs& args);
 RunOptions run_options_from(const RunArgs& args, const ModelInfo& info);
+
+// The request a model command makes, as the window makes its own (session/request.h):
+// the model, and the causal choice and disabled heads of `options` (checked against the
+// model by run_options_from). `keeps` says what the command reads besides the maps.
+session::Request request_from(const ModelArgs& args, const RunOptions& options, session::MapsPolicy maps,
+                              const session::Keeps& keeps);
+// Runs it through the window's session code (session/model_session.h): the same room
+// check, maps kept or streamed, metrics and runs. Only the input is encoded by the
+// command, so that its messages name the command's flags.
+std::shared_ptr<const session::Snapshot> run_in_session(std::unique_ptr<Model> model, const session::Request& request,
+                                                        ModelInput input, const session::ComputeControl& control = {});
 
 }   // namespace headscope::cli

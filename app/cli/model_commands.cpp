@@ -140,15 +140,15 @@ Command add_dump_command(CLI::App& app) {
         ->required();
     return {cmd, [args](Warnings& warnings) {
                 check_output("--out", args->out, input_paths(args->model, &args->input));
-                const auto model = open_model_from(args->model, warnings);
-                const ModelInfo& info = model->info();
-                const ModelInput input = encode_input(*model, args->input, false);
-                RunOptions options = run_options_from(args->run, info);
+                auto model = open_model_from(args->model, warnings);
+                const ModelInfo info = model->info();
+                ModelInput input = encode_input(*model, args->input, false);
+                const RunOptions options = run_options_from(args->run, info);
                 const std::vector<Eigen::Index> layers =
                     selected("--only-layers", args->layers, info.n_layers, "layer");
                 const std::vector<Eigen::Index> heads = selected("--only-heads", args->heads, info.n_heads, "head");
                 const auto T = static_cast<std::int64_t>(input.labels.size());
-                check_streamed_run_fits(info, T, compute_threads());
+                check_streamed_run_fits(info, T, compute_threads());   // before the file is made
 
                 // The header first, then each map written where it goes as the forward makes
                 // it: the file never needs more than the maps the forward holds at once.
@@ -172,18 +172,23 @@ Command add_dump_command(CLI::App& app) {
                 if (!args->layers.empty()) metadata["layers"] = nlohmann::json(layers).dump();
                 if (!args->heads.empty()) metadata["heads"] = nlohmann::json(heads).dump();
                 SafetensorsWriter file(args->out, entries, metadata);
+                if (!input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(input.ids)));
                 const std::uint64_t map_bytes = static_cast<std::uint64_t>(T * T) * sizeof(float);
-                options.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
+                // The window's session runs it, its maps streamed into the file (a dump reads
+                // no metrics, no intact run, nothing to resume).
+                session::ComputeControl control;
+                control.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
                     const auto l = std::find(layers.begin(), layers.end(), layer);
                     const auto h = std::find(heads.begin(), heads.end(), head);
                     if (l == layers.end() || h == heads.end()) return;
                     file.write("attn." + std::to_string(layer),
                                static_cast<std::uint64_t>(h - heads.begin()) * map_bytes, bytes_of(weights));
                 };
-                const ModelTrace trace = model->forward(input, options);
-                // The stages layer (none here) would keep its maps rather than stream them.
-                if (!input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(input.ids)));
-                if (info.n_outputs > 0) file.write("logits", 0, bytes_of(trace.logits));
+                const session::Keeps keeps{.metrics = false, .intact_run = false, .resumable = false};
+                const auto run = run_in_session(std::move(model),
+                                                request_from(args->model, options, session::MapsPolicy::stream, keeps),
+                                                std::move(input), control);
+                if (info.n_outputs > 0) file.write("logits", 0, bytes_of(run->trace.logits));
                 file.finish();
                 std::printf("wrote %s: %zu layers x %zu heads, T = %ld\n", args->out.c_str(), layers.size(),
                             heads.size(), static_cast<long>(T));

@@ -84,33 +84,42 @@ int run_render(const RenderArgs& args, Warnings& warnings) {
         throw Error("--out " + shown(out) + ": render writes PNG; expected a file name ending in .png");
     }
     check_output("--out", out, input_paths(args.model, &args.input));
-    const auto model = open_model_from(args.model, warnings);
-    const ModelInfo& info = model->info();
+    auto model = open_model_from(args.model, warnings);
+    const ModelInfo info = model->info();
     check_render_choice(args, info);
-    const ModelInput input = encode_input(*model, args.input);
-    const ModelTrace trace = model->forward(input, run_options_from(args.run, info));
-    const HeadTrace& head =
-        trace.layers[static_cast<std::size_t>(args.layer)].heads[static_cast<std::size_t>(args.head)];
+    ModelInput encoded = encode_input(*model, args.input, false);
+    // Through the window's session: a long input streams its maps, and the head drawn is
+    // computed again from what the run kept.
+    const session::Keeps keeps{.metrics = false, .intact_run = false, .resumable = false};
+    const auto run = run_in_session(
+        std::move(model),
+        request_from(args.model, run_options_from(args.run, info), session::MapsPolicy::automatic, keeps),
+        std::move(encoded));
+    const ModelInput& input = run->input;
+    const ModelTrace& trace = run->trace;
+    const std::shared_ptr<const Matrix> map = run->head_map(args.layer, args.head);
+    const Matrix& weights = *map;
 
     RenderStyle style;
     style.colormap = colormap_from_name(args.colormap).value_or(Colormap::viridis);
-    if (args.scale == "head") style.scale_max = std::max(head.weights.maxCoeff(), 1e-12f);
+    if (args.scale == "head") style.scale_max = std::max(weights.maxCoeff(), 1e-12f);
     const std::string title = head_title(args, info);
 
     RgbaImage picture;
     if (args.view == "grid") {
-        picture = render_grid(trace, info.name + ": every layer x head (each on its own scale)", style);
+        picture = render_grid(HeadMaps(trace, run->model_ref.get()), trace.mask,
+                              info.name + ": every layer x head (each on its own scale)", style);
     } else if (args.view == "overlay") {
-        if (args.query < 0 || args.query >= head.weights.rows()) {
+        if (args.query < 0 || args.query >= weights.rows()) {
             throw Error("--query " + std::to_string(args.query) + ": positions are 0.." +
-                        std::to_string(head.weights.rows() - 1) + " (0 = [CLS])");
+                        std::to_string(weights.rows() - 1) + " (0 = [CLS])");
         }
-        picture = render_overlay(input.pixels, head.weights, args.query, input.grid_width, input.grid_height,
+        picture = render_overlay(input.pixels, weights, args.query, input.grid_width, input.grid_height,
                                  input.n_prefix_tokens,
                                  title + "  (query " + input.labels[static_cast<std::size_t>(args.query)] + ")", style);
     } else {
         const Mask* allowed = trace.mask ? &*trace.mask : nullptr;
-        picture = render_matrix(head.weights, allowed, input.labels, input.labels, title, style);
+        picture = render_matrix(weights, allowed, input.labels, input.labels, title, style);
     }
     write_png(args.out, picture);
     std::printf("wrote %s: %d x %d px\n", args.out.c_str(), picture.width, picture.height);

@@ -215,11 +215,12 @@ RgbaImage render_overlay(const RgbImage& image, const Matrix& weights, Eigen::In
     return canvas.image;
 }
 
-RgbaImage render_grid(const ModelTrace& trace, const std::string& title, const RenderStyle& style) {
-    if (trace.layers.empty() || trace.layers[0].heads.empty()) throw Error("render: the model has no heads to draw");
-    const auto L = static_cast<int>(trace.layers.size());
-    const auto H = static_cast<int>(trace.layers[0].heads.size());
-    const auto T = static_cast<int>(trace.layers[0].heads[0].weights.rows());
+RgbaImage render_grid(const HeadMaps& maps, const OptionalMask& mask, const std::string& title,
+                      const RenderStyle& style) {
+    if (maps.n_layers() == 0 || maps.n_heads(0) == 0) throw Error("render: the model has no heads to draw");
+    const auto L = static_cast<int>(maps.n_layers());
+    const auto H = static_cast<int>(maps.n_heads(0));
+    const auto T = static_cast<int>(maps.rows(0, 0));
     const int cell = std::clamp(128 / T, 1, 16);
     const int side = T * cell;
     const int left = 40;
@@ -227,12 +228,13 @@ RgbaImage render_grid(const ModelTrace& trace, const std::string& title, const R
     const int gap = 10;
     Canvas canvas(std::max(left + H * (side + gap) + 10, title_width(title)), top + L * (side + gap) + 10);
     canvas.text(10, 8, title, ink);
-    const Mask* allowed = trace.mask ? &*trace.mask : nullptr;
+    const Mask* allowed = mask ? &*mask : nullptr;
+    Matrix scratch;   // a streamed run's map, computed again
     for (int h = 0; h < H; ++h) canvas.text(left + h * (side + gap), top - 14, numbered("head ", h), ink);
     for (int l = 0; l < L; ++l) {
         canvas.text(6, top + l * (side + gap) + side / 2 - 4, numbered("L", l), ink);
         for (int h = 0; h < H; ++h) {
-            const Matrix& w = trace.layers[static_cast<std::size_t>(l)].heads[static_cast<std::size_t>(h)].weights;
+            const Matrix& w = maps.map(l, h, scratch);
             const float max = std::max(w.maxCoeff(), 1e-12f);   // each thumbnail on its own scale
             const int x = left + h * (side + gap);
             const int y = top + l * (side + gap);

@@ -5,6 +5,7 @@
 // as a grid of thumbnails. Same colour maps as the GUI (core/render/colormap.h); masked cells
 // in masked_colour, never drawn as weight 0.
 
+#include "core/analysis/head_maps.h"
 #include "core/image/image.h"
 #include "core/models/model.h"
 #include "core/render/colormap.h"
@@ -30,6 +31,8 @@ RgbaImage render_overlay(const RgbImage& image, const Matrix& weights, Eigen::In
                          int grid_height, int n_prefix, const std::string& title, const RenderStyle& style);
 
 // Every layer (rows) x head (columns) of `trace`, each map scaled to its own max.
-RgbaImage render_grid(const ModelTrace& trace, const std::string& title, const RenderStyle& style);
+// Every layer x head of a run (kept or streamed maps; `mask`: the run's).
+RgbaImage render_grid(const HeadMaps& maps, const OptionalMask& mask, const std::string& title,
+                      const RenderStyle& style);
 
 }   // namespace headscope

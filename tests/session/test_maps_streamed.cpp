@@ -33,7 +33,8 @@ Request request_for(const std::string& model, MapsPolicy maps) {
     r.model.name = model;
     // Token ids within every fixture's vocabulary; words for the demo model.
     const bool demo = model.rfind("builtin:", 0) == 0;
-    r.text = demo ? "the cat sat on the mat because the cat was tired of the dog" : "5, 12, 7, 30, 9, 14, 22, 5, 12, 8, 19";
+    r.text =
+        demo ? "the cat sat on the mat because the cat was tired of the dog" : "5, 12, 7, 30, 9, 14, 22, 5, 12, 8, 19";
     r.text_is_ids = !demo;
     r.maps = maps;
     return r;
@@ -138,8 +139,8 @@ TEST_CASE("streamed maps: automatic keeps the maps of a short input, streams pas
     ModelInfo info;
     info.n_layers = 16;
     info.n_heads = 32;
-    CHECK_FALSE(streams_maps(MapsPolicy::automatic, info, 256));    // 0.5 GiB
-    CHECK(streams_maps(MapsPolicy::automatic, info, 1024));         // 8 GiB
+    CHECK_FALSE(streams_maps(MapsPolicy::automatic, info, 256));   // 0.5 GiB
+    CHECK(streams_maps(MapsPolicy::automatic, info, 1024));        // 8 GiB
     CHECK_FALSE(streams_maps(MapsPolicy::keep, info, 4096));
     CHECK(streams_maps(MapsPolicy::stream, info, 4));
 }

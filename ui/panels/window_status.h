@@ -10,11 +10,11 @@
 namespace headscope::ui {
 
 struct WindowStatus {
-    std::optional<session::LoadProgress> loading;   // a model load in progress
-    bool computing = false;                         // the worker has a request queued or running
+    std::optional<session::LoadProgress> loading;       // a model load in progress
+    bool computing = false;                             // the worker has a request queued or running
     std::optional<session::ComputeProgress> progress;   // the computation running, layer k of L
-    bool failed = false;                            // the newest request failed (its error is on screen)
-    std::string note;                               // one line for the status bar ("loading cancelled")
+    bool failed = false;                                // the newest request failed (its error is on screen)
+    std::string note;                                   // one line for the status bar ("loading cancelled")
     // This process's resident memory and the machine's RAM (bytes), read a few times a second.
     MachineMemory memory;
 };

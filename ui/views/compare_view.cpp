@@ -101,8 +101,8 @@ BackgroundJobs::Work head_pairs_work(const std::shared_ptr<const Snapshot>& snap
             control.report(static_cast<double>(i) / static_cast<double>(n));
             const std::shared_ptr<const Matrix> a = snapshot->head_map(la_index, i);
             for (int j = 0; j < n; ++j) {
-                (*table)(i, j) = static_cast<float>(
-                    compare_heads(*a, *snapshot->head_map(lb_index, j)).mean_js_divergence);
+                (*table)(i, j) =
+                    static_cast<float>(compare_heads(*a, *snapshot->head_map(lb_index, j)).mean_js_divergence);
             }
         }
         return table;

@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "core/tensor/kernels/exp_sum.h"
 #include "core/tensor/kernels/weight_panels.h"
+#include "core/tensor/memory_reuse.h"
 #include "core/tensor/parallel.h"
 
 #include <algorithm>
@@ -283,7 +284,10 @@ AttentionTrace allocated_trace(const HeadsPlan& plan, const ConstMatrixRef& x_q,
     trace.heads.resize(static_cast<std::size_t>(plan.w.n_heads));
     trace.concat.resize(Tq, plan.w.inner_width());
     for (HeadTrace& head : trace.heads) {
-        if (!streamed) head.weights.resize(Tq, Tk);
+        if (!streamed) {
+            head.weights.resize(Tq, Tk);
+            advise_huge_pages(head.weights.data(), static_cast<std::size_t>(head.weights.size()) * sizeof(float));
+        }
         if (plan.all_stages) {
             head.scores.resize(Tq, Tk);
             head.masked.resize(Tq, Tk);
@@ -357,7 +361,11 @@ void run_heads(const HeadsPlan& plan, AttentionTrace& trace, bool streamed) {
     // [Tk, Dh] block each, small next to the products); the room for them is made here.
     std::vector<WeightPanels> key_panels;
     std::vector<WeightPanels> value_panels;
-    std::vector<Matrix> maps(static_cast<std::size_t>(streamed ? group : 0), Matrix(Tq, Tk));
+    std::vector<Matrix> maps(static_cast<std::size_t>(streamed ? group : 0));
+    for (Matrix& map : maps) {
+        map.resize(Tq, Tk);
+        advise_huge_pages(map.data(), static_cast<std::size_t>(map.size()) * sizeof(float));
+    }
     for (Eigen::Index i = 0; i < group; ++i) {
         key_panels.emplace_back(Tk, plan.Dh);     // K_h as the weight [out = keys, in = Dh]
         value_panels.emplace_back(plan.Dh, Tk);   // V_h as W^T: [in = keys, out = Dh]
@@ -583,6 +591,9 @@ Matrix head_map(const AttentionWeights& w, const AttentionTrace& layer, Eigen::I
     const HeadsPlan plan = make_plan(w, q, k, v, options);
     WeightPanels keys(layer.keys.rows(), plan.Dh);
     Matrix map(layer.queries.rows(), layer.keys.rows());
+    // A fresh map of a long input (64 MB at T = 4,096) faulted in 4 KiB at a time took
+    // most of the time of computing it again.
+    advise_huge_pages(map.data(), static_cast<std::size_t>(map.size()) * sizeof(float));
     head_weights(plan, h, map, nullptr, keys);
     return map;
 }

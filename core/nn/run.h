@@ -45,7 +45,8 @@ struct RunOptions {
     // Maps on demand: when set, each head's map is handed here as the forward computes it
     // (layer by layer, heads in order, on the calling thread; the map is valid during the
     // call) and not kept: the trace keeps each layer's queries and keys instead, from which
-    // stack_head_map() (a Model's head_map()) gives any head's map again, bit for bit. A
+    // stack_head_map() (a Model's head_map()) gives any head's map again, bit for bit (the
+    // heads' joined contexts and the output projection are not kept either). A
     // run's memory then holds one map per compute thread, not L x H of them. The stages
     // layer keeps its maps whole. Not with prefix_from; with resume_from only when that run
     // streamed its maps too (the copied layers keep their queries and keys, not maps, and

@@ -201,6 +201,14 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
         const AttentionOptions attention = layer_options(options, block, l, mask);
         const Eigen::Index mlp_rows = l + 1 == L ? last_mlp_rows : -1;
         run.trace.layers.push_back(block_forward(stack.spec, block, x, attention, mlp_rows));
+        if (options.on_map && options.detail_at(l) != TraceDetail::all_stages) {
+            // A streamed run keeps what computes its maps again: the heads' joined
+            // contexts and the output projection ([T, D] and [T, E] a layer, a gigabyte
+            // over Llama-3.2-1B at T = 4,096) have gone into the stream and are let go.
+            AttentionTrace& kept = run.trace.layers.back();
+            kept.concat.resize(0, 0);
+            kept.output.resize(0, 0);
+        }
         if (options.on_layer) options.on_layer(l + 1, L);
     }
     run.x = std::move(x);

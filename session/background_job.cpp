@@ -83,10 +83,10 @@ void BackgroundJobs::forget_results() {
     ++epoch_;
 }
 
-std::shared_ptr<const void> BackgroundJobs::find(const std::string& key) const {
+std::any BackgroundJobs::find(const std::string& key) const {
     std::lock_guard lock(mutex_);
     const auto found = results_.find(key);
-    return found == results_.end() ? nullptr : found->second;
+    return found == results_.end() ? std::any() : found->second;
 }
 
 void BackgroundJobs::run() {
@@ -110,7 +110,7 @@ void BackgroundJobs::run() {
             std::lock_guard lock(mutex_);
             progress_ = fraction;
         };
-        std::shared_ptr<const void> result;
+        std::any result;
         std::string error;
         try {
             result = job.second(control);
@@ -126,7 +126,7 @@ void BackgroundJobs::run() {
         std::lock_guard lock(mutex_);
         running_key_.clear();
         if (epoch != epoch_) continue;   // forgotten while it ran: it belongs to another model
-        if (result) {
+        if (result.has_value()) {
             while (results_.size() >= kept_results && !result_order_.empty()) {
                 results_.erase(result_order_.front());
                 result_order_.pop_front();

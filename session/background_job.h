@@ -4,9 +4,12 @@
 // job at a time on a thread of its own, the newest wanted job only (starting one stops
 // the one running), with its progress readable and a Cancel. Finished results are kept
 // by key, so the views ask "is there a result for what I show?" every frame for free.
+// Results are typed: a job made by job<T>() gives a T, and result<T>() of a key whose
+// job gave another type is null, never a T read from something else.
 
 #include "core/base/load_control.h"
 
+#include <any>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -23,7 +26,17 @@ namespace headscope::session {
 
 class BackgroundJobs {
 public:
-    using Work = std::function<std::shared_ptr<const void>(const LoadControl&)>;
+    // Holds a std::shared_ptr<const T> (job<T>()), or nothing when the job gave no result.
+    using Work = std::function<std::any(const LoadControl&)>;
+
+    // The work of a job whose result is a T: `make(control)` returns std::shared_ptr<const T>.
+    template <typename T, typename Make>
+    static Work job(Make make) {
+        return [make = std::move(make)](const LoadControl& control) -> std::any {
+            std::shared_ptr<const T> made = make(control);
+            return made ? std::any(std::move(made)) : std::any();
+        };
+    }
 
     BackgroundJobs();
     ~BackgroundJobs();
@@ -40,10 +53,12 @@ public:
     // Stops the job running or waiting (its key gets no result, and the error "cancelled").
     void cancel();
 
-    // The finished result under `key`, or null.
+    // The finished result under `key` when it is a T (job<T>()), or null.
     template <typename T>
     std::shared_ptr<const T> result(const std::string& key) const {
-        return std::static_pointer_cast<const T>(find(key));
+        const std::any found = find(key);
+        const auto* typed = std::any_cast<std::shared_ptr<const T>>(&found);
+        return typed != nullptr ? *typed : nullptr;
     }
     // The error of the last job run under `key` (empty when none failed).
     std::string error(const std::string& key) const;
@@ -55,7 +70,7 @@ public:
     void forget_results();
 
 private:
-    std::shared_ptr<const void> find(const std::string& key) const;
+    std::any find(const std::string& key) const;
     void run();
 
     mutable std::mutex mutex_;
@@ -63,7 +78,7 @@ private:
     std::optional<std::pair<std::string, Work>> pending_;
     std::string running_key_;   // empty when idle
     double progress_ = 0.0;
-    std::map<std::string, std::shared_ptr<const void>> results_;
+    std::map<std::string, std::any> results_;
     std::deque<std::string> result_order_;   // oldest first, for eviction
     std::uint64_t epoch_ = 0;                // forget_results() counts up: a job of an older epoch is dropped
     std::map<std::string, std::string> errors_;

@@ -77,6 +77,8 @@ WORKLOADS = [
     {"name": "vit-b16", "kind": "vit", "model": "vit-base-16", "target": (200, 270), "repeat": 5},
     {"name": "gpt2-128", "kind": "gpt2", "model": "gpt2-small", "T": 128, "target": (220, 300), "repeat": 5},
     {"name": "gpt2-1024", "kind": "gpt2", "model": "gpt2-small", "T": 1024, "target": (1800, 2670), "repeat": 3},
+    {"name": "gpt2-1024-od", "kind": "gpt2", "model": "gpt2-small", "T": 1024, "repeat": 3,
+     "extra": ["--on-demand"]},
     # decoders: no target yet; "threads" limits the calibration, "quick_T" is the --quick length
     {"name": "smollm2-1024", "kind": "decoder", "model": "smollm2-135m", "T": 1024, "quick_T": 64, "repeat": 3,
      "rounds": 3, "calib_repeat": 1, "threads": [(2, 2)]},
@@ -90,8 +92,13 @@ WORKLOADS = [
      "rounds": 3, "calib_repeat": 1, "threads": [(2, 2)], "extra": ["--on-demand"]},
     {"name": "llama-1b-4096", "kind": "decoder", "model": "llama-3.2-1b", "T": 4096, "quick_T": 256, "repeat": 1,
      "rounds": 1, "torch": False, "extra": ["--on-demand"]},
+    # 15 GB of BF16 weights: PyTorch's F32 eager copy (30 GB) cannot run on these machines.
+    {"name": "qwen-7b-512", "kind": "decoder", "model": "qwen2.5-7b", "T": 512, "quick_T": 64, "repeat": 1,
+     "rounds": 1, "torch": False},
 ]
-PRETTY = {"smollm2-135m": "SmolLM2-135M", "qwen2.5-0.5b": "Qwen2.5-0.5B", "llama-3.2-1b": "Llama-3.2-1B"}
+PRETTY = {"smollm2-135m": "SmolLM2-135M", "qwen2.5-0.5b": "Qwen2.5-0.5B", "llama-3.2-1b": "Llama-3.2-1B",
+          "qwen2.5-7b": "Qwen2.5-7B"}
+BIG_MODELS = {"qwen2.5-7b"}   # make_full_size_checkpoints.py writes them only with --big
 
 
 def log(message):
@@ -112,6 +119,9 @@ def describe(w):
                     f"none kept; last row's logits; PyTorch: every map kept)")
         return (f"{PRETTY[w['model']]}{shrunk}, {w['T']} tokens, {c['num_hidden_layers']} x "
                 f"{c['num_attention_heads']} maps + LM-head logits [T, {c['vocab_size']}]")
+    if "--on-demand" in w.get("extra", ()):
+        return (f"GPT-2 small, {w['T']} tokens, 144 maps on demand (Headscope: each reduced to metrics + "
+                f"thumbnail, none kept; last row's logits; PyTorch: every map kept)")
     return f"GPT-2 small, {w['T']} tokens, 144 maps + LM-head logits"
 
 
@@ -342,7 +352,8 @@ def ensure_models(args, chosen):
         return
     log(f"writing {', '.join(missing)} to {args.models_dir} (tools/make_full_size_checkpoints.py)")
     cmd = [sys.executable, os.path.join(TOOLS, "make_full_size_checkpoints.py"), args.models_dir,
-           "--only", ",".join(missing), *(["--quick"] if args.quick else [])]
+           "--only", ",".join(missing), *(["--quick"] if args.quick else []),
+           *(["--big"] if BIG_MODELS & set(missing) and not args.quick else [])]
     subprocess.run(cmd, check=True, stdout=sys.stderr)
 
 
@@ -836,8 +847,8 @@ def main(argv):
     args.cli_as_given = args.cli
     args.cli = args.cli if os.path.isabs(args.cli) else os.path.join(ROOT, args.cli)
     chosen = [w for w in WORKLOADS if not args.only or w["name"] in args.only.split(",")]
-    if args.quick:
-        chosen = [w for w in chosen if w["kind"] == "decoder"]
+    if args.quick:   # the shrunk decoders; no shrunk 7B is written
+        chosen = [w for w in chosen if w["kind"] == "decoder" and w["model"] not in BIG_MODELS]
     args.blas = blas_choices(args)
     if "openblas" not in args.blas:
         log(f"warning: no OpenBLAS at {args.openblas_dir} (apt install libopenblas0-openmp, or --openblas-dir): "

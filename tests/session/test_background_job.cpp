@@ -32,15 +32,16 @@ TEST_CASE("background jobs: results by key, a cancel sticks until restarted, for
         REQUIRE_FALSE(jobs.busy());
     };
     std::atomic<int> runs{0};
-    const BackgroundJobs::Work answer = [&](const LoadControl&) -> std::shared_ptr<const void> {
+    const BackgroundJobs::Work answer = BackgroundJobs::job<int>([&](const LoadControl&) {
         ++runs;
         return std::make_shared<const int>(42);
-    };
+    });
     jobs.start("a", answer);
     wait_idle();
     REQUIRE(jobs.result<int>("a"));
     CHECK(*jobs.result<int>("a") == 42);
-    jobs.start("a", answer);   // kept: not run again
+    CHECK_FALSE(jobs.result<double>("a"));   // typed: an int is never read as another type
+    jobs.start("a", answer);                 // kept: not run again
     wait_idle();
     CHECK(runs.load() == 1);
     jobs.restart("a", answer);   // Scan again
@@ -48,13 +49,13 @@ TEST_CASE("background jobs: results by key, a cancel sticks until restarted, for
     CHECK(runs.load() == 2);
 
     // A slow job, cancelled: its key reports "cancelled" and start() leaves it so.
-    const BackgroundJobs::Work slow = [](const LoadControl& control) -> std::shared_ptr<const void> {
+    const BackgroundJobs::Work slow = BackgroundJobs::job<int>([](const LoadControl& control) {
         for (int i = 0; i < 2000; ++i) {
             control.report(i / 2000.0);
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
         return std::make_shared<const int>(7);
-    };
+    });
     jobs.start("b", slow);
     for (int i = 0; i < 200 && !jobs.running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     jobs.cancel();

@@ -93,7 +93,7 @@ void draw_mode_buttons(AppState& state) {
 
 // The job behind the head pairs' table: each head of layer la_index against each of layer lb_index.
 BackgroundJobs::Work head_pairs_work(const std::shared_ptr<const Snapshot>& snapshot, int la_index, int lb_index) {
-    return [snapshot, la_index, lb_index](const LoadControl& control) -> std::shared_ptr<const void> {
+    return BackgroundJobs::job<Matrix>([snapshot, la_index, lb_index](const LoadControl& control) {
         // Through head_map: a streamed run computes each head's map here, off the UI thread.
         const auto n = static_cast<int>(snapshot->info.n_heads);
         auto table = std::make_shared<Matrix>(n, n);
@@ -105,8 +105,8 @@ BackgroundJobs::Work head_pairs_work(const std::shared_ptr<const Snapshot>& snap
                     static_cast<float>(compare_heads(*a, *snapshot->head_map(lb_index, j)).mean_js_divergence);
             }
         }
-        return table;
-    };
+        return std::shared_ptr<const Matrix>(std::move(table));
+    });
 }
 
 // The head pairs' divergences: rows the heads of layer A, columns those of layer B.

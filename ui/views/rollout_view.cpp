@@ -114,11 +114,11 @@ void RolloutView::draw(ViewContext& context) {
     const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
     RolloutOptions options = state.rollout;
     options.disabled_heads = snapshot->options.disabled_heads;
-    const BackgroundJobs::Work work = [snapshot, options](const LoadControl& control) -> std::shared_ptr<const void> {
+    const BackgroundJobs::Work work = BackgroundJobs::job<Matrix>([snapshot, options](const LoadControl& control) {
         // A streamed run's maps are computed again here, layer by layer, off the UI thread.
         return std::make_shared<const Matrix>(
             attention_rollout(HeadMaps(snapshot->trace, snapshot->model_ref.get()), options, control));
-    };
+    });
     context.view_jobs().start(key, work);
     draw_job_progress(context.view_jobs(), key, "rollout", work);
     const auto rollout = context.view_jobs().result<Matrix>(key);

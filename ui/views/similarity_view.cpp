@@ -41,10 +41,10 @@ void SimilarityView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
     const std::string key = similarity_key(context);
     const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
-    const BackgroundJobs::Work work = [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
+    const BackgroundJobs::Work work = BackgroundJobs::job<HeadSimilarity>([snapshot](const LoadControl& control) {
         return std::make_shared<const HeadSimilarity>(
             head_similarity(HeadMaps(snapshot->trace, snapshot->model_ref.get()), {}, control));
-    };
+    });
     context.view_jobs().start(key, work);
     ImGui::TextUnformatted("How alike the heads attend on this input: Jensen-Shannon divergence between every pair of "
                            "heads (bits, mean over queries)");

@@ -127,14 +127,14 @@ std::string ViewContext::importance_key() const {
 
 session::BackgroundJobs::Work ViewContext::importance_work() const {
     const std::shared_ptr<const Snapshot> snapshot = shown_;
-    return [snapshot](const LoadControl& control) -> std::shared_ptr<const void> {
+    return session::BackgroundJobs::job<ImportanceScan>([snapshot](const LoadControl& control) {
         RunOptions options = snapshot->options;
         options.disabled_heads.clear();
         // A long input's runs stream their maps here too: the scan reads outputs only.
         if (snapshot->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
         return std::make_shared<const ImportanceScan>(
             importance_scan(*snapshot->model_ref, snapshot->input, options, control));
-    };
+    });
 }
 
 void ViewContext::start_importance_scan() { scan_jobs_.restart(importance_key(), importance_work()); }

@@ -275,12 +275,17 @@ TEST_CASE("worker: a long computation shows layer k of L, and Cancel or a newer 
     const auto before = worker.latest();
     CHECK_FALSE(worker.computing().has_value());
 
+    // The computation in progress, once the worker has started one (bounded at 30 s).
+    const auto computing = [&] {
+        std::optional<ComputeProgress> progress = worker.computing();
+        for (int i = 0; i < 3000 && !progress; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            progress = worker.computing();
+        }
+        return progress;
+    };
     const auto slow = worker.submit(fake_request("fake:a", "~long"));
-    std::optional<ComputeProgress> progress;
-    for (int i = 0; i < 3000 && !progress; ++i) {
-        progress = worker.computing();
-        if (!progress) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    const std::optional<ComputeProgress> progress = computing();
     REQUIRE(progress.has_value());
     CHECK(progress->n_layers == 1);
     CHECK(progress->run.empty());   // the main run, not the intact or flipped one
@@ -292,7 +297,7 @@ TEST_CASE("worker: a long computation shows layer k of L, and Cancel or a newer 
 
     // A newer request stops the one computing: only the newest is wanted.
     const auto stale = worker.submit(fake_request("fake:a", "~again"));
-    for (int i = 0; i < 3000 && !worker.computing(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(computing().has_value());
     const auto newest = worker.submit(fake_request("fake:a", "xyz"));
     REQUIRE(wait_for(worker, newest));
     CHECK(worker.answered() == newest);

@@ -39,16 +39,36 @@ std::string size_text(double bytes) {
     return text;
 }
 
-// "memory 2.90 GB / 24.0 GB: runs 412 MB, maps shown 4 MB"; the rest is the weights and the program.
-std::string memory_text(const session::Snapshot* shown, const WindowStatus& status) {
-    const MachineMemory& memory = status.memory;
-    if (memory.resident <= 0 || memory.ram <= 0) return {};
-    const double runs = shown != nullptr ? shown->kept_bytes() : 0.0;
-    const double maps = shown != nullptr ? static_cast<double>(shown->shown_maps->bytes()) : 0.0;
+// What the process holds: resident and RAM (status), the shown result's runs, and the
+// maps computed again for its views; the rest is the weights and the program.
+struct MemoryParts {
+    double resident = 0, ram = 0, runs = 0, maps = 0;
+    double rest() const { return std::max(0.0, resident - runs - maps); }
+};
+
+MemoryParts memory_parts(const session::Snapshot* shown, const WindowStatus& status) {
+    MemoryParts parts{status.memory.resident, status.memory.ram};
+    if (shown != nullptr) {
+        parts.runs = shown->kept_bytes();
+        parts.maps = static_cast<double>(shown->shown_maps->bytes());
+    }
+    return parts;
+}
+
+void draw_memory(const MemoryParts& memory) {
+    if (memory.resident <= 0 || memory.ram <= 0) return;
     char ram[32];
     std::snprintf(ram, sizeof ram, "%.1f GB", memory.ram / 1e9);
-    return "memory " + size_text(memory.resident) + " / " + ram + ": runs " + size_text(runs) + ", maps shown " +
-           size_text(maps);
+    ImGui::SameLine();
+    ImGui::TextDisabled("   memory %s / %s: runs %s, maps shown %s", size_text(memory.resident).c_str(), ram,
+                        size_text(memory.runs).c_str(), size_text(memory.maps).c_str());
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("This process's resident memory against the machine's RAM.\n"
+                          "runs: what the shown result's runs keep (maps, or each layer's queries and keys)\n"
+                          "maps shown: maps computed again for the views (long inputs)\n"
+                          "the rest, %s: the model's weights and the program",
+                          size_text(memory.rest()).c_str());
+    }
 }
 
 }   // namespace
@@ -69,20 +89,7 @@ bool draw_status_bar(const session::Snapshot* shown, const session::AppState& st
         cancel = ImGui::SmallButton("Cancel");
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Stop this computation (Esc): the last result stays on screen");
     }
-    const std::string memory = memory_text(shown, status);
-    if (!memory.empty()) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("   %s", memory.c_str());
-        if (ImGui::IsItemHovered()) {
-            const double rest = status.memory.resident - (shown != nullptr ? shown->kept_bytes() : 0.0) -
-                                (shown != nullptr ? static_cast<double>(shown->shown_maps->bytes()) : 0.0);
-            ImGui::SetTooltip("This process's resident memory against the machine's RAM.\n"
-                              "runs: what the shown result's runs keep (maps, or each layer's queries and keys)\n"
-                              "maps shown: maps computed again for the views (long inputs)\n"
-                              "the rest, %s: the model's weights and the program",
-                              size_text(std::max(0.0, rest)).c_str());
-        }
-    }
+    draw_memory(memory_parts(shown, status));
     return cancel;
 }
 

@@ -159,8 +159,33 @@ const WeightPanels& WeightMatrix::panels() const {
             panels_->panels = WeightPanels(w.data(), rows_, cols_, w.outerStride(), transposed_, laid_out);
         }
         if (file_mapped_) release_stored_pages();
+        panels_->ready = true;
     });
     return panels_->panels;
+}
+
+void WeightMatrix::multiply_streamed(const ConstMatrixRef& x, MatrixRef y) const {
+    if (panels_->ready || !file_mapped_ || transposed_) {
+        multiply(x, y);
+        return;
+    }
+    // Slabs of whole panels, each wide enough that its product packs x as the whole
+    // weight's does (WeightPanels: 16 panels or more), so every output is the same sum in
+    // the same order; a short last slab joins the one before it.
+    constexpr Eigen::Index slab_rows = 4096;
+    constexpr Eigen::Index min_slab_rows = 16 * WeightPanels::panel_width;
+    for (Eigen::Index first = 0; first < rows_;) {
+        Eigen::Index n = std::min(slab_rows, rows_ - first);
+        if (rows_ - first - n < min_slab_rows) n = rows_ - first;
+        const WeightPanels slab =
+            element_ == DType::F32
+                ? WeightPanels(reinterpret_cast<const float*>(stored_element(first, 0)), n, cols_, stride_, false)
+                : WeightPanels(reinterpret_cast<const std::uint16_t*>(stored_element(first, 0)), element_, n, cols_,
+                               stride_, false);
+        release_file_pages(stored_element(first, 0), stored_element(first + n - 1, cols_));
+        slab.multiply(x, y.middleCols(first, n));
+        first += n;
+    }
 }
 
 void WeightMatrix::multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* bias) const {

@@ -20,6 +20,7 @@
 #include "core/tensor/kernels/weight_panels.h"
 #include "core/tensor/matrix.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -79,6 +80,13 @@ public:
     // memory holds W; on every compute thread (core/tensor/parallel.h), each writing its own
     // block of y.
     void multiply(const ConstMatrixRef& x, MatrixRef y, const Vector* bias = nullptr) const;
+    // The same product, bit for bit, without making the panels when they are not made yet
+    // and this is a view into a mapped file ([out, in] as stored): they are laid out a slab
+    // of rows at a time, each slab's file pages handed back once it is laid out. For a
+    // product of a few rows of a weight nothing else multiplies: a run that reads its last
+    // row's logits then never holds a tied LM head of 128k rows (0.5 GB in BF16) besides
+    // the file, at the cost of laying the slabs out again on every call.
+    void multiply_streamed(const ConstMatrixRef& x, MatrixRef y) const;
 
     bool operator==(const WeightMatrix& other) const;
 
@@ -107,6 +115,7 @@ private:
     // Made once, on the first product; copies share it (their values are the same).
     struct PanelCache {
         std::once_flag made;
+        std::atomic<bool> ready = false;   // set once `panels` holds them
         WeightPanels panels;
     };
     std::shared_ptr<PanelCache> panels_ = std::make_shared<PanelCache>();

@@ -308,7 +308,7 @@ ModelTrace HfDecoderModel::forward(const ModelInput& input, const RunOptions& op
     run.trace.hidden = run.joined(&ModelTrace::hidden, norm_forward(weights_.final_norm, run.x));
     if (options.last_logit_rows >= 0) {
         const Eigen::Index rows = std::min(options.last_logit_rows, run.trace.hidden.rows());
-        run.trace.logits = lm_logits(run.trace.hidden.bottomRows(rows));
+        run.trace.logits = lm_logits(run.trace.hidden.bottomRows(rows), true);
     } else {
         // The LM head for the computed rows only (a reused prefix keeps its logits).
         run.trace.logits = run.joined(&ModelTrace::logits, lm_logits(run.trace.hidden.bottomRows(run.x.rows())));
@@ -316,11 +316,15 @@ ModelTrace HfDecoderModel::forward(const ModelInput& input, const RunOptions& op
     return std::move(run.trace);
 }
 
-Matrix HfDecoderModel::lm_logits(const Matrix& hidden) const {
+Matrix HfDecoderModel::lm_logits(const Matrix& hidden, bool few_rows) const {
     const WeightMatrix& head = weights_.head.size() != 0 ? weights_.head : weights_.embed;   // [V, E]
     Matrix logits(hidden.rows(), head.rows());                                               // [T, V]
     advise_huge_pages(logits.data(), static_cast<std::size_t>(logits.size()) * sizeof(float));
-    head.multiply(hidden, logits);
+    if (few_rows) {
+        head.multiply_streamed(hidden, logits);
+    } else {
+        head.multiply(hidden, logits);
+    }
     if (config_.logit_cap != 0.0f) {
         const float cap = config_.logit_cap;
         logits = (cap * (logits.array() / cap).tanh()).matrix();

@@ -157,7 +157,9 @@ private:
     void describe(const std::string& folder, const std::string& head, const HfTensorTable& table,
                   const HfWeights& stored);
     ModelInput embed(std::vector<std::int64_t> ids) const;
-    Matrix lm_logits(const Matrix& hidden) const;
+    // `few_rows`: a run that reads its last rows' logits alone, whose LM head is not laid
+    // out to be kept (WeightMatrix::multiply_streamed), the same numbers either way.
+    Matrix lm_logits(const Matrix& hidden, bool few_rows = false) const;
 
     const DecoderFamily& family_;
     DecoderConfig config_;

@@ -30,6 +30,7 @@ Request make_request(const AppState& state, const ViewNeeds& needs) {
     r.own_resolution = state.own_resolution && !is_toy_model(state.model.name);
     r.causal = state.causal;
     r.maps = state.maps;
+    r.keeps.logits_when_shown = true;
     // Flags that switch nothing off are asked as none: the flags are sized to the model
     // once its first result is in, and that alone must not look like a new computation.
     if (any_disabled(state.disabled_heads)) r.disabled_heads = state.disabled_heads;

@@ -85,14 +85,17 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     snapshot->image = snapshot->input.pixels;
     const Eigen::Index T = snapshot->input.embeddings.rows();
     snapshot->maps_streamed = control.on_map || streams_maps(request.maps, snapshot->info, T);
-    check_room(*snapshot);
+    const Eigen::Index logit_rows = request.keeps.logits_when_shown && snapshot->maps_streamed && snapshot->info.causal
+                                        ? 1
+                                        : request.keeps.logit_rows;
+    check_room(*snapshot, logit_rows);
     if (snapshot->maps_streamed) snapshot->shown_maps = std::make_shared<MapCache>(MapCache::default_budget(T));
     snapshot->causal = request.causal.value_or(snapshot->info.causal);
     RunOptions options = options_for(request, *snapshot);
     snapshot->ablated = any_disabled(options.disabled_heads);
     snapshot->options = options;
     options.keep_layer_inputs = request.keeps.resumable;
-    options.last_logit_rows = request.keeps.logit_rows;
+    options.last_logit_rows = logit_rows;
     RunKey key{snapshot->input.embeddings, snapshot->causal, request.forbidden};
     snapshot->input_key = input_key_text(request.model, key);
 
@@ -135,11 +138,11 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     return snapshot;
 }
 
-void ModelSession::check_room(const Snapshot& snapshot) const {
+void ModelSession::check_room(const Snapshot& snapshot, Eigen::Index logit_rows) const {
     // Refused before anything is allocated, with what the run would need.
     const Eigen::Index T = snapshot.input.embeddings.rows();
     if (snapshot.maps_streamed) {
-        check_streamed_run_fits(snapshot.info, T, compute_threads());
+        check_streamed_run_fits(snapshot.info, T, compute_threads(), logit_rows);
     } else {
         check_maps_fit_in_memory(snapshot.info, T);
     }
@@ -242,7 +245,7 @@ void ModelSession::run_second_input(Snapshot& snapshot, const Request& request, 
     try {
         ModelInput other = encode(request, request.compare_text, request.compare_image_path);
         if (snapshot.maps_streamed) {
-            check_streamed_run_fits(snapshot.info, other.embeddings.rows(), compute_threads());
+            check_streamed_run_fits(snapshot.info, other.embeddings.rows(), compute_threads(), options.last_logit_rows);
         } else {
             check_maps_fit_in_memory(snapshot.info, other.embeddings.rows());
         }

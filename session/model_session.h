@@ -65,7 +65,8 @@ private:
     ModelInput encode(const Request& request, const std::string& text, const std::string& image_path) const;
     RunOptions options_for(const Request& request, const Snapshot& snapshot) const;
     void label_outputs(Snapshot& snapshot);
-    void check_room(const Snapshot& snapshot) const;
+    // `logit_rows`: as RunOptions::last_logit_rows.
+    void check_room(const Snapshot& snapshot, Eigen::Index logit_rows) const;
     void run_intact(Snapshot& snapshot, const RunKey& key, RunOptions options, const ComputeControl& control);
     void stream_maps(Snapshot& snapshot, const Request& request, RunOptions& options,
                      const ComputeControl& control) const;

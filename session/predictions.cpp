@@ -37,11 +37,10 @@ bool is_mask_token(const std::string& label) { return label == "[MASK]" || label
 
 PredictionTarget prediction_target(const Snapshot& snapshot, int query) {
     PredictionTarget target;
-    const Matrix& logits = snapshot.trace.logits;
     const auto T = static_cast<int>(snapshot.input.labels.size());
-    if (logits.size() == 0 || T == 0) return target;
+    if (snapshot.logit_rows() == 0 || T == 0) return target;
     const bool chosen = query >= 0 && query < T;
-    if (logits.rows() == T) {
+    if (snapshot.logit_rows() == T) {
         if (snapshot.info.causal) {
             target.kind = PredictionKind::next_token;
             target.rows = {chosen ? query : T - 1};
@@ -65,12 +64,13 @@ PredictionTarget prediction_target(const Snapshot& snapshot, int query) {
 PredictionTable prediction_table(const Snapshot& snapshot, int row, int k) {
     PredictionTable table;
     table.row = row;
-    const Matrix& logits = snapshot.trace.logits;
-    if (row < 0 || row >= logits.rows()) return table;
-    const Matrix* intact = snapshot.intact_logits.get();
-    const bool compare = intact != nullptr && intact->rows() == logits.rows() && intact->cols() == logits.cols();
-    const std::span<const float> shown_row = logits_row(logits, row);
-    const std::span<const float> intact_row = compare ? logits_row(*intact, row) : std::span<const float>();
+    const Matrix logits = snapshot.logits_row(snapshot.trace, row);
+    if (logits.size() == 0) return table;
+    const Matrix intact =
+        snapshot.intact_logits && snapshot.intact ? snapshot.logits_row(*snapshot.intact, row) : Matrix();
+    const bool compare = intact.size() == logits.size();
+    const std::span<const float> shown_row = logits_row(logits, 0);
+    const std::span<const float> intact_row = compare ? logits_row(intact, 0) : std::span<const float>();
     table.shown = lines_of(snapshot, shown_row, intact_row, k);
     if (compare) table.intact = lines_of(snapshot, intact_row, shown_row, k);
     return table;

@@ -50,6 +50,10 @@ struct Keeps {
     bool resumable = true;    // each layer's input, so the next request resumes (a head toggled)
     // Decoders: the logits of the last rows only (RunOptions::last_logit_rows); -1: every row.
     Eigen::Index logit_rows = -1;
+    // The window: where the maps are streamed (a long input), a decoder keeps its last
+    // row's logits only ([T, V] is 2 GB at T = 4,096 and a 128k vocabulary, twice with the
+    // intact run) and computes another row's when it is shown (Snapshot::logits_row).
+    bool logits_when_shown = false;
     bool operator==(const Keeps& other) const = default;
 };
 

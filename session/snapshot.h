@@ -70,6 +70,13 @@ struct Snapshot {
         if (kept.weights.size() != 0 || !model_ref) return {std::shared_ptr<const Matrix>(), &kept.weights};
         return shown_maps->get(*model_ref, run, layer, head);
     }
+    // Position `row`'s logits [1, V] of `run` (trace, or *intact): the kept row, or where
+    // a long run kept its last row only (Keeps::logits_when_shown), computed from the
+    // run's final hidden state (the same numbers). Empty when the run has none for it.
+    Matrix logits_row(const ModelTrace& run, int row) const;
+    // How many logits rows the runs give logits_row(): T for a head at every position
+    // (language models), their kept rows otherwise (a classifier's one), 0 without a head.
+    Eigen::Index logit_rows() const;
     // Its scores before the softmax [T, T], when the run kept that layer's stages; else null.
     const Matrix* head_scores(int layer, int head) const {
         const Matrix& scores = head_trace(trace, layer, head).scores;

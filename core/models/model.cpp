@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "core/base/memory_room.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace headscope {
@@ -20,6 +21,15 @@ ModelInput Model::encode_ids(std::span<const std::int64_t>) const {
 }
 
 std::string Model::output_label(Eigen::Index index) const { return std::to_string(index); }
+
+Matrix Model::logits_at(const ModelTrace& trace, Eigen::Index row) const {
+    const Eigen::Index T = trace.hidden.rows();
+    const Eigen::Index kept_from = T - trace.logits.rows();   // the kept rows are the last ones
+    if (row < 0 || row >= T || row < kept_from) {
+        throw Error(info().name + ": the run has no logits for position " + std::to_string(row));
+    }
+    return trace.logits.row(row - kept_from);
+}
 
 Matrix Model::head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const {
     const auto L = static_cast<Eigen::Index>(trace.layers.size());
@@ -52,12 +62,13 @@ void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T, int map_cop
                       "use a shorter input (images: --max-patches)");
 }
 
-void check_streamed_run_fits(const ModelInfo& info, Eigen::Index T, int threads) {
+void check_streamed_run_fits(const ModelInfo& info, Eigen::Index T, int threads, Eigen::Index logit_rows) {
     const double t = static_cast<double>(T);
     const double heads = static_cast<double>(info.n_heads), kv_heads = static_cast<double>(info.kv_heads());
     const double kept =
         static_cast<double>(info.n_layers) * t * (heads + kv_heads) * static_cast<double>(info.head_width);
-    const double logits = static_cast<double>(info.n_outputs) * (info.classifier ? 1.0 : t);
+    const double rows = info.classifier ? 1.0 : logit_rows >= 0 ? std::min(t, static_cast<double>(logit_rows)) : t;
+    const double logits = static_cast<double>(info.n_outputs) * rows;
     const double working = 2.0 * static_cast<double>(threads) * t * t +
                            t * (8.0 * static_cast<double>(info.width) + 2.0 * static_cast<double>(info.mlp_width));
     char what[160];

@@ -111,6 +111,11 @@ public:
     // the run streamed its maps (RunOptions::on_map), computed again from what it kept,
     // bit for bit. Throws headscope::Error when the trace holds neither.
     virtual Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const;
+    // Position `row`'s logits [1, V] of `trace` (a run of this model): the kept row, or
+    // where the run kept its last rows only (RunOptions::last_logit_rows), computed from
+    // its final hidden state, the same numbers a run keeping every row holds. Throws
+    // headscope::Error when the trace holds neither.
+    virtual Matrix logits_at(const ModelTrace& trace, Eigen::Index row) const;
 
     // What column `index` of the logits means, as a person reads it: a token's text
     // (language-model heads) or a class name (classifiers); the number itself where
@@ -127,7 +132,8 @@ public:
 // RAM, ulimit -v, the cgroup): one clear line instead of an out-of-memory kill halfway.
 void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T, int map_copies = 1);
 // The same for a run that streams its maps (RunOptions::on_map) on `threads` threads: each
-// layer's queries and keys kept, a map per thread, the logits.
-void check_streamed_run_fits(const ModelInfo& info, Eigen::Index T, int threads);
+// layer's queries and keys kept, a map per thread, the logits (`logit_rows` of them, as
+// RunOptions::last_logit_rows; -1: every position's).
+void check_streamed_run_fits(const ModelInfo& info, Eigen::Index T, int threads, Eigen::Index logit_rows = -1);
 
 }   // namespace headscope

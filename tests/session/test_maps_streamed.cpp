@@ -2,11 +2,14 @@
 // streams its maps gives the views the same maps, bit for bit, and the same metrics as one
 // that keeps them, plus a thumbnail per head; the intact, flipped and second-input runs
 // stream too; toggling a head resumes the streamed run; a computation reports each layer
-// and stops when asked, and the session computes on afterwards.
+// and stops when asked, and the session computes on afterwards; the window's decoder keeps
+// its last row's logits and computes another row's when shown.
 
+#include "core/analysis/ablation_effects.h"
 #include "core/analysis/head_summary.h"
 #include "core/analysis/rollout.h"
 #include "session/model_session.h"
+#include "session/predictions.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
@@ -133,6 +136,51 @@ TEST_CASE("streamed maps: toggling a head resumes the streamed run, the Stages l
     REQUIRE(toggled->metrics.size() == fresh->metrics.size());
     for (std::size_t n = 0; n < fresh->metrics.size(); ++n) check_same_metrics(toggled->metrics[n], fresh->metrics[n]);
     CHECK(toggled->trace.logits == fresh->trace.logits);
+}
+
+TEST_CASE("streamed maps: the window's decoder keeps its last row's logits, computes the others when shown") {
+    Request keep = request_for(checkpoints + "qwen2_tiny", MapsPolicy::keep);
+    keep.keeps.logits_when_shown = true;
+    ModelSession kept_session = session_on(keep.model);
+    const ModelInfo info = kept_session.compute(keep, 1)->info;
+    keep.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
+                               std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
+    keep.disabled_heads[0][1] = true;
+    Request stream = keep;
+    stream.maps = MapsPolicy::stream;
+    ModelSession streamed_session = session_on(stream.model);
+    const auto kept = kept_session.compute(keep, 2);
+    const auto streamed = streamed_session.compute(stream, 1);
+    const Eigen::Index T = kept->trace.logits.rows();
+    CHECK(T == 11);   // kept: every row (the maps kept too, so the logits are small beside them)
+    CHECK(streamed->trace.logits.rows() == 1);
+    CHECK(streamed->intact->logits.rows() == 1);
+    CHECK(streamed->logit_rows() == T);
+    CHECK(streamed->trace.logits == kept->trace.logits.bottomRows(1));
+    for (int row = 0; row < T; ++row) {
+        CAPTURE(row);
+        CHECK(streamed->logits_row(streamed->trace, row) == kept->trace.logits.row(row));
+        CHECK(streamed->logits_row(*streamed->intact, row) == kept->intact->logits.row(row));
+        const PredictionTable a = prediction_table(*streamed, row, 5);
+        const PredictionTable b = prediction_table(*kept, row, 5);
+        REQUIRE(a.shown.size() == b.shown.size());
+        REQUIRE(a.intact.size() == b.intact.size());
+        REQUIRE_FALSE(a.intact.empty());
+        for (std::size_t i = 0; i < a.shown.size(); ++i) {
+            CHECK(a.shown[i].index == b.shown[i].index);
+            CHECK(a.shown[i].probability == b.shown[i].probability);
+            CHECK(a.intact[i].index == b.intact[i].index);
+            CHECK(a.intact[i].other == b.intact[i].other);
+        }
+    }
+    CHECK(streamed->logits_row(streamed->trace, static_cast<int>(T)).size() == 0);
+    const PredictionTarget target = prediction_target(*streamed, -1);
+    CHECK(target.kind == PredictionKind::next_token);
+    CHECK(target.rows == std::vector<int>{static_cast<int>(T) - 1});
+    // The output change: at the last position, the one row both runs kept.
+    REQUIRE(streamed->effect.has_value());
+    CHECK(streamed->effect->value ==
+          doctest::Approx(mean_kl_divergence(kept->intact->logits.bottomRows(1), kept->trace.logits.bottomRows(1))));
 }
 
 TEST_CASE("streamed maps: automatic keeps the maps of a short input, streams past the limit") {

@@ -59,9 +59,11 @@ TEST_CASE("predictions: which rows, and the ablated top-k beside the intact one"
     CHECK(std::isnan(alone.shown[0].other));
     CHECK(alone.intact.empty());
 
-    auto intact = std::make_shared<Matrix>(1, 3);
-    *intact << std::log(6.0f), std::log(3.0f), std::log(1.0f);
-    s.intact_logits = intact;
+    auto intact = std::make_shared<ModelTrace>();
+    intact->logits = Matrix(1, 3);
+    intact->logits << std::log(6.0f), std::log(3.0f), std::log(1.0f);
+    s.intact = intact;
+    s.intact_logits = std::shared_ptr<const Matrix>(intact, &intact->logits);
     s.ablated = true;
     const PredictionTable both = prediction_table(s, 0, 2);
     REQUIRE(both.intact.size() == 2);

@@ -123,7 +123,10 @@ void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
         char text[96];
         std::snprintf(text, sizeof text,
                       shown.info.classifier ? "   KL(intact || ablated) = %.4g nats, over the classes"
-                                            : "   KL(intact || ablated) = %.4g nats, mean over positions",
+                      : shown.trace.logits.rows() < shown.logit_rows()
+                          // A long run kept the last row's logits alone (Keeps::logits_when_shown).
+                          ? "   KL(intact || ablated) = %.4g nats, at the last position"
+                          : "   KL(intact || ablated) = %.4g nats, mean over positions",
                       shown.effect->value);
         // Beside the heading where it fits, else under it: never cut at the panel's edge.
         ImGui::SameLine();

@@ -316,6 +316,15 @@ ModelTrace HfDecoderModel::forward(const ModelInput& input, const RunOptions& op
     return std::move(run.trace);
 }
 
+Matrix HfDecoderModel::logits_at(const ModelTrace& trace, Eigen::Index row) const {
+    const Eigen::Index T = trace.hidden.rows();
+    if (row >= 0 && row < T - trace.logits.rows()) {
+        mapped_.check();
+        return lm_logits(trace.hidden.row(row));   // a row the run did not keep
+    }
+    return Model::logits_at(trace, row);
+}
+
 Matrix HfDecoderModel::lm_logits(const Matrix& hidden, bool few_rows) const {
     const WeightMatrix& head = weights_.head.size() != 0 ? weights_.head : weights_.embed;   // [V, E]
     Matrix logits(hidden.rows(), head.rows());                                               // [T, V]

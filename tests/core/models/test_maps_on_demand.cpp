@@ -139,6 +139,14 @@ TEST_CASE("maps on demand: resumed from a streamed run only, no kept prefix, the
     last.last_logit_rows = 3;
     const ModelTrace tail = model->forward(input, last);
     CHECK(tail.logits == kept.logits.bottomRows(3));
+    // Any other row, computed from the kept final hidden state: the same numbers.
+    for (Eigen::Index row = 0; row < kept.logits.rows(); ++row) {
+        CAPTURE(row);
+        CHECK(model->logits_at(tail, row) == kept.logits.row(row));
+        CHECK(model->logits_at(kept, row) == kept.logits.row(row));
+    }
+    CHECK_THROWS_WITH_AS(model->logits_at(tail, kept.logits.rows()), doctest::Contains("no logits for position"),
+                         Error);
     last.last_logit_rows = 1000;
     CHECK(model->forward(input, last).logits == kept.logits);
 }

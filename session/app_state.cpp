@@ -11,15 +11,6 @@
 
 namespace headscope::session {
 
-namespace {
-
-void resize_flags(std::vector<std::vector<bool>>& flags, Eigen::Index L, Eigen::Index H) {
-    flags.resize(static_cast<std::size_t>(L));
-    for (auto& layer : flags) layer.resize(static_cast<std::size_t>(H), false);
-}
-
-}   // namespace
-
 Request make_request(const AppState& state, const ViewNeeds& needs) {
     Request r;
     r.model = state.model;
@@ -33,7 +24,7 @@ Request make_request(const AppState& state, const ViewNeeds& needs) {
     r.keeps.logits_when_shown = true;
     // Flags that switch nothing off are asked as none: the flags are sized to the model
     // once its first result is in, and that alone must not look like a new computation.
-    if (any_disabled(state.disabled_heads)) r.disabled_heads = state.disabled_heads;
+    if (state.disabled_heads.any()) r.disabled_heads = state.disabled_heads;
     r.also_flip_causal = needs.flipped_causal;
     r.forbidden = state.forbidden;
     if (needs.stages_of_layer) r.stages_layer = state.layer;
@@ -88,8 +79,8 @@ void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use) 
 }
 
 void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) {
-    resize_flags(state.disabled_heads, n_layers, n_heads);
-    resize_flags(state.hidden_heads, n_layers, n_heads);
+    state.disabled_heads.resize(n_layers, n_heads);
+    state.hidden_heads.resize(n_layers, n_heads);
     const int last_layer = static_cast<int>(n_layers) - 1;
     const int last_head = static_cast<int>(n_heads) - 1;
     state.layer = std::clamp(state.layer, 0, last_layer);
@@ -129,7 +120,7 @@ std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, 
 }
 
 void leave_model_choices(AppState& state) {
-    for (auto& layer : state.disabled_heads) std::fill(layer.begin(), layer.end(), false);
+    state.disabled_heads.enable_all();
     state.forbidden.clear();
     state.editing_mask = false;
 }
@@ -197,10 +188,8 @@ void step_head(AppState& state, int delta, Eigen::Index n_heads) {
 }
 
 void toggle_disabled(AppState& state, int layer, int head) {
-    if (layer < 0 || layer >= static_cast<int>(state.disabled_heads.size())) return;
-    auto& flags = state.disabled_heads[static_cast<std::size_t>(layer)];
-    if (head < 0 || head >= static_cast<int>(flags.size())) return;
-    flags[static_cast<std::size_t>(head)] = !flags[static_cast<std::size_t>(head)];
+    if (layer < 0 || layer >= state.disabled_heads.layers() || head < 0 || head >= state.disabled_heads.heads()) return;
+    state.disabled_heads.toggle(layer, head);
 }
 
 void set_forbidden(AppState& state, int query, int key, bool forbidden) {

@@ -36,11 +36,11 @@ struct AppState {
     // Whether image_path is the demo picture the app chose (it then follows the demo
     // model: suit_demo_picture), not one the user asked for, even the same file.
     bool image_is_demo = true;
-    std::optional<bool> causal;                      // the causal mask; unset: the model's default (GPT-2: on)
-    MapsPolicy maps = MapsPolicy::automatic;         // keep every map, or stream them (--maps)
-    bool own_resolution = false;                     // image checkpoints: run at the picture's own size
-    std::vector<std::vector<bool>> disabled_heads;   // [L][H]: ablated (zero context), recomputes
-    std::vector<std::vector<bool>> hidden_heads;     // [L][H]: left out of the views only
+    std::optional<bool> causal;                // the causal mask; unset: the model's default (GPT-2: on)
+    MapsPolicy maps = MapsPolicy::automatic;   // keep every map, or stream them (--maps)
+    bool own_resolution = false;               // image checkpoints: run at the picture's own size
+    HeadMask disabled_heads;                   // [L][H]: ablated (zero context), recomputes
+    HeadMask hidden_heads;                     // [L][H]: left out of the views only
     int layer = 0;
     int head = 0;
     int query = -1;                // pinned query row (-1: none; image view: [CLS])

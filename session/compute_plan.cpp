@@ -57,27 +57,12 @@ std::string input_key_text(const ModelChoice& model, const RunKey& key) {
     return model.name + " " + text;
 }
 
-Eigen::Index first_changed_layer(const std::vector<std::vector<bool>>& a, const std::vector<std::vector<bool>>& b,
-                                 Eigen::Index n_layers) {
-    const auto off = [](const std::vector<std::vector<bool>>& flags, std::size_t l, std::size_t h) {
-        return l < flags.size() && h < flags[l].size() && flags[l][h];
-    };
-    for (Eigen::Index l = 0; l < n_layers; ++l) {
-        const auto layer = static_cast<std::size_t>(l);
-        const std::size_t n = std::max(a.size() > layer ? a[layer].size() : 0, b.size() > layer ? b[layer].size() : 0);
-        for (std::size_t h = 0; h < n; ++h) {
-            if (off(a, layer, h) != off(b, layer, h)) return l;
-        }
-    }
-    return n_layers;
-}
-
 ReusePlan plan_reuse(const LastRun& last, const RunKey& key, const RunOptions& options, Eigen::Index n_layers) {
     ReusePlan plan;
     if (last.key == nullptr || last.options == nullptr || !keeps_every_layer(last, n_layers)) return plan;
     if (*last.key == key) {
         // Toggling a head redoes only its layer and those after it.
-        Eigen::Index first = first_changed_layer(last.options->disabled_heads, options.disabled_heads, n_layers);
+        Eigen::Index first = first_difference(last.options->disabled_heads, options.disabled_heads, n_layers);
         // A layer whose stages were kept, or now are, changes too.
         const Eigen::Index had = last.options->stages_layer;
         if (had != options.stages_layer) {

@@ -27,11 +27,6 @@ struct RunKey {
 // A short text naming the model and the run key (a hash), for the window's analysis caches.
 std::string input_key_text(const ModelChoice& model, const RunKey& key);
 
-// The first layer whose disabled heads differ between two sets of flags ([L][H] or
-// empty = none disabled); n_layers when none differs.
-Eigen::Index first_changed_layer(const std::vector<std::vector<bool>>& a, const std::vector<std::vector<bool>>& b,
-                                 Eigen::Index n_layers);
-
 // The last run, as far as reuse is concerned.
 struct LastRun {
     const RunKey* key = nullptr;           // null: no last run of this model

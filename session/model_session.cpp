@@ -44,11 +44,8 @@ RunOptions ModelSession::options_for(const Request& request, const Snapshot& sna
     }
     // Flags for another model's shape (just switched) are ignored, not an error.
     const ModelInfo& info = snapshot.info;
-    if (static_cast<Eigen::Index>(request.disabled_heads.size()) == info.n_layers &&
-        (request.disabled_heads.empty() ||
-         static_cast<Eigen::Index>(request.disabled_heads[0].size()) == info.n_heads)) {
+    if (request.disabled_heads.layers() == info.n_layers && request.disabled_heads.heads() == info.n_heads)
         options.disabled_heads = request.disabled_heads;
-    }
     // Every stage of one layer, when the Stages view shows it; the maps only elsewhere.
     if (request.stages_layer && *request.stages_layer >= 0 && *request.stages_layer < info.n_layers) {
         options.stages_layer = *request.stages_layer;
@@ -92,7 +89,7 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     if (snapshot->maps_streamed) snapshot->shown_maps = std::make_shared<MapCache>(MapCache::default_budget(T));
     snapshot->causal = request.causal.value_or(snapshot->info.causal);
     RunOptions options = options_for(request, *snapshot);
-    snapshot->ablated = any_disabled(options.disabled_heads);
+    snapshot->ablated = options.disabled_heads.any();
     snapshot->options = options;
     options.keep_layer_inputs = request.keeps.resumable;
     options.last_logit_rows = logit_rows;
@@ -195,7 +192,7 @@ void ModelSession::run_intact(Snapshot& snapshot, const RunKey& key, RunOptions 
     // What the disabled heads change: the same input and mask with every head on, run
     // once and kept while only the choice of disabled heads changes.
     if (!intact_trace_ || !intact_key_ || !(*intact_key_ == key) || intact_streamed_ != snapshot.maps_streamed) {
-        options.disabled_heads.clear();
+        options.disabled_heads = {};
         options.on_layer = layer_progress(control, "intact");
         intact_trace_ = std::make_shared<const ModelTrace>(model_->forward(snapshot.input, options));
         intact_key_ = key;

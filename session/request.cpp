@@ -29,15 +29,6 @@ bool streams_maps(MapsPolicy policy, const ModelInfo& info, Eigen::Index T) {
     return static_cast<double>(info.n_layers * info.n_heads) * t * t * sizeof(float) > maps_kept_limit;
 }
 
-bool any_disabled(const std::vector<std::vector<bool>>& disabled) {
-    for (const auto& layer : disabled) {
-        for (const bool off : layer) {
-            if (off) return true;
-        }
-    }
-    return false;
-}
-
 bool ModelChoice::operator==(const ModelChoice& o) const {
     const ToyConfig& a = config;
     const ToyConfig& b = o.config;

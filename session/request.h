@@ -62,10 +62,10 @@ struct Request {
     std::string text;
     bool text_is_ids = false;   // `text` (and compare_text) are token ids for every model
     std::string image_path;
-    bool own_resolution = false;                     // image checkpoints: at the picture's own size (ImageOptions)
-    std::optional<bool> causal;                      // the causal mask; unset: the model's own default
-    std::vector<std::vector<bool>> disabled_heads;   // [L][H] or empty
-    bool also_flip_causal = false;                   // also run with the causal mask flipped (compare view)
+    bool own_resolution = false;     // image checkpoints: at the picture's own size (ImageOptions)
+    std::optional<bool> causal;      // the causal mask; unset: the model's own default
+    HeadMask disabled_heads;         // [L][H] or unsized
+    bool also_flip_causal = false;   // also run with the causal mask flipped (compare view)
     // The mask editor's forbidden (query, key) pairs; pairs past the input's length are ignored.
     std::vector<std::pair<int, int>> forbidden;
     // Compare view, input A vs input B: also run this second sentence (text models) or
@@ -84,8 +84,5 @@ struct Request {
 // them ignored ("464, 3797, 3332"), read by the parser of headscope-cli's --tokens;
 // `what` names the box in messages.
 std::vector<std::int64_t> token_ids_typed(const std::string& text, const std::string& what = "token ids");
-
-// Whether any head is switched off in [L][H] flags (empty: none).
-bool any_disabled(const std::vector<std::vector<bool>>& disabled);
 
 }   // namespace headscope::session

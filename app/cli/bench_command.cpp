@@ -76,14 +76,6 @@ Matrix random_matrix(std::uint64_t stream, Eigen::Index rows, Eigen::Index cols,
     return m;
 }
 
-Eigen::Index first_ablated_layer(const std::vector<std::vector<bool>>& disabled) {
-    for (std::size_t l = 0; l < disabled.size(); ++l) {
-        if (std::find(disabled[l].begin(), disabled[l].end(), true) != disabled[l].end())
-            return static_cast<Eigen::Index>(l);
-    }
-    return 0;
-}
-
 struct BenchArgs {
     ModelArgs model;
     InputArgs input;
@@ -178,15 +170,15 @@ void bench_mha_layer(const BenchArgs& args, nlohmann::ordered_json& out) {
 // --incremental: the recompute from the first ablated layer, against `full` (a whole forward).
 void bench_resume(const BenchArgs& args, const Model& model, const ModelInput& first, const RunOptions& options,
                   const Timings& full, nlohmann::ordered_json& out) {
-    if (options.disabled_heads.empty()) throw Error("--incremental needs --disable-heads");
+    if (!options.disabled_heads.any()) throw Error("--incremental needs --disable-heads");
     // The run to resume: the same input with every head on, each layer's input kept.
     RunOptions intact = options;
-    intact.disabled_heads.clear();
+    intact.disabled_heads = {};
     intact.keep_layer_inputs = true;
     const ModelTrace kept = model.forward(first, intact);
     RunOptions resumed = options;
     resumed.resume_from = &kept;
-    resumed.resume_layer = first_ablated_layer(options.disabled_heads);
+    resumed.resume_layer = options.disabled_heads.first_layer();
     const Timings r = time_runs(args.repeat, [&] { (void)model.forward(first, resumed); });
     out["resume_layer"] = resumed.resume_layer;
     out["recompute_ms_median"] = r.median_ms;

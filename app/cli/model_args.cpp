@@ -119,15 +119,14 @@ RunOptions run_options_from(const RunArgs& args, const ModelInfo& info) {
     RunOptions options;
     if (!args.causal.empty()) options.causal = args.causal == "on";
     if (args.disable_option->count() > 0) {
-        options.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
-                                      std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
+        options.disabled_heads = HeadMask(info.n_layers, info.n_heads);
         for (const auto& [layer, head] : parse_layer_head_list("--disable-heads", args.disable_heads)) {
             if (layer >= info.n_layers || head >= info.n_heads) {
                 throw Error("--disable-heads: " + std::to_string(layer) + "." + std::to_string(head) +
                             " does not exist (" + info.name + " has layers 0.." + std::to_string(info.n_layers - 1) +
                             " and heads 0.." + std::to_string(info.n_heads - 1) + ")");
             }
-            options.disabled_heads[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)] = true;
+            options.disabled_heads.set(layer, head);
         }
     }
     return options;

@@ -143,12 +143,11 @@ void check_combinations(const CLI::App& cli, GuiOptions& o, const RawFlags& raw)
     }
     if (raw.disable.empty()) return;
     o.start_choices.disabled = parse_layer_head_list("--disable", raw.disable);
+    // Before the model is known: sized to the heads named, fitted to the model once it is in.
+    HeadMask& flags = o.state.disabled_heads;
     for (const auto& [l, h] : o.start_choices.disabled) {
-        auto& flags = o.state.disabled_heads;
-        if (flags.size() <= static_cast<std::size_t>(l)) flags.resize(static_cast<std::size_t>(l) + 1);
-        auto& layer = flags[static_cast<std::size_t>(l)];
-        if (layer.size() <= static_cast<std::size_t>(h)) layer.resize(static_cast<std::size_t>(h) + 1, false);
-        layer[static_cast<std::size_t>(h)] = true;
+        flags.resize(std::max<Eigen::Index>(flags.layers(), l + 1), std::max<Eigen::Index>(flags.heads(), h + 1));
+        flags.set(l, h);
     }
 }
 

@@ -273,11 +273,9 @@ const std::vector<Action> actions = {
      }},
     {"show / hide a head", 2,
      [](Ctx& c) {
-         if (!c.ui.shown() || c.state().hidden_heads.size() != static_cast<std::size_t>(c.n_layers())) return;
-         auto& flags = c.state().hidden_heads[static_cast<std::size_t>(c.state().layer)];
-         if (flags.empty()) return;
-         auto&& flag = flags[static_cast<std::size_t>(c.pick(0, static_cast<int>(flags.size())))];
-         flag = !flag;
+         HeadMask& flags = c.state().hidden_heads;
+         if (!c.ui.shown() || flags.layers() != c.n_layers() || flags.heads() == 0) return;
+         flags.toggle(c.state().layer, c.pick(0, static_cast<int>(flags.heads())));
      }},
     {"forbid a pair", 3,
      [](Ctx& c) { set_forbidden(c.state(), c.pick(0, c.n_tokens() + 2), c.pick(1, c.n_tokens() + 2), true); }},
@@ -452,8 +450,8 @@ void return_to_start(SoakControls& ui, const AppState& initial) {
     s.image_is_demo = initial.image_is_demo;
     s.causal = initial.causal;
     s.own_resolution = initial.own_resolution;
-    for (auto& layer : s.disabled_heads) std::fill(layer.begin(), layer.end(), false);
-    for (auto& layer : s.hidden_heads) std::fill(layer.begin(), layer.end(), false);
+    s.disabled_heads.enable_all();
+    s.hidden_heads.enable_all();
     s.query = -1;
     s.view = initial.view;
     s.colormap = initial.colormap;

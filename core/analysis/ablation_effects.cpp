@@ -69,7 +69,7 @@ ImportanceScan importance_scan(const Model& model, const ModelInput& input, cons
                                const LoadControl& control) {
     const ModelInfo& info = model.info();
     RunOptions intact_options = options;
-    intact_options.disabled_heads.clear();
+    intact_options.disabled_heads = {};
     intact_options.resume_from = nullptr;
     intact_options.detail = TraceDetail::weights;
     intact_options.stages_layer = -1;   // the scan compares outputs; no stage is read
@@ -85,15 +85,14 @@ ImportanceScan importance_scan(const Model& model, const ModelInput& input, cons
     ablated_options.stages_layer = -1;
     ablated_options.keep_layer_inputs = false;
     ablated_options.resume_from = &intact;
-    ablated_options.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
-                                          std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
+    ablated_options.disabled_heads = HeadMask(info.n_layers, info.n_heads);
     for (Eigen::Index l = 0; l < info.n_layers; ++l) {
         ablated_options.resume_layer = l;
         for (Eigen::Index h = 0; h < info.n_heads; ++h) {
             control.report(static_cast<double>(l * info.n_heads + h) / total);
-            ablated_options.disabled_heads[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)] = true;
+            ablated_options.disabled_heads.set(l, h);
             const ModelTrace ablated = model.forward(input, ablated_options);
-            ablated_options.disabled_heads[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)] = false;
+            ablated_options.disabled_heads.set(l, h, false);
             scan.effect(l, h) = static_cast<float>(output_change(intact, ablated).value);
         }
     }

@@ -133,19 +133,17 @@ Matrix classical_mds(const Matrix& distances, int dims) {
     return coordinates;
 }
 
-HeadSimilarity head_similarity(const HeadMaps& maps, const std::vector<std::vector<bool>>& include,
-                               const LoadControl& control) {
-    if (!include.empty()) {
-        bool fits = static_cast<Eigen::Index>(include.size()) == maps.n_layers();
-        for (std::size_t l = 0; fits && l < include.size(); ++l)
-            fits = static_cast<Eigen::Index>(include[l].size()) == maps.n_heads(static_cast<Eigen::Index>(l));
-        if (!fits) throw Error("head similarity: the heads to include are not shaped [layers][heads] like the trace");
+HeadSimilarity head_similarity(const HeadMaps& maps, const HeadMask& left_out, const LoadControl& control) {
+    if (left_out.layers() != 0 || left_out.heads() != 0) {
+        bool fits = left_out.layers() == maps.n_layers();
+        for (Eigen::Index l = 0; fits && l < maps.n_layers(); ++l) fits = left_out.heads() == maps.n_heads(l);
+        if (!fits) throw Error("head similarity: the heads to leave out are not shaped [layers][heads] like the trace");
     }
     HeadSimilarity result;
     double computed_values = 0;   // of maps a streamed run computes again
     for (Eigen::Index l = 0; l < maps.n_layers(); ++l) {
         for (Eigen::Index h = 0; h < maps.n_heads(l); ++h) {
-            if (!include.empty() && !include[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)]) continue;
+            if (left_out.off(l, h)) continue;
             result.heads.emplace_back(static_cast<int>(l), static_cast<int>(h));
             computed_values += static_cast<double>(maps.rows(l, h)) * static_cast<double>(maps.cols(l, h));
         }

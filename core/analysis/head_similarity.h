@@ -39,15 +39,14 @@ std::vector<int> average_linkage_order(const Matrix& distances);
 // chosen so its largest coordinate (by magnitude) is positive. [N, dims].
 Matrix classical_mds(const Matrix& distances, int dims = 2);
 
-// All the above on a run's heads; `include` [L][H] (empty: all heads) picks which.
+// All the above on a run's heads but those `left_out` switches off (unsized: every head).
 // Reports progress and stops (LoadCancelled) through `control`. Every pair needs both
 // maps, so a streamed run's maps are all computed first (each once, N map computations)
 // and held together: refused with the memory they need when that does not fit.
-HeadSimilarity head_similarity(const HeadMaps& maps, const std::vector<std::vector<bool>>& include = {},
-                               const LoadControl& control = {});
-inline HeadSimilarity head_similarity(const ModelTrace& trace, const std::vector<std::vector<bool>>& include = {},
+HeadSimilarity head_similarity(const HeadMaps& maps, const HeadMask& left_out = {}, const LoadControl& control = {});
+inline HeadSimilarity head_similarity(const ModelTrace& trace, const HeadMask& left_out = {},
                                       const LoadControl& control = {}) {
-    return head_similarity(HeadMaps(trace), include, control);
+    return head_similarity(HeadMaps(trace), left_out, control);
 }
 
 }   // namespace headscope

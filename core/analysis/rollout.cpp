@@ -105,11 +105,9 @@ Matrix attention_rollout(const HeadMaps& maps, const RolloutOptions& options, co
         throw Error("rollout: start layer " + std::to_string(options.start_layer) + " is after end layer " +
                     std::to_string(end));
     }
-    const auto& disabled = options.disabled_heads;
-    if (!disabled.empty()) {
-        bool fits = static_cast<int>(disabled.size()) == L;
-        for (const auto& layer : disabled) fits = fits && static_cast<Eigen::Index>(layer.size()) == H;
-        if (!fits) {
+    const HeadMask& disabled = options.disabled_heads;
+    if (disabled.layers() != 0 || disabled.heads() != 0) {
+        if (disabled.layers() != L || disabled.heads() != H) {
             throw Error("rollout: disabled heads are not " + std::to_string(L) + " layers x " + std::to_string(H) +
                         " heads like the trace");
         }
@@ -120,7 +118,7 @@ Matrix attention_rollout(const HeadMaps& maps, const RolloutOptions& options, co
     for (int l = options.start_layer; l <= end; ++l) {
         int n_used = 0;
         for (Eigen::Index h = 0; h < H; ++h) {
-            if (!disabled.empty() && disabled[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)]) continue;
+            if (disabled.off(l, h)) continue;
             control.report(static_cast<double>((l - options.start_layer) * H + h) /
                            static_cast<double>((end - options.start_layer + 1) * H));
             const Matrix& w = maps.map(l, h, scratch);

@@ -26,10 +26,10 @@ std::optional<HeadFusion> head_fusion_from_name(std::string_view name);
 
 struct RolloutOptions {
     HeadFusion fusion = HeadFusion::mean;
-    double discard_ratio = 0.0;                      // 0 <= r < 1: fraction of the fused entries zeroed, lowest first
-    int start_layer = 0;                             // first layer multiplied in
-    int end_layer = -1;                              // last layer, inclusive; -1: the last layer
-    std::vector<std::vector<bool>> disabled_heads;   // [L][H] or empty: left out of the fusion
+    double discard_ratio = 0.0;   // 0 <= r < 1: fraction of the fused entries zeroed, lowest first
+    int start_layer = 0;          // first layer multiplied in
+    int end_layer = -1;           // last layer, inclusive; -1: the last layer
+    HeadMask disabled_heads;      // [L][H] or unsized: left out of the fusion
 };
 
 // Throws headscope::Error naming the option when it is out of range for the trace.

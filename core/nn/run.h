@@ -4,6 +4,7 @@
 // is the one place that reads them.
 
 #include "core/nn/attention.h"
+#include "core/nn/head_mask.h"
 #include "core/nn/mask.h"
 #include "core/tensor/matrix.h"
 
@@ -17,10 +18,10 @@ namespace headscope {
 struct ModelTrace;
 
 struct RunOptions {
-    std::optional<bool> causal;                      // overrides the model's own default (ModelInfo::causal)
-    OptionalMask keep;                               // [T, T] pairs allowed, ANDed with the causal mask
-    std::vector<std::vector<bool>> disabled_heads;   // [L][H] or empty: ablated heads
-    TraceDetail detail = TraceDetail::weights;       // every layer's
+    std::optional<bool> causal;                  // overrides the model's own default (ModelInfo::causal)
+    OptionalMask keep;                           // [T, T] pairs allowed, ANDed with the causal mask
+    HeadMask disabled_heads;                     // [L][H] or unsized: ablated heads
+    TraceDetail detail = TraceDetail::weights;   // every layer's
     // One layer that keeps every stage (TraceDetail::all_stages) whatever `detail` says;
     // -1: none. The window's Stages view shows one layer's stages, and keeping them for
     // all layers would triple the memory of a run (three [T, T] matrices per head).
@@ -79,8 +80,5 @@ double trace_bytes(const ModelTrace& trace);
 
 // Whether a kept layer streamed its maps (RunOptions::on_map): it holds queries and keys, no maps.
 bool streamed(const AttentionTrace& layer);
-
-// Checks `disabled` against a stack of L layers of H heads ([L][H] or empty); throws otherwise.
-void check_disabled_heads(Eigen::Index n_layers, Eigen::Index n_heads, const std::vector<std::vector<bool>>& disabled);
 
 }   // namespace headscope

@@ -33,20 +33,6 @@ double trace_bytes(const ModelTrace& trace) {
 
 bool streamed(const AttentionTrace& layer) { return layer.queries.size() != 0; }
 
-void check_disabled_heads(Eigen::Index n_layers, Eigen::Index n_heads, const std::vector<std::vector<bool>>& disabled) {
-    if (disabled.empty()) return;
-    if (static_cast<Eigen::Index>(disabled.size()) != n_layers) {
-        throw Error("disabled heads: expected flags for " + std::to_string(n_layers) + " layers, got " +
-                    std::to_string(disabled.size()));
-    }
-    for (const auto& layer : disabled) {
-        if (!layer.empty() && static_cast<Eigen::Index>(layer.size()) != n_heads) {
-            throw Error("disabled heads: expected " + std::to_string(n_heads) + " flags per layer, got " +
-                        std::to_string(layer.size()));
-        }
-    }
-}
-
 Stack layer_norm_stack(BlockSpec spec, Eigen::Index n_layers, Eigen::Index n_heads, float eps, Activation activation) {
     Block block;
     block.attention_norm.eps = eps;
@@ -70,8 +56,7 @@ namespace {
 AttentionOptions layer_options(const RunOptions& options, const Block& block, Eigen::Index l,
                                const OptionalMask& mask) {
     AttentionOptions attention;
-    const auto layer = static_cast<std::size_t>(l);
-    attention.disabled_heads = options.disabled_heads.empty() ? std::vector<bool>{} : options.disabled_heads[layer];
+    attention.disabled_heads = options.disabled_heads.layer_flags(l);
     attention.detail = options.detail_at(l);
     attention.keep_keys_values = options.keep_layer_inputs;
     attention.keep = mask;
@@ -183,7 +168,7 @@ OptionalMask run_mask(const BlockSpec& spec, const RunOptions& options, Eigen::I
 StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, const RunOptions& options,
                     Eigen::Index last_mlp_rows) {
     const Eigen::Index L = stack.n_layers();
-    check_disabled_heads(L, stack.n_heads(), options.disabled_heads);
+    options.disabled_heads.check_fits(L, stack.n_heads());
     check_input(model, stack, x);
     if (options.on_map && options.prefix_from != nullptr) {
         throw Error(model + ": a run that streams its maps computes every row (no kept prefix)");

@@ -48,9 +48,8 @@ void run_one(const Model& model, const ModelInput& input, std::uint8_t flags, bo
     if (flags & 1) options.causal = (flags & 2) != 0;
     if (flags & 4) options.detail = TraceDetail::all_stages;
     if (flags & 8) {
-        options.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
-                                      std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
-        options.disabled_heads[0][0] = true;
+        options.disabled_heads = HeadMask(info.n_layers, info.n_heads);
+        options.disabled_heads.set(0, 0);
     }
     const ModelTrace trace = model.forward(input, options);
     check_trace(info, input, trace, finite_expected);

@@ -99,10 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (flags & 4) options.detail = TraceDetail::all_stages;
         if (flags & 8) {
             const ModelInfo& info = model.info();
-            options.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
-                                          std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
-            options.disabled_heads.back()[static_cast<std::size_t>(flags >> 4) % options.disabled_heads.back().size()] =
-                true;
+            options.disabled_heads = HeadMask(info.n_layers, info.n_heads);
+            options.disabled_heads.set(info.n_layers - 1, static_cast<Eigen::Index>(flags >> 4) % info.n_heads);
         }
         check_trace(model.info(), input, model.forward(input, options), true);
     });

@@ -33,19 +33,20 @@ TEST_CASE("app state: fitting to a model, stepping and toggling") {
     fit_to_model(s, 2, 4);
     CHECK(s.layer == 1);
     CHECK(s.head == 3);
-    REQUIRE(s.disabled_heads.size() == 2);
-    CHECK(s.disabled_heads[0] == std::vector<bool>{true, false, true, true});   // kept where it fits
-    CHECK(s.disabled_heads[1] == std::vector<bool>(4, false));
-    CHECK(s.hidden_heads.size() == 2);
+    REQUIRE(s.disabled_heads.layers() == 2);
+    CHECK(s.disabled_heads.layer_flags(0) == std::vector<bool>{true, false, true, true});   // kept where it fits
+    CHECK(s.disabled_heads.layer_flags(1) == std::vector<bool>(4, false));
+    CHECK(s.hidden_heads.layers() == 2);
+    CHECK(s.hidden_heads.heads() == 4);
 
     step_layer(s, -3, 2);
     CHECK(s.layer == 0);
     step_head(s, 1, 4);
     CHECK(s.head == 3);   // clamped at the last head
     toggle_disabled(s, 1, 2);
-    CHECK(s.disabled_heads[1][2]);
+    CHECK(s.disabled_heads.off(1, 2));
     toggle_disabled(s, 1, 2);
-    CHECK_FALSE(s.disabled_heads[1][2]);
+    CHECK_FALSE(s.disabled_heads.off(1, 2));
     toggle_disabled(s, 7, 0);   // out of range: nothing happens
 
     const Request r = make_request(s);
@@ -65,9 +66,9 @@ TEST_CASE("app state: sizing the head flags to a newly loaded model asks for not
     // the model a second time for nothing.
     AppState s;
     const Request before = make_request(s);
-    CHECK(before.disabled_heads.empty());
+    CHECK(before.disabled_heads.layers() == 0);
     fit_to_model(s, 3, 4);
-    REQUIRE(s.disabled_heads.size() == 3);
+    REQUIRE(s.disabled_heads.layers() == 3);
     CHECK(make_request(s) == before);
     toggle_disabled(s, 2, 1);
     const Request off = make_request(s);
@@ -263,17 +264,17 @@ TEST_CASE("app state: another model starts with every head on and no custom mask
     toggle_disabled(s, 1, 3);
     set_forbidden(s, 2, 1, true);
     s.editing_mask = true;
-    REQUIRE(any_disabled(s.disabled_heads));
+    REQUIRE(s.disabled_heads.any());
     REQUIRE_FALSE(s.forbidden.empty());
     leave_model_choices(s);
-    CHECK_FALSE(any_disabled(s.disabled_heads));
+    CHECK_FALSE(s.disabled_heads.any());
     CHECK(s.forbidden.empty());
     CHECK_FALSE(s.editing_mask);
-    CHECK(s.disabled_heads.size() == 2);   // still sized: only the choices go
+    CHECK(s.disabled_heads.layers() == 2);   // still sized: only the choices go
     // Choosing another model lets them go at once: its first run is asked without them.
     toggle_disabled(s, 0, 1);
     set_forbidden(s, 1, 0, true);
     choose_model(s, "builtin:toy-vit");
-    CHECK_FALSE(any_disabled(s.disabled_heads));
+    CHECK_FALSE(s.disabled_heads.any());
     CHECK(s.forbidden.empty());
 }

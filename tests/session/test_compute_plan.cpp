@@ -26,21 +26,13 @@ RunKey key_of(std::initializer_list<float> rows, bool causal = true) {
     return RunKey{embeddings, causal, {}};
 }
 
-std::vector<std::vector<bool>> off(int layer, int head) {
-    std::vector<std::vector<bool>> flags(n_layers, std::vector<bool>(2, false));
-    flags[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)] = true;
+HeadMask off(int layer, int head) {
+    HeadMask flags(n_layers, 2);
+    flags.set(layer, head);
     return flags;
 }
 
 }   // namespace
-
-TEST_CASE("compute plan: the first layer whose disabled heads changed, none changed is n_layers") {
-    CHECK(first_changed_layer(off(2, 1), off(2, 1), n_layers) == n_layers);
-    CHECK(first_changed_layer({}, off(2, 1), n_layers) == 2);
-    CHECK(first_changed_layer(off(3, 0), off(1, 1), n_layers) == 1);
-    // Flags of different sizes: a missing flag is "on".
-    CHECK(first_changed_layer({{false}}, {}, n_layers) == n_layers);
-}
 
 TEST_CASE("compute plan: the same input resumes at the first changed layer, or at the stages layer") {
     const RunKey key = key_of({1, 2, 3});

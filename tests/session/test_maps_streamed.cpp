@@ -77,9 +77,8 @@ TEST_CASE("streamed maps: the views' maps, metrics and every extra run equal a r
         ModelSession kept_session = session_on(keep.model);
         const auto probe = kept_session.compute(keep, 1);
         const ModelInfo info = probe->info;
-        keep.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
-                                   std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
-        keep.disabled_heads[0][1] = true;
+        keep.disabled_heads = HeadMask(info.n_layers, info.n_heads);
+        keep.disabled_heads.set(0, 1);
         keep.also_flip_causal = true;
         keep.compare_text = keep.text_is_ids ? "7, 8, 9, 10, 11" : "a dog ran after the cat";
         Request stream = keep;
@@ -120,9 +119,8 @@ TEST_CASE("streamed maps: toggling a head resumes the streamed run, the Stages l
     ModelSession session = session_on(r.model);
     const auto first = session.compute(r, 1);
     const ModelInfo info = first->info;
-    r.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
-                            std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
-    r.disabled_heads.back()[0] = true;
+    r.disabled_heads = HeadMask(info.n_layers, info.n_heads);
+    r.disabled_heads.set(r.disabled_heads.layers() - 1, 0);
     r.stages_layer = static_cast<int>(info.n_layers) - 1;
     const auto toggled = session.compute(r, 2);
     CHECK(toggled->resumed_at == info.n_layers - 1);
@@ -143,9 +141,8 @@ TEST_CASE("streamed maps: the window's decoder keeps its last row's logits, comp
     keep.keeps.logits_when_shown = true;
     ModelSession kept_session = session_on(keep.model);
     const ModelInfo info = kept_session.compute(keep, 1)->info;
-    keep.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
-                               std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
-    keep.disabled_heads[0][1] = true;
+    keep.disabled_heads = HeadMask(info.n_layers, info.n_heads);
+    keep.disabled_heads.set(0, 1);
     Request stream = keep;
     stream.maps = MapsPolicy::stream;
     ModelSession streamed_session = session_on(stream.model);
@@ -211,8 +208,8 @@ TEST_CASE("streamed maps: a computation reports each layer, stops when asked, an
     CHECK(seen[0].run.empty());
     cancel.store(false);
     seen.clear();
-    r.disabled_heads.assign(4, std::vector<bool>(4, false));
-    r.disabled_heads[0][0] = true;
+    r.disabled_heads = HeadMask(4, 4);
+    r.disabled_heads.set(0, 0);
     control.on_progress = [&](const ComputeProgress& p) { seen.push_back(p); };
     const auto done = session.compute(r, 2, control);
     CHECK(done->resumed_at == 0);   // nothing of the stopped run was kept

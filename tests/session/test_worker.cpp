@@ -160,9 +160,7 @@ public:
         trace.layers.push_back(layer);
         if (options.causal.value_or(info_.causal)) trace.mask = mask_causal(T, T);
         int enabled = 2;
-        if (!options.disabled_heads.empty()) {
-            for (const bool off : options.disabled_heads[0]) enabled -= off ? 1 : 0;
-        }
+        for (Eigen::Index h = 0; h < 2; ++h) enabled -= options.disabled_heads.off(0, h) ? 1 : 0;
         trace.logits = Matrix::Zero(T, 3);
         for (Eigen::Index t = 0; t < T; ++t) {
             trace.logits(t, 0) = static_cast<float>(enabled);

@@ -108,15 +108,15 @@ namespace {
 
 // One key/value group's line: its heads share keys and values, so switching off the whole
 // group is one click (ticked when every head of it is off).
-void draw_group_toggle(std::vector<bool>& disabled, int g, int group) {
-    const auto first = static_cast<std::size_t>(g * group);
+void draw_group_toggle(HeadMask& disabled, int layer, int g, int group) {
+    const int first = g * group;
     bool all_off = true;
-    for (std::size_t h = first; h < first + static_cast<std::size_t>(group); ++h) all_off = all_off && disabled[h];
+    for (int h = first; h < first + group; ++h) all_off = all_off && disabled.off(layer, h);
     ImGui::PushID(-1 - g);
     ImGui::TextDisabled("key/value group %d", g);
     ImGui::SameLine(170.0f);
     if (ImGui::Checkbox("disable all", &all_off)) {
-        for (std::size_t h = first; h < first + static_cast<std::size_t>(group); ++h) disabled[h] = all_off;
+        for (int h = first; h < first + group; ++h) disabled.set(layer, h, all_off);
     }
     if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("Heads %d-%d read the same keys and values (grouped-query attention): switch them off "
@@ -130,7 +130,10 @@ void draw_group_toggle(std::vector<bool>& disabled, int g, int group) {
 
 void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
     const ModelInfo& info = shown.info;
-    if (state.disabled_heads.size() != static_cast<std::size_t>(info.n_layers)) return;
+    const auto fits = [&info](const HeadMask& flags) {
+        return flags.layers() == info.n_layers && flags.heads() == info.n_heads;
+    };
+    if (!fits(state.disabled_heads) || !fits(state.hidden_heads)) return;
     ImGui::Separator();
     // Clamped even when typed (Ctrl+click): the layer indexes the per-layer flags below.
     ImGui::SliderInt("Layer (up/down)", &state.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
@@ -141,22 +144,20 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
         ImGui::TextDisabled("global layer: each query sees every earlier key");
     }
     ImGui::TextUnformatted("Heads (left/right): show, disable = ablate");
-    auto& disabled = state.disabled_heads[static_cast<std::size_t>(state.layer)];
-    auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
     const int group = static_cast<int>(info.group_size());
     const float indent = group > 1 ? 12.0f : 0.0f;
     for (int h = 0; h < static_cast<int>(info.n_heads); ++h) {
-        if (group > 1 && h % group == 0) draw_group_toggle(disabled, h / group, group);
+        if (group > 1 && h % group == 0) draw_group_toggle(state.disabled_heads, state.layer, h / group, group);
         ImGui::PushID(h);
         if (indent > 0.0f) ImGui::Indent(indent);
         if (ImGui::RadioButton(numbered("head ", h).c_str(), state.head == h)) state.head = h;
         if (indent > 0.0f) ImGui::Unindent(indent);
         ImGui::SameLine(100.0f);
-        bool show = !hidden[static_cast<std::size_t>(h)];
-        if (ImGui::Checkbox("show", &show)) hidden[static_cast<std::size_t>(h)] = !show;
+        bool show = !state.hidden_heads.off(state.layer, h);
+        if (ImGui::Checkbox("show", &show)) state.hidden_heads.set(state.layer, h, !show);
         ImGui::SameLine(170.0f);
-        bool off = disabled[static_cast<std::size_t>(h)];
-        if (ImGui::Checkbox("disable", &off)) disabled[static_cast<std::size_t>(h)] = off;
+        bool off = state.disabled_heads.off(state.layer, h);
+        if (ImGui::Checkbox("disable", &off)) state.disabled_heads.set(state.layer, h, off);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ablate: zero this head's context; later layers recompute");
         ImGui::PopID();
     }

@@ -114,9 +114,7 @@ bool PredictionsPanel::draw_heading(const Snapshot& shown, const PredictionTarge
 void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
     const PredictionTarget target = prediction_target(shown, state.query);
     if (!draw_heading(shown, target)) return;
-    int n_disabled = 0;
-    for (const auto& layer : state.disabled_heads)
-        n_disabled += static_cast<int>(std::count(layer.begin(), layer.end(), true));
+    const auto n_disabled = static_cast<int>(state.disabled_heads.count());
     const std::vector<PredictionTable>& shown_tables = tables(shown, target);
     const bool compare = shown.ablated && !shown_tables.empty() && !shown_tables.front().intact.empty();
     if (compare && shown.effect && shown.effect->measure == EffectMeasure::kl_divergence) {

@@ -103,7 +103,6 @@ void ImageView::draw(ViewContext& context) {
     const int prefix = input.n_prefix_tokens;
     const int query = state.query >= 0 ? state.query : 0;
     const auto n_heads = static_cast<int>(shown.info.n_heads);
-    const auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
 
     const int mode = draw_map_options(shown, state);
     ImGui::Text("%s %s  (click a patch to choose it)", state.show_column ? "attention to" : "attention from",
@@ -115,7 +114,7 @@ void ImageView::draw(ViewContext& context) {
     int counted = 0;
     std::string averaged;   // which heads the map holds: part of its texture's key
     for (int h = 0; h < n_heads; ++h) {
-        if (mode == 0 ? h != state.head : static_cast<bool>(hidden[static_cast<std::size_t>(h)])) continue;
+        if (mode == 0 ? h != state.head : state.hidden_heads.off(state.layer, h)) continue;
         averaged += numbered(",", h);
         const std::shared_ptr<const Matrix> map_of_head = shown.head_map(state.layer, h);
         const Matrix& w = *map_of_head;

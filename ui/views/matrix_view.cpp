@@ -34,10 +34,7 @@ void MatrixView::draw(ViewContext& context) {
     const int head = state.head;
     const std::shared_ptr<const Matrix> map = shown.head_map(layer, head);
     const Matrix& weights = *map;
-    ImGui::Text("Head %d.%d%s", layer, head,
-                state.disabled_heads[static_cast<std::size_t>(layer)][static_cast<std::size_t>(head)]
-                    ? "  (disabled: zero context)"
-                    : "");
+    ImGui::Text("Head %d.%d%s", layer, head, state.disabled_heads.off(layer, head) ? "  (disabled: zero context)" : "");
     if (const HeadCaption caption = context.head_caption(layer, head); !caption.text.empty()) {
         ImGui::TextWrapped("%s", caption.text.c_str());
     }

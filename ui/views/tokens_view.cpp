@@ -46,10 +46,9 @@ void TokensView::draw(ViewContext& context) {
     const auto& labels = shown.input.labels;
     const auto T = static_cast<int>(labels.size());
     const auto n_heads = static_cast<int>(shown.info.n_heads);
-    const auto& hidden = state.hidden_heads[static_cast<std::size_t>(state.layer)];
     ImGui::Text("Layer %d: lines from each query (left) to the keys it attends (right); opacity = weight", state.layer);
     for (int h = 0; h < n_heads; ++h) {
-        if (hidden[static_cast<std::size_t>(h)]) continue;
+        if (state.hidden_heads.off(state.layer, h)) continue;
         ImGui::SameLine();
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(head_colours[h % 8]), "head %d", h);
     }
@@ -73,7 +72,7 @@ void TokensView::draw(ViewContext& context) {
     // Hovering (or pinning) a query shows only its lines.
     const int focus = hovered >= 0 ? hovered : state.query;
     for (int h = 0; h < n_heads; ++h) {
-        if (hidden[static_cast<std::size_t>(h)]) continue;
+        if (state.hidden_heads.off(state.layer, h)) continue;
         const std::shared_ptr<const Matrix> map_of_head = shown.head_map(state.layer, h);
         const Matrix& w = *map_of_head;
         const ImU32 base = head_colours[h % 8] & 0x00FFFFFFu;

@@ -129,7 +129,7 @@ session::BackgroundJobs::Work ViewContext::importance_work() const {
     const std::shared_ptr<const Snapshot> snapshot = shown_;
     return session::BackgroundJobs::job<ImportanceScan>([snapshot](const LoadControl& control) {
         RunOptions options = snapshot->options;
-        options.disabled_heads.clear();
+        options.disabled_heads = {};
         // A long input's runs stream their maps here too: the scan reads outputs only.
         if (snapshot->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
         return std::make_shared<const ImportanceScan>(

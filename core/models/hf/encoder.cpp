@@ -150,7 +150,7 @@ ModelInput HfEncoderModel::encode_image(const RgbImage& image, const ImageOption
 
 ModelTrace HfEncoderModel::forward(const ModelInput& input, const RunOptions& options) const {
     mapped_.check();
-    check_disabled_heads(info_.n_layers, info_.n_heads, options.disabled_heads);
+    options.disabled_heads.check_fits(info_.n_layers, info_.n_heads);
     ends_->check_input(input, info_);
     // The last layer's MLP runs for the rows the head reads alone: the others feed no map
     // and no logit (5% of ViT-B/16's products).

@@ -383,8 +383,11 @@ TEST_CASE("analysis: rollout refuses options out of range in one line") {
     o = {};
     o.disabled_heads = {{false, false}};
     CHECK(message(o) == "rollout: disabled heads are not 2 layers x 2 heads like the trace");
-    o.disabled_heads = {{false, false}, {false}};
+    o.disabled_heads = {{false, false}, {false, false}, {false, false}};
     CHECK(message(o) == "rollout: disabled heads are not 2 layers x 2 heads like the trace");
+    CHECK(error_of([] {
+              HeadMask ragged({{false, false}, {false}});
+          }) == "disabled heads: layer 1 has 1 flags, layer 0 has 2");
     CHECK(error_of([] { attention_rollout(ModelTrace{}, RolloutOptions{}); }) ==
           "rollout: the trace has no attention maps");
     CHECK(error_of([] { attention_rollout(trace_of({{Matrix::Zero(2, 3)}}), RolloutOptions{}); }) ==
@@ -544,7 +547,7 @@ TEST_CASE("analysis: classical MDS of points on a line recovers their distances"
     CHECK(classical_mds(Matrix(0, 0)).rows() == 0);
 }
 
-TEST_CASE("analysis: head similarity lists the included heads layer-major") {
+TEST_CASE("analysis: head similarity lists the heads not left out, layer-major") {
     std::mt19937 rng(14);
     const ModelTrace trace =
         trace_of({{random_map(4, rng), random_map(4, rng)}, {random_map(4, rng), random_map(4, rng)}});
@@ -554,13 +557,13 @@ TEST_CASE("analysis: head similarity lists the included heads layer-major") {
     CHECK(all.divergence.rows() == 4);
     CHECK(all.order.size() == 4);
     CHECK(all.mds.rows() == 4);
-    const HeadSimilarity some = head_similarity(trace, {{true, false}, {false, true}});
+    const HeadSimilarity some = head_similarity(trace, {{false, true}, {true, false}});   // 0.1 and 1.0 left out
     REQUIRE(some.heads.size() == 2);
     CHECK(some.heads[1] == std::pair<int, int>{1, 1});
     CHECK(near(some.divergence(0, 1), all.divergence(0, 3)));
     CHECK(error_of([&] {
               head_similarity(trace, {{true, false}});
-          }) == "head similarity: the heads to include are not shaped [layers][heads] like the trace");
+          }) == "head similarity: the heads to leave out are not shaped [layers][heads] like the trace");
 }
 
 // ------------------------------------------------------------------------ golden files

@@ -90,8 +90,8 @@ TEST_CASE("decoders: a resumed run after a head is switched off equals the run f
         keep.keep_layer_inputs = true;
         const ModelTrace intact = model->forward(input, keep);
         RunOptions off = keep;
-        off.disabled_heads.assign(static_cast<std::size_t>(L), std::vector<bool>(static_cast<std::size_t>(H), false));
-        off.disabled_heads.back()[1] = true;
+        off.disabled_heads = HeadMask(L, H);
+        off.disabled_heads.set(off.disabled_heads.layers() - 1, 1);
         const ModelTrace expected = model->forward(input, off);
         RunOptions resumed = off;
         resumed.resume_from = &intact;

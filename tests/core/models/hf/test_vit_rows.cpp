@@ -49,9 +49,8 @@ TEST_CASE("ViT: with a classifier, the last layer's MLP runs for the rows the he
             RunOptions toggled = options;
             toggled.resume_from = &whole;
             toggled.resume_layer = model->info().n_layers - 1;
-            toggled.disabled_heads.assign(static_cast<std::size_t>(model->info().n_layers),
-                                          std::vector<bool>(static_cast<std::size_t>(model->info().n_heads), false));
-            toggled.disabled_heads.back()[0] = true;
+            toggled.disabled_heads = HeadMask(model->info().n_layers, model->info().n_heads);
+            toggled.disabled_heads.set(toggled.disabled_heads.layers() - 1, 0);
             const ModelTrace trace = resumed ? model->forward(input, toggled) : whole;
             CHECK(trace.hidden.rows() == (c.read_rows < 0 ? T : c.read_rows));
             CHECK(trace.hidden.cols() == model->info().width);

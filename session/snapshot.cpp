@@ -20,7 +20,7 @@ Matrix Snapshot::logits_row(const ModelTrace& run, int row) const {
 
     if (row >= kept_from) return run.logits.row(row - kept_from);
     if (!model_ref) return {};
-    return model_ref->logits_at(run, row);
+    return model_ref->logits_rows(run, row, 1);
 }
 
 Eigen::Index Snapshot::logit_rows() const {

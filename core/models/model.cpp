@@ -22,13 +22,14 @@ ModelInput Model::encode_ids(std::span<const std::int64_t>) const {
 
 std::string Model::output_label(Eigen::Index index) const { return std::to_string(index); }
 
-Matrix Model::logits_at(const ModelTrace& trace, Eigen::Index row) const {
-    const Eigen::Index T = trace.hidden.rows();
+Matrix Model::logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const {
+    const Eigen::Index T = std::max(trace.hidden.rows(), trace.logits.rows());
     const Eigen::Index kept_from = T - trace.logits.rows();   // the kept rows are the last ones
-    if (row < 0 || row >= T || row < kept_from) {
-        throw Error(info().name + ": the run has no logits for position " + std::to_string(row));
+    if (n < 0 || first < kept_from || first + n > T) {
+        throw Error(info().name + ": the run has no logits for positions " + std::to_string(first) + ".." +
+                    std::to_string(first + n - 1));
     }
-    return trace.logits.row(row - kept_from);
+    return trace.logits.middleRows(first - kept_from, n);
 }
 
 Matrix Model::head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const {

@@ -111,11 +111,11 @@ public:
     // the run streamed its maps (RunOptions::on_map), computed again from what it kept,
     // bit for bit. Throws headscope::Error when the trace holds neither.
     virtual Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const;
-    // Position `row`'s logits [1, V] of `trace` (a run of this model): the kept row, or
-    // where the run kept its last rows only (RunOptions::last_logit_rows), computed from
-    // its final hidden state, the same numbers a run keeping every row holds. Throws
-    // headscope::Error when the trace holds neither.
-    virtual Matrix logits_at(const ModelTrace& trace, Eigen::Index row) const;
+    // Positions [first, first + n)'s logits [n, V] of `trace` (a run of this model): the
+    // kept rows, or where the run kept its last rows only (RunOptions::last_logit_rows),
+    // computed from its final hidden state, the same numbers a run keeping every row
+    // holds. Throws headscope::Error when the trace holds neither.
+    virtual Matrix logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const;
 
     // What column `index` of the logits means, as a person reads it: a token's text
     // (language-model heads) or a class name (classifiers); the number itself where

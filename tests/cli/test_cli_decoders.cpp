@@ -6,6 +6,7 @@
 #include "cli/cli_runner.h"
 #include "core/base/file_bytes.h"
 #include "core/models/hf/weight_files.h"
+#include "core/models/model_registry.h"
 #include "core/tensor/safetensors.h"
 #include "test_support.h"
 
@@ -91,4 +92,28 @@ TEST_CASE("decoders: render and analyze take every family") {
         const auto report = nlohmann::json::parse(read_file_bytes(dir.file("a.json"), 1 << 20, "the report"));
         CHECK(report.at("heads_per_layer") == 4);
     }
+}
+
+TEST_CASE("decoders: dump writes a language model's logits a piece of rows at a time, the whole run's numbers") {
+    // 200 positions: two pieces of the 128 rows dump computes at a time from the final
+    // hidden state, which must be the logits a run keeping every row holds, bit for bit.
+    const std::string folder = checkpoints + "/llama_tiny";
+    std::vector<std::int64_t> ids;
+    std::string list;
+    for (int i = 0; i < 200; ++i) {
+        ids.push_back(3 + (i * 37) % 290);
+        if (i > 0) list += ',';
+        list += std::to_string(ids.back());
+    }
+    TempDir dir;
+    const std::string out = dir.file("long.safetensors");
+    const RunResult r = run_cli({"dump", "--model", folder, "--tokens", list, "--only-layers", "0", "--out", out});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto model = open_model(folder, ToyConfig{});
+    const ModelTrace whole = model->forward(model->encode_ids(ids), RunOptions{});
+    const auto file = SafetensorsFile::open(out);
+    REQUIRE(file.get("logits").shape == Shape{200, whole.logits.cols()});
+    const std::vector<float> written = file.get("logits").to_floats();
+    CHECK(std::equal(written.begin(), written.end(), whole.logits.data()));
 }

@@ -316,18 +316,19 @@ ModelTrace HfDecoderModel::forward(const ModelInput& input, const RunOptions& op
     return std::move(run.trace);
 }
 
-Matrix HfDecoderModel::logits_at(const ModelTrace& trace, Eigen::Index row) const {
+Matrix HfDecoderModel::logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const {
     const Eigen::Index T = trace.hidden.rows();
-    if (row >= 0 && row < T - trace.logits.rows()) {
+    if (first >= 0 && n > 0 && first + n <= T && first < T - trace.logits.rows()) {
         mapped_.check();
-        return lm_logits(trace.hidden.row(row));   // a row the run did not keep
+        return lm_logits(trace.hidden.middleRows(first, n));   // rows the run did not keep
     }
-    return Model::logits_at(trace, row);
+    return Model::logits_rows(trace, first, n);
 }
 
 Matrix HfDecoderModel::lm_logits(const Matrix& hidden, bool few_rows) const {
     const WeightMatrix& head = weights_.head.size() != 0 ? weights_.head : weights_.embed;   // [V, E]
     Matrix logits(hidden.rows(), head.rows());                                               // [T, V]
+    if (hidden.rows() == 0) return logits;   // none asked for (RunOptions::last_logit_rows = 0)
     advise_huge_pages(logits.data(), static_cast<std::size_t>(logits.size()) * sizeof(float));
     if (few_rows) {
         head.multiply_streamed(hidden, logits);

@@ -150,7 +150,7 @@ public:
     }
     std::vector<OwnedTensor> export_weights() const override;
     std::string output_label(Eigen::Index index) const override;
-    Matrix logits_at(const ModelTrace& trace, Eigen::Index row) const override;
+    Matrix logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const override;
 
     const DecoderConfig& config() const { return config_; }
 

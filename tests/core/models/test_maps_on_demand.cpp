@@ -89,9 +89,8 @@ TEST_CASE("maps on demand: every family's streamed maps, and each computed again
         }
         RunOptions changed;
         changed.causal = !model->info().causal;
-        changed.disabled_heads.assign(static_cast<std::size_t>(model->info().n_layers),
-                                      std::vector<bool>(static_cast<std::size_t>(model->info().n_heads), false));
-        changed.disabled_heads[0][1] = true;
+        changed.disabled_heads = HeadMask(model->info().n_layers, model->info().n_heads);
+        changed.disabled_heads.set(0, 1);
         check_on_demand(*model, input, changed);
     }
 }
@@ -140,13 +139,18 @@ TEST_CASE("maps on demand: resumed from a streamed run only, no kept prefix, the
     const ModelTrace tail = model->forward(input, last);
     CHECK(tail.logits == kept.logits.bottomRows(3));
     // Any other row, computed from the kept final hidden state: the same numbers.
-    for (Eigen::Index row = 0; row < kept.logits.rows(); ++row) {
+    const Eigen::Index T = kept.logits.rows();
+    for (Eigen::Index row = 0; row < T; ++row) {
         CAPTURE(row);
-        CHECK(model->logits_at(tail, row) == kept.logits.row(row));
-        CHECK(model->logits_at(kept, row) == kept.logits.row(row));
+        CHECK(model->logits_rows(tail, row, 1) == kept.logits.row(row));
+        CHECK(model->logits_rows(kept, row, 1) == kept.logits.row(row));
     }
-    CHECK_THROWS_WITH_AS(model->logits_at(tail, kept.logits.rows()), doctest::Contains("no logits for position"),
-                         Error);
+    CHECK(model->logits_rows(tail, 1, T - 2) == kept.logits.middleRows(1, T - 2));   // across the kept rows
+    CHECK_THROWS_WITH_AS(model->logits_rows(tail, T - 1, 2), doctest::Contains("no logits for positions"), Error);
+    last.last_logit_rows = 0;   // none kept (dump writes them a piece at a time)
+    const ModelTrace none = model->forward(input, last);
+    CHECK(none.logits.rows() == 0);
+    CHECK(model->logits_rows(none, 0, T) == kept.logits);
     last.last_logit_rows = 1000;
     CHECK(model->forward(input, last).logits == kept.logits);
 }
@@ -161,9 +165,8 @@ TEST_CASE("maps on demand: a streamed run resumed after a head is switched off e
     const ModelTrace before = model->forward(input, first);
 
     RunOptions whole = first;
-    whole.disabled_heads.assign(static_cast<std::size_t>(info.n_layers),
-                                std::vector<bool>(static_cast<std::size_t>(info.n_heads), false));
-    whole.disabled_heads.back()[1] = true;
+    whole.disabled_heads = HeadMask(info.n_layers, info.n_heads);
+    whole.disabled_heads.set(whole.disabled_heads.layers() - 1, 1);
     std::vector<Eigen::Index> handed;   // the layers whose maps the resumed run hands over
     RunOptions resumed = whole;
     resumed.resume_from = &before;

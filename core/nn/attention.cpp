@@ -525,15 +525,10 @@ AttentionTrace attention_forward(const AttentionWeights& w, const ConstMatrixRef
                     ", got " + std::to_string(x_kv.cols()));
     }
     const bool self = x_q.data() == x_kv.data() && Tq == Tk && x_q.outerStride() == x_kv.outerStride();
-    if (self) {
-        Projected p = project_self(w, x_q);
-        Unrotated unrotated;
-        transform_queries_keys(w, p.queries(), p.keys(), 0, 0, Tk, options, unrotated);
-        return attend(w, x_q, p.queries(), p.keys(), p.values(), options, unrotated);
-    }
-    Matrix q = linear_forward(w.q, x_q);          // [Tq, D]
-    Matrix k = linear_forward(w.k, x_kv);         // [Tk, Dkv]
-    const Matrix v = linear_forward(w.v, x_kv);   // [Tk, Dkv]
+    if (self) return attention_forward_after(w, x_q, Matrix(), Matrix(), 0, options);   // after no kept position
+    Matrix q = linear_forward(w.q, x_q);                                                // [Tq, D]
+    Matrix k = linear_forward(w.k, x_kv);                                               // [Tk, Dkv]
+    const Matrix v = linear_forward(w.v, x_kv);                                         // [Tk, Dkv]
     Unrotated unrotated;
     transform_queries_keys(w, q, k, 0, 0, std::max(Tq, Tk), options, unrotated);
     return attend(w, x_q, q, k, v, options, unrotated);
@@ -549,13 +544,17 @@ AttentionTrace attention_forward_after(const AttentionWeights& w, const ConstMat
     if (w.key_width() != w.model_width() || w.value_width() != w.model_width()) {
         throw Error("attention after kept positions is self-attention: keys and values must read the queries' input");
     }
-    if (p < 0 || kept_keys.rows() < p || kept_values.rows() < p || kept_keys.cols() != D || kept_values.cols() != D) {
+    const bool kept_fit = p == 0 || (kept_keys.rows() >= p && kept_values.rows() >= p && kept_keys.cols() == D &&
+                                     kept_values.cols() == D);
+    if (p < 0 || !kept_fit) {
         throw Error("kept keys and values: expected [>= " + std::to_string(p) + ", " + std::to_string(D) + "], got " +
                     dims(kept_keys.rows(), kept_keys.cols()) + " and " + dims(kept_values.rows(), kept_values.cols()));
     }
     Projected now = project_self(w, x_new);
     Unrotated unrotated;
     transform_queries_keys(w, now.queries(), now.keys(), p, p, p + Tn, options, unrotated);
+    // A whole run (no kept position): the keys and values are this call's, as computed.
+    if (p == 0) return attend(w, x_new, now.queries(), now.keys(), now.values(), options, unrotated);
     Matrix k(p + Tn, D);
     k.topRows(p) = kept_keys.topRows(p);
     k.bottomRows(Tn) = now.keys();

@@ -128,7 +128,8 @@ AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMat
                                  const AttentionOptions& options = {});
 // Self-attention of new positions appended after p earlier ones whose keys and values a
 // kept run holds (`kept_keys` / `kept_values`, [>= p, Dkv]: their first p rows are used).
-// The new positions are p, p+1, ... (their rotary angles).
+// The new positions are p, p+1, ... (their rotary angles). A whole run is the case p = 0
+// (the kept matrices are then not read): attention_forward's self-attention is this.
 // x_new: [Tn, E], the new positions' input; they attend to all p + Tn keys, so the mask
 // is [Tn, p + Tn]. K and V in the result cover all p + Tn positions.
 AttentionTrace attention_forward_after(const AttentionWeights& weights, const ConstMatrixRef& x_new,

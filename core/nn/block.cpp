@@ -44,15 +44,12 @@ AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, E
 }   // namespace
 
 AttentionTrace block_forward(const BlockSpec& spec, const Block& block, Matrix& x, const AttentionOptions& options,
-                             Eigen::Index mlp_rows) {
-    return run_block(spec, block, x, mlp_rows,
-                     [&](const Matrix& input) { return attention_forward(block.attention, input, options); });
-}
-
-AttentionTrace block_forward_after(const BlockSpec& spec, const Block& block, Matrix& x_new, const AttentionTrace& kept,
-                                   Eigen::Index p, const AttentionOptions& options) {
-    return run_block(spec, block, x_new, -1, [&](const Matrix& input) {
-        return attention_forward_after(block.attention, input, kept.keys, kept.values, p, options);
+                             Eigen::Index mlp_rows, const KeptPositions& after) {
+    const Matrix none;   // a whole run reads no kept keys or values
+    const Matrix& keys = after.layer != nullptr ? after.layer->keys : none;
+    const Matrix& values = after.layer != nullptr ? after.layer->values : none;
+    return run_block(spec, block, x, mlp_rows, [&](const Matrix& input) {
+        return attention_forward_after(block.attention, input, keys, values, after.p, options);
     });
 }
 

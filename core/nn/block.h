@@ -48,16 +48,19 @@ struct Block {
     Eigen::Index window = 0;
 };
 
-// One block over x [T, E], in place; returns its attention. `mlp_rows` >= 0: only x's first
-// rows go through the MLP (the last layer of a classifier that reads [CLS] alone); the
-// other rows are then left after attention (pre-norm, sequential blocks only).
-AttentionTrace block_forward(const BlockSpec& spec, const Block& block, Matrix& x, const AttentionOptions& options,
-                             Eigen::Index mlp_rows = -1);
+// Positions a block's run comes after: the first `p` of a kept run over the same tokens,
+// whose keys and values `layer` holds (a causal model's text typed at its end). The
+// default, no position, is a whole run.
+struct KeptPositions {
+    const AttentionTrace* layer = nullptr;
+    Eigen::Index p = 0;
+};
 
-// The same block for new positions x_new [Tn, E] appended after p earlier ones whose
-// keys and values `kept` holds (a causal run over the same first p tokens); the
-// returned attention covers the new queries against all p + Tn keys.
-AttentionTrace block_forward_after(const BlockSpec& spec, const Block& block, Matrix& x_new, const AttentionTrace& kept,
-                                   Eigen::Index p, const AttentionOptions& options);
+// One block over x [T, E] (the positions after `after`'s), in place; returns its
+// attention, the queries against all p + T keys. `mlp_rows` >= 0: only x's first rows go
+// through the MLP (the last layer of a classifier that reads [CLS] alone); the other rows
+// are then left after attention (pre-norm, sequential blocks only).
+AttentionTrace block_forward(const BlockSpec& spec, const Block& block, Matrix& x, const AttentionOptions& options,
+                             Eigen::Index mlp_rows = -1, const KeptPositions& after = {});
 
 }   // namespace headscope

@@ -109,31 +109,24 @@ Eigen::Index resume(const std::string& model, const Stack& stack, const RunOptio
     return l;
 }
 
-// RunOptions::prefix_from: rows [0, p) of every layer come from the kept run; only the
-// later positions are computed, their queries against every key.
-StackRun run_after_prefix(const std::string& model, const Stack& stack, const Matrix& x, const OptionalMask& mask,
-                          const RunOptions& options, StackRun run) {
-    const Eigen::Index T = x.rows();
-    check_prefix_reuse(model, stack.n_layers(), options, mask, T);
-    const ModelTrace& kept = *options.prefix_from;
-    const Eigen::Index p = options.prefix_rows;
-    Matrix x_new = x.bottomRows(T - p);   // [T - p, E]: only the new positions
-    for (Eigen::Index l = 0; l < stack.n_layers(); ++l) {
-        const Block& block = stack.blocks[static_cast<std::size_t>(l)];
-        const AttentionTrace& kept_layer = kept.layers[static_cast<std::size_t>(l)];
-        if (options.keep_layer_inputs) {
-            run.trace.layer_inputs.push_back(stack_rows(kept.layer_inputs[static_cast<std::size_t>(l)], p, x_new));
-        }
-        AttentionOptions attention = layer_options(options, block, l, mask);
-        attention.keep = mask_rows_from(mask, p);   // the new queries' rows (at positions p..)
-        const AttentionTrace computed = block_forward_after(stack.spec, block, x_new, kept_layer, p, attention);
-        run.trace.layers.push_back(join_prefix(block.attention, kept_layer, computed, p, mask, attention));
-        if (options.on_layer) options.on_layer(l + 1, stack.n_layers());
+// Dynamic NTK and LongRoPE turn every position by angles that depend on the sequence's
+// length, so a longer run's first rows differ from a kept shorter run's: such a stack
+// computes every row (reusing none is always exact).
+bool rotation_depends_on_length(const Stack& stack) {
+    for (const Block& block : stack.blocks) {
+        if (block.attention.rotary.active() && block.attention.rotary.depends_on_length()) return true;
     }
-    run.x = std::move(x_new);
-    run.first_row = p;
-    run.kept = &kept;
-    return run;
+    return false;
+}
+
+// RunOptions::prefix_from, where it applies: the p rows of every layer that come from the
+// kept run, only the later positions computed, their queries against every key. A whole
+// run reuses none: 0.
+Eigen::Index reused_prefix_rows(const std::string& model, const Stack& stack, const RunOptions& options,
+                                const OptionalMask& mask, Eigen::Index T) {
+    if (options.prefix_from == nullptr || rotation_depends_on_length(stack)) return 0;
+    check_prefix_reuse(model, stack.n_layers(), options, mask, T);
+    return options.prefix_rows;
 }
 
 // x must be [1..max_tokens, E] for the blocks' width E.
@@ -144,16 +137,6 @@ void check_input(const std::string& model, const Stack& stack, const Matrix& x) 
     throw Error(model + ": input embeddings are [" + std::to_string(x.rows()) + ", " + std::to_string(x.cols()) +
                 "], expected [1.." + (stack.max_tokens > 0 ? std::to_string(stack.max_tokens) : std::string()) + ", " +
                 std::to_string(E) + "]");
-}
-
-// Dynamic NTK and LongRoPE turn every position by angles that depend on the sequence's
-// length, so a longer run's first rows differ from a kept shorter run's: such a stack
-// computes every row (reusing none is always exact).
-bool rotation_depends_on_length(const Stack& stack) {
-    for (const Block& block : stack.blocks) {
-        if (block.attention.rotary.active() && block.attention.rotary.depends_on_length()) return true;
-    }
-    return false;
 }
 
 // The family's mask, or the one the run asks for, ANDed with the run's custom pairs.
@@ -177,15 +160,25 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
     StackRun run;
     run.trace.mask = mask;
     run.trace.layers.reserve(static_cast<std::size_t>(L));
-    if (options.prefix_from != nullptr && !rotation_depends_on_length(stack)) {
-        return run_after_prefix(model, stack, x, mask, options, std::move(run));
-    }
-    for (Eigen::Index l = resume(model, stack, options, run, x); l < L; ++l) {
+    // The positions computed: all of them, or those after a kept prefix (whose rows of
+    // every layer are then joined from the kept run). One loop either way.
+    const Eigen::Index p = reused_prefix_rows(model, stack, options, mask, x.rows());
+    if (p > 0) x = Matrix(x.bottomRows(x.rows() - p));
+    for (Eigen::Index l = p > 0 ? 0 : resume(model, stack, options, run, x); l < L; ++l) {
         const Block& block = stack.blocks[static_cast<std::size_t>(l)];
-        if (options.keep_layer_inputs) run.trace.layer_inputs.push_back(x);
-        const AttentionOptions attention = layer_options(options, block, l, mask);
-        const Eigen::Index mlp_rows = l + 1 == L ? last_mlp_rows : -1;
-        run.trace.layers.push_back(block_forward(stack.spec, block, x, attention, mlp_rows));
+        const auto at = static_cast<std::size_t>(l);
+        if (options.keep_layer_inputs)
+            run.trace.layer_inputs.push_back(p > 0 ? stack_rows(options.prefix_from->layer_inputs[at], p, x) : x);
+        AttentionOptions attention = layer_options(options, block, l, mask);
+        if (p > 0) {
+            const AttentionTrace& kept_layer = options.prefix_from->layers[at];
+            attention.keep = mask_rows_from(mask, p);   // the new queries' rows (at positions p..)
+            const AttentionTrace computed = block_forward(stack.spec, block, x, attention, -1, {&kept_layer, p});
+            run.trace.layers.push_back(join_prefix(block.attention, kept_layer, computed, p, mask, attention));
+        } else {
+            const Eigen::Index mlp_rows = l + 1 == L ? last_mlp_rows : -1;
+            run.trace.layers.push_back(block_forward(stack.spec, block, x, attention, mlp_rows));
+        }
         if (options.on_map && options.detail_at(l) != TraceDetail::all_stages) {
             // A streamed run keeps what computes its maps again: the heads' joined
             // contexts and the output projection ([T, D] and [T, E] a layer, a gigabyte
@@ -197,6 +190,8 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
         if (options.on_layer) options.on_layer(l + 1, L);
     }
     run.x = std::move(x);
+    run.first_row = p;
+    run.kept = p > 0 ? options.prefix_from : nullptr;
     return run;
 }
 

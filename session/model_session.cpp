@@ -59,7 +59,26 @@ namespace {
 std::function<void(Eigen::Index, Eigen::Index)> layer_progress(const ComputeControl& control, std::string run) {
     return [&control, run = std::move(run)](Eigen::Index done, Eigen::Index n) {
         if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) throw ComputeCancelled();
-        if (control.on_progress) control.on_progress({run, done, n});
+        if (control.on_progress)
+            control.on_progress(
+                {.run = run, .layers_done = done, .n_layers = n, .landed_thumbnails = nullptr, .model = {}});
+    };
+}
+
+// The main run's progress when its maps are streamed: each layer done hands on the
+// thumbnails landed so far (a copy: the run goes on filling `snapshot`'s).
+std::function<void(Eigen::Index, Eigen::Index)> landing_progress(const ComputeControl& control,
+                                                                 const Snapshot& snapshot) {
+    return [&control, &snapshot](Eigen::Index done, Eigen::Index n) {
+        if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) throw ComputeCancelled();
+        if (!control.on_progress) return;
+        const auto landed = static_cast<std::ptrdiff_t>(done * snapshot.info.n_heads);
+        ComputeProgress progress{
+            .run = "", .layers_done = done, .n_layers = n, .landed_thumbnails = nullptr, .model = {}};
+        progress.landed_thumbnails = std::make_shared<const std::vector<Matrix>>(snapshot.thumbnails.begin(),
+                                                                                 snapshot.thumbnails.begin() + landed);
+        progress.model = snapshot.model.name;
+        control.on_progress(progress);
     };
 }
 
@@ -106,7 +125,8 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     if (plan.resume) snapshot->resumed_at = plan.resume_layer;
     snapshot->reused_positions = plan.prefix_rows;
     if (snapshot->maps_streamed) stream_maps(*snapshot, request, options, control);
-    options.on_layer = layer_progress(control, "");
+    const bool thumbnails_land = snapshot->maps_streamed && !snapshot->thumbnails.empty();
+    options.on_layer = thumbnails_land ? landing_progress(control, *snapshot) : layer_progress(control, "");
     snapshot->trace = model_->forward(snapshot->input, options);
     if (request.keeps.metrics) measure_heads(*snapshot);
 

@@ -52,7 +52,10 @@ void AppWindow::update() {
         has_request_ = true;
     }
     loading_ = worker_.loading();
+    const Eigen::Index landed_before = computing_ && computing_->landed_thumbnails ? computing_->layers_done : -1;
     computing_ = worker_.computing();
+    // A layer of a long run landed: the grid's textures are rebuilt with its thumbnails.
+    if (computing_ && computing_->landed_thumbnails && computing_->layers_done != landed_before) textures_.invalidate();
     // /proc is read a few times a second, not every frame.
     if (const auto now = std::chrono::steady_clock::now(); now - memory_read_ > std::chrono::milliseconds(500)) {
         memory_ = machine_memory();
@@ -229,8 +232,10 @@ WindowStatus AppWindow::status() const {
 void AppWindow::cancel_computing() { worker_.cancel_compute(); }
 
 ViewContext AppWindow::view_context() {
-    return ViewContext(shown_, state_, textures_, scan_jobs_, view_jobs_,
-                       WindowActions{[this](const std::string& path) { remember_file(path); }});
+    ViewContext context(shown_, state_, textures_, scan_jobs_, view_jobs_,
+                        WindowActions{[this](const std::string& path) { remember_file(path); }});
+    context.set_computing(&computing_);
+    return context;
 }
 
 void AppWindow::handle_keys() {

@@ -2,8 +2,9 @@
 // streams its maps gives the views the same maps, bit for bit, and the same metrics as one
 // that keeps them, plus a thumbnail per head; the intact, flipped and second-input runs
 // stream too; toggling a head resumes the streamed run; a computation reports each layer
-// and stops when asked, and the session computes on afterwards; the window's decoder keeps
-// its last row's logits and computes another row's when shown.
+// (handing on the thumbnails landed so far) and stops when asked, and the session computes
+// on afterwards; the window's decoder keeps its last row's logits and computes another
+// row's when shown.
 
 #include "core/analysis/ablation_effects.h"
 #include "core/analysis/head_summary.h"
@@ -217,4 +218,15 @@ TEST_CASE("streamed maps: a computation reports each layer, stops when asked, an
     CHECK(seen[3].run.empty());
     CHECK(seen[4].run == "intact");
     CHECK(seen[7].layers_done == 4);
+    // The main run's thumbnails land layer by layer (a view fills in as they come), each
+    // the finished run's; the intact run's progress carries none.
+    for (std::size_t i = 0; i < 4; ++i) {
+        CAPTURE(i);
+        REQUIRE(seen[i].landed_thumbnails);
+        CHECK(seen[i].model == r.model.name);
+        const std::vector<Matrix>& landed = *seen[i].landed_thumbnails;
+        REQUIRE(static_cast<Eigen::Index>(landed.size()) == seen[i].layers_done * 4);
+        for (std::size_t n = 0; n < landed.size(); ++n) CHECK(landed[n] == done->thumbnails[n]);
+    }
+    CHECK_FALSE(seen[4].landed_thumbnails);
 }

@@ -159,7 +159,13 @@ void draw_grid_head(ViewContext& context, const GridValues& values, bool colour,
     session::AppState& state = context.state();
     const session::Snapshot& shown = context.shown();
     // The max only when the texture is built: 144 maxima of T x T every frame cost more than the frame.
+    const session::ComputeProgress* landing = context.landing();
     const HeatmapTexture& t = context.textures().get(numbered("grid", l, h), [&] {
+        if (landing != nullptr && l < landing->layers_done) {
+            // A long run in progress: its layers done so far replace the last result's.
+            const Matrix& pooled = (*landing->landed_thumbnails)[static_cast<std::size_t>(l * shown.info.n_heads + h)];
+            return heatmap_mip_levels(pooled, nullptr, state.colormap, std::max(pooled.maxCoeff(), 1e-12f));
+        }
         if (shown.maps_streamed) {
             // The run's max-pooled thumbnail: L x H maps are not computed again for a grid.
             const Matrix& pooled = shown.thumbnails[static_cast<std::size_t>(l * shown.info.n_heads + h)];
@@ -215,6 +221,13 @@ void ModelView::draw(ViewContext& context) {
     const auto scan = context.importance();
     draw_grid_options(state, scan != nullptr);
     colour_legend(state.colormap, "0", "each head's max");
+    if (const session::ComputeProgress* landing = context.landing()) {
+        ImGui::TextColored(
+            ImVec4(1.0f, 0.8f, 0.35f, 1.0f),
+            "Filling in: layers 0-%ld are the new run's (%ld of %ld done); the rest show the last result",
+            static_cast<long>(landing->layers_done - 1), static_cast<long>(landing->layers_done),
+            static_cast<long>(landing->n_layers));
+    }
     for (Eigen::Index l = 0; l < info.n_layers; ++l) {
         if (info.window_of(l) > 0) {
             window_legend(info.window_of(l));   // the first local layer's; families use one window

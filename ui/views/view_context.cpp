@@ -60,6 +60,16 @@ ViewContext::ViewContext(std::shared_ptr<const Snapshot> shown, session::AppStat
     : shown_(std::move(shown)), state_(state), textures_(textures), scan_jobs_(scan_jobs), view_jobs_(view_jobs),
       actions_(std::move(actions)) {}
 
+const session::ComputeProgress* ViewContext::landing() const {
+    if (computing_ == nullptr || !*computing_) return nullptr;
+    const session::ComputeProgress& progress = **computing_;
+    const ModelInfo& info = shown_->info;
+    const bool fits =
+        progress.landed_thumbnails && progress.model == shown_->model.name && progress.n_layers == info.n_layers &&
+        static_cast<Eigen::Index>(progress.landed_thumbnails->size()) == progress.layers_done * info.n_heads;
+    return fits ? &progress : nullptr;
+}
+
 void ViewContext::remember_file(const std::string& path) const {
     if (actions_.remember_file) actions_.remember_file(path);
 }

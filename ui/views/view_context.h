@@ -6,6 +6,7 @@
 #include "core/analysis/ablation_effects.h"
 #include "session/app_state.h"
 #include "session/background_job.h"
+#include "session/model_session.h"
 #include "session/snapshot.h"
 #include "ui/widgets/heatmap_texture.h"
 #include "ui/widgets/texture_pool.h"
@@ -14,6 +15,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace headscope::ui {
@@ -66,6 +68,10 @@ public:
     // it, at the cursor, as large as fits `room` keeping the grid's aspect.
     PictureRect draw_picture_with_heat(const HeatmapTexture& heat, int grid_w, int grid_h, ImVec2 room);
     HeadCaption head_caption(int layer, int head) const { return ui::head_caption(*shown_, layer, head); }
+    // A long run in progress of the shown model, whose streamed maps' thumbnails land layer
+    // by layer (session::ComputeProgress::landed_thumbnails); null otherwise.
+    const session::ComputeProgress* landing() const;
+    void set_computing(const std::optional<session::ComputeProgress>* computing) { computing_ = computing; }
 
     // The head-importance scan of what is shown (model, input, mask), once it ran.
     std::shared_ptr<const ImportanceScan> importance() const;
@@ -80,6 +86,7 @@ private:
     session::BackgroundJobs& scan_jobs_;
     session::BackgroundJobs& view_jobs_;
     WindowActions actions_;
+    const std::optional<session::ComputeProgress>* computing_ = nullptr;
 };
 
 }   // namespace headscope::ui

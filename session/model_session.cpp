@@ -56,28 +56,24 @@ RunOptions ModelSession::options_for(const Request& request, const Snapshot& sna
 namespace {
 
 // Reports each layer of the run named `run` through `control`, and stops the run when asked.
-std::function<void(Eigen::Index, Eigen::Index)> layer_progress(const ComputeControl& control, std::string run) {
-    return [&control, run = std::move(run)](Eigen::Index done, Eigen::Index n) {
-        if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) throw ComputeCancelled();
-        if (control.on_progress)
-            control.on_progress(
-                {.run = run, .layers_done = done, .n_layers = n, .landed_thumbnails = nullptr, .model = {}});
-    };
-}
-
-// The main run's progress when its maps are streamed: each layer done hands on the
-// thumbnails landed so far (a copy: the run goes on filling `snapshot`'s).
-std::function<void(Eigen::Index, Eigen::Index)> landing_progress(const ComputeControl& control,
-                                                                 const Snapshot& snapshot) {
-    return [&control, &snapshot](Eigen::Index done, Eigen::Index n) {
+// Each layer done: stop when asked, else report it. The main run of a streamed model
+// (`landing`) hands on the thumbnails landed so far too (a copy: the run goes on filling
+// the snapshot's).
+std::function<void(Eigen::Index, Eigen::Index)> layer_progress(const ComputeControl& control, std::string run,
+                                                               const Snapshot* landing = nullptr) {
+    return [&control, run = std::move(run), landing](Eigen::Index done, Eigen::Index n) {
         if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) throw ComputeCancelled();
         if (!control.on_progress) return;
-        const auto landed = static_cast<std::ptrdiff_t>(done * snapshot.info.n_heads);
-        ComputeProgress progress{
-            .run = "", .layers_done = done, .n_layers = n, .landed_thumbnails = nullptr, .model = {}};
-        progress.landed_thumbnails = std::make_shared<const std::vector<Matrix>>(snapshot.thumbnails.begin(),
-                                                                                 snapshot.thumbnails.begin() + landed);
-        progress.model = snapshot.model.name;
+        ComputeProgress progress;
+        progress.run = run;
+        progress.layers_done = done;
+        progress.n_layers = n;
+        if (landing != nullptr) {
+            const auto landed = landing->thumbnails.begin() + static_cast<std::ptrdiff_t>(done * landing->info.n_heads);
+            progress.landed_thumbnails =
+                std::make_shared<const std::vector<Matrix>>(landing->thumbnails.begin(), landed);
+            progress.model = landing->model.name;
+        }
         control.on_progress(progress);
     };
 }
@@ -126,7 +122,7 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     snapshot->reused_positions = plan.prefix_rows;
     if (snapshot->maps_streamed) stream_maps(*snapshot, request, options, control);
     const bool thumbnails_land = snapshot->maps_streamed && !snapshot->thumbnails.empty();
-    options.on_layer = thumbnails_land ? landing_progress(control, *snapshot) : layer_progress(control, "");
+    options.on_layer = layer_progress(control, "", thumbnails_land ? snapshot.get() : nullptr);
     snapshot->trace = model_->forward(snapshot->input, options);
     if (request.keeps.metrics) measure_heads(*snapshot);
 

@@ -14,11 +14,11 @@ namespace headscope::session {
 Request make_request(const AppState& state, const ViewNeeds& needs) {
     Request r;
     r.model = state.model;
-    r.text = state.text;
-    r.text_is_ids = state.text_is_ids;
-    r.image_path = state.image_path;
+    r.input.text = state.text;
+    r.input.ids_typed = state.text_is_ids;
+    r.input.image_path = state.image_path;
     // The built demo ViT has no own resolution (its positions are built for 224 px): never ask it.
-    r.own_resolution = state.own_resolution && !is_toy_model(state.model.name);
+    r.input.image_options.own_resolution = state.own_resolution && !is_toy_model(state.model.name);
     r.causal = state.causal;
     r.maps = state.maps;
     r.keeps.logits_when_shown = true;
@@ -29,8 +29,10 @@ Request make_request(const AppState& state, const ViewNeeds& needs) {
     r.forbidden = state.forbidden;
     if (needs.stages_of_layer) r.stages_layer = state.layer;
     if (needs.second_input) {
-        r.compare_text = state.compare_text;
-        r.compare_image_path = state.compare_image_path;
+        // Input B is read as input A is: ids where A's are, at A's resolution.
+        r.compare = r.input;
+        r.compare.text = state.compare_text;
+        r.compare.image_path = state.compare_image_path;
     }
     return r;
 }

@@ -20,17 +20,6 @@ void ModelSession::adopt(std::shared_ptr<const Model> model, const ModelChoice& 
     last_run_.reset();
 }
 
-ModelInput ModelSession::encode(const Request& request, const std::string& text, const std::string& image_path) const {
-    const ModelInfo info = model_->info();
-    if (info.reads_ids_only)
-        return model_->encode_ids(token_ids_typed(text, "token ids (the checkpoint has no tokenizer files)"));
-    if (request.text_is_ids && !info.takes_image) return model_->encode_ids(token_ids_typed(text));
-    if (!info.takes_image) return model_->encode_text(text);
-    ImageOptions image_options;
-    image_options.own_resolution = request.own_resolution;
-    return model_->encode_image(decode_image_file(image_path), image_options);
-}
-
 RunOptions ModelSession::options_for(const Request& request, const Snapshot& snapshot) const {
     RunOptions options;
     options.causal = snapshot.causal;
@@ -82,7 +71,7 @@ std::function<void(Eigen::Index, Eigen::Index)> layer_progress(const ComputeCont
 
 std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uint64_t generation,
                                                 const ComputeControl& control) {
-    return compute_on(request, encode(request, request.text, request.image_path), generation, control);
+    return compute_on(request, encode_run_input(*model_, request.input), generation, control);
 }
 
 std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, ModelInput input, std::uint64_t generation,
@@ -140,7 +129,7 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
         flipped.on_layer = layer_progress(control, "flipped");
         snapshot->flipped = model_->forward(snapshot->input, flipped);
     }
-    if (!request.compare_text.empty() || !request.compare_image_path.empty()) {
+    if (!request.compare.empty()) {
         run_second_input(*snapshot, request, options, control);
     }
     if (request.keeps.resumable) {
@@ -256,7 +245,7 @@ void ModelSession::run_second_input(Snapshot& snapshot, const Request& request, 
     // Input B failing (a bad file, too long) is the compare view's to report, not an
     // error of the main input.
     try {
-        ModelInput other = encode(request, request.compare_text, request.compare_image_path);
+        ModelInput other = encode_run_input(*model_, request.compare);
         if (snapshot.maps_streamed) {
             check_streamed_run_fits(snapshot.info, other.embeddings.rows(), compute_threads(), options.last_logit_rows);
         } else {

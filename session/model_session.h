@@ -59,15 +59,14 @@ public:
     // ComputeCancelled when stopped through `control`).
     std::shared_ptr<Snapshot> compute(const Request& request, std::uint64_t generation,
                                       const ComputeControl& control = {});
-    // The same on an input the caller encoded (the command line, whose messages name its
-    // flags); request's text and image are not read.
+    // The same on `request.input` encoded already (encode_run_input): headscope-cli's
+    // `dump` writes the input's labels before the run.
     std::shared_ptr<Snapshot> compute_on(const Request& request, ModelInput input, std::uint64_t generation,
                                          const ComputeControl& control = {});
     // The model held, shared with the snapshots.
     std::shared_ptr<const Model> model() const { return model_; }
 
 private:
-    ModelInput encode(const Request& request, const std::string& text, const std::string& image_path) const;
     RunOptions options_for(const Request& request, const Snapshot& snapshot) const;
     void label_outputs(Snapshot& snapshot);
     // `logit_rows`: as RunOptions::last_logit_rows.

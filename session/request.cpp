@@ -1,27 +1,10 @@
 #include "session/request.h"
 
-#include "core/base/index_lists.h"
 #include "core/models/model_registry.h"
 
 #include <algorithm>
 
 namespace headscope::session {
-
-std::vector<std::int64_t> token_ids_typed(const std::string& text, const std::string& what) {
-    // Each item trimmed, so that an error quotes what was typed ("The cat", not "Thecat").
-    std::string list;
-    std::size_t start = 0;
-    while (true) {
-        const std::size_t comma = std::min(text.find(',', start), text.size());
-        const std::size_t first = text.find_first_not_of(" \t\r\n", start);
-        const std::size_t last = text.find_last_not_of(" \t\r\n", comma == 0 ? 0 : comma - 1);
-        if (first < comma && last != std::string::npos && last >= first) list += text.substr(first, last - first + 1);
-        if (comma == text.size()) break;
-        list += ',';
-        start = comma + 1;
-    }
-    return parse_index_list(what, list, "464,3797,3332");
-}
 
 bool streams_maps(MapsPolicy policy, const ModelInfo& info, Eigen::Index T) {
     if (policy != MapsPolicy::automatic) return policy == MapsPolicy::stream;

@@ -1,12 +1,13 @@
 #pragma once
-// What the window asks the worker to compute: the model (a built-in name and its
-// settings, or a checkpoint folder), the input, the mask and the disabled heads, and
-// the extra runs a view needs while it is shown. Plain values, compared to tell
-// whether anything changed.
+// What a run asks for, from the window or headscope-cli: the model (a built-in name and
+// its settings, or a checkpoint folder), the input, the mask and the disabled heads,
+// what to keep, and the extra runs a view needs while it is shown. Plain values,
+// compared to tell whether anything changed.
 
 #include "core/base/load_control.h"
 #include "core/models/model.h"
 #include "core/models/toy/toy_models.h"
+#include "session/run_input.h"
 
 #include <cstdint>
 #include <functional>
@@ -59,10 +60,7 @@ struct Keeps {
 
 struct Request {
     ModelChoice model;
-    std::string text;
-    bool text_is_ids = false;   // `text` (and compare_text) are token ids for every model
-    std::string image_path;
-    bool own_resolution = false;     // image checkpoints: at the picture's own size (ImageOptions)
+    RunInput input;
     std::optional<bool> causal;      // the causal mask; unset: the model's own default
     HeadMask disabled_heads;         // [L][H] or unsized
     bool also_flip_causal = false;   // also run with the causal mask flipped (compare view)
@@ -70,8 +68,7 @@ struct Request {
     std::vector<std::pair<int, int>> forbidden;
     // Compare view, input A vs input B: also run this second sentence (text models) or
     // picture (image models) with the same model and options. Empty: not asked.
-    std::string compare_text;
-    std::string compare_image_path;
+    RunInput compare;
     // The layer whose every stage (q, k, v, scores, ...) to keep, for the Stages view;
     // unset: the maps only, a third of the memory.
     std::optional<int> stages_layer;
@@ -79,10 +76,5 @@ struct Request {
     Keeps keeps;
     bool operator==(const Request& other) const = default;
 };
-
-// A text box's token ids: comma-separated whole numbers, spaces and line breaks around
-// them ignored ("464, 3797, 3332"), read by the parser of headscope-cli's --tokens;
-// `what` names the box in messages.
-std::vector<std::int64_t> token_ids_typed(const std::string& text, const std::string& what = "token ids");
 
 }   // namespace headscope::session

@@ -44,8 +44,7 @@ struct Snapshot {
     // the compare view, its output for the effect below). Null otherwise.
     std::shared_ptr<const ModelTrace> intact;
     std::optional<OutputChange> effect;   // how far the disabled heads moved the output
-    // Compare view, input B (Request::compare_text / compare_image_path): its input and
-    // run, or why it failed.
+    // Compare view, input B (Request::compare): its input and run, or why it failed.
     std::optional<ModelInput> other_input;
     std::optional<ModelTrace> other_trace;
     std::string other_error;

@@ -112,13 +112,12 @@ int run_analyze(const AnalyzeArgs& args, Warnings& warnings) {
 
     auto model = open_model_from(args.model, warnings);
     const ModelInfo info = model->info();
-    ModelInput encoded = encode_input(*model, args.input, false);
     RunOptions options = run_options_from(args.run, info);
     // Through the window's session: the same metrics, and a long input's maps streamed,
     // each computed again where rollout and similarity read it.
     const session::Keeps keeps{.metrics = metrics, .intact_run = false, .resumable = false};
-    const auto run = run_in_session(
-        std::move(model), request_from(args.model, options, session::MapsPolicy::automatic, keeps), std::move(encoded));
+    const auto run = run_in_session(std::move(model), request_from(args.model, run_input_from(args.input), options,
+                                                                   session::MapsPolicy::automatic, keeps));
     const ModelInput& input = run->input;
     const HeadMaps maps(run->trace, run->model_ref.get());
     if (run->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};

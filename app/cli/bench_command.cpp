@@ -238,13 +238,13 @@ void bench_tokenizer(const BenchArgs& args, nlohmann::ordered_json& out) {
 // that keep no map (each reduced to its metrics and thumbnail on the way, the last row's
 // logits only), then heads of the last run computed again whole, as selecting one does.
 Timings bench_on_demand(const BenchArgs& args, const std::shared_ptr<const Model>& model,
-                        const std::function<ModelInput()>& encode, const RunOptions& options,
-                        nlohmann::ordered_json& out) {
+                        const session::RunInput& input, const std::function<ModelInput()>& encode,
+                        const RunOptions& options, nlohmann::ordered_json& out) {
     if (args.incremental || args.appended > 0) throw Error("--on-demand: not with --incremental or --appended");
     const ModelInfo& info = model->info();
     // Nothing to resume from, and no intact run: the window keeps both for head toggles.
     const session::Keeps keeps{.metrics = true, .intact_run = false, .resumable = false, .logit_rows = 1};
-    const session::Request request = request_from(args.model, options, session::MapsPolicy::stream, keeps);
+    const session::Request request = request_from(args.model, input, options, session::MapsPolicy::stream, keeps);
     session::ModelSession session;
     session.adopt(model, request.model);
     std::shared_ptr<const session::Snapshot> run;
@@ -278,17 +278,18 @@ void bench_model(const BenchArgs& args, nlohmann::ordered_json& out, Warnings& w
     const auto start = Clock::now();
     const std::shared_ptr<const Model> model = open_model_from(args.model, warnings);
     const double load_ms = ms_since(start);
-    const ModelInput first = encode_input(*model, args.input, !args.on_demand);   // checks the input once
+    const session::RunInput input = run_input_from(args.input);
+    const ModelInput first = session::encode_run_input(*model, input);                       // checks the input once
+    if (!args.on_demand) check_maps_fit_in_memory(model->info(), first.embeddings.rows());   // every map kept
     const RunOptions options = run_options_from(args.run, model->info());
     // An image file is decoded once: PyTorch's forward, too, starts from pixels.
-    const bool image = args.input.image_option->count() > 0;
-    const RgbImage pixels = image ? decode_image_file(args.input.image) : RgbImage{};
+    const bool image = input.kind == session::RunInput::Kind::image;
+    const RgbImage pixels = image ? decode_image_file(input.image_path) : RgbImage{};
     const auto encode = [&] {
-        return image ? model->encode_image(pixels, args.input.image_options)
-                     : encode_input(*model, args.input, !args.on_demand);
+        return image ? model->encode_image(pixels, input.image_options) : session::encode_run_input(*model, input);
     };
     out["workload"] = model->info().name;
-    const Timings t = args.on_demand ? bench_on_demand(args, model, encode, options, out)
+    const Timings t = args.on_demand ? bench_on_demand(args, model, input, encode, options, out)
                                      : time_runs(args.repeat, [&] { (void)model->forward(encode(), options); });
     if (args.incremental) bench_resume(args, *model, first, options, t, out);
     if (args.appended > 0) bench_appended(args, *model, first, options, t, out);

@@ -88,23 +88,25 @@ void add_input_options(CLI::App* cmd, InputArgs& args) {
     own->needs(args.image_option);
 }
 
-namespace {
-
-ModelInput encode_chosen_input(const Model& model, const InputArgs& args) {
-    if (args.text_option->count() > 0) return model.encode_text(args.text);
-    if (args.text_file_option->count() > 0) return model.encode_text(read_sentence_file(args.text_file));
-    if (args.image_option->count() > 0) return model.encode_image(decode_image_file(args.image), args.image_options);
-    if (args.tokens_option->count() > 0) {
-        return model.encode_ids(parse_index_list("--tokens", args.tokens, "464,3797,3332"));
+session::RunInput run_input_from(const InputArgs& args) {
+    session::RunInput input;
+    input.image_options = args.image_options;
+    if (args.text_option->count() > 0) {
+        input.kind = session::RunInput::Kind::sentence;
+        input.text = args.text;
+    } else if (args.text_file_option->count() > 0) {
+        input.kind = session::RunInput::Kind::sentence;
+        input.text = read_sentence_file(args.text_file);
+    } else if (args.image_option->count() > 0) {
+        input.kind = session::RunInput::Kind::image;
+        input.image_path = args.image;
+    } else if (args.tokens_option->count() > 0) {
+        input.kind = session::RunInput::Kind::token_ids;
+        input.text = args.tokens;
+        input.ids_name = "--tokens";
+    } else {
+        throw Error("no input: give --text \"...\", --text-file FILE, --image FILE or --tokens 1,2,3");
     }
-    throw Error("no input: give --text \"...\", --text-file FILE, --image FILE or --tokens 1,2,3");
-}
-
-}   // namespace
-
-ModelInput encode_input(const Model& model, const InputArgs& args, bool maps_kept) {
-    ModelInput input = encode_chosen_input(model, args);
-    if (maps_kept) check_maps_fit_in_memory(model.info(), input.embeddings.rows());
     return input;
 }
 
@@ -132,15 +134,23 @@ RunOptions run_options_from(const RunArgs& args, const ModelInfo& info) {
     return options;
 }
 
-session::Request request_from(const ModelArgs& args, const RunOptions& options, session::MapsPolicy maps,
-                              const session::Keeps& keeps) {
+session::Request request_from(const ModelArgs& args, session::RunInput input, const RunOptions& options,
+                              session::MapsPolicy maps, const session::Keeps& keeps) {
     session::Request request;
     request.model = {args.path, config_from(args)};
+    request.input = std::move(input);
     request.causal = options.causal;
     request.disabled_heads = options.disabled_heads;
     request.maps = maps;
     request.keeps = keeps;
     return request;
+}
+
+std::shared_ptr<const session::Snapshot> run_in_session(std::unique_ptr<Model> model, const session::Request& request,
+                                                        const session::ComputeControl& control) {
+    session::ModelSession session;
+    session.adopt(std::move(model), request.model);
+    return session.compute(request, 1, control);
 }
 
 std::shared_ptr<const session::Snapshot> run_in_session(std::unique_ptr<Model> model, const session::Request& request,

@@ -42,10 +42,10 @@ struct InputArgs {
     ImageOptions image_options;   // --own-resolution, --max-patches
 };
 void add_input_options(CLI::App* cmd, InputArgs& args);
-// Exactly one of the four must have been given (an empty --text is an empty sentence).
-// `maps_kept`: the run will keep every map, which must then fit in memory (checked here,
-// before the run); a run that streams them checks check_streamed_run_fits instead.
-ModelInput encode_input(const Model& model, const InputArgs& args, bool maps_kept = true);
+// The input the flags name, as the window names its own (session/run_input.h), encoded
+// by the same session::encode_run_input. Exactly one of the four must have been given
+// (an empty --text is an empty sentence); --text-file is read here.
+session::RunInput run_input_from(const InputArgs& args);
 
 // What a writing command reads (the model folder, a --text-file or --image), for
 // check_output: an --out that is one of them, or inside the model folder, is refused.
@@ -60,13 +60,16 @@ void add_run_options(CLI::App* cmd, RunArgs& args);
 RunOptions run_options_from(const RunArgs& args, const ModelInfo& info);
 
 // The request a model command makes, as the window makes its own (session/request.h):
-// the model, and the causal choice and disabled heads of `options` (checked against the
-// model by run_options_from). `keeps` says what the command reads besides the maps.
-session::Request request_from(const ModelArgs& args, const RunOptions& options, session::MapsPolicy maps,
-                              const session::Keeps& keeps);
-// Runs it through the window's session code (session/model_session.h): the same room
-// check, maps kept or streamed, metrics and runs. Only the input is encoded by the
-// command, so that its messages name the command's flags.
+// the model, the input, and the causal choice and disabled heads of `options` (checked
+// against the model by run_options_from). `keeps` says what the command reads besides
+// the maps.
+session::Request request_from(const ModelArgs& args, session::RunInput input, const RunOptions& options,
+                              session::MapsPolicy maps, const session::Keeps& keeps);
+// Runs it through the window's session code (session/model_session.h): the same input
+// encoding, room check, maps kept or streamed, metrics and runs.
+std::shared_ptr<const session::Snapshot> run_in_session(std::unique_ptr<Model> model, const session::Request& request,
+                                                        const session::ComputeControl& control = {});
+// The same on the request's input encoded already (dump writes its labels first).
 std::shared_ptr<const session::Snapshot> run_in_session(std::unique_ptr<Model> model, const session::Request& request,
                                                         ModelInput input, const session::ComputeControl& control = {});
 

@@ -181,16 +181,22 @@ Command add_dump_command(CLI::App& app) {
                 check_output("--out", args->out, input_paths(args->model, &args->input));
                 auto model = open_model_from(args->model, warnings);
                 const ModelInfo info = model->info();
-                ModelInput input = encode_input(*model, args->input, false);
                 const RunOptions options = run_options_from(args->run, info);
                 const std::vector<Eigen::Index> layers =
                     selected("--only-layers", args->layers, info.n_layers, "layer");
                 const std::vector<Eigen::Index> heads = selected("--only-heads", args->heads, info.n_heads, "head");
-                const auto T = static_cast<std::int64_t>(input.labels.size());
                 // A language model's [T, V] logits (2 GB at T = 4,096 and a 128k vocabulary)
                 // are computed from the run's final hidden state and written a piece of
                 // rows at a time; a classifier's or an encoder's come whole with the run.
                 const bool logits_in_pieces = info.n_outputs > 0 && info.causal && !info.classifier;
+                // The window's session runs it, its maps streamed into the file (a dump reads
+                // no metrics, no intact run, nothing to resume).
+                const session::Keeps keeps{
+                    .metrics = false, .intact_run = false, .resumable = false, .logit_rows = logits_in_pieces ? 0 : -1};
+                const session::Request request =
+                    request_from(args->model, run_input_from(args->input), options, session::MapsPolicy::stream, keeps);
+                ModelInput input = session::encode_run_input(*model, request.input);
+                const auto T = static_cast<std::int64_t>(input.labels.size());
                 check_streamed_run_fits(info, T, compute_threads(),
                                         logits_in_pieces ? logit_piece_rows : -1);   // before the file is made
 
@@ -208,8 +214,6 @@ Command add_dump_command(CLI::App& app) {
                 SafetensorsWriter file(args->out, entries, metadata);
                 if (!input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(input.ids)));
                 const std::uint64_t map_bytes = static_cast<std::uint64_t>(T * T) * sizeof(float);
-                // The window's session runs it, its maps streamed into the file (a dump reads
-                // no metrics, no intact run, nothing to resume).
                 session::ComputeControl control;
                 control.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
                     const auto l = std::find(layers.begin(), layers.end(), layer);
@@ -218,11 +222,7 @@ Command add_dump_command(CLI::App& app) {
                     file.write("attn." + std::to_string(layer),
                                static_cast<std::uint64_t>(h - heads.begin()) * map_bytes, bytes_of(weights));
                 };
-                const session::Keeps keeps{
-                    .metrics = false, .intact_run = false, .resumable = false, .logit_rows = logits_in_pieces ? 0 : -1};
-                const auto run = run_in_session(std::move(model),
-                                                request_from(args->model, options, session::MapsPolicy::stream, keeps),
-                                                std::move(input), control);
+                const auto run = run_in_session(std::move(model), request, std::move(input), control);
                 if (info.n_outputs > 0) write_logits(file, *run, logits_in_pieces);
                 file.finish();
                 std::printf("wrote %s: %zu layers x %zu heads, T = %ld\n", args->out.c_str(), layers.size(),

@@ -87,14 +87,12 @@ int run_render(const RenderArgs& args, Warnings& warnings) {
     auto model = open_model_from(args.model, warnings);
     const ModelInfo info = model->info();
     check_render_choice(args, info);
-    ModelInput encoded = encode_input(*model, args.input, false);
     // Through the window's session: a long input streams its maps, and the head drawn is
     // computed again from what the run kept.
     const session::Keeps keeps{.metrics = false, .intact_run = false, .resumable = false};
-    const auto run = run_in_session(
-        std::move(model),
-        request_from(args.model, run_options_from(args.run, info), session::MapsPolicy::automatic, keeps),
-        std::move(encoded));
+    const auto run = run_in_session(std::move(model), request_from(args.model, run_input_from(args.input),
+                                                                   run_options_from(args.run, info),
+                                                                   session::MapsPolicy::automatic, keeps));
     const ModelInput& input = run->input;
     const ModelTrace& trace = run->trace;
     const std::shared_ptr<const Matrix> map = run->head_map(args.layer, args.head);

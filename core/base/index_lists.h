@@ -1,8 +1,9 @@
 #pragma once
 // Strict parsing of the comma-separated lists on the command lines of headscope-cli
-// and headscope (--disable-heads, --disable, --tokens): every item a plain
-// non-negative decimal, nothing empty, no stray signs, spaces or hex. Errors are
-// headscope::Error naming the flag and the bad item.
+// and headscope (--disable-heads, --disable, and --tokens once its caller has trimmed
+// each item of spaces): every item a plain non-negative decimal, nothing empty, no
+// stray signs, spaces or hex. Errors are headscope::Error naming the flag and the bad
+// item.
 
 #include <cstdint>
 #include <string>

@@ -92,6 +92,7 @@ struct ImageOptions {
     // (transformers' interpolate_pos_encoding).
     bool own_resolution = false;
     int max_patches = 1024;
+    bool operator==(const ImageOptions& other) const = default;
 };
 
 class Model {

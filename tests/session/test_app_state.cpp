@@ -56,8 +56,10 @@ TEST_CASE("app state: fitting to a model, stepping and toggling") {
     CHECK_FALSE(make_request(s, {.flipped_causal = true}).stages_layer.has_value());   // only when asked
     CHECK(make_request(s, {.stages_of_layer = true}).stages_layer == std::optional<int>(s.layer));
     s.compare_text = "another sentence";
-    CHECK(make_request(s).compare_text.empty());   // input B runs only while a view needs it
-    CHECK(make_request(s, {.second_input = true}).compare_text == "another sentence");
+    CHECK(make_request(s).compare.empty());   // input B runs only while a view needs it
+    CHECK(make_request(s, {.second_input = true}).compare.text == "another sentence");
+    s.text_is_ids = true;   // input B is read as input A is
+    CHECK(make_request(s, {.second_input = true}).compare.ids_typed);
 }
 
 TEST_CASE("app state: sizing the head flags to a newly loaded model asks for nothing new") {
@@ -152,9 +154,9 @@ TEST_CASE(
 
     s.own_resolution = true;
     s.model.name = "builtin:toy-vit";
-    CHECK_FALSE(make_request(s).own_resolution);
+    CHECK_FALSE(make_request(s).input.image_options.own_resolution);
     s.model.name = "/models/dino-vits16";
-    CHECK(make_request(s).own_resolution);
+    CHECK(make_request(s).input.image_options.own_resolution);
 }
 
 TEST_CASE("app state: the custom mask editor forbids, allows, clears and inverts pairs") {

@@ -37,9 +37,9 @@ Request request_for(const std::string& model, MapsPolicy maps) {
     r.model.name = model;
     // Token ids within every fixture's vocabulary; words for the demo model.
     const bool demo = model.rfind("builtin:", 0) == 0;
-    r.text =
+    r.input.text =
         demo ? "the cat sat on the mat because the cat was tired of the dog" : "5, 12, 7, 30, 9, 14, 22, 5, 12, 8, 19";
-    r.text_is_ids = !demo;
+    r.input.ids_typed = !demo;
     r.maps = maps;
     return r;
 }
@@ -81,7 +81,8 @@ TEST_CASE("streamed maps: the views' maps, metrics and every extra run equal a r
         keep.disabled_heads = HeadMask(info.n_layers, info.n_heads);
         keep.disabled_heads.set(0, 1);
         keep.also_flip_causal = true;
-        keep.compare_text = keep.text_is_ids ? "7, 8, 9, 10, 11" : "a dog ran after the cat";
+        keep.compare = keep.input;
+        keep.compare.text = keep.input.ids_typed ? "7, 8, 9, 10, 11" : "a dog ran after the cat";
         Request stream = keep;
         stream.maps = MapsPolicy::stream;
         ModelSession streamed_session = session_on(stream.model);

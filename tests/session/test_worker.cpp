@@ -32,7 +32,7 @@ using headscope::test::wait_for;
 TEST_CASE("worker: computes off the caller's thread, reports errors, and the newest request wins") {
     Worker worker;
     Request r;
-    r.text = "one two three";
+    r.input.text = "one two three";
     const auto first = worker.submit(r);
     REQUIRE(wait_for(worker, first));
     auto snapshot = worker.latest();
@@ -41,7 +41,7 @@ TEST_CASE("worker: computes off the caller's thread, reports errors, and the new
     CHECK(snapshot->input.labels.size() == 3);
     CHECK(snapshot->trace.layers.size() == 2);
 
-    r.text = "";   // an empty sentence: an error, and the last good result stays
+    r.input.text = "";   // an empty sentence: an error, and the last good result stays
     const auto bad = worker.submit(r);
     REQUIRE(wait_for(worker, bad));
     CHECK(worker.latest()->generation == first);
@@ -51,7 +51,7 @@ TEST_CASE("worker: computes off the caller's thread, reports errors, and the new
     // A burst of requests: the last one is what ends up shown.
     std::uint64_t last = 0;
     for (int i = 1; i <= 20; ++i) {
-        r.text = "word " + std::to_string(i);
+        r.input.text = "word " + std::to_string(i);
         r.causal = i % 2 == 0;
         last = worker.submit(r);
     }
@@ -80,7 +80,7 @@ TEST_CASE("worker: an image checkpoint at its own resolution shows the picture i
     CHECK(worker.latest()->input.grid_width == 4);
 
     s.own_resolution = true;
-    CHECK(make_request(s).own_resolution);
+    CHECK(make_request(s).input.image_options.own_resolution);
     const auto own = worker.submit(make_request(s));
     REQUIRE(wait_for(worker, own));
     INFO(worker.latest_error().second);
@@ -96,7 +96,7 @@ TEST_CASE("worker: an image checkpoint at its own resolution shows the picture i
 TEST_CASE("worker: the custom mask reaches the model, ANDed with the causal mask") {
     Worker worker;
     Request r;
-    r.text = "a b c";
+    r.input.text = "a b c";
     r.forbidden = {{2, 0}, {9, 9}};   // (9, 9) is past T = 3: ignored
     const auto g = worker.submit(r);
     REQUIRE(wait_for(worker, g));
@@ -218,7 +218,7 @@ struct FakeLoader {
 Request fake_request(const std::string& model, const std::string& text) {
     Request r;
     r.model.name = model;
-    r.text = text;
+    r.input.text = text;
     return r;
 }
 
@@ -402,7 +402,7 @@ TEST_CASE("worker: the intact logits are computed once per model, input and mask
     CHECK(fake.forwards->load() == 4);   // cached: only the ablated run
     CHECK(other_head->intact_logits == ablated->intact_logits);
 
-    r.text = "abcd";   // another input: the intact run again
+    r.input.text = "abcd";   // another input: the intact run again
     const auto longer = run();
     CHECK(fake.forwards->load() == 6);
     CHECK(longer->intact_logits->rows() == 4);
@@ -425,7 +425,7 @@ TEST_CASE("worker: toggling a head resumes at its layer, and the result equals a
     Request r;
     r.model.name = "builtin:toy-text";
     r.model.config.n_layers = 3;
-    r.text = "the cat sat on the mat";
+    r.input.text = "the cat sat on the mat";
     const auto run = [&] { return result_of(worker, r); };
     const auto first = run();
     CHECK(first->resumed_at == 0);
@@ -452,7 +452,7 @@ TEST_CASE("worker: toggling a head resumes at its layer, and the result equals a
     CHECK(toggled->effect->measure == EffectMeasure::relative_change);
     CHECK(toggled->effect->value > 0.0);
     // Another sentence is another input: computed from layer 0.
-    r.text = "a dog ran";
+    r.input.text = "a dog ran";
     const auto other = run();
     CHECK(other->resumed_at == 0);
     CHECK(other->input_key != first->input_key);
@@ -464,9 +464,9 @@ TEST_CASE("worker: wakes the window's loop once per answered request, results an
     worker.set_on_answer([&] { ++wakes; });
     Request r;
     r.model.name = "builtin:toy-text";
-    r.text = "the cat sat";
+    r.input.text = "the cat sat";
     const auto first = result_of(worker, r);
-    r.text = "";   // an error is an answer too
+    r.input.text = "";   // an error is an answer too
     const auto g = worker.submit(r);
     REQUIRE(wait_for(worker, g));
     CHECK_FALSE(worker.latest_error().second.empty());
@@ -480,7 +480,7 @@ TEST_CASE("worker: a run keeps the stages of the layer the Stages view shows onl
     Worker worker;
     Request r;
     r.model.name = "builtin:toy-text";
-    r.text = "the cat sat on the mat";
+    r.input.text = "the cat sat on the mat";
     const auto run = [&] { return result_of(worker, r); };
     const auto none = run();
     for (const AttentionTrace& layer : none->trace.layers) CHECK(detail_of(layer) == TraceDetail::weights);
@@ -520,12 +520,12 @@ TEST_CASE("worker: typing at the end of a GPT-2 text computes only the new posit
     Worker worker;
     Request r;
     r.model.name = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";
-    r.text = "the cat sat";
+    r.input.text = "the cat sat";
     r.stages_layer = 1;   // the Stages view is open on layer 1: its stages are joined too
     const auto run = [&] { return result_of(worker, r); };
     const auto first = run();
     CHECK(first->reused_positions == 0);
-    r.text = "the cat sat on the mat";
+    r.input.text = "the cat sat on the mat";
     const auto typed = run();
     const auto T = typed->input.embeddings.rows();
     CHECK(typed->reused_positions > 0);
@@ -550,7 +550,7 @@ TEST_CASE("worker: typing at the end of a GPT-2 text computes only the new posit
     }
     REQUIRE(typed->metrics.size() == first->metrics.size());
     // An edit in the middle changes an early position: nothing after it is reused.
-    r.text = "a cat sat on the mat";
+    r.input.text = "a cat sat on the mat";
     const auto edited = run();
     CHECK(edited->reused_positions == 0);
 }
@@ -559,11 +559,11 @@ TEST_CASE("worker: the box's token ids, ticked or from --tokens, are ids on a ch
     Worker worker;
     Request r;
     r.model.name = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/gpt2_tiny";   // vocab.json + merges.txt
-    r.text = "187, 37,33";
+    r.input.text = "187, 37,33";
     CHECK(result_of(worker, r)->input.ids.size() > 3);   // as text: digits, commas and spaces tokenized
-    r.text_is_ids = true;
+    r.input.ids_typed = true;
     CHECK(result_of(worker, r)->input.ids == std::vector<std::int64_t>{187, 37, 33});
-    r.text = "1,99999999999999999999";
+    r.input.text = "1,99999999999999999999";
     const auto g = worker.submit(r);
     REQUIRE(wait_for(worker, g));
     CHECK(worker.latest_error().second ==

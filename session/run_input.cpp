@@ -1,0 +1,44 @@
+#include "session/run_input.h"
+
+#include "core/base/error.h"
+#include "core/base/index_lists.h"
+#include "core/image/image.h"
+
+#include <algorithm>
+
+namespace headscope::session {
+
+std::vector<std::int64_t> token_ids_typed(const std::string& text, const std::string& what) {
+    // Each item trimmed, so that an error quotes what was typed ("The cat", not "Thecat").
+    std::string list;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::size_t first = text.find_first_not_of(" \t\r\n", start);
+        const std::size_t last = text.find_last_not_of(" \t\r\n", comma == 0 ? 0 : comma - 1);
+        if (first < comma && last != std::string::npos && last >= first) list += text.substr(first, last - first + 1);
+        if (comma == text.size()) break;
+        list += ',';
+        start = comma + 1;
+    }
+    return parse_index_list(what, list, "464,3797,3332");
+}
+
+ModelInput encode_run_input(const Model& model, const RunInput& input) {
+    const auto picture = [&] { return model.encode_image(decode_image_file(input.image_path), input.image_options); };
+    switch (input.kind) {
+    case RunInput::Kind::sentence: return model.encode_text(input.text);
+    case RunInput::Kind::token_ids: return model.encode_ids(token_ids_typed(input.text, input.ids_name));
+    case RunInput::Kind::image: return picture();
+    case RunInput::Kind::as_model_reads: break;
+    }
+    const ModelInfo info = model.info();
+    if (info.reads_ids_only)
+        return model.encode_ids(
+            token_ids_typed(input.text, input.ids_name + " (the checkpoint has no tokenizer files)"));
+    if (info.takes_image) return picture();
+    if (input.ids_typed) return model.encode_ids(token_ids_typed(input.text, input.ids_name));
+    return model.encode_text(input.text);
+}
+
+}   // namespace headscope::session

@@ -1,0 +1,45 @@
+#pragma once
+// What a run reads, as the person gave it, and the one function that encodes it: the
+// window's boxes (the model decides whether it reads the sentence or the picture) or
+// one of headscope-cli's input flags. Both programs encode through encode_run_input,
+// so a sentence, typed ids or a picture become the same ModelInput in either.
+
+#include "core/models/model.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace headscope::session {
+
+struct RunInput {
+    enum class Kind {
+        // The window's boxes: the picture for a model of images; else the text, as token
+        // ids where `ids_typed` or where the checkpoint has no tokenizer files.
+        as_model_reads,
+        sentence,    // `text` through the model's tokenizer
+        token_ids,   // `text` is token ids, "464, 3797, 3332"
+        image,       // the picture at `image_path`
+    };
+    Kind kind = Kind::as_model_reads;
+    std::string text;
+    bool ids_typed = false;   // as_model_reads: the text box holds token ids
+    std::string image_path;
+    ImageOptions image_options;
+    // How messages name the ids ("--tokens" on the command line).
+    std::string ids_name = "token ids";
+
+    // Nothing to read (the Compare view's input B before one is typed).
+    bool empty() const { return text.empty() && image_path.empty(); }
+    bool operator==(const RunInput& other) const = default;
+};
+
+// The model's input for `input` (throws headscope::Error naming what is wrong with it).
+ModelInput encode_run_input(const Model& model, const RunInput& input);
+
+// A text box's token ids: comma-separated whole numbers, spaces and line breaks around
+// them ignored ("464, 3797, 3332"), read by the parser of headscope-cli's --tokens;
+// `what` names the box in messages.
+std::vector<std::int64_t> token_ids_typed(const std::string& text, const std::string& what = "token ids");
+
+}   // namespace headscope::session

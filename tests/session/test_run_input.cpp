@@ -1,0 +1,74 @@
+// session::encode_run_input (session/run_input.h): the one encoding of what a run reads,
+// for the window's boxes and for headscope-cli's input flags alike.
+
+#include "core/base/error.h"
+#include "core/models/assets.h"
+#include "core/models/model_registry.h"
+#include "session/run_input.h"
+
+#include <doctest/doctest.h>
+
+using namespace headscope;
+using namespace headscope::session;
+
+namespace {
+
+RunInput of_kind(RunInput::Kind kind, std::string text, std::string image_path = {}) {
+    RunInput input;
+    input.kind = kind;
+    input.text = std::move(text);
+    input.image_path = std::move(image_path);
+    return input;
+}
+
+}   // namespace
+
+TEST_CASE("run input: a flag's kind and the window's box give the same model input") {
+    const auto model = open_model("builtin:toy-text", {});
+    const ModelInput sentence = encode_run_input(*model, of_kind(RunInput::Kind::sentence, "the cat sat"));
+    RunInput box = of_kind(RunInput::Kind::as_model_reads, "the cat sat");
+    CHECK(encode_run_input(*model, box).ids == sentence.ids);
+    CHECK(encode_run_input(*model, box).embeddings == sentence.embeddings);
+
+    // The ids the sentence became, typed back in: through --tokens, or the ticked box.
+    std::string typed;
+    for (const std::int64_t id : sentence.ids) typed += (typed.empty() ? "" : ", ") + std::to_string(id);
+    const ModelInput ids = encode_run_input(*model, of_kind(RunInput::Kind::token_ids, typed));
+    CHECK(ids.ids == sentence.ids);
+    CHECK(ids.embeddings == sentence.embeddings);
+    box.text = typed;
+    box.ids_typed = true;
+    CHECK(encode_run_input(*model, box).ids == sentence.ids);
+}
+
+TEST_CASE("run input: messages name the ids as the program does") {
+    const auto model = open_model("builtin:toy-text", {});
+    RunInput flag = of_kind(RunInput::Kind::token_ids, "1,x");
+    flag.ids_name = "--tokens";
+    CHECK_THROWS_WITH_AS(encode_run_input(*model, flag),
+                         "--tokens: 'x' is not a non-negative whole number (expected e.g. 464,3797,3332)",
+                         headscope::Error);
+    RunInput box = of_kind(RunInput::Kind::as_model_reads, "1,x");
+    box.ids_typed = true;
+    CHECK_THROWS_WITH_AS(encode_run_input(*model, box),
+                         "token ids: 'x' is not a non-negative whole number (expected e.g. 464,3797,3332)",
+                         headscope::Error);
+}
+
+TEST_CASE("run input: the window's boxes give an image model the picture, a flag its own kind") {
+    const auto model = open_model("builtin:toy-vit", {});
+    const std::string picture = (assets_dir() / "shapes.png").string();
+    RunInput box = of_kind(RunInput::Kind::as_model_reads, "a sentence the image model does not read", picture);
+    box.ids_typed = true;   // ignored: the model reads pictures
+    const ModelInput from_box = encode_run_input(*model, box);
+    const ModelInput from_flag = encode_run_input(*model, of_kind(RunInput::Kind::image, "", picture));
+    CHECK(from_box.pixels.pixels == from_flag.pixels.pixels);
+    CHECK(from_box.embeddings == from_flag.embeddings);
+    // A flag of the wrong kind is refused by the model, naming what it takes.
+    CHECK_THROWS_WITH_AS(encode_run_input(*model, of_kind(RunInput::Kind::sentence, "a cat")),
+                         "builtin:toy-vit takes images, not text (use --image)", headscope::Error);
+    CHECK_THROWS_AS(encode_run_input(*model, of_kind(RunInput::Kind::image, "", picture + ".missing")),
+                    headscope::Error);
+    CHECK(RunInput{}.empty());
+    CHECK_FALSE(box.empty());
+}

@@ -46,8 +46,8 @@ namespace {
 
 // Reports each layer of the run named `run` through `control`, and stops the run when asked.
 // Each layer done: stop when asked, else report it. The main run of a streamed model
-// (`landing`) hands on the thumbnails landed so far too (a copy: the run goes on filling
-// the snapshot's).
+// (`landing`) hands on the thumbnails and metrics landed so far too (copies: the run goes
+// on filling the snapshot's).
 std::function<void(Eigen::Index, Eigen::Index)> layer_progress(const ComputeControl& control, std::string run,
                                                                const Snapshot* landing = nullptr) {
     return [&control, run = std::move(run), landing](Eigen::Index done, Eigen::Index n) {
@@ -58,9 +58,11 @@ std::function<void(Eigen::Index, Eigen::Index)> layer_progress(const ComputeCont
         progress.layers_done = done;
         progress.n_layers = n;
         if (landing != nullptr) {
-            const auto landed = landing->thumbnails.begin() + static_cast<std::ptrdiff_t>(done * landing->info.n_heads);
-            progress.landed_thumbnails =
-                std::make_shared<const std::vector<Matrix>>(landing->thumbnails.begin(), landed);
+            const auto landed = static_cast<std::ptrdiff_t>(done * landing->info.n_heads);
+            progress.landed_thumbnails = std::make_shared<const std::vector<Matrix>>(
+                landing->thumbnails.begin(), landing->thumbnails.begin() + landed);
+            progress.landed_metrics = std::make_shared<const std::vector<HeadMetrics>>(
+                landing->metrics.begin(), landing->metrics.begin() + landed);
             progress.model = landing->model.name;
         }
         control.on_progress(progress);

@@ -26,11 +26,13 @@ struct ComputeProgress {
     std::string run;
     Eigen::Index layers_done = 0;
     Eigen::Index n_layers = 0;
-    // The main run of a model whose maps are streamed (a long input): the thumbnails of
-    // every head of the layers done so far ([layers_done * H], layer-major, as
-    // Snapshot::thumbnails), so a view fills in as layers land; null otherwise.
+    // The main run of a model whose maps are streamed (a long input): the thumbnails and
+    // metrics of every head of the layers done so far ([layers_done * H], layer-major, as
+    // Snapshot::thumbnails and ::metrics), so the views fill in as layers land; null
+    // otherwise.
     std::shared_ptr<const std::vector<Matrix>> landed_thumbnails;
-    std::string model;   // the model computing (ModelChoice::name), with landed_thumbnails
+    std::shared_ptr<const std::vector<HeadMetrics>> landed_metrics;
+    std::string model;   // the model computing (ModelChoice::name), with what landed
 };
 
 // What the caller of a long computation sees and can do while it runs.

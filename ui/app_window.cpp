@@ -279,7 +279,9 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     if (showing_other_model()) {
         // Loading another model, or its first result not in yet: the previous model's
         // views would carry its tokens and heads under the new model's name.
-        if (draw_loading_panel(shown_.get(), state_, status())) cancel_loading();
+        const WindowStatus now = status();
+        if (draw_loading_panel(shown_.get(), state_, now)) cancel_loading();
+        if (!now.loading) draw_landed_layers(textures_, now, state_.model.name, state_.colormap);
     } else {
         draw_views();
     }

@@ -63,6 +63,7 @@ struct HeadMetrics {
     double diag = 0.0;
     double prev_token = 0.0;
     std::optional<double> induction;
+    bool operator==(const HeadMetrics& other) const = default;
 };
 
 // weights: [T, T] (self-attention); allowed: the mask it ran with ([T, T]) or null (all

@@ -219,8 +219,8 @@ TEST_CASE("streamed maps: a computation reports each layer, stops when asked, an
     CHECK(seen[3].run.empty());
     CHECK(seen[4].run == "intact");
     CHECK(seen[7].layers_done == 4);
-    // The main run's thumbnails land layer by layer (a view fills in as they come), each
-    // the finished run's; the intact run's progress carries none.
+    // The main run's thumbnails and metrics land layer by layer (the views fill in as they
+    // come), each the finished run's; the intact run's progress carries none.
     for (std::size_t i = 0; i < 4; ++i) {
         CAPTURE(i);
         REQUIRE(seen[i].landed_thumbnails);
@@ -228,6 +228,11 @@ TEST_CASE("streamed maps: a computation reports each layer, stops when asked, an
         const std::vector<Matrix>& landed = *seen[i].landed_thumbnails;
         REQUIRE(static_cast<Eigen::Index>(landed.size()) == seen[i].layers_done * 4);
         for (std::size_t n = 0; n < landed.size(); ++n) CHECK(landed[n] == done->thumbnails[n]);
+        REQUIRE(seen[i].landed_metrics);
+        const std::vector<HeadMetrics>& measured = *seen[i].landed_metrics;
+        REQUIRE(measured.size() == landed.size());
+        for (std::size_t n = 0; n < measured.size(); ++n) CHECK(measured[n] == done->metrics[n]);
     }
     CHECK_FALSE(seen[4].landed_thumbnails);
+    CHECK_FALSE(seen[4].landed_metrics);
 }

@@ -104,6 +104,7 @@ void HeadsView::draw(ViewContext& context) {
     const auto scan = context.importance();
     draw_importance_scan_controls(context, key, scan);
 
+    draw_landing_line(context);
     const float avail = ImGui::GetContentRegionAvail().x;
     const float plot_w = std::min(520.0f, avail * 0.55f);
     const float plot_h = 240.0f;
@@ -175,7 +176,7 @@ void HeadsView::draw_metrics_table(ViewContext& context, const ImportanceScan* s
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
     const ModelInfo& info = shown.info;
-    const std::vector<HeadMetrics>& metrics = shown.metrics;
+    const std::vector<HeadMetrics>& metrics = context.head_metrics();
     const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
                                   ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
                                   ImGuiTableFlags_SizingFixedFit;
@@ -238,7 +239,7 @@ void HeadsView::draw_metric_scatter(ViewContext& context, float width, float hei
     // Metric (up) against layer (across), one dot per head, as the ViT paper's Fig. 7
     // plots mean attention distance.
     const ModelInfo& info = shown.info;
-    const std::vector<HeadMetrics>& metrics = shown.metrics;
+    const std::vector<HeadMetrics>& metrics = context.head_metrics();
     const auto [low, high] = metric_range(metrics, state.metric);
     const double span = high > low ? high - low : 1.0;
     ImGui::BeginGroup();

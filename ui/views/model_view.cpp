@@ -36,6 +36,7 @@ namespace {
 // is set, else the metric's), and its range over all heads.
 struct GridValues {
     const Snapshot& shown;
+    const std::vector<HeadMetrics>& metrics;   // ViewContext::head_metrics()
     Metric metric;
     const ImportanceScan* importance = nullptr;
     double low = INFINITY;
@@ -43,13 +44,14 @@ struct GridValues {
 
     std::optional<double> of(int l, int h) const {
         if (importance) return static_cast<double>(importance->effect(l, h));
-        return metric_value(shown.metrics[static_cast<std::size_t>(l * shown.info.n_heads + h)], metric);
+        return metric_value(metrics[static_cast<std::size_t>(l * shown.info.n_heads + h)], metric);
     }
     double span() const { return high > low ? high - low : 1.0; }
 };
 
-GridValues grid_values(const Snapshot& shown, Metric metric, const ImportanceScan* importance) {
-    GridValues values{shown, metric, importance};
+GridValues grid_values(const Snapshot& shown, const std::vector<HeadMetrics>& metrics, Metric metric,
+                       const ImportanceScan* importance) {
+    GridValues values{shown, metrics, metric, importance};
     for (int l = 0; l < static_cast<int>(shown.info.n_layers); ++l) {
         for (int h = 0; h < static_cast<int>(shown.info.n_heads); ++h) {
             if (const auto v = values.of(l, h); v && std::isfinite(*v)) {
@@ -221,13 +223,7 @@ void ModelView::draw(ViewContext& context) {
     const auto scan = context.importance();
     draw_grid_options(state, scan != nullptr);
     colour_legend(state.colormap, "0", "each head's max");
-    if (const session::ComputeProgress* landing = context.landing()) {
-        ImGui::TextColored(
-            ImVec4(1.0f, 0.8f, 0.35f, 1.0f),
-            "Filling in: layers 0-%ld are the new run's (%ld of %ld done); the rest show the last result",
-            static_cast<long>(landing->layers_done - 1), static_cast<long>(landing->layers_done),
-            static_cast<long>(landing->n_layers));
-    }
+    draw_landing_line(context);
     for (Eigen::Index l = 0; l < info.n_layers; ++l) {
         if (info.window_of(l) > 0) {
             window_legend(info.window_of(l));   // the first local layer's; families use one window
@@ -236,7 +232,8 @@ void ModelView::draw(ViewContext& context) {
     }
     const bool by_importance = scan && state.grid_show_importance;
     const bool colour = state.grid_colour_by_metric || by_importance;
-    const GridValues values = grid_values(shown, state.metric, by_importance ? scan.get() : nullptr);
+    const GridValues values =
+        grid_values(shown, context.head_metrics(), state.metric, by_importance ? scan.get() : nullptr);
     if (colour) {
         ImGui::SameLine();
         draw_value_legend(values);

@@ -64,10 +64,30 @@ const session::ComputeProgress* ViewContext::landing() const {
     if (computing_ == nullptr || !*computing_) return nullptr;
     const session::ComputeProgress& progress = **computing_;
     const ModelInfo& info = shown_->info;
-    const bool fits =
-        progress.landed_thumbnails && progress.model == shown_->model.name && progress.n_layers == info.n_layers &&
-        static_cast<Eigen::Index>(progress.landed_thumbnails->size()) == progress.layers_done * info.n_heads;
+    const auto landed = static_cast<std::size_t>(progress.layers_done * info.n_heads);
+    const bool fits = progress.landed_thumbnails && progress.landed_metrics && progress.model == shown_->model.name &&
+                      progress.n_layers == info.n_layers && progress.landed_thumbnails->size() == landed &&
+                      progress.landed_metrics->size() == landed;
     return fits ? &progress : nullptr;
+}
+
+const std::vector<HeadMetrics>& ViewContext::head_metrics() {
+    const session::ComputeProgress* progress = landing();
+    if (progress == nullptr || shown_->metrics.size() < progress->landed_metrics->size()) return shown_->metrics;
+    if (!merged_metrics_) {
+        merged_metrics_ = shown_->metrics;
+        std::copy(progress->landed_metrics->begin(), progress->landed_metrics->end(), merged_metrics_->begin());
+    }
+    return *merged_metrics_;
+}
+
+void draw_landing_line(ViewContext& context) {
+    const session::ComputeProgress* landing = context.landing();
+    if (landing == nullptr) return;
+    ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.35f, 1.0f),
+                       "Filling in: layers 0-%ld are the new run's (%ld of %ld done); the rest show the last result",
+                       static_cast<long>(landing->layers_done - 1), static_cast<long>(landing->layers_done),
+                       static_cast<long>(landing->n_layers));
 }
 
 void ViewContext::remember_file(const std::string& path) const {

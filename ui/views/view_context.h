@@ -71,6 +71,9 @@ public:
     // A long run in progress of the shown model, whose streamed maps' thumbnails land layer
     // by layer (session::ComputeProgress::landed_thumbnails); null otherwise.
     const session::ComputeProgress* landing() const;
+    // Each head's metrics as the views show them: the shown run's, with the layers a long
+    // run has landed so far over them (landing()).
+    const std::vector<HeadMetrics>& head_metrics();
     void set_computing(const std::optional<session::ComputeProgress>* computing) { computing_ = computing; }
 
     // The head-importance scan of what is shown (model, input, mask), once it ran.
@@ -87,6 +90,11 @@ private:
     session::BackgroundJobs& view_jobs_;
     WindowActions actions_;
     const std::optional<session::ComputeProgress>* computing_ = nullptr;
+    std::optional<std::vector<HeadMetrics>> merged_metrics_;   // head_metrics() while a run lands
 };
+
+// While a long run lands (ViewContext::landing), a line saying which layers are the new
+// run's and which still show the last result; nothing otherwise.
+void draw_landing_line(ViewContext& context);
 
 }   // namespace headscope::ui

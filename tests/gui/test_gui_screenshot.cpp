@@ -260,6 +260,37 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     CHECK(b.differing(a) > 20000);   // and head 0.1 (same token) replaced head 0.0 (previous token)
 }
 
+TEST_CASE("gui: the mouse wheel zooms the Matrix view's map about the pointer (xdotool)") {
+    TempDir dir;
+    const std::string before = dir.file("before.png");
+    const std::string after = dir.file("after.png");
+    const std::string err = dir.file("err");
+    // 180 tokens: cells of about 3 px. Six wheel notches over the lower left of the map,
+    // below the causal diagonal, zoom 1.25^6 = 3.8x about that point: the view then holds
+    // no masked cell at all, where the whole map is half masked.
+    std::string sentence;
+    for (int i = 0; i < 30; ++i) sentence += "the cat sat on the mat ";
+    const std::string run =
+        std::string("'" HEADSCOPE_GUI "' --model builtin:toy-text --causal --view matrix --text '") + sentence +
+        "' --size 1280x800 --screenshot-after 8 --screenshot ";
+    const std::string script =
+        run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; " +
+        "w=\\$(timeout 60 xdotool search --sync --name '^Headscope\\$' | head -n 1); [ -n \\\"\\$w\\\" ] || exit 3; "
+        "sleep 3; timeout 30 xdotool windowfocus --sync \\$w; xdotool mousemove --window \\$w 480 560; sleep 0.3; "
+        "for i in 1 2 3 4 5 6; do xdotool click 4; sleep 0.2; done; xdotool mousemove --window \\$w 1270 790; "
+        "wait \\$pid";
+    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
+                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
+    REQUIRE(headscope::test::exit_code_of(std::system(command.c_str())) == 0);
+    const Screenshot a = load(before, 0, err);
+    const Screenshot b = load(after, 0, err);
+    INFO("stderr: " << b.err);
+    REQUIRE(a.width == 1280);
+    REQUIRE(b.width == 1280);
+    CHECK(a.count(headscope::masked_colour) > 60000);                                    // half of a ~500 px map
+    CHECK(b.count(headscope::masked_colour) < a.count(headscope::masked_colour) / 20);   // the legend's swatch
+}
+
 TEST_CASE("gui: a GPT-2 folder opens with --model: top-5 next tokens, and the intact model beside disabled heads") {
     const std::string gpt2 =
         "--model '" HEADSCOPE_SOURCE_DIR "/tests/checkpoints/gpt2_tiny' --text 'The cat sat on the mat'";

@@ -2,7 +2,6 @@
 
 #include "ui/views/view.h"
 #include "ui/views/view_context.h"
-#include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_view.h"
 
@@ -13,7 +12,9 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace headscope::ui {
 
@@ -25,6 +26,13 @@ public:
     const char* title() const override { return "Matrix"; }
     std::string_view summary() const override { return "one head's [T, T] map, with the custom-mask editor"; }
     void draw(ViewContext& context) override;
+
+private:
+    // Edit mask: the cells the pointer crosses between two frames, each set as the button says.
+    void paint_mask(session::AppState& state, const HeatmapGeometry& g, Eigen::Index rows, Eigen::Index cols);
+
+    MapZoom zoom_;                                      // kept across heads: two heads compare at the same zoom
+    std::optional<std::pair<int, int>> last_painted_;   // (query, key) of the last frame's paint
 };
 
 void MatrixView::draw(ViewContext& context) {
@@ -52,33 +60,62 @@ void MatrixView::draw(ViewContext& context) {
     ImGui::SameLine();
     ImGui::TextDisabled(state.editing_mask ? "drag over cells to forbid (right button: allow)"
                                            : "rows: queries, columns: keys; click a row to pin it");
+    if (zoom_.zoom > 1.0f) {
+        ImGui::SameLine();
+        if (ImGui::SmallButton("Fit (F)")) zoom_ = MapZoom{};
+        ImGui::SameLine();
+        ImGui::TextDisabled("zoom %.1fx", static_cast<double>(zoom_.zoom));
+    } else {
+        ImGui::SameLine();
+        ImGui::TextDisabled("(wheel: zoom)");
+    }
     const ImVec2 available = ImGui::GetContentRegionAvail();
+    const float side = std::min(available.x, available.y);
     const HeatmapLabels labels{shown.input.labels, shown.input.labels};
     const ImVec2 before = ImGui::GetCursorScreenPos();
-    const int clicked = draw_heatmap("matrix", weights, shown.head_scores(layer, head), context.mask(),
-                                     context.weights_texture(numbered("w", layer, head), weights), labels,
-                                     std::min(available.x, available.y), state.editing_mask ? -1 : state.query);
+    const int clicked =
+        draw_heatmap("matrix", weights, shown.head_scores(layer, head), context.mask(),
+                     context.weights_texture(numbered("w", layer, head), weights), labels, side, zoom_,
+                     state.editing_mask ? MapDrag::paints : MapDrag::pans, state.editing_mask ? -1 : state.query);
+    const HeatmapGeometry g = heatmap_geometry(weights, labels, side, before, zoom_);
     if (window > 0) {
-        const HeatmapGeometry g = heatmap_geometry(weights, labels, std::min(available.x, available.y), before);
-        draw_window_band(g.min, g.cell, weights.rows(), weights.cols(), window);
+        ImDrawList* draw = ImGui::GetWindowDrawList();
+        draw->PushClipRect(g.min, g.max(), true);
+        draw_window_band(g.at(0.0f, 0.0f), g.cell, weights.rows(), weights.cols(), window);
+        draw->PopClipRect();
     }
     if (state.editing_mask) {
-        // The cell under the mouse while a button is held: left forbids, right allows.
-        const ImGuiIO& io = ImGui::GetIO();
-        const HeatmapGeometry g = heatmap_geometry(weights, labels, std::min(available.x, available.y), before);
-        const bool inside = io.MousePos.x >= g.min.x && io.MousePos.y >= g.min.y &&
-                            io.MousePos.x < g.min.x + g.cell * static_cast<float>(weights.cols()) &&
-                            io.MousePos.y < g.min.y + g.cell * static_cast<float>(weights.rows()) &&
-                            // The map's own button is the active item while a mouse button
-                            // is held on it: hovering counts through it, or no drag would.
-                            ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);
-        const int j = cell_under(io.MousePos.x, g.min.x, g.cell, static_cast<int>(weights.cols()));
-        const int i = cell_under(io.MousePos.y, g.min.y, g.cell, static_cast<int>(weights.rows()));
-        if (inside && ImGui::IsMouseDown(ImGuiMouseButton_Left)) set_forbidden(state, i, j, true);
-        if (inside && ImGui::IsMouseDown(ImGuiMouseButton_Right)) set_forbidden(state, i, j, false);
+        paint_mask(state, g, weights.rows(), weights.cols());
     } else if (clicked >= 0) {
         state.query = clicked == state.query ? -1 : clicked;
     }
+}
+
+void MatrixView::paint_mask(session::AppState& state, const HeatmapGeometry& g, Eigen::Index rows, Eigen::Index cols) {
+    // The cell under the mouse while a button is held: left forbids, right allows.
+    const ImGuiIO& io = ImGui::GetIO();
+    const bool forbid = ImGui::IsMouseDown(ImGuiMouseButton_Left);
+    const bool allow = ImGui::IsMouseDown(ImGuiMouseButton_Right);
+    // The map's own button is the active item while a mouse button is held on it:
+    // hovering counts through it, or no drag would.
+    const bool inside =
+        g.contains(io.MousePos) && ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);
+    if (!inside || (!forbid && !allow)) {
+        last_painted_.reset();
+        return;
+    }
+    const int i = g.row_under(io.MousePos.y, static_cast<int>(rows));
+    const int j = g.col_under(io.MousePos.x, static_cast<int>(cols));
+    // A quick drag crosses several cells between two frames: every one on the way is set.
+    const auto [i0, j0] = last_painted_.value_or(std::pair<int, int>{i, j});
+    const int steps = std::max(std::abs(i - i0), std::abs(j - j0));
+    for (int s = 0; s <= steps; ++s) {
+        const float t = steps == 0 ? 1.0f : static_cast<float>(s) / static_cast<float>(steps);
+        const int qi = static_cast<int>(std::lround(static_cast<float>(i0) + t * static_cast<float>(i - i0)));
+        const int kj = static_cast<int>(std::lround(static_cast<float>(j0) + t * static_cast<float>(j - j0)));
+        set_forbidden(state, qi, kj, forbid);
+    }
+    last_painted_ = std::pair<int, int>{i, j};
 }
 
 std::unique_ptr<View> make_matrix_view() { return std::make_unique<MatrixView>(); }

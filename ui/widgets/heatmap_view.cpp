@@ -2,6 +2,8 @@
 
 #include "ui/widgets/cell_under.h"
 
+#include <imgui_internal.h>   // SetItemUsingMouseWheel: the wheel over a map zooms it
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -35,81 +37,186 @@ float widest(const std::vector<std::string>& labels) {
 
 }   // namespace
 
-HeatmapGeometry heatmap_geometry(const Matrix& weights, const HeatmapLabels& labels, float max_side, ImVec2 origin) {
-    const float line = ImGui::GetTextLineHeight();
-    const float left = std::min(widest(labels.queries), 160.0f) + 8.0f;
-    const float top = std::min(widest(labels.keys), 160.0f) * 0.75f + line + 4.0f;
+int HeatmapGeometry::row_under(float y, int rows) const { return cell_under(y, min.y - first_row * cell, cell, rows); }
+
+int HeatmapGeometry::col_under(float x, int cols) const { return cell_under(x, min.x - first_col * cell, cell, cols); }
+
+namespace {
+
+// Pixels a cell has at zoom 1, when the whole map fits `max_side` beside its labels.
+float fit_cell(const Matrix& weights, float left, float top, float max_side) {
     const auto Tq = static_cast<float>(weights.rows());
     const auto Tk = static_cast<float>(weights.cols());
     // Whole pixels per cell while cells are big; below that, fractions, so long inputs fit.
     const float fit = std::min((max_side - left) / Tk, (max_side - top) / Tq);
-    const float cell = fit >= 4.0f ? std::floor(fit) : std::max(fit, 0.5f);
-    return {ImVec2(origin.x + left, origin.y + top), cell};
+    return fit >= 4.0f ? std::floor(fit) : std::max(fit, 0.5f);
+}
+
+float label_band_left(const HeatmapLabels& labels) { return std::min(widest(labels.queries), 160.0f) + 8.0f; }
+float label_band_top(const HeatmapLabels& labels) {
+    return std::min(widest(labels.keys), 160.0f) * 0.75f + ImGui::GetTextLineHeight() + 4.0f;
+}
+
+// The labels of the rows and columns in sight, every one while they are legible and
+// thinned out otherwise; the hovered row and column (or -1) marked on the axes.
+void draw_axis_labels(const HeatmapGeometry& g, ImVec2 origin, const HeatmapLabels& labels, int rows, int cols,
+                      int hover_row, int hover_col) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const float line = ImGui::GetTextLineHeight();
+    const ImU32 text_colour = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 mark = ImGui::GetColorU32(ImGuiCol_PlotHistogram);
+    const int step = std::max(1, static_cast<int>(std::ceil(line / g.cell)));
+    const int row_from = static_cast<int>(g.first_row);
+    const int row_to = std::min(rows, static_cast<int>(std::ceil(g.first_row + g.size.y / g.cell)));
+    const int col_from = static_cast<int>(g.first_col);
+    const int col_to = std::min(cols, static_cast<int>(std::ceil(g.first_col + g.size.x / g.cell)));
+    const auto query = [&](int i) {
+        const std::string text = visible_token(labels.queries[static_cast<std::size_t>(i)]);
+        const float width = ImGui::CalcTextSize(text.c_str()).x;
+        const ImVec2 at(g.min.x - width - 4.0f, g.at(static_cast<float>(i) + 0.5f, 0.0f).y - line * 0.5f);
+        if (i == hover_row) draw->AddRectFilled(ImVec2(at.x - 2.0f, at.y), ImVec2(g.min.x - 1.0f, at.y + line), mark);
+        draw->AddText(at, text_colour, text.c_str());
+    };
+    const auto key = [&](int j) {
+        const float x = g.at(0.0f, static_cast<float>(j) + 0.5f).x;
+        if (j == hover_col) {
+            draw->AddRectFilled(ImVec2(x - std::max(g.cell, 3.0f) * 0.5f, g.min.y - 4.0f),
+                                ImVec2(x + std::max(g.cell, 3.0f) * 0.5f, g.min.y - 1.0f), mark);
+        }
+        add_text_rotated(draw, ImVec2(x - line * 0.35f, g.min.y - 4.0f), text_colour,
+                         visible_token(labels.keys[static_cast<std::size_t>(j)]).c_str(), -0.785398f);
+    };
+    const int n_queries = std::min(rows, static_cast<int>(labels.queries.size()));
+    const int n_keys = std::min(cols, static_cast<int>(labels.keys.size()));
+    draw->PushClipRect(ImVec2(origin.x, g.min.y - line), ImVec2(g.min.x, g.max().y + line), true);
+    for (int i = row_from - row_from % step; i < std::min(row_to, n_queries); i += step) {
+        if (i >= row_from && i != hover_row) query(i);
+    }
+    if (hover_row >= 0 && hover_row < n_queries) query(hover_row);   // always named, thinned out or not
+    draw->PopClipRect();
+    draw->PushClipRect(ImVec2(g.min.x - line, origin.y), ImVec2(g.max().x + g.min.y - origin.y, g.min.y), true);
+    for (int j = col_from - col_from % step; j < std::min(col_to, n_keys); j += step) {
+        if (j >= col_from && j != hover_col) key(j);
+    }
+    if (hover_col >= 0 && hover_col < n_keys) key(hover_col);
+    draw->PopClipRect();
+}
+
+// The wheel zooms about the pointer, a drag pans, a double-click or F fits. Returns true
+// when the left button was released without a drag (a click).
+bool handle_map_input(const HeatmapGeometry& g, MapZoom& zoom, MapDrag drag, int rows, int cols, float fit) {
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetItemUsingMouseWheel();   // the wheel zooms the map; the page does not scroll under it
+    const bool hovered = ImGui::IsItemHovered();
+    if (hovered && io.MouseWheel != 0.0f) {
+        const float col = cell_at(zoom.first_col, io.MousePos.x - g.min.x, g.cell);
+        const float row = cell_at(zoom.first_row, io.MousePos.y - g.min.y, g.cell);
+        zoom_about(zoom, std::pow(1.25f, io.MouseWheel), col, row, rows, cols, fit);
+    }
+    // F as a typed character: Dear ImGui 1.86 names no key F, and characters are the backend's own.
+    bool typed_f = false;
+    for (const ImWchar c : io.InputQueueCharacters) typed_f = typed_f || c == 'f' || c == 'F';
+    if (hovered && (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) || (!io.WantTextInput && typed_f))) {
+        zoom = MapZoom{};
+    }
+    const bool panning =
+        ImGui::IsItemActive() && (ImGui::IsMouseDragging(ImGuiMouseButton_Middle) ||
+                                  (drag == MapDrag::pans && ImGui::IsMouseDragging(ImGuiMouseButton_Left)));
+    if (panning) pan(zoom, -io.MouseDelta.x / g.cell, -io.MouseDelta.y / g.cell, rows, cols);
+    const float threshold = io.MouseDragThreshold;
+    return ImGui::IsItemDeactivated() && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
+           io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] < threshold * threshold;
+}
+
+void draw_cell_tooltip(const Matrix& weights, const Matrix* scores, const Mask* allowed, const HeatmapLabels& labels,
+                       int i, int j, const MapZoom& zoom) {
+    const bool masked = allowed && !(*allowed)(i, j);
+    const auto name = [](const std::vector<std::string>& all, int at) {
+        return at < static_cast<int>(all.size()) ? visible_token(all[static_cast<std::size_t>(at)]) : std::string();
+    };
+    ImGui::BeginTooltip();
+    ImGui::Text("query %d  %s", i, name(labels.queries, i).c_str());
+    ImGui::Text("key   %d  %s", j, name(labels.keys, j).c_str());
+    if (masked) {
+        ImGui::TextUnformatted("masked (not allowed): weight 0");
+    } else {
+        ImGui::Text("weight %.4f", static_cast<double>(weights(i, j)));
+    }
+    if (scores != nullptr) ImGui::Text("score  %.4f  (q.k / sqrt(Dh))", static_cast<double>((*scores)(i, j)));
+    if (zoom.zoom > 1.0f) ImGui::TextDisabled("zoom %.1fx: wheel, drag to pan, double-click or F to fit", zoom.zoom);
+    ImGui::EndTooltip();
+}
+
+}   // namespace
+
+HeatmapGeometry heatmap_geometry(const Matrix& weights, const HeatmapLabels& labels, float max_side, ImVec2 origin,
+                                 const MapZoom& zoom) {
+    const float left = label_band_left(labels);
+    const float top = label_band_top(labels);
+    const float fit = fit_cell(weights, left, top, max_side);
+    const ImVec2 size(fit * static_cast<float>(weights.cols()), fit * static_cast<float>(weights.rows()));
+    return {ImVec2(origin.x + left, origin.y + top), size, fit * zoom.zoom, zoom.first_col, zoom.first_row};
 }
 
 int draw_heatmap(const char* id, const Matrix& weights, const Matrix* scores, const Mask* allowed,
-                 const HeatmapTexture& texture, const HeatmapLabels& labels, float max_side, int pinned_row) {
+                 const HeatmapTexture& texture, const HeatmapLabels& labels, float max_side, MapZoom& zoom,
+                 MapDrag drag, int pinned_row) {
     ImGui::PushID(id);
     const auto Tq = static_cast<int>(weights.rows());
     const auto Tk = static_cast<int>(weights.cols());
-    const float line = ImGui::GetTextLineHeight();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const HeatmapGeometry geometry = heatmap_geometry(weights, labels, max_side, origin);
-    const float cell = geometry.cell;
-    const ImVec2 map_min = geometry.min;
-    const ImVec2 map_max(map_min.x + cell * static_cast<float>(Tk), map_min.y + cell * static_cast<float>(Tq));
+    keep_inside(zoom, Tq, Tk);   // the map may have changed size since the last frame
+    const float fit = heatmap_geometry(weights, labels, max_side, origin).cell;
+    // The input first, so that this frame already draws what the wheel or drag asked.
+    ImGui::SetCursorScreenPos(heatmap_geometry(weights, labels, max_side, origin).min);
+    HeatmapGeometry g = heatmap_geometry(weights, labels, max_side, origin, zoom);
+    ImGui::InvisibleButton("cells", g.size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
+    const bool clicked = handle_map_input(g, zoom, drag, Tq, Tk, fit);
+    const bool hovered = ImGui::IsItemHovered();
+    g = heatmap_geometry(weights, labels, max_side, origin, zoom);
+
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const ImU32 text_colour = ImGui::GetColorU32(ImGuiCol_Text);
-
-    draw->AddImage(texture.id(), map_min, map_max);
-    // Label every row and column while they are legible; thin them out otherwise.
-    const int step = std::max(1, static_cast<int>(std::ceil(line / cell)));
-    for (int i = 0; i < Tq && i < static_cast<int>(labels.queries.size()); i += step) {
-        const char* text = labels.queries[static_cast<std::size_t>(i)].c_str();
-        const float width = ImGui::CalcTextSize(text).x;
-        draw->AddText(ImVec2(map_min.x - width - 4.0f, map_min.y + cell * (static_cast<float>(i) + 0.5f) - line * 0.5f),
-                      text_colour, text);
-    }
-    for (int j = 0; j < Tk && j < static_cast<int>(labels.keys.size()); j += step) {
-        const ImVec2 anchor(map_min.x + cell * (static_cast<float>(j) + 0.5f) - line * 0.35f, map_min.y - 4.0f);
-        add_text_rotated(draw, anchor, text_colour, labels.keys[static_cast<std::size_t>(j)].c_str(), -0.785398f);
-    }
-
+    const ImVec2 uv0(zoom.first_col / static_cast<float>(Tk), zoom.first_row / static_cast<float>(Tq));
+    const ImVec2 uv1((zoom.first_col + cols_in_sight(zoom, Tk)) / static_cast<float>(Tk),
+                     (zoom.first_row + rows_in_sight(zoom, Tq)) / static_cast<float>(Tq));
+    draw->AddImage(texture.id(), g.min, g.max(), uv0, uv1);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const int i = hovered ? g.row_under(mouse.y, Tq) : -1;
+    const int j = hovered ? g.col_under(mouse.x, Tk) : -1;
+    draw_axis_labels(g, origin, labels, Tq, Tk, i, j);
+    draw->PushClipRect(ImVec2(g.min.x - 3.0f, g.min.y - 3.0f), ImVec2(g.max().x + 3.0f, g.max().y + 3.0f), true);
     if (pinned_row >= 0 && pinned_row < Tq) {
-        const float y = map_min.y + cell * static_cast<float>(pinned_row);
-        draw->AddRect(ImVec2(map_min.x - 2, y - 1), ImVec2(map_max.x + 2, y + cell + 1), IM_COL32(255, 255, 255, 255),
+        const float y = g.at(static_cast<float>(pinned_row), 0.0f).y;
+        draw->AddRect(ImVec2(g.min.x - 2, y - 1), ImVec2(g.max().x + 2, y + g.cell + 1), IM_COL32(255, 255, 255, 255),
                       0.0f, 0, 2.0f);
     }
-    ImGui::SetCursorScreenPos(map_min);
-    int clicked_row = -1;
-    if (ImGui::InvisibleButton("cells", ImVec2(map_max.x - map_min.x, map_max.y - map_min.y))) {
-        clicked_row = cell_under(ImGui::GetIO().MousePos.y, map_min.y, cell, Tq);
+    if (hovered) {
+        const ImVec2 a = g.at(static_cast<float>(i), static_cast<float>(j));
+        draw->AddRect(a, ImVec2(a.x + g.cell, a.y + g.cell), IM_COL32(255, 255, 255, 255));
+        draw_cell_tooltip(weights, scores, allowed, labels, i, j, zoom);
     }
-    if (ImGui::IsItemHovered()) {
-        const ImVec2 mouse = ImGui::GetIO().MousePos;
-        const int j = cell_under(mouse.x, map_min.x, cell, Tk);
-        const int i = cell_under(mouse.y, map_min.y, cell, Tq);
-        const ImVec2 a(map_min.x + cell * static_cast<float>(j), map_min.y + cell * static_cast<float>(i));
-        draw->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(255, 255, 255, 255));
-        const bool masked = allowed && !(*allowed)(i, j);
-        ImGui::BeginTooltip();
-        ImGui::Text("query %d  %s", i,
-                    i < static_cast<int>(labels.queries.size()) ? labels.queries[static_cast<std::size_t>(i)].c_str()
-                                                                : "");
-        ImGui::Text("key   %d  %s", j,
-                    j < static_cast<int>(labels.keys.size()) ? labels.keys[static_cast<std::size_t>(j)].c_str() : "");
-        if (masked) {
-            ImGui::TextUnformatted("masked (not allowed): weight 0");
-        } else {
-            ImGui::Text("weight %.4f", static_cast<double>(weights(i, j)));
-        }
-        if (scores != nullptr) ImGui::Text("score  %.4f  (q.k / sqrt(Dh))", static_cast<double>((*scores)(i, j)));
-        ImGui::EndTooltip();
-    }
-    ImGui::SetCursorScreenPos(ImVec2(origin.x, map_max.y + 4.0f));
-    ImGui::Dummy(ImVec2(map_max.x - origin.x, 0.0f));
+    draw->PopClipRect();
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, g.max().y + 4.0f));
+    ImGui::Dummy(ImVec2(g.max().x - origin.x, 0.0f));
     ImGui::PopID();
-    return clicked_row;
+    return clicked ? g.row_under(mouse.y, Tq) : -1;
+}
+
+std::string visible_token(const std::string& token) {
+    std::string shown;
+    shown.reserve(token.size());
+    for (const char c : token) {
+        if (c == ' ') {
+            shown += "\u00b7";
+        } else if (c == '\n') {
+            shown += "\u21b5";
+        } else if (c == '\t') {
+            shown += "\u2192";
+        } else {
+            shown += c;
+        }
+    }
+    return shown;
 }
 
 bool draw_heatmap_thumbnail(const char* id, const HeatmapTexture& texture, float side, bool selected) {

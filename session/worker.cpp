@@ -100,6 +100,11 @@ std::optional<ModelChoice> Worker::model_in_use() const {
     return model_in_use_;
 }
 
+std::optional<ModelInfo> Worker::model_in_use_info() const {
+    std::lock_guard lock(mutex_);
+    return model_in_use_info_;
+}
+
 void Worker::run() {
     // Computing yields to drawing: the forward runs on every core (core/tensor/parallel.h), and
     // the window must keep 30 fps meanwhile. SCHED_IDLE, not a nice value: a thread of the
@@ -203,9 +208,11 @@ std::unique_ptr<Model> Worker::load(const ModelChoice& choice) {
         throw;
     }
     // Only now is the previous model let go (by the caller): a failed or stopped load keeps it.
+    ModelInfo info = loaded->info();
     std::lock_guard lock(mutex_);
     loading_choice_.reset();
     model_in_use_ = choice;
+    model_in_use_info_ = std::move(info);
     return loaded;
 }
 

@@ -82,6 +82,8 @@ public:
     void cancel_compute();
     // The model the worker holds (the last one that loaded), if any.
     std::optional<ModelChoice> model_in_use() const;
+    // What that model is (read once it loaded, before its first result is in).
+    std::optional<ModelInfo> model_in_use_info() const;
     // Called on the worker's thread each time a request is answered: the window's loop
     // sleeps while nothing changes, and this wakes it (glfwPostEmptyEvent).
     void set_on_answer(std::function<void()> notify);
@@ -112,6 +114,7 @@ private:
     std::shared_ptr<const Snapshot> latest_;
     Answer answer_;
     std::optional<ModelChoice> model_in_use_;
+    std::optional<ModelInfo> model_in_use_info_;
     std::optional<ModelChoice> loading_choice_;   // set while a load runs
     LoadProgress progress_;
     std::optional<ComputeProgress> computing_;   // set while a computation runs

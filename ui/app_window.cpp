@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -52,6 +53,8 @@ void AppWindow::update() {
         has_request_ = true;
     }
     loading_ = worker_.loading();
+    const std::optional<ModelChoice> in_use = worker_.model_in_use();
+    loaded_info_ = in_use && *in_use == state_.model ? worker_.model_in_use_info() : std::nullopt;
     const Eigen::Index landed_before = computing_ && computing_->landed_thumbnails ? computing_->layers_done : -1;
     computing_ = worker_.computing();
     // A layer of a long run landed: the grid's textures are rebuilt with its thumbnails.
@@ -169,7 +172,8 @@ void AppWindow::cancel_loading() {
 }
 
 void AppWindow::open_picture(const std::string& path) {
-    if (!shown_ || !shown_->info.takes_image) return;
+    const ModelInfo* chosen = chosen_model_info();
+    if (chosen == nullptr || !chosen->takes_image) return;
     choose_picture(state_, path);
     remember_file(path);
 }
@@ -180,6 +184,26 @@ void AppWindow::start_importance_scan() {
 }
 
 bool AppWindow::showing_other_model() const { return !shown_ || shown_->model.name != state_.model.name; }
+
+std::string AppWindow::title() const {
+    std::string title = "Headscope \u2014 " + model_display_name(state_.model.name);
+    const ModelInfo* chosen = chosen_model_info();
+    std::string input = chosen != nullptr && chosen->takes_image
+                            ? std::filesystem::path(state_.image_path).filename().string()
+                            : state_.text.substr(0, state_.text.find('\n'));
+    if (input.size() > 48) {
+        std::size_t cut = 45;
+        while (cut > 0 && (static_cast<unsigned char>(input[cut]) & 0xC0) == 0x80) --cut;   // not inside a character
+        input = input.substr(0, cut) + "...";
+    }
+    if (!input.empty()) title += " \u2014 " + input;
+    return title;
+}
+
+const ModelInfo* AppWindow::chosen_model_info() const {
+    if (!showing_other_model()) return &shown_->info;
+    return loaded_info_ ? &*loaded_info_ : nullptr;
+}
 
 void AppWindow::remember_model(const std::string& name) {
     push_recent(recent_.models, recent_path_of(name));
@@ -269,7 +293,7 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
     const float body = ImGui::GetContentRegionAvail().y - status_height;
     ImGui::BeginChild("controls", ImVec2(controls_width, body), true);
-    const ControlsOutcome outcome = controls_.draw(state_, shown_.get(), recent_);
+    const ControlsOutcome outcome = controls_.draw(state_, shown_.get(), chosen_model_info(), recent_);
     if (outcome.model_to_open) open_model(*outcome.model_to_open);
     if (outcome.file_opened) remember_file(*outcome.file_opened);
     ImGui::EndChild();

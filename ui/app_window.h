@@ -76,6 +76,8 @@ public:
     }
     // True when the next frame would draw what the last one did, unless input or a result
     // arrives: no texture is still being rebuilt and nothing waits to be shown.
+    // The window's title: the program, the chosen model and the start of its input.
+    std::string title() const;
     bool still() const;
     // True while the model or an analysis computes (their progress is on screen).
     bool working() const;
@@ -97,6 +99,9 @@ private:
     // The snapshot on screen belongs to another model than the one chosen (loading, or
     // its first result not in yet): its views are not drawn as if they were the new one's.
     bool showing_other_model() const;
+    // What the chosen model is: the shown result's, else the loaded model's before its
+    // first result is in; null while it loads or after it failed to.
+    const ModelInfo* chosen_model_info() const;
     WindowStatus status() const;
     void remember_model(const std::string& name);
     void remember_file(const std::string& path);
@@ -121,6 +126,7 @@ private:
     std::uint64_t stopped_ = 0;                           // the last request whose computation the user stopped
     std::optional<session::LoadProgress> loading_;        // the worker's model load, as of this frame
     std::optional<session::ComputeProgress> computing_;   // the worker's computation, as of this frame
+    std::optional<ModelInfo> loaded_info_;                // the chosen model's, once loaded, as of this frame
     MachineMemory memory_;                                // this process's and the machine's, for the status bar
     std::chrono::steady_clock::time_point memory_read_;
     std::string recent_path_;

@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <exception>
+#include <string>
+#include <utility>
 
 namespace {
 
@@ -50,6 +52,7 @@ void run_loop(headscope::gui::Platform& platform, AppWindow& app, headscope::gui
     // The previous frame's busy time, swap included (the rasterising, under llvmpipe):
     // how much of the next one may go to rebuilding textures.
     std::chrono::steady_clock::duration previous_frame{};
+    std::string title;   // as last set
     for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
         if (hook == nullptr && glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
             glfwWaitEvents();   // sleep while minimised
@@ -60,6 +63,10 @@ void run_loop(headscope::gui::Platform& platform, AppWindow& app, headscope::gui
         if (hook) hook->frame_started();
         glfwPollEvents();
         app.update();
+        if (std::string now = app.title(); now != title) {
+            glfwSetWindowTitle(window, now.c_str());
+            title = std::move(now);
+        }
         platform.begin_frame();
         app.draw(previous_frame);
         int width = 0;

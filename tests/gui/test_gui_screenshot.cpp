@@ -244,7 +244,7 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     const std::string script =
         run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; " +
         // Bounded waits: a window that never appears (the app failed) fails the test, never hangs it.
-        "w=\\$(timeout 60 xdotool search --sync --name '^Headscope\\$' | head -n 1); [ -n \\\"\\$w\\\" ] || exit 3; "
+        "w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); [ -n \\\"\\$w\\\" ] || exit 3; "
         "sleep 3; timeout 30 xdotool windowfocus --sync \\$w; "
         "xdotool mousemove --window \\$w 700 400; xdotool keydown Right; sleep 0.15; xdotool keyup Right; "
         "xdotool keydown c; sleep 0.15; xdotool keyup c; wait \\$pid";
@@ -260,8 +260,10 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     CHECK(b.differing(a) > 20000);   // and head 0.1 (same token) replaced head 0.0 (previous token)
 }
 
-TEST_CASE("gui: the mouse wheel zooms the Matrix view's map about the pointer (xdotool)") {
+TEST_CASE(
+    "gui: the mouse wheel zooms the Matrix view's map about the pointer (xdotool), and the title names the model") {
     TempDir dir;
+    const std::string title = dir.file("title");
     const std::string before = dir.file("before.png");
     const std::string after = dir.file("after.png");
     const std::string err = dir.file("err");
@@ -275,8 +277,11 @@ TEST_CASE("gui: the mouse wheel zooms the Matrix view's map about the pointer (x
         "' --size 1280x800 --screenshot-after 8 --screenshot ";
     const std::string script =
         run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; " +
-        "w=\\$(timeout 60 xdotool search --sync --name '^Headscope\\$' | head -n 1); [ -n \\\"\\$w\\\" ] || exit 3; "
-        "sleep 3; timeout 30 xdotool windowfocus --sync \\$w; xdotool mousemove --window \\$w 480 560; sleep 0.3; "
+        "w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); [ -n \\\"\\$w\\\" ] || exit 3; "
+        "sleep 3; xdotool getwindowname \\$w > '" +
+        title +
+        "'; "
+        "timeout 30 xdotool windowfocus --sync \\$w; xdotool mousemove --window \\$w 480 560; sleep 0.3; "
         "for i in 1 2 3 4 5 6; do xdotool click 4; sleep 0.2; done; xdotool mousemove --window \\$w 1270 790; "
         "wait \\$pid";
     const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
@@ -289,6 +294,11 @@ TEST_CASE("gui: the mouse wheel zooms the Matrix view's map about the pointer (x
     REQUIRE(b.width == 1280);
     CHECK(a.count(headscope::masked_colour) > 60000);                                    // half of a ~500 px map
     CHECK(b.count(headscope::masked_colour) < a.count(headscope::masked_colour) / 20);   // the legend's swatch
+    std::ifstream named(title);
+    std::string name;
+    std::getline(named, name);
+    CHECK(name.rfind("Headscope \u2014 builtin:toy-text \u2014 the cat sat on the mat the cat", 0) == 0);
+    CHECK(name.size() < 90);   // the 690 characters of input cut short
 }
 
 TEST_CASE("gui: a GPT-2 folder opens with --model: top-5 next tokens, and the intact model beside disabled heads") {

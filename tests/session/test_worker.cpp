@@ -355,6 +355,18 @@ TEST_CASE("worker: a load that finishes replaces the model, one that fails keeps
     CHECK((*fake.loads)["fake:gated"] == 1);
 }
 
+TEST_CASE("worker: what the loaded model is can be read before its first result (it failed here)") {
+    FakeLoader fake;
+    Worker worker(fake.loader());
+    CHECK_FALSE(worker.model_in_use_info());
+    const auto empty = worker.submit(fake_request("fake:a", ""));   // an empty sentence: no result
+    REQUIRE(wait_for(worker, empty));
+    CHECK(worker.latest_answer().failure == Failure::compute);
+    CHECK_FALSE(worker.latest());
+    REQUIRE(worker.model_in_use_info());
+    CHECK(worker.model_in_use_info()->name == "fake:a");
+}
+
 TEST_CASE("worker: the causal mask defaults to the model's, and labels of the logit columns come along") {
     FakeLoader fake;
     Worker worker(fake.loader());

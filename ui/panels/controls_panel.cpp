@@ -12,13 +12,14 @@ namespace headscope::ui {
 
 using namespace session;
 
-ControlsOutcome ControlsPanel::draw(AppState& state, const Snapshot* shown, const RecentLists& recent) {
+ControlsOutcome ControlsPanel::draw(AppState& state, const Snapshot* shown, const ModelInfo* chosen,
+                                    const RecentLists& recent) {
     ControlsOutcome outcome;
     outcome.model_to_open = model_picker_.draw(state, recent.models);
     if (is_toy_model(state.model.name)) draw_toy_settings(state);
     ImGui::Separator();
-    draw_input(state, shown, recent, outcome);
-    draw_display_settings(state, shown);
+    draw_input(state, chosen, recent, outcome);
+    draw_display_settings(state, chosen);
     // The layers and heads below are the shown model's.
     if (shown != nullptr && shown->model.name == state.model.name) draw_heads(state, *shown);
     return outcome;
@@ -44,9 +45,9 @@ void ControlsPanel::draw_toy_settings(AppState& state) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Model width, heads per layer and layers; Enter applies");
 }
 
-void ControlsPanel::draw_input(AppState& state, const Snapshot* shown, const RecentLists& recent,
+void ControlsPanel::draw_input(AppState& state, const ModelInfo* chosen, const RecentLists& recent,
                                ControlsOutcome& outcome) {
-    const bool image_model = shown != nullptr && shown->info.takes_image;
+    const bool image_model = chosen != nullptr && chosen->takes_image;
     if (image_model) {
         ImGui::TextUnformatted("Image file (or drop one on the window)");
         ImGui::SetNextItemWidth(-90.0f);
@@ -67,7 +68,7 @@ void ControlsPanel::draw_input(AppState& state, const Snapshot* shown, const Rec
     } else {
         // A checkpoint without tokenizer files reads token ids (the worker parses them);
         // any other text model reads them when the box is ticked (or --tokens started it).
-        const bool ids_only = shown != nullptr && shown->info.reads_ids_only;
+        const bool ids_only = chosen != nullptr && chosen->reads_ids_only;
         if (ids_only) {
             ImGui::TextWrapped("Token ids, comma-separated (the folder has no tokenizer files)");
         } else {
@@ -80,12 +81,11 @@ void ControlsPanel::draw_input(AppState& state, const Snapshot* shown, const Rec
     }
 }
 
-void ControlsPanel::draw_display_settings(AppState& state, const Snapshot* shown) {
-    bool causal = shown != nullptr ? causal_on(state, shown->info) : state.causal.value_or(false);
+void ControlsPanel::draw_display_settings(AppState& state, const ModelInfo* chosen) {
+    bool causal = chosen != nullptr ? causal_on(state, *chosen) : state.causal.value_or(false);
     if (ImGui::Checkbox("Causal mask (C)", &causal)) state.causal = causal;
-    if (ImGui::IsItemHovered() && shown != nullptr) {
-        ImGui::SetTooltip("%s is %s by default", shown->info.name.c_str(),
-                          shown->info.causal ? "causal" : "not causal");
+    if (ImGui::IsItemHovered() && chosen != nullptr) {
+        ImGui::SetTooltip("%s is %s by default", chosen->name.c_str(), chosen->causal ? "causal" : "not causal");
     }
 
     constexpr Colormap maps[] = {Colormap::viridis, Colormap::magma, Colormap::cividis, Colormap::greys};

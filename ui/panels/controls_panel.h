@@ -21,14 +21,17 @@ struct ControlsOutcome {
 
 class ControlsPanel {
 public:
-    // `shown`: the snapshot on screen, null before the first.
-    ControlsOutcome draw(session::AppState& state, const session::Snapshot* shown, const session::RecentLists& recent);
+    // `shown`: the snapshot on screen, null before the first. `chosen`: what the chosen
+    // model is once it has loaded, before its first result too (whether it reads
+    // pictures, ids only, and its own causal setting); null until then.
+    ControlsOutcome draw(session::AppState& state, const session::Snapshot* shown, const ModelInfo* chosen,
+                         const session::RecentLists& recent);
 
 private:
     static void draw_toy_settings(session::AppState& state);
-    void draw_input(session::AppState& state, const session::Snapshot* shown, const session::RecentLists& recent,
+    void draw_input(session::AppState& state, const ModelInfo* chosen, const session::RecentLists& recent,
                     ControlsOutcome& outcome);
-    static void draw_display_settings(session::AppState& state, const session::Snapshot* shown);
+    static void draw_display_settings(session::AppState& state, const ModelInfo* chosen);
     static void draw_heads(session::AppState& state, const session::Snapshot& shown);
 
     ModelPicker model_picker_;

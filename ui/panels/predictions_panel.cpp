@@ -195,7 +195,12 @@ void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& 
                 const ImVec4 colour = change >= 0.05f    ? ImVec4(0.45f, 0.85f, 0.45f, 1.0f)
                                       : change <= -0.05f ? ImVec4(1.0f, 0.5f, 0.45f, 1.0f)
                                                          : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
-                ImGui::TextColored(colour, "%+.1f pts", change);
+                // A change that rounds to nothing reads 0.0, not -0.0 or +0.0.
+                if (std::abs(change) < 0.05f) {
+                    ImGui::TextColored(colour, " 0.0 pts");
+                } else {
+                    ImGui::TextColored(colour, "%+.1f pts", change);
+                }
                 if (ImGui::IsItemHovered()) ImGui::SetTooltip("intact model: %.2f%%", 100.0f * line.other);
             }
         }

@@ -272,12 +272,23 @@ void AppWindow::handle_keys() {
     };
     if (loading_ && pressed(ImGuiKey_Escape, false)) cancel_loading();
     if (!loading_ && computing_ && pressed(ImGuiKey_Escape, false)) cancel_computing();
-    if (!shown_ || showing_other_model()) return;
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.KeyCtrl && pressed(ImGuiKey_Z) && !io.KeyShift) undo();
+    if (io.KeyCtrl && ((pressed(ImGuiKey_Z) && io.KeyShift) || pressed(ImGuiKey_Y))) redo();
+    if (io.KeyCtrl || !shown_ || showing_other_model()) return;
     if (pressed(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
     if (pressed(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
     if (pressed(ImGuiKey_LeftArrow)) step_head(state_, -1, shown_->info.n_heads);
     if (pressed(ImGuiKey_RightArrow)) step_head(state_, 1, shown_->info.n_heads);
     if (pressed(ImGuiKey_C, false)) state_.causal = !causal_on(state_, shown_->info);   // a toggle: no auto-repeat
+}
+
+void AppWindow::undo() {
+    if (const std::optional<Edits> edits = history_.undo()) restore(state_, *edits);
+}
+
+void AppWindow::redo() {
+    if (const std::optional<Edits> edits = history_.redo()) restore(state_, *edits);
 }
 
 void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
@@ -312,6 +323,12 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     ImGui::EndChild();
     if (draw_status_bar(shown_.get(), state_, status())) cancel_computing();
     ImGui::End();
+    // What this frame left is the undo history's next state. Typing in a box, or a button
+    // held (a drag over the mask), is a gesture still going on: one step for all of it.
+    const ImGuiIO& io = ImGui::GetIO();
+    const bool in_gesture =
+        io.WantTextInput || ImGui::IsMouseDown(ImGuiMouseButton_Left) || ImGui::IsMouseDown(ImGuiMouseButton_Right);
+    history_.observe(state_.model, edits_of(state_), in_gesture, ImGui::GetTime());
 }
 
 void AppWindow::draw_messages() {

@@ -7,6 +7,7 @@
 #include "session/app_state.h"
 #include "session/background_job.h"
 #include "session/recent.h"
+#include "session/undo_history.h"
 #include "session/worker.h"
 #include "ui/panels/controls_panel.h"
 #include "ui/panels/predictions_panel.h"
@@ -92,6 +93,9 @@ private:
     void take_answer();
     void run_start_hooks();
     void handle_keys();
+    // Ctrl+Z / Ctrl+Shift+Z (or Ctrl+Y): the input, masks and disabled heads as they were.
+    void undo();
+    void redo();
     void draw_messages();
     void draw_views();
     ViewContext view_context();
@@ -108,6 +112,7 @@ private:
     void save_recent();
 
     session::AppState state_;
+    session::UndoHistory history_;
     session::Worker worker_;
     std::uint64_t submitted_ = 0;
     session::Request last_request_;

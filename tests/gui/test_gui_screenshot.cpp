@@ -37,13 +37,16 @@ struct Screenshot {
         for (std::size_t i = 0; i + 2 < rgb.size(); i += 3) n += p(rgb[i], rgb[i + 1], rgb[i + 2]);
         return n;
     }
-    // Differing bytes, leaving out the status bar (its timings change from run to run).
-    long differing(const Screenshot& other) const {
+    // Differing bytes, leaving out the status bar (its timings change from run to run),
+    // and the columns left of `from_x` (the controls, to compare the views alone).
+    long differing(const Screenshot& other, int from_x = 0) const {
         if (other.rgb.size() != rgb.size()) return static_cast<long>(rgb.size());
         const std::size_t status_bar = 32 * static_cast<std::size_t>(width) * 3;
         const std::size_t end = rgb.size() > status_bar ? rgb.size() - status_bar : 0;
+        const std::size_t row = static_cast<std::size_t>(width) * 3;
         long n = 0;
-        for (std::size_t i = 0; i < end; ++i) n += rgb[i] != other.rgb[i];
+        for (std::size_t i = 0; i < end; ++i)
+            n += i % row >= static_cast<std::size_t>(from_x) * 3 && rgb[i] != other.rgb[i];
         return n;
     }
 };
@@ -158,8 +161,10 @@ TEST_CASE("gui: disabling a head changes the next layer's map, not its own layer
     CHECK(ablated.differing(base) > 3000);
     const Screenshot same_layer = take_screenshot("--layer 0 --head 0");
     const Screenshot same_layer_ablated = take_screenshot("--layer 0 --head 0 --disable 1.0");
-    // Only the head's disable checkbox differs (layer 1 is not on screen).
-    CHECK(same_layer_ablated.differing(same_layer) < 2000);
+    // Layer 1 is not on screen: the views are the same; only the controls differ (the
+    // head's disable box, and the list of disabled heads).
+    CHECK(same_layer_ablated.differing(same_layer, 360) == 0);
+    CHECK(same_layer_ablated.differing(same_layer) > 0);
 }
 
 TEST_CASE("gui: every view renders, and the image view shows the picture under the map") {
@@ -299,6 +304,48 @@ TEST_CASE(
     std::getline(named, name);
     CHECK(name.rfind("Headscope \u2014 builtin:toy-text \u2014 the cat sat on the mat the cat", 0) == 0);
     CHECK(name.size() < 90);   // the 690 characters of input cut short
+}
+
+TEST_CASE("gui: Ctrl+Z switches a head back on, Ctrl+Shift+Z off again, and the disabled list names it (xdotool)") {
+    TempDir dir;
+    const std::string err = dir.file("err");
+    // Three windows on the same input, each for 8 s: left alone; head 0.0's "disable" box
+    // clicked, then Ctrl+Z; the same, then Ctrl+Shift+Z. Keys are held 0.15 s (a frame
+    // must see them down).
+    const auto shot = [&](const std::string& name, const std::string& keys) {
+        const std::string png = dir.file(name);
+        const std::string run = std::string("'" HEADSCOPE_GUI "' --model builtin:toy-text --text 'The cat sat on the "
+                                            "mat .' --size 1280x800 --screenshot-after 8 --screenshot '") +
+                                png + "' 2>>'" + err + "'";
+        // The pointer ends over the status bar in each, so that no tooltip differs.
+        const std::string script =
+            run +
+            " & pid=\\$!; "
+            "w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); "
+            "[ -n \\\"\\$w\\\" ] || exit 3; sleep 3; timeout 30 xdotool windowfocus --sync \\$w; " +
+            keys + " xdotool mousemove --window \\$w 1270 790; sleep 0.5; wait \\$pid";
+        const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
+                                    headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
+        REQUIRE(headscope::test::exit_code_of(std::system(command.c_str())) == 0);
+        return load(png, 0, err);
+    };
+    const std::string click = "xdotool mousemove --window \\$w 188 376 click 1; sleep 0.5; ";
+    const std::string ctrl_z =
+        click + "xdotool keydown ctrl keydown z; sleep 0.15; xdotool keyup z keyup ctrl; sleep 0.5;";
+    const Screenshot plain = shot("plain.png", "");
+    const Screenshot undone = shot("undone.png", ctrl_z);
+    const Screenshot redone = shot("redone.png", ctrl_z + " xdotool keydown ctrl keydown shift keydown z; sleep 0.15; "
+                                                          "xdotool keyup z keyup shift keyup ctrl;");
+    INFO("stderr: " << redone.err);
+    REQUIRE(plain.width == 1280);
+    // The list's salmon text, anti-aliased edges included.
+    const auto listed = [](unsigned char r, unsigned char g, unsigned char b) {
+        return r >= 230 && g >= 110 && g <= 165 && b >= 90 && b <= 150;
+    };
+    CHECK(plain.count_if(listed) == 0);
+    CHECK(redone.count_if(listed) > 30);     // "Disabled (1): 0.0"
+    CHECK(redone.differing(plain) > 1000);   // the later layer's maps change too
+    CHECK(undone.differing(plain) == 0);     // the click undone: the very same picture
 }
 
 TEST_CASE("gui: a GPT-2 folder opens with --model: top-5 next tokens, and the intact model beside disabled heads") {

@@ -161,8 +161,31 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ablate: zero this head's context; later layers recompute");
         ImGui::PopID();
     }
+    draw_disabled_list(state);
     ImGui::Separator();
     ImGui::TextWrapped("%s", info.description.c_str());
+}
+
+void ControlsPanel::draw_disabled_list(AppState& state) {
+    // Every layer's disabled heads, not only the shown layer's boxes above.
+    const Eigen::Index off = state.disabled_heads.count();
+    if (off == 0) return;
+    constexpr Eigen::Index named = 12;
+    std::string list;
+    Eigen::Index listed = 0;
+    for (Eigen::Index l = 0; l < state.disabled_heads.layers() && listed < named; ++l) {
+        for (Eigen::Index h = 0; h < state.disabled_heads.heads() && listed < named; ++h) {
+            if (!state.disabled_heads.off(l, h)) continue;
+            list += (list.empty() ? "" : ", ") + std::to_string(l) + "." + std::to_string(h);
+            ++listed;
+        }
+    }
+    if (off > named) list += " and " + std::to_string(off - named) + " more";
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 140, 120, 255));
+    ImGui::TextWrapped("Disabled (%ld): %s", static_cast<long>(off), list.c_str());
+    ImGui::PopStyleColor();
+    if (ImGui::SmallButton("Enable all")) state.disabled_heads.enable_all();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch every head of every layer back on (Ctrl+Z undoes it)");
 }
 
 }   // namespace headscope::ui

@@ -33,6 +33,7 @@ private:
                     ControlsOutcome& outcome);
     static void draw_display_settings(session::AppState& state, const ModelInfo* chosen);
     static void draw_heads(session::AppState& state, const session::Snapshot& shown);
+    static void draw_disabled_list(session::AppState& state);
 
     ModelPicker model_picker_;
     FilePicker file_picker_{PickKind::image_file};

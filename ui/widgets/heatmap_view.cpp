@@ -94,7 +94,8 @@ void draw_axis_labels(const HeatmapGeometry& g, ImVec2 origin, const HeatmapLabe
     }
     if (hover_row >= 0 && hover_row < n_queries) query(hover_row);   // always named, thinned out or not
     draw->PopClipRect();
-    draw->PushClipRect(ImVec2(g.min.x - line, origin.y), ImVec2(g.max().x + g.min.y - origin.y, g.min.y), true);
+    // A rotated label's lower edge dips below its anchor, onto the map's first row.
+    draw->PushClipRect(ImVec2(g.min.x - line, origin.y), ImVec2(g.max().x + g.min.y - origin.y, g.min.y + line), true);
     for (int j = col_from - col_from % step; j < std::min(col_to, n_keys); j += step) {
         if (j >= col_from && j != hover_col) key(j);
     }

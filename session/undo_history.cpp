@@ -1,0 +1,74 @@
+#include "session/undo_history.h"
+
+namespace headscope::session {
+
+namespace {
+
+bool same_heads(const HeadMask& a, const HeadMask& b) { return (!a.any() && !b.any()) || a == b; }
+
+}   // namespace
+
+bool Edits::operator==(const Edits& other) const {
+    return text == other.text && text_is_ids == other.text_is_ids && image_path == other.image_path &&
+           causal == other.causal && same_heads(disabled_heads, other.disabled_heads) && forbidden == other.forbidden;
+}
+
+Edits edits_of(const AppState& state) {
+    return {state.text, state.text_is_ids, state.image_path, state.causal, state.disabled_heads, state.forbidden};
+}
+
+void restore(AppState& state, const Edits& edits) {
+    state.text = edits.text;
+    state.text_is_ids = edits.text_is_ids;
+    if (state.image_path != edits.image_path) {
+        state.image_path = edits.image_path;
+        state.image_is_demo = false;
+    }
+    state.causal = edits.causal;
+    if (edits.disabled_heads.any()) {
+        state.disabled_heads = edits.disabled_heads;
+    } else {
+        state.disabled_heads.enable_all();
+    }
+    state.forbidden = edits.forbidden;
+}
+
+void UndoHistory::observe(const ModelChoice& model, const Edits& now, bool in_gesture, double seconds) {
+    if (!model_ || !(*model_ == model) || !current_) {
+        *this = UndoHistory{};
+        model_ = model;
+        current_ = now;
+        return;
+    }
+    if (!in_gesture) gesture_step_open_ = false;
+    if (now == *current_) return;
+    const bool same_step = gesture_step_open_ && in_gesture && seconds - last_change_ < 1.5;
+    if (!same_step) {
+        past_.push_back(*current_);
+        if (past_.size() > limit) past_.erase(past_.begin());
+    }
+    future_.clear();
+    current_ = now;
+    gesture_step_open_ = in_gesture;
+    last_change_ = seconds;
+}
+
+std::optional<Edits> UndoHistory::undo() {
+    if (past_.empty() || !current_) return std::nullopt;
+    future_.push_back(*current_);
+    current_ = past_.back();
+    past_.pop_back();
+    gesture_step_open_ = false;
+    return current_;
+}
+
+std::optional<Edits> UndoHistory::redo() {
+    if (future_.empty() || !current_) return std::nullopt;
+    past_.push_back(*current_);
+    current_ = future_.back();
+    future_.pop_back();
+    gesture_step_open_ = false;
+    return current_;
+}
+
+}   // namespace headscope::session

@@ -275,6 +275,10 @@ void AppWindow::handle_keys() {
     const ImGuiIO& io = ImGui::GetIO();
     if (io.KeyCtrl && pressed(ImGuiKey_Z) && !io.KeyShift) undo();
     if (io.KeyCtrl && ((pressed(ImGuiKey_Z) && io.KeyShift) || pressed(ImGuiKey_Y))) redo();
+    // Dear ImGui 1.86 names no E or Q key; the GLFW backend indexes keys by GLFW's codes,
+    // which for letters are their capitals in ASCII.
+    if (io.KeyCtrl && ImGui::IsKeyPressed('E', false)) open_export();
+    if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit_requested_ = true;
     if (io.KeyCtrl || !shown_ || showing_other_model()) return;
     if (pressed(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
     if (pressed(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
@@ -291,6 +295,36 @@ void AppWindow::redo() {
     if (const std::optional<Edits> edits = history_.redo()) restore(state_, *edits);
 }
 
+void AppWindow::open_export() {
+    if (shown_ && !showing_other_model()) export_dialog_.open(shown_, state_);
+}
+
+MenuState AppWindow::menu_state() const {
+    MenuState menu;
+    menu.has_result = shown_ && !showing_other_model();
+    menu.can_undo = history_.can_undo();
+    menu.can_redo = history_.can_redo();
+    menu.any_head_disabled = state_.disabled_heads.any();
+    menu.any_pair_masked = !state_.forbidden.empty();
+    menu.view = state_.view;
+    return menu;
+}
+
+void AppWindow::act_on(const MenuChoice& choice) {
+    if (!choice.view.empty()) state_.view = choice.view;
+    switch (choice.action) {
+    case MenuAction::none: break;
+    case MenuAction::export_map: open_export(); break;
+    case MenuAction::quit: quit_requested_ = true; break;
+    case MenuAction::undo: undo(); break;
+    case MenuAction::redo: redo(); break;
+    case MenuAction::enable_all_heads: state_.disabled_heads.enable_all(); break;
+    case MenuAction::clear_mask: clear_mask(state_); break;
+    case MenuAction::show_keys: keys_open_ = true; break;
+    case MenuAction::show_about: about_open_ = true; break;
+    }
+}
+
 void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     textures_.begin_frame(previous_frame);
     handle_keys();
@@ -301,7 +335,9 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     // software rendering a blended quad over the whole window cost most of a frame.
     ImGui::Begin("Headscope", nullptr,
                  ImGuiWindowFlags_NoBackground | ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                     ImGuiWindowFlags_MenuBar);
+    act_on(draw_menu_bar(menu_state(), views_));
     const float body = ImGui::GetContentRegionAvail().y - status_height;
     ImGui::BeginChild("controls", ImVec2(controls_width, body), true);
     const ControlsOutcome outcome = controls_.draw(state_, shown_.get(), chosen_model_info(), recent_);
@@ -323,6 +359,8 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     ImGui::EndChild();
     if (draw_status_bar(shown_.get(), state_, status())) cancel_computing();
     ImGui::End();
+    export_dialog_.draw(state_);
+    draw_help_windows(keys_open_, about_open_);
     // What this frame left is the undo history's next state. Typing in a box, or a button
     // held (a drag over the mask), is a gesture still going on: one step for all of it.
     const ImGuiIO& io = ImGui::GetIO();

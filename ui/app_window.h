@@ -10,6 +10,8 @@
 #include "session/undo_history.h"
 #include "session/worker.h"
 #include "ui/panels/controls_panel.h"
+#include "ui/panels/export_dialog.h"
+#include "ui/panels/menu_bar.h"
 #include "ui/panels/predictions_panel.h"
 #include "ui/panels/window_status.h"
 #include "ui/views/view.h"
@@ -79,6 +81,8 @@ public:
     // arrives: no texture is still being rebuilt and nothing waits to be shown.
     // The window's title: the program, the chosen model and the start of its input.
     std::string title() const;
+    // File > Quit (or Ctrl+Q) was chosen: the program closes the window.
+    bool quit_requested() const { return quit_requested_; }
     bool still() const;
     // True while the model or an analysis computes (their progress is on screen).
     bool working() const;
@@ -96,6 +100,10 @@ private:
     // Ctrl+Z / Ctrl+Shift+Z (or Ctrl+Y): the input, masks and disabled heads as they were.
     void undo();
     void redo();
+    void open_export();
+    // What the menu bar offers, and doing what was chosen in it.
+    MenuState menu_state() const;
+    void act_on(const MenuChoice& choice);
     void draw_messages();
     void draw_views();
     ViewContext view_context();
@@ -113,6 +121,10 @@ private:
 
     session::AppState state_;
     session::UndoHistory history_;
+    ExportDialog export_dialog_;
+    bool keys_open_ = false;    // Help > Keys and mouse
+    bool about_open_ = false;   // Help > About
+    bool quit_requested_ = false;
     session::Worker worker_;
     std::uint64_t submitted_ = 0;
     session::Request last_request_;

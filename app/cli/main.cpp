@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     reuse_freed_memory();
     CLI::App app("Headscope: look inside attention heads, headlessly", "headscope-cli");
     app.require_subcommand(1);
-    app.set_version_flag("--version", "headscope-cli 0.1.0");
+    app.set_version_flag("--version", "headscope-cli " HEADSCOPE_VERSION);
 
     const std::vector<cli::Command> commands = {
         cli::add_mha_command(app),     cli::add_dump_command(app),   cli::add_info_command(app),

@@ -73,6 +73,7 @@ void run_loop(headscope::gui::Platform& platform, AppWindow& app, headscope::gui
         int height = 0;
         platform.render(width, height);
         if (hook && hook->after_render({frame, width, height, glfwGetTime()})) break;
+        if (app.quit_requested()) glfwSetWindowShouldClose(window, GLFW_TRUE);
         if (sleeps) idle.after_frame(app);
         glfwSwapBuffers(window);
         previous_frame = std::chrono::steady_clock::now() - frame_start;

@@ -192,6 +192,7 @@ ParsedOptions parse_options(int argc, char** argv) {
     o.state.image_path = (assets_dir() / "shapes.png").string();
     RawFlags raw;
     CLI::App cli("Headscope: see what every attention head attends to", "headscope");
+    cli.set_version_flag("--version", "headscope " HEADSCOPE_VERSION);
     add_input_options(cli, o, raw);
     add_view_options(cli, o, raw);
     add_harness_options(cli, o);
@@ -199,6 +200,8 @@ ParsedOptions parse_options(int argc, char** argv) {
         cli.parse(argc, argv);
         check_combinations(cli, o, raw);
     } catch (const CLI::CallForHelp& e) {
+        return {std::nullopt, cli.exit(e)};
+    } catch (const CLI::CallForVersion& e) {
         return {std::nullopt, cli.exit(e)};
     } catch (const CLI::ParseError& e) {
         std::fprintf(stderr, "headscope: %s (see headscope --help)\n", e.what());

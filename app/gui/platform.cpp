@@ -37,8 +37,10 @@ void init_imgui(GLFWwindow* window) {
     ImGui::CreateContext();
     ImGui::GetIO().IniFilename = nullptr;   // the layout is fixed; nothing to persist yet
     ImGui::StyleColorsDark();
-    // Pop-ups (lists, menus, tooltips) opaque: the dark style's are see-through over maps.
+    // Pop-ups (lists, menus, tooltips) and windows (Export, Help) opaque: the dark style's
+    // are see-through over maps.
     ImGui::GetStyle().Colors[ImGuiCol_PopupBg].w = 1.0f;
+    ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 1.0f;
     // HiDPI: scale text and spacing by the monitor's content scale.
     float scale_x = 1.0f;
     float scale_y = 1.0f;

@@ -329,7 +329,7 @@ TEST_CASE("gui: Ctrl+Z switches a head back on, Ctrl+Shift+Z off again, and the 
         REQUIRE(headscope::test::exit_code_of(std::system(command.c_str())) == 0);
         return load(png, 0, err);
     };
-    const std::string click = "xdotool mousemove --window \\$w 188 376 click 1; sleep 0.5; ";
+    const std::string click = "xdotool mousemove --window \\$w 188 397 click 1; sleep 0.5; ";
     const std::string ctrl_z =
         click + "xdotool keydown ctrl keydown z; sleep 0.15; xdotool keyup z keyup ctrl; sleep 0.5;";
     const Screenshot plain = shot("plain.png", "");
@@ -346,6 +346,36 @@ TEST_CASE("gui: Ctrl+Z switches a head back on, Ctrl+Shift+Z off again, and the 
     CHECK(redone.count_if(listed) > 30);     // "Disabled (1): 0.0"
     CHECK(redone.differing(plain) > 1000);   // the later layer's maps change too
     CHECK(undone.differing(plain) == 0);     // the click undone: the very same picture
+}
+
+TEST_CASE("gui: Ctrl+E opens Export map, Save writes the head's map as CSV, Ctrl+Q quits (xdotool)") {
+    TempDir dir;
+    const std::string err = dir.file("err");
+    // Run from the temporary folder: the export goes to the working folder by default.
+    // No --screenshot-after: the window stays until Ctrl+Q closes it (60 s at most).
+    const std::string script = "cd '" + dir.path().string() +
+                               "'; timeout 60 '" HEADSCOPE_GUI
+                               "' --model builtin:toy-text --text 'The cat sat on the mat .' --size 1280x800 2>>'" +
+                               err +
+                               "' & pid=\\$!; w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); "
+                               "[ -n \\\"\\$w\\\" ] || exit 3; sleep 3; timeout 30 xdotool windowfocus --sync \\$w; "
+                               "xdotool keydown ctrl keydown e; sleep 0.15; xdotool keyup e keyup ctrl; sleep 1; "
+                               "xdotool mousemove --window \\$w 649 143 click 1; sleep 1; "
+                               "xdotool keydown ctrl keydown q; sleep 0.15; xdotool keyup q keyup ctrl; wait \\$pid";
+    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
+                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
+    CHECK(headscope::test::exit_code_of(std::system(command.c_str())) == 0);   // quit, not timed out (124)
+    const std::string csv = headscope::test::read_bytes(dir.file("builtin-toy-text-head-0.0.csv"));
+    INFO("stderr: " << headscope::test::read_bytes(err));
+    CHECK(csv.rfind(",The,cat,sat,on,the,mat,.\r\n", 0) == 0);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 8);   // the header and 7 queries
+}
+
+TEST_CASE("gui: --version prints the program and its version, with no window") {
+    TempDir dir;
+    const std::string out = dir.file("out");
+    CHECK(headscope::test::exit_code_of(std::system(("'" HEADSCOPE_GUI "' --version > '" + out + "'").c_str())) == 0);
+    CHECK(headscope::test::read_bytes(out) == "headscope " HEADSCOPE_TEST_VERSION "\n");
 }
 
 TEST_CASE("gui: a GPT-2 folder opens with --model: top-5 next tokens, and the intact model beside disabled heads") {

@@ -35,6 +35,8 @@ private:
     std::string similarity_key(ViewContext& context) const;
     void draw_divergence_matrix(ViewContext& context, const HeadSimilarity& s, const std::string& key, float side);
     void draw_head_map(ViewContext& context, const HeadSimilarity& s, float side);
+
+    MapZoom zoom_;   // of the divergence matrix
 };
 
 void SimilarityView::draw(ViewContext& context) {
@@ -83,30 +85,30 @@ void SimilarityView::draw_divergence_matrix(ViewContext& context, const HeadSimi
         }
         return heatmap_mip_levels(ordered, nullptr, state.colormap, max);
     });
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + side, origin.y + side));
-    ImGui::InvisibleButton("divergence", ImVec2(side, side));
-    const float cell = side / static_cast<float>(N);
-    if (ImGui::IsItemHovered()) {
-        const ImVec2 m = ImGui::GetIO().MousePos;
-        const int i = cell_under(m.y, origin.y, cell, N);
-        const int j = cell_under(m.x, origin.x, cell, N);
-        const auto a = s.heads[static_cast<std::size_t>(s.order[static_cast<std::size_t>(i)])];
-        const auto b = s.heads[static_cast<std::size_t>(s.order[static_cast<std::size_t>(j)])];
-        ImGui::SetTooltip("%d.%d vs %d.%d: %.4f bits", a.first, a.second, b.first, b.second,
-                          s.divergence(s.order[static_cast<std::size_t>(i)], s.order[static_cast<std::size_t>(j)]));
-        if (ImGui::IsItemClicked()) {
-            state.layer = a.first;
-            state.head = a.second;
-        }
-    }
+    // Head names on both axes in the same order; the selected head's row outlined.
+    std::vector<std::string> names;
+    int selected = -1;
     for (int i = 0; i < N; ++i) {
         const auto head = s.heads[static_cast<std::size_t>(s.order[static_cast<std::size_t>(i)])];
-        if (head.first == state.layer && head.second == state.head) {
-            ImDrawList* draw = ImGui::GetWindowDrawList();
-            const float y = origin.y + cell * static_cast<float>(i);
-            draw->AddRect(ImVec2(origin.x, y), ImVec2(origin.x + side, y + cell), selected_ring, 0.0f, 0, 1.5f);
-        }
+        names.push_back(std::to_string(head.first) + "." + std::to_string(head.second));
+        if (head.first == state.layer && head.second == state.head) selected = i;
+    }
+    const auto head_at = [&s](int i) {
+        return s.heads[static_cast<std::size_t>(s.order[static_cast<std::size_t>(i)])];
+    };
+    const HoverLines hover = [&](int i, int j) {
+        ImGui::Text("%s vs %s: %.4f bits", names[static_cast<std::size_t>(i)].c_str(),
+                    names[static_cast<std::size_t>(j)].c_str(),
+                    static_cast<double>(
+                        s.divergence(s.order[static_cast<std::size_t>(i)], s.order[static_cast<std::size_t>(j)])));
+        ImGui::TextDisabled("click: select head %s; wheel: zoom", names[static_cast<std::size_t>(i)].c_str());
+    };
+    const Matrix shape = Matrix::Zero(N, N);   // the map's size; its values come through `hover`
+    const int clicked = draw_heatmap("divergence", shape, nullptr, nullptr, t, HeatmapLabels{names, names}, side, zoom_,
+                                     MapDrag::pans, selected, hover);
+    if (clicked >= 0) {
+        state.layer = head_at(clicked).first;
+        state.head = head_at(clicked).second;
     }
     char high[32];
     std::snprintf(high, sizeof high, "%.3f bits", max);

@@ -66,6 +66,8 @@ void draw_axis_labels(const HeatmapGeometry& g, ImVec2 origin, const HeatmapLabe
     const ImU32 text_colour = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 mark = ImGui::GetColorU32(ImGuiCol_PlotHistogram);
     const int step = std::max(1, static_cast<int>(std::ceil(line / g.cell)));
+    // Labels turned 45 degrees need a line's height times sqrt(2) across each.
+    const int key_step = std::max(1, static_cast<int>(std::ceil(line * 1.42f / g.cell)));
     const int row_from = static_cast<int>(g.first_row);
     const int row_to = std::min(rows, static_cast<int>(std::ceil(g.first_row + g.size.y / g.cell)));
     const int col_from = static_cast<int>(g.first_col);
@@ -96,7 +98,7 @@ void draw_axis_labels(const HeatmapGeometry& g, ImVec2 origin, const HeatmapLabe
     draw->PopClipRect();
     // A rotated label's lower edge dips below its anchor, onto the map's first row.
     draw->PushClipRect(ImVec2(g.min.x - line, origin.y), ImVec2(g.max().x + g.min.y - origin.y, g.min.y + line), true);
-    for (int j = col_from - col_from % step; j < std::min(col_to, n_keys); j += step) {
+    for (int j = col_from - col_from % key_step; j < std::min(col_to, n_keys); j += key_step) {
         if (j >= col_from && j != hover_col) key(j);
     }
     if (hover_col >= 0 && hover_col < n_keys) key(hover_col);
@@ -161,7 +163,7 @@ HeatmapGeometry heatmap_geometry(const Matrix& weights, const HeatmapLabels& lab
 
 int draw_heatmap(const char* id, const Matrix& weights, const Matrix* scores, const Mask* allowed,
                  const HeatmapTexture& texture, const HeatmapLabels& labels, float max_side, MapZoom& zoom,
-                 MapDrag drag, int pinned_row) {
+                 MapDrag drag, int pinned_row, const HoverLines& hover) {
     ImGui::PushID(id);
     const auto Tq = static_cast<int>(weights.rows());
     const auto Tk = static_cast<int>(weights.cols());
@@ -194,7 +196,13 @@ int draw_heatmap(const char* id, const Matrix& weights, const Matrix* scores, co
     if (hovered) {
         const ImVec2 a = g.at(static_cast<float>(i), static_cast<float>(j));
         draw->AddRect(a, ImVec2(a.x + g.cell, a.y + g.cell), IM_COL32(255, 255, 255, 255));
-        draw_cell_tooltip(weights, scores, allowed, labels, i, j, zoom);
+        if (hover) {
+            ImGui::BeginTooltip();
+            hover(i, j);
+            ImGui::EndTooltip();
+        } else {
+            draw_cell_tooltip(weights, scores, allowed, labels, i, j, zoom);
+        }
     }
     draw->PopClipRect();
     ImGui::SetCursorScreenPos(ImVec2(origin.x, g.max().y + 4.0f));

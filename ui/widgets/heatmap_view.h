@@ -12,6 +12,7 @@
 
 #include <imgui.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,13 +48,18 @@ enum class MapDrag {
     paints,   // the left button belongs to the caller (the mask editor); the middle one pans
 };
 
+// The lines of the tooltip over cell (row, col) of a map that is not a head's weights
+// (called between ImGui::BeginTooltip and EndTooltip).
+using HoverLines = std::function<void(int row, int col)>;
+
 // Draws a head's `weights` (in `texture`, already uploaded; `scores` before the softmax
 // for the tooltip, or null) filling at most `max_side` pixels square, as `zoom` says
 // (and changes it on the wheel, a drag, a double-click or F). `allowed` may be null (no
 // mask). `pinned_row` (or -1) is outlined; returns the row clicked this frame, or -1.
+// Another kind of map (head against head) says what a cell is through `hover`.
 int draw_heatmap(const char* id, const Matrix& weights, const Matrix* scores, const Mask* allowed,
                  const HeatmapTexture& texture, const HeatmapLabels& labels, float max_side, MapZoom& zoom,
-                 MapDrag drag = MapDrag::pans, int pinned_row = -1);
+                 MapDrag drag = MapDrag::pans, int pinned_row = -1, const HoverLines& hover = {});
 
 // A token as the axes and tooltips show it: a space as a middle dot, a line end as ↵ and
 // a tab as →, so a token of spaces is not blank.

@@ -12,9 +12,11 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace headscope::ui {
 
@@ -30,6 +32,11 @@ public:
 private:
     // Edit mask: the cells the pointer crosses between two frames, each set as the button says.
     void paint_mask(session::AppState& state, const HeatmapGeometry& g, Eigen::Index rows, Eigen::Index cols);
+
+    // A pinned query's weights as bars, its largest keys named, under the map.
+    static void draw_pinned_row(const Matrix& weights, int query, const std::vector<std::string>& labels,
+                                const HeatmapGeometry& g);
+    static constexpr float pinned_row_height = 110.0f;
 
     MapZoom zoom_;                                      // kept across heads: two heads compare at the same zoom
     std::optional<std::pair<int, int>> last_painted_;   // (query, key) of the last frame's paint
@@ -70,7 +77,9 @@ void MatrixView::draw(ViewContext& context) {
         ImGui::TextDisabled("(wheel: zoom)");
     }
     const ImVec2 available = ImGui::GetContentRegionAvail();
-    const float side = std::min(available.x, available.y);
+    // A pinned row's bars go under the map: room is kept for them.
+    const bool pinned = !state.editing_mask && state.query >= 0 && state.query < weights.rows();
+    const float side = std::min(available.x, available.y - (pinned ? pinned_row_height : 0.0f));
     const HeatmapLabels labels{shown.input.labels, shown.input.labels};
     const ImVec2 before = ImGui::GetCursorScreenPos();
     const int clicked =
@@ -84,11 +93,44 @@ void MatrixView::draw(ViewContext& context) {
         draw_window_band(g.at(0.0f, 0.0f), g.cell, weights.rows(), weights.cols(), window);
         draw->PopClipRect();
     }
+    if (pinned) draw_pinned_row(weights, state.query, shown.input.labels, g);
     if (state.editing_mask) {
         paint_mask(state, g, weights.rows(), weights.cols());
     } else if (clicked >= 0) {
         state.query = clicked == state.query ? -1 : clicked;
     }
+}
+
+void MatrixView::draw_pinned_row(const Matrix& weights, int query, const std::vector<std::string>& labels,
+                                 const HeatmapGeometry& g) {
+    // Its five largest weights named, and the row as bars under the keys in sight, each
+    // under its column.
+    const auto n = static_cast<int>(weights.cols());
+    std::vector<float> row(weights.row(query).data(), weights.row(query).data() + n);
+    std::vector<int> order(static_cast<std::size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    const int top = std::min(n, 5);
+    std::partial_sort(order.begin(), order.begin() + top, order.end(), [&row](int a, int b) {
+        return row[static_cast<std::size_t>(a)] > row[static_cast<std::size_t>(b)];
+    });
+    const auto label = [&labels](int i) {
+        return i < static_cast<int>(labels.size()) ? visible_token(labels[static_cast<std::size_t>(i)]) : std::string();
+    };
+    ImGui::Text("Query %d %s attends most to:", query, label(query).c_str());
+    for (int r = 0; r < top; ++r) {
+        const int key = order[static_cast<std::size_t>(r)];
+        ImGui::SameLine();
+        ImGui::Text(" %s (%d) %.3f", label(key).c_str(), key, static_cast<double>(row[static_cast<std::size_t>(key)]));
+    }
+    const float high = std::max(*std::max_element(row.begin(), row.end()), 1e-12f);
+    const int first = std::clamp(static_cast<int>(g.first_col), 0, n - 1);
+    const int last = std::clamp(static_cast<int>(std::ceil(g.first_col + g.size.x / g.cell)), first + 1, n);
+    ImGui::SetCursorScreenPos(ImVec2(g.min.x, ImGui::GetCursorScreenPos().y));
+    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(0.0f, 0.0f));
+    ImGui::PlotHistogram(
+        "##pinned row", row.data() + first, last - first, 0, nullptr, 0.0f, high,
+        ImVec2(g.cell * static_cast<float>(last - first), pinned_row_height - 2.0f * ImGui::GetFrameHeight()));
+    ImGui::PopStyleVar();
 }
 
 void MatrixView::paint_mask(session::AppState& state, const HeatmapGeometry& g, Eigen::Index rows, Eigen::Index cols) {

@@ -279,6 +279,8 @@ void AppWindow::handle_keys() {
     // which for letters are their capitals in ASCII.
     if (io.KeyCtrl && ImGui::IsKeyPressed('E', false)) open_export();
     if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit_requested_ = true;
+    if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) session_dialog_.open_for_opening();
+    if (io.KeyCtrl && ImGui::IsKeyPressed('S', false)) session_dialog_.open_for_saving();
     if (io.KeyCtrl || !shown_ || showing_other_model()) return;
     if (pressed(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
     if (pressed(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
@@ -315,6 +317,8 @@ void AppWindow::act_on(const MenuChoice& choice) {
     switch (choice.action) {
     case MenuAction::none: break;
     case MenuAction::export_map: open_export(); break;
+    case MenuAction::open_session: session_dialog_.open_for_opening(); break;
+    case MenuAction::save_session: session_dialog_.open_for_saving(); break;
     case MenuAction::quit: quit_requested_ = true; break;
     case MenuAction::undo: undo(); break;
     case MenuAction::redo: redo(); break;
@@ -360,6 +364,7 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     if (draw_status_bar(shown_.get(), state_, status())) cancel_computing();
     ImGui::End();
     export_dialog_.draw(state_);
+    session_dialog_.draw(state_);
     draw_help_windows(keys_open_, about_open_);
     // What this frame left is the undo history's next state. Typing in a box, or a button
     // held (a drag over the mask), is a gesture still going on: one step for all of it.

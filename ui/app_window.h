@@ -13,6 +13,7 @@
 #include "ui/panels/export_dialog.h"
 #include "ui/panels/menu_bar.h"
 #include "ui/panels/predictions_panel.h"
+#include "ui/panels/session_dialog.h"
 #include "ui/panels/window_status.h"
 #include "ui/views/view.h"
 #include "ui/views/view_context.h"
@@ -122,6 +123,7 @@ private:
     session::AppState state_;
     session::UndoHistory history_;
     ExportDialog export_dialog_;
+    SessionDialog session_dialog_;
     bool keys_open_ = false;    // Help > Keys and mouse
     bool about_open_ = false;   // Help > About
     bool quit_requested_ = false;

@@ -5,6 +5,7 @@
 #include "core/base/output_file.h"
 #include "core/models/assets.h"
 #include "core/models/model_registry.h"
+#include "session/session_file.h"
 #include "ui/views/view_list.h"
 
 #include <CLI/CLI.hpp>
@@ -49,6 +50,7 @@ struct RawFlags {
     bool causal = false;
     bool own_resolution = false;
     float keep_mass_percent = 0.0f;
+    std::string session;   // --session FILE
 };
 
 void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
@@ -68,6 +70,14 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     cli.add_option("--disable", raw.disable, "Heads to ablate, as LAYER.HEAD pairs, e.g. 0.1,1.0");
     cli.add_option("--seed", state.model.config.seed, "Seed of the demo model's weights and embeddings")
         ->check(CLI::Validator([](std::string& text) { return seed_problem(text); }, "0..2^64-1"));
+    // A session holds these choices itself: given both, which one wins would be a guess.
+    auto* session = cli.add_option("--session", raw.session,
+                                   "Start from a session saved with File > Save session (model, input, masks, "
+                                   "disabled heads, head, view, colours)");
+    for (const char* flag : {"--model", "--text", "--tokens", "--image", "--causal", "--layer", "--head", "--query",
+                             "--disable", "--seed"}) {
+        session->excludes(cli.get_option(flag));
+    }
 }
 
 void add_view_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
@@ -179,6 +189,18 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
     if (cli.count("--query") > 0) choices.query = state.query;
     choices.text_given = cli.count("--text") > 0 || cli.count("--tokens") > 0;
     choices.image_given = cli.count("--image") > 0;
+    if (!raw.session.empty()) {
+        // Its choices stand as saved: no showcase head. (It holds a sentence and a picture
+        // whatever the model reads: neither is a choice to note as unused.)
+        state = session::open_session(raw.session, state);
+        // What the session does not decide for itself, or a flag given beside it on purpose.
+        if (cli.count("--view") > 0) state.view = raw.view;
+        if (cli.count("--colormap") > 0) state.colormap = colormap_from_name(raw.colormap).value_or(state.colormap);
+        o.select_showcase_head = false;
+        choices.layer = state.layer;
+        choices.head = state.head;
+        if (state.query >= 0) choices.query = state.query;
+    }
 }
 
 }   // namespace
@@ -199,6 +221,7 @@ ParsedOptions parse_options(int argc, char** argv) {
     try {
         cli.parse(argc, argv);
         check_combinations(cli, o, raw);
+        apply_flags(cli, o, raw);   // reads --session's file
     } catch (const CLI::CallForHelp& e) {
         return {std::nullopt, cli.exit(e)};
     } catch (const CLI::CallForVersion& e) {
@@ -210,7 +233,6 @@ ParsedOptions parse_options(int argc, char** argv) {
         std::fprintf(stderr, "headscope: %s\n", e.what());
         return {std::nullopt, 2};
     }
-    apply_flags(cli, o, raw);
     return {std::move(o), 0};
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sys/wait.h>
 
@@ -376,6 +377,34 @@ TEST_CASE("gui: --version prints the program and its version, with no window") {
     const std::string out = dir.file("out");
     CHECK(headscope::test::exit_code_of(std::system(("'" HEADSCOPE_GUI "' --version > '" + out + "'").c_str())) == 0);
     CHECK(headscope::test::read_bytes(out) == "headscope " HEADSCOPE_TEST_VERSION "\n");
+}
+
+TEST_CASE("gui: a session saved with Ctrl+S and reopened with --session gives the same picture (xdotool)") {
+    TempDir dir;
+    const std::string err = dir.file("err");
+    const std::string choices = "--model builtin:toy-text --text 'The cat sat on the mat because the cat was tired .' "
+                                "--layer 1 --head 2 --query 4 --disable 0.1 --colormap magma --size 1280x800";
+    // Saved from the working folder (where the field starts), then quit.
+    const std::string save = "cd '" + dir.path().string() + "'; timeout 60 '" HEADSCOPE_GUI "' " + choices + " 2>>'" +
+                             err +
+                             "' & pid=\\$!; w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); "
+                             "[ -n \\\"\\$w\\\" ] || exit 3; sleep 3; timeout 30 xdotool windowfocus --sync \\$w; "
+                             "xdotool keydown ctrl keydown s; sleep 0.15; xdotool keyup s keyup ctrl; sleep 1; "
+                             "xdotool keydown Return; sleep 0.15; xdotool keyup Return; sleep 1; "
+                             "xdotool keydown ctrl keydown q; sleep 0.15; xdotool keyup q keyup ctrl; wait \\$pid";
+    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
+                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + save + "\" </dev/null";
+    REQUIRE(headscope::test::exit_code_of(std::system(command.c_str())) == 0);
+    const std::string session = dir.file("headscope-session.json");
+    INFO("stderr: " << headscope::test::read_bytes(err));
+    REQUIRE(std::filesystem::exists(session));
+    const Screenshot direct = take_screenshot(choices, dir);
+    const Screenshot reopened = take_screenshot_as_launched("--session '" + session + "' --size 1280x800", dir);
+    REQUIRE(direct.exit_code == 0);
+    REQUIRE(reopened.exit_code == 0);
+    CHECK(reopened.differing(direct) == 0);
+    // Not the picture any launch gives: the session's choices are in it.
+    CHECK(reopened.differing(take_screenshot("--model builtin:toy-text --size 1280x800", dir)) > 1000);
 }
 
 TEST_CASE("gui: a GPT-2 folder opens with --model: top-5 next tokens, and the intact model beside disabled heads") {

@@ -3,10 +3,8 @@
 #include "core/base/error.h"
 
 #include <imgui.h>
-#include <imgui_stdlib.h>
 
 #include <filesystem>
-#include <system_error>
 
 namespace headscope::ui {
 
@@ -20,9 +18,9 @@ void ExportDialog::open(std::shared_ptr<const session::Snapshot> shown, const se
         std::error_code ec;
         folder_ = std::filesystem::current_path(ec).string();
     }
-    path_ = session::default_export_path(*shown_, layer_, head_, format_, folder_);
-    message_.clear();
-    failed_ = false;
+    prompt_.path = session::default_export_path(*shown_, layer_, head_, format_, folder_);
+    prompt_.clear_report();
+    prompt_.focus();
     open_ = true;
 }
 
@@ -42,37 +40,24 @@ void ExportDialog::draw(const session::AppState& state) {
         if (ImGui::RadioButton(names[i], format_ == formats[i]) && format_ != formats[i]) {
             format_ = formats[i];
             // The file name follows the format while it is still the one made up for it.
-            std::filesystem::path path(path_);
+            std::filesystem::path path(prompt_.path);
             path.replace_extension(session::extension_of(format_));
-            path_ = path.string();
+            prompt_.path = path.string();
         }
         if (i < 2) ImGui::SameLine();
     }
-    ImGui::SetNextItemWidth(-70.0f);
-    const bool enter = ImGui::InputText("##path", &path_, ImGuiInputTextFlags_EnterReturnsTrue);
-    ImGui::SameLine();
-    if (ImGui::Button("Save") || enter) save(state);
-    if (std::error_code ec; !path_.empty() && std::filesystem::exists(path_, ec)) {
-        ImGui::TextDisabled("A file of that name exists: Save replaces it.");
-    }
-    if (!message_.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, failed_ ? IM_COL32(255, 110, 110, 255) : IM_COL32(140, 220, 140, 255));
-        ImGui::TextWrapped("%s", message_.c_str());
-        ImGui::PopStyleColor();
-    }
+    if (prompt_.draw("Save", true)) save(state);
     ImGui::End();
 }
 
 void ExportDialog::save(const session::AppState& state) {
     try {
-        const std::size_t bytes = session::export_head_map(*shown_, layer_, head_, format_, path_, state.colormap,
-                                                           state.scale == session::HeatScale::per_head);
-        message_ = "wrote " + path_ + " (" + std::to_string(bytes) + " bytes)";
-        failed_ = false;
-        folder_ = std::filesystem::path(path_).parent_path().string();
+        const std::size_t bytes = session::export_head_map(*shown_, layer_, head_, format_, prompt_.path,
+                                                           state.colormap, state.scale == session::HeatScale::per_head);
+        prompt_.report("wrote " + prompt_.path + " (" + std::to_string(bytes) + " bytes)", false);
+        folder_ = std::filesystem::path(prompt_.path).parent_path().string();
     } catch (const Error& e) {
-        message_ = e.what();
-        failed_ = true;
+        prompt_.report(e.what(), true);
     }
 }
 

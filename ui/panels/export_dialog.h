@@ -6,6 +6,7 @@
 #include "session/app_state.h"
 #include "session/export_map.h"
 #include "session/snapshot.h"
+#include "ui/widgets/path_prompt.h"
 
 #include <memory>
 #include <string>
@@ -29,10 +30,8 @@ private:
     int layer_ = 0;
     int head_ = 0;
     session::MapFormat format_ = session::MapFormat::csv;
-    std::string path_;
-    std::string folder_;    // where the last export went
-    std::string message_;   // what the last Save did
-    bool failed_ = false;
+    PathPrompt prompt_;
+    std::string folder_;   // where the last export went
 };
 
 }   // namespace headscope::ui

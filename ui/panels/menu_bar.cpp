@@ -14,6 +14,9 @@ MenuChoice draw_menu_bar(const MenuState& state, const std::vector<std::unique_p
     MenuChoice choice;
     if (!ImGui::BeginMenuBar()) return choice;
     if (ImGui::BeginMenu("File")) {
+        if (ImGui::MenuItem("Open session...", "Ctrl+O")) choose(choice, MenuAction::open_session);
+        if (ImGui::MenuItem("Save session...", "Ctrl+S")) choose(choice, MenuAction::save_session);
+        ImGui::Separator();
         if (ImGui::MenuItem("Export map...", "Ctrl+E", false, state.has_result)) choose(choice, MenuAction::export_map);
         ImGui::Separator();
         if (ImGui::MenuItem("Quit", "Ctrl+Q")) choose(choice, MenuAction::quit);
@@ -58,6 +61,7 @@ void draw_help_windows(bool& keys_open, bool& about_open) {
                 {"Esc", "stop loading or computing"},
                 {"Ctrl+Z", "undo a change of input, mask or disabled heads"},
                 {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
+                {"Ctrl+O, Ctrl+S", "open, save a session (every choice, as JSON)"},
                 {"Ctrl+E", "export the selected head's map (CSV, NPY, PNG)"},
                 {"Ctrl+Q", "quit"},
                 {"Wheel over a map", "zoom about the pointer (Matrix view)"},

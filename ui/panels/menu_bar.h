@@ -1,5 +1,6 @@
 #pragma once
-// The window's menu bar, as desktop apps have one: File (export the map, quit), Edit
+// The window's menu bar, as desktop apps have one: File (export the map, open and save a
+// session, quit), Edit
 // (undo, redo, enable every head, clear the custom mask), View (the views, fit the map)
 // and Help (the keys, about). It says what was chosen; the window does it.
 
@@ -11,7 +12,19 @@
 
 namespace headscope::ui {
 
-enum class MenuAction { none, export_map, quit, undo, redo, enable_all_heads, clear_mask, show_keys, show_about };
+enum class MenuAction {
+    none,
+    export_map,
+    open_session,
+    save_session,
+    quit,
+    undo,
+    redo,
+    enable_all_heads,
+    clear_mask,
+    show_keys,
+    show_about,
+};
 
 // What the menus may offer this frame.
 struct MenuState {

@@ -1,11 +1,14 @@
 #include "ui/widgets/file_picker.h"
 
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <string_view>
+#include <utility>
 
 namespace headscope::ui {
 
@@ -57,8 +60,43 @@ std::vector<PickerEntry> list_folder(const std::filesystem::path& folder, PickKi
 
 void FilePicker::list(const std::filesystem::path& folder) {
     folder_ = folder;
+    typed_ = folder.string();
     entries_ = list_folder(folder, kind_, listing_error_);
     folder_is_model_ = kind_ == PickKind::model_folder && is_model_folder(folder);
+    scroll_to_top_ = true;   // a new folder's list starts at its top, not the last one's place
+}
+
+std::optional<std::string> FilePicker::go_to_typed() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path typed(typed_);
+    if (typed_.starts_with("~")) {
+        if (const char* home = std::getenv("HOME")) typed = fs::path(home) / typed_.substr(typed_.size() > 1 ? 2 : 1);
+    }
+    const bool wanted = kind_ == PickKind::model_folder
+                            ? is_model_folder(typed)
+                            : fs::is_regular_file(typed, ec) && is_image_file_name(typed.string());
+    if (wanted) return typed.string();
+    if (fs::is_directory(typed, ec)) {
+        list(typed);
+    } else {
+        listing_error_ =
+            typed_ + ": " +
+            (fs::exists(typed, ec) ? (kind_ == PickKind::model_folder ? "not a model folder (no config.json)"
+                                                                      : "not an image file this app reads")
+                                   : "no such file or folder");
+    }
+    return std::nullopt;
+}
+
+void FilePicker::draw_location() {
+    // The folder as a path to edit (Enter goes there, or picks what it names), and Home.
+    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("Home").x - 3.0f * ImGui::GetStyle().ItemSpacing.x);
+    if (ImGui::InputText("##location", &typed_,
+                         ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll))
+        typed_pick_ = go_to_typed();
+    ImGui::SameLine();
+    if (const char* home = std::getenv("HOME"); ImGui::Button("Home") && home != nullptr) list(home);
 }
 
 void FilePicker::open(const std::string& current) {
@@ -91,7 +129,8 @@ std::optional<std::string> FilePicker::draw_popup(const char* id, const std::vec
     }
     ImGui::SetNextWindowSize(ImVec2(480.0f, 440.0f), ImGuiCond_Appearing);
     if (ImGui::BeginPopup("files")) {
-        ImGui::TextWrapped("%s", folder_.string().c_str());
+        draw_location();
+        if (typed_pick_) picked = std::exchange(typed_pick_, std::nullopt);
         if (models) {
             ImGui::TextDisabled("A model folder holds config.json and model.safetensors (Hugging Face layout).");
         }
@@ -104,11 +143,18 @@ std::optional<std::string> FilePicker::draw_popup(const char* id, const std::vec
         ImGui::Separator();
         const float footer = ImGui::GetFrameHeightWithSpacing();
         ImGui::BeginChild("entries", ImVec2(0.0f, -footer));
+        if (scroll_to_top_) {
+            ImGui::SetScrollY(0.0f);
+            scroll_to_top_ = false;
+        }
+        bool moved = false;   // another folder listed: its entries are drawn from the next frame
         if (folder_.has_parent_path() && folder_ != folder_.root_path() && ImGui::Selectable("..  (parent folder)")) {
             list(folder_.parent_path());
+            moved = true;
         }
         if (!listing_error_.empty()) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", listing_error_.c_str());
-        for (const PickerEntry& e : std::vector<PickerEntry>(entries_)) {   // a copy: list() may replace entries_
+        for (const PickerEntry& e : std::vector<PickerEntry>(moved ? std::vector<PickerEntry>() : entries_)) {
+            // (a copy: list() may replace entries_; once it has, the old ones are not drawn)
             // Model folders are picked with one click; other folders are entered.
             std::string label = e.name;
             if (e.is_folder) label.push_back('/');
@@ -121,6 +167,7 @@ std::optional<std::string> FilePicker::draw_popup(const char* id, const std::vec
                 picked = (folder_ / e.name).string();
             } else {
                 list(folder_ / e.name);
+                break;   // the rest of the old folder's entries would sit where the new ones go
             }
         }
         if (models && entries_.empty() && listing_error_.empty()) ImGui::TextDisabled("(no sub-folders)");

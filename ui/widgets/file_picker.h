@@ -1,9 +1,10 @@
 #pragma once
 // An in-app file browser: a "Browse..." button (or open() from a menu) opening a popup
-// with the current folder's sub-folders and, by kind, its image files or the folders
-// that hold a model (a Hugging Face checkpoint folder: config.json inside), a parent-
-// folder entry, and the recent picks the caller keeps. Listing errors (a folder
-// without permission) show in the popup.
+// with the current folder as a path to edit (and Home), its sub-folders and, by kind,
+// its image files or the folders that hold a model (a Hugging Face checkpoint folder:
+// config.json inside), a parent-folder entry, and the recent picks the caller keeps.
+// Listing errors (a folder without permission, a path typed that is not there) show in
+// the popup.
 
 #include <cstddef>
 #include <filesystem>
@@ -45,6 +46,10 @@ public:
 
 private:
     void list(const std::filesystem::path& folder);
+    // The path box and Home; a path typed and entered is listed, or picked when it names
+    // what the picker picks (typed_pick_).
+    void draw_location();
+    std::optional<std::string> go_to_typed();
 
     PickKind kind_;
     bool open_requested_ = false;
@@ -52,6 +57,9 @@ private:
     std::vector<PickerEntry> entries_;
     bool folder_is_model_ = false;
     std::string listing_error_;
+    std::string typed_;   // the path box
+    std::optional<std::string> typed_pick_;
+    bool scroll_to_top_ = false;
 };
 
 // Whether a file name looks like an image this app decodes (by extension).

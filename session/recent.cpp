@@ -105,6 +105,14 @@ void push_recent(std::vector<std::string>& list, const std::string& entry, std::
     if (list.size() > limit) list.resize(limit);
 }
 
+bool forget_recent(std::vector<std::string>& list, const std::string& path) {
+    const std::string entry = recent_path_of(path);
+    const auto end = std::remove(list.begin(), list.end(), entry);
+    const bool found = end != list.end();
+    list.erase(end, list.end());
+    return found;
+}
+
 std::string recent_path_of(const std::string& path) {
     std::error_code ec;
     std::filesystem::path p = std::filesystem::absolute(path, ec);

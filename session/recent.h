@@ -45,6 +45,10 @@ void write_recent(const std::string& path, const RecentLists& lists);
 // Puts `entry` first (once), keeping at most `limit` entries.
 void push_recent(std::vector<std::string>& list, const std::string& entry, std::size_t limit = recent_limit);
 
+// Takes `path` (as recent_path_of keeps it) off the list: a file or model that failed to
+// open is not offered again. True when it was there.
+bool forget_recent(std::vector<std::string>& list, const std::string& path);
+
 // A path as the recent lists keep it: absolute, normalised, no trailing slash.
 std::string recent_path_of(const std::string& path);
 

@@ -108,8 +108,17 @@ void AppWindow::take_answer() {
     error_.clear();
     switch (answer.failure) {
     case Failure::none: break;
-    case Failure::compute: error_ = answer.error; break;
+    case Failure::compute:
+        error_ = answer.error;
+        // A picture that does not decode (its errors start with its path) is not offered again.
+        if (!state_.image_path.empty() && answer.error.starts_with(state_.image_path + ":") &&
+            forget_recent(recent_.files, state_.image_path)) {
+            save_recent();
+        }
+        break;
     case Failure::load:
+        // A model that did not load is not offered again either.
+        if (!is_builtin_model(answer.model.name) && forget_recent(recent_.models, answer.model.name)) save_recent();
         if (answer.model == state_.model) {
             model_error_ = answer.error;
             return_to_model(state_, worker_.model_in_use());

@@ -77,3 +77,11 @@ TEST_CASE("recent models and files: where, round trip, bounded, missing entries 
     write_recent(path, lists);
     CHECK(read_recent(path).warning.empty());
 }
+
+TEST_CASE("recent lists: a file or model that failed to open is taken off, by the path as kept") {
+    std::vector<std::string> list = {"/models/gpt2", "/models/llama", "/pictures/cat.png"};
+    CHECK(forget_recent(list, "/models/llama/"));   // as typed, trailing slash and all
+    CHECK(list == std::vector<std::string>{"/models/gpt2", "/pictures/cat.png"});
+    CHECK_FALSE(forget_recent(list, "/models/llama"));
+    CHECK(list.size() == 2);
+}

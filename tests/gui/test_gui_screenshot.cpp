@@ -95,6 +95,40 @@ Screenshot take_screenshot(const std::string& args) {
     return take_screenshot(args, config);
 }
 
+// Drives a window with real input (XTEST, through the X server, as a keyboard and mouse
+// would): runs `before` (a shell command, or nothing), then `launch` (the command that
+// starts the window), and 3 s after the window appears, once its first result is on
+// screen, the xdotool `actions` ($w names the window); then waits for the window to
+// exit. Bounded waits: a window that never appears fails the test, never hangs it.
+// Returns the exit code of it all.
+int drive_window(const TempDir& dir, const std::string& before, const std::string& launch, const std::string& actions) {
+    const std::string script =
+        (before.empty() ? "" : before + "; ") + launch + " & pid=\\$!; " +
+        "w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); [ -n \\\"\\$w\\\" ] || exit 3; "
+        "sleep 3; timeout 30 xdotool windowfocus --sync \\$w; " +
+        actions + " wait \\$pid";
+    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
+                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
+    return headscope::test::exit_code_of(std::system(command.c_str()));
+}
+
+// xdotool holding `keys` down together for 0.15 s (under ImGui's 0.275 s repeat delay):
+// Dear ImGui 1.86 reads key state per frame, so a press and release within one slow
+// frame would go unseen. E.g. held("ctrl shift z").
+std::string held(const std::string& keys) {
+    std::vector<std::string> names;
+    for (std::size_t at = 0; at < keys.size();) {
+        const std::size_t end = std::min(keys.find(' ', at), keys.size());
+        names.push_back(keys.substr(at, end - at));
+        at = end + 1;
+    }
+    std::string down = "xdotool";
+    std::string up = "xdotool";
+    for (const std::string& name : names) down += " keydown " + name;
+    for (auto it = names.rbegin(); it != names.rend(); ++it) up += " keyup " + *it;
+    return down + "; sleep 0.15; " + up + "; ";
+}
+
 // The predictions panel's bar tracks (app_window.cpp): the run on screen, and the
 // intact model beside it when heads are disabled.
 constexpr headscope::Rgba8 prediction_track{70, 52, 30, 255};
@@ -239,24 +273,13 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     const std::string before = dir.file("before.png");
     const std::string after = dir.file("after.png");
     const std::string err = dir.file("err");
-    // Both windows run interactively for 8 s; the second gets real key presses (XTEST,
-    // through the X server, as a keyboard would) from xdotool 3 s after it appears, once
-    // its first result is on screen (keys need a model to act on). Each key is held for
-    // 0.15 s (under ImGui's 0.275 s repeat delay): Dear ImGui 1.86 reads key state per
-    // frame, so a press and release within one slow frame would go unseen.
+    // Both windows run interactively for 8 s; the second gets real key presses once its
+    // first result is on screen (keys need a model to act on).
     const std::string run =
         std::string("'" HEADSCOPE_GUI "' --model builtin:toy-text --text 'The cat sat on the mat because "
                     "the cat was tired .' --size 1280x800 --screenshot-after 8 --screenshot ");
-    const std::string script =
-        run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; " +
-        // Bounded waits: a window that never appears (the app failed) fails the test, never hangs it.
-        "w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); [ -n \\\"\\$w\\\" ] || exit 3; "
-        "sleep 3; timeout 30 xdotool windowfocus --sync \\$w; "
-        "xdotool mousemove --window \\$w 700 400; xdotool keydown Right; sleep 0.15; xdotool keyup Right; "
-        "xdotool keydown c; sleep 0.15; xdotool keyup c; wait \\$pid";
-    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
-                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
-    REQUIRE(headscope::test::exit_code_of(std::system(command.c_str())) == 0);
+    REQUIRE(drive_window(dir, run + "'" + before + "' 2>>'" + err + "'", run + "'" + after + "' 2>>'" + err + "'",
+                         "xdotool mousemove --window \\$w 700 400; " + held("Right") + held("c")) == 0);
     const Screenshot a = load(before, 0, err);
     const Screenshot b = load(after, 0, err);
     INFO("stderr: " << b.err);
@@ -281,18 +304,11 @@ TEST_CASE(
     const std::string run =
         std::string("'" HEADSCOPE_GUI "' --model builtin:toy-text --causal --view matrix --text '") + sentence +
         "' --size 1280x800 --screenshot-after 8 --screenshot ";
-    const std::string script =
-        run + "'" + before + "' 2>>'" + err + "'; " + run + "'" + after + "' 2>>'" + err + "' & pid=\\$!; " +
-        "w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); [ -n \\\"\\$w\\\" ] || exit 3; "
-        "sleep 3; xdotool getwindowname \\$w > '" +
-        title +
-        "'; "
-        "timeout 30 xdotool windowfocus --sync \\$w; xdotool mousemove --window \\$w 480 560; sleep 0.3; "
-        "for i in 1 2 3 4 5 6; do xdotool click 4; sleep 0.2; done; xdotool mousemove --window \\$w 1270 790; "
-        "wait \\$pid";
-    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
-                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
-    REQUIRE(headscope::test::exit_code_of(std::system(command.c_str())) == 0);
+    REQUIRE(drive_window(dir, run + "'" + before + "' 2>>'" + err + "'", run + "'" + after + "' 2>>'" + err + "'",
+                         "xdotool getwindowname \\$w > '" + title +
+                             "'; xdotool mousemove --window \\$w 480 560; sleep 0.3; "
+                             "for i in 1 2 3 4 5 6; do xdotool click 4; sleep 0.2; done; "
+                             "xdotool mousemove --window \\$w 1270 790;") == 0);
     const Screenshot a = load(before, 0, err);
     const Screenshot b = load(after, 0, err);
     INFO("stderr: " << b.err);
@@ -311,32 +327,20 @@ TEST_CASE("gui: Ctrl+Z switches a head back on, Ctrl+Shift+Z off again, and the 
     TempDir dir;
     const std::string err = dir.file("err");
     // Three windows on the same input, each for 8 s: left alone; head 0.0's "disable" box
-    // clicked, then Ctrl+Z; the same, then Ctrl+Shift+Z. Keys are held 0.15 s (a frame
-    // must see them down).
-    const auto shot = [&](const std::string& name, const std::string& keys) {
+    // clicked, then Ctrl+Z; the same, then Ctrl+Shift+Z.
+    const auto shot = [&](const std::string& name, const std::string& actions) {
         const std::string png = dir.file(name);
         const std::string run = std::string("'" HEADSCOPE_GUI "' --model builtin:toy-text --text 'The cat sat on the "
                                             "mat .' --size 1280x800 --screenshot-after 8 --screenshot '") +
                                 png + "' 2>>'" + err + "'";
         // The pointer ends over the status bar in each, so that no tooltip differs.
-        const std::string script =
-            run +
-            " & pid=\\$!; "
-            "w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); "
-            "[ -n \\\"\\$w\\\" ] || exit 3; sleep 3; timeout 30 xdotool windowfocus --sync \\$w; " +
-            keys + " xdotool mousemove --window \\$w 1270 790; sleep 0.5; wait \\$pid";
-        const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
-                                    headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
-        REQUIRE(headscope::test::exit_code_of(std::system(command.c_str())) == 0);
+        REQUIRE(drive_window(dir, "", run, actions + "xdotool mousemove --window \\$w 1270 790; sleep 0.5;") == 0);
         return load(png, 0, err);
     };
-    const std::string click = "xdotool mousemove --window \\$w 188 397 click 1; sleep 0.5; ";
-    const std::string ctrl_z =
-        click + "xdotool keydown ctrl keydown z; sleep 0.15; xdotool keyup z keyup ctrl; sleep 0.5;";
+    const std::string ctrl_z = "xdotool mousemove --window \\$w 188 397 click 1; sleep 0.5; " + held("ctrl z");
     const Screenshot plain = shot("plain.png", "");
     const Screenshot undone = shot("undone.png", ctrl_z);
-    const Screenshot redone = shot("redone.png", ctrl_z + " xdotool keydown ctrl keydown shift keydown z; sleep 0.15; "
-                                                          "xdotool keyup z keyup shift keyup ctrl;");
+    const Screenshot redone = shot("redone.png", ctrl_z + "sleep 0.5; " + held("ctrl shift z"));
     INFO("stderr: " << redone.err);
     REQUIRE(plain.width == 1280);
     // The list's salmon text, anti-aliased edges included.
@@ -354,18 +358,12 @@ TEST_CASE("gui: Ctrl+E opens Export map, Save writes the head's map as CSV, Ctrl
     const std::string err = dir.file("err");
     // Run from the temporary folder: the export goes to the working folder by default.
     // No --screenshot-after: the window stays until Ctrl+Q closes it (60 s at most).
-    const std::string script = "cd '" + dir.path().string() +
-                               "'; timeout 60 '" HEADSCOPE_GUI
+    const std::string launch = "timeout 60 '" HEADSCOPE_GUI
                                "' --model builtin:toy-text --text 'The cat sat on the mat .' --size 1280x800 2>>'" +
-                               err +
-                               "' & pid=\\$!; w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); "
-                               "[ -n \\\"\\$w\\\" ] || exit 3; sleep 3; timeout 30 xdotool windowfocus --sync \\$w; "
-                               "xdotool keydown ctrl keydown e; sleep 0.15; xdotool keyup e keyup ctrl; sleep 1; "
-                               "xdotool mousemove --window \\$w 649 143 click 1; sleep 1; "
-                               "xdotool keydown ctrl keydown q; sleep 0.15; xdotool keyup q keyup ctrl; wait \\$pid";
-    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
-                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
-    CHECK(headscope::test::exit_code_of(std::system(command.c_str())) == 0);   // quit, not timed out (124)
+                               err + "'";
+    CHECK(drive_window(dir, "cd '" + dir.path().string() + "'", launch,
+                       held("ctrl e") + "sleep 1; xdotool mousemove --window \\$w 649 143 click 1; sleep 1; " +
+                           held("ctrl q")) == 0);   // quit, not timed out (124)
     const std::string csv = headscope::test::read_bytes(dir.file("builtin-toy-text-head-0.0.csv"));
     INFO("stderr: " << headscope::test::read_bytes(err));
     CHECK(csv.rfind(",The,cat,sat,on,the,mat,.\r\n", 0) == 0);
@@ -385,16 +383,9 @@ TEST_CASE("gui: a session saved with Ctrl+S and reopened with --session gives th
     const std::string choices = "--model builtin:toy-text --text 'The cat sat on the mat because the cat was tired .' "
                                 "--layer 1 --head 2 --query 4 --disable 0.1 --colormap magma --size 1280x800";
     // Saved from the working folder (where the field starts), then quit.
-    const std::string save = "cd '" + dir.path().string() + "'; timeout 60 '" HEADSCOPE_GUI "' " + choices + " 2>>'" +
-                             err +
-                             "' & pid=\\$!; w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); "
-                             "[ -n \\\"\\$w\\\" ] || exit 3; sleep 3; timeout 30 xdotool windowfocus --sync \\$w; "
-                             "xdotool keydown ctrl keydown s; sleep 0.15; xdotool keyup s keyup ctrl; sleep 1; "
-                             "xdotool keydown Return; sleep 0.15; xdotool keyup Return; sleep 1; "
-                             "xdotool keydown ctrl keydown q; sleep 0.15; xdotool keyup q keyup ctrl; wait \\$pid";
-    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
-                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + save + "\" </dev/null";
-    REQUIRE(headscope::test::exit_code_of(std::system(command.c_str())) == 0);
+    REQUIRE(drive_window(dir, "cd '" + dir.path().string() + "'",
+                         "timeout 60 '" HEADSCOPE_GUI "' " + choices + " 2>>'" + err + "'",
+                         held("ctrl s") + "sleep 1; " + held("Return") + "sleep 1; " + held("ctrl q")) == 0);
     const std::string session = dir.file("headscope-session.json");
     INFO("stderr: " << headscope::test::read_bytes(err));
     REQUIRE(std::filesystem::exists(session));

@@ -53,20 +53,15 @@ void UndoHistory::observe(const ModelChoice& model, const Edits& now, bool in_ge
     last_change_ = seconds;
 }
 
-std::optional<Edits> UndoHistory::undo() {
-    if (past_.empty() || !current_) return std::nullopt;
-    future_.push_back(*current_);
-    current_ = past_.back();
-    past_.pop_back();
-    gesture_step_open_ = false;
-    return current_;
-}
+std::optional<Edits> UndoHistory::undo() { return step(past_, future_); }
 
-std::optional<Edits> UndoHistory::redo() {
-    if (future_.empty() || !current_) return std::nullopt;
-    past_.push_back(*current_);
-    current_ = future_.back();
-    future_.pop_back();
+std::optional<Edits> UndoHistory::redo() { return step(future_, past_); }
+
+std::optional<Edits> UndoHistory::step(std::vector<Edits>& from, std::vector<Edits>& to) {
+    if (from.empty() || !current_) return std::nullopt;
+    to.push_back(*current_);
+    current_ = from.back();
+    from.pop_back();
     gesture_step_open_ = false;
     return current_;
 }

@@ -44,6 +44,9 @@ public:
     bool can_redo() const { return !future_.empty(); }
 
 private:
+    // Back (from past_ to future_) or forward: the state restored, the current one kept on the other side.
+    std::optional<Edits> step(std::vector<Edits>& from, std::vector<Edits>& to);
+
     static constexpr std::size_t limit = 200;   // steps kept
     std::optional<ModelChoice> model_;
     std::optional<Edits> current_;

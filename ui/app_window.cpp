@@ -307,7 +307,8 @@ void AppWindow::redo() {
 }
 
 void AppWindow::open_export() {
-    if (shown_ && !showing_other_model()) export_dialog_.open(shown_, state_);
+    if (!shown_ || showing_other_model()) return;
+    export_dialog_.open(shown_, state_, shown_view()->map_in_sight(), view_context().importance());
 }
 
 MenuState AppWindow::menu_state() const {

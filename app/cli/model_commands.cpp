@@ -7,6 +7,7 @@
 #include "core/models/model_registry.h"
 #include "core/tensor/parallel.h"
 #include "core/tensor/safetensors.h"
+#include "session/run_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -109,49 +110,6 @@ std::vector<Eigen::Index> selected(const std::string& flag, const std::string& l
     return chosen;
 }
 
-std::span<const std::byte> bytes_of(const Matrix& m) {
-    return std::as_bytes(std::span(m.data(), static_cast<std::size_t>(m.size())));
-}
-
-}   // namespace
-
-namespace {
-
-// Rows of a language model's [T, V] logits computed and written at a time by dump.
-constexpr Eigen::Index logit_piece_rows = 128;
-
-// dump's tensors: attn.L [heads, T, T] for each of `layers`, input_ids, logits (CLI.md: [T,
-// V] for a language-model head, [num_labels] for a classifier).
-std::vector<SafetensorsWriter::Entry> dump_entries(const ModelInfo& info, const ModelInput& input,
-                                                   const std::vector<Eigen::Index>& layers, std::size_t heads) {
-    const auto T = static_cast<std::int64_t>(input.labels.size());
-    std::vector<SafetensorsWriter::Entry> entries;
-    for (const Eigen::Index l : layers) {
-        entries.push_back({"attn." + std::to_string(l), DType::F32, {static_cast<std::int64_t>(heads), T, T}});
-    }
-    if (!input.ids.empty()) entries.push_back({"input_ids", DType::I64, {T}});
-    if (info.n_outputs > 0) {
-        entries.push_back({"logits", DType::F32, info.classifier ? Shape{info.n_outputs} : Shape{T, info.n_outputs}});
-    }
-    return entries;
-}
-
-// dump's `logits`: the run's own, or (`in_pieces`, a run that kept none) computed from its
-// final hidden state logit_piece_rows at a time, each written where it goes.
-void write_logits(SafetensorsWriter& file, const session::Snapshot& run, bool in_pieces) {
-    if (!in_pieces) {
-        file.write("logits", 0, bytes_of(run.trace.logits));
-        return;
-    }
-    const Eigen::Index T = run.trace.hidden.rows();
-    const std::uint64_t row_bytes = static_cast<std::uint64_t>(run.info.n_outputs) * sizeof(float);
-    for (Eigen::Index first = 0; first < T; first += logit_piece_rows) {
-        const Eigen::Index n = std::min<Eigen::Index>(logit_piece_rows, T - first);
-        const Matrix piece = run.model_ref->logits_rows(run.trace, first, n);
-        file.write("logits", static_cast<std::uint64_t>(first) * row_bytes, bytes_of(piece));
-    }
-}
-
 }   // namespace
 
 Command add_dump_command(CLI::App& app) {
@@ -177,58 +135,56 @@ Command add_dump_command(CLI::App& app) {
                     "Output .safetensors: attn.L [H, T, T] per layer, input_ids I64 [T] for text, "
                     "logits where the model has a head; metadata 'tokens' (JSON array of labels)")
         ->required();
-    return {cmd, [args](Warnings& warnings) {
-                check_output("--out", args->out, input_paths(args->model, &args->input));
-                auto model = open_model_from(args->model, warnings);
-                const ModelInfo info = model->info();
-                const RunOptions options = run_options_from(args->run, info);
-                const std::vector<Eigen::Index> layers =
-                    selected("--only-layers", args->layers, info.n_layers, "layer");
-                const std::vector<Eigen::Index> heads = selected("--only-heads", args->heads, info.n_heads, "head");
-                // A language model's [T, V] logits (2 GB at T = 4,096 and a 128k vocabulary)
-                // are computed from the run's final hidden state and written a piece of
-                // rows at a time; a classifier's or an encoder's come whole with the run.
-                const bool logits_in_pieces = info.n_outputs > 0 && info.causal && !info.classifier;
-                // The window's session runs it, its maps streamed into the file (a dump reads
-                // no metrics, no intact run, nothing to resume).
-                const session::Keeps keeps{
-                    .metrics = false, .intact_run = false, .resumable = false, .logit_rows = logits_in_pieces ? 0 : -1};
-                const session::Request request =
-                    request_from(args->model, run_input_from(args->input), options, session::MapsPolicy::stream, keeps);
-                ModelInput input = session::encode_run_input(*model, request.input);
-                const auto T = static_cast<std::int64_t>(input.labels.size());
-                check_streamed_run_fits(info, T, compute_threads(),
-                                        logits_in_pieces ? logit_piece_rows : -1);   // before the file is made
+    return {
+        cmd, [args](Warnings& warnings) {
+            check_output("--out", args->out, input_paths(args->model, &args->input));
+            auto model = open_model_from(args->model, warnings);
+            const ModelInfo info = model->info();
+            const RunOptions options = run_options_from(args->run, info);
+            const std::vector<Eigen::Index> layers = selected("--only-layers", args->layers, info.n_layers, "layer");
+            const std::vector<Eigen::Index> heads = selected("--only-heads", args->heads, info.n_heads, "head");
+            // A language model's [T, V] logits (2 GB at T = 4,096 and a 128k vocabulary)
+            // are computed from the run's final hidden state and written a piece of
+            // rows at a time; a classifier's or an encoder's come whole with the run.
+            const bool logits_in_pieces = info.n_outputs > 0 && info.causal && !info.classifier;
+            using session::logit_piece_rows;
+            // The window's session runs it, its maps streamed into the file (a dump reads
+            // no metrics, no intact run, nothing to resume).
+            const session::Keeps keeps{
+                .metrics = false, .intact_run = false, .resumable = false, .logit_rows = logits_in_pieces ? 0 : -1};
+            const session::Request request =
+                request_from(args->model, run_input_from(args->input), options, session::MapsPolicy::stream, keeps);
+            ModelInput input = session::encode_run_input(*model, request.input);
+            const auto T = static_cast<std::int64_t>(input.labels.size());
+            check_streamed_run_fits(info, T, compute_threads(),
+                                    logits_in_pieces ? logit_piece_rows : -1);   // before the file is made
 
-                // The header first, then each map written where it goes as the forward makes
-                // it: the file never needs more than the maps the forward holds at once.
-                const std::vector<SafetensorsWriter::Entry> entries = dump_entries(info, input, layers, heads.size());
-                std::map<std::string, std::string> metadata = {
-                    {"tokens", nlohmann::json(input.labels).dump()},
-                    {"model", info.name},
-                    {"settings", settings_json(info)},
-                    {"causal", options.causal.value_or(info.causal) ? "on" : "off"},
-                };
-                if (!args->layers.empty()) metadata["layers"] = nlohmann::json(layers).dump();
-                if (!args->heads.empty()) metadata["heads"] = nlohmann::json(heads).dump();
-                SafetensorsWriter file(args->out, entries, metadata);
-                if (!input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(input.ids)));
-                const std::uint64_t map_bytes = static_cast<std::uint64_t>(T * T) * sizeof(float);
-                session::ComputeControl control;
-                control.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
-                    const auto l = std::find(layers.begin(), layers.end(), layer);
-                    const auto h = std::find(heads.begin(), heads.end(), head);
-                    if (l == layers.end() || h == heads.end()) return;
-                    file.write("attn." + std::to_string(layer),
-                               static_cast<std::uint64_t>(h - heads.begin()) * map_bytes, bytes_of(weights));
-                };
-                const auto run = run_in_session(std::move(model), request, std::move(input), control);
-                if (info.n_outputs > 0) write_logits(file, *run, logits_in_pieces);
-                file.finish();
-                std::printf("wrote %s: %zu layers x %zu heads, T = %ld\n", args->out.c_str(), layers.size(),
-                            heads.size(), static_cast<long>(T));
-                return 0;
-            }};
+            // The header first, then each map written where it goes as the forward makes
+            // it: the file never needs more than the maps the forward holds at once.
+            const std::vector<SafetensorsWriter::Entry> entries =
+                session::run_file_entries(info, input, layers, heads.size(), true);
+            std::map<std::string, std::string> metadata =
+                session::run_file_metadata(info, input, options.causal.value_or(info.causal));
+            if (!args->layers.empty()) metadata["layers"] = nlohmann::json(layers).dump();
+            if (!args->heads.empty()) metadata["heads"] = nlohmann::json(heads).dump();
+            SafetensorsWriter file(args->out, entries, metadata);
+            if (!input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(input.ids)));
+            const std::uint64_t map_bytes = static_cast<std::uint64_t>(T * T) * sizeof(float);
+            session::ComputeControl control;
+            control.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
+                const auto l = std::find(layers.begin(), layers.end(), layer);
+                const auto h = std::find(heads.begin(), heads.end(), head);
+                if (l == layers.end() || h == heads.end()) return;
+                file.write("attn." + std::to_string(layer), static_cast<std::uint64_t>(h - heads.begin()) * map_bytes,
+                           std::as_bytes(std::span(weights.data(), static_cast<std::size_t>(weights.size()))));
+            };
+            const auto run = run_in_session(std::move(model), request, std::move(input), control);
+            if (info.n_outputs > 0) session::write_run_logits(file, *run, logits_in_pieces);
+            file.finish();
+            std::printf("wrote %s: %zu layers x %zu heads, T = %ld\n", args->out.c_str(), layers.size(), heads.size(),
+                        static_cast<long>(T));
+            return 0;
+        }};
 }
 
 Command add_export_weights_command(CLI::App& app) {

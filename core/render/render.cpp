@@ -140,6 +140,13 @@ void colour_bar(Canvas& canvas, int x, int y, int height, const RenderStyle& sty
 
 }   // namespace
 
+RgbaImage enlarged(const RgbaImage& image, int factor) {
+    if (factor < 1) throw Error("render: a picture's scale must be 1 or more, not " + std::to_string(factor));
+    Canvas canvas(image.width * factor, image.height * factor);
+    canvas.blit(image, 0, 0, factor);
+    return canvas.image;
+}
+
 RgbaImage render_matrix(const Matrix& weights, const Mask* allowed, const std::vector<std::string>& query_labels,
                         const std::vector<std::string>& key_labels, const std::string& title,
                         const RenderStyle& style) {

@@ -35,4 +35,9 @@ RgbaImage render_overlay(const RgbImage& image, const Matrix& weights, Eigen::In
 RgbaImage render_grid(const HeadMaps& maps, const OptionalMask& mask, const std::string& title,
                       const RenderStyle& style);
 
+// `image` with each pixel drawn as factor x factor pixels (factor >= 1): a picture for a
+// high-density screen or a slide, its text and cells kept sharp-edged. Refused past the
+// size any picture may have, as every picture here is.
+RgbaImage enlarged(const RgbaImage& image, int factor);
+
 }   // namespace headscope

@@ -353,7 +353,7 @@ TEST_CASE("gui: Ctrl+Z switches a head back on, Ctrl+Shift+Z off again, and the 
     CHECK(undone.differing(plain) == 0);     // the click undone: the very same picture
 }
 
-TEST_CASE("gui: Ctrl+E opens Export map, Save writes the head's map as CSV, Ctrl+Q quits (xdotool)") {
+TEST_CASE("gui: Ctrl+E opens Export, Enter writes the head's map as CSV, Ctrl+Q quits (xdotool)") {
     TempDir dir;
     const std::string err = dir.file("err");
     // Run from the temporary folder: the export goes to the working folder by default.
@@ -362,12 +362,53 @@ TEST_CASE("gui: Ctrl+E opens Export map, Save writes the head's map as CSV, Ctrl
                                "' --model builtin:toy-text --text 'The cat sat on the mat .' --size 1280x800 2>>'" +
                                err + "'";
     CHECK(drive_window(dir, "cd '" + dir.path().string() + "'", launch,
-                       held("ctrl e") + "sleep 1; xdotool mousemove --window \\$w 649 143 click 1; sleep 1; " +
-                           held("ctrl q")) == 0);   // quit, not timed out (124)
+                       held("ctrl e") + "sleep 1; " + held("Return") + "sleep 1; " + held("ctrl q")) ==
+          0);   // quit, not timed out (124)
     const std::string csv = headscope::test::read_bytes(dir.file("builtin-toy-text-head-0.0.csv"));
     INFO("stderr: " << headscope::test::read_bytes(err));
     CHECK(csv.rfind(",The,cat,sat,on,the,mat,.\r\n", 0) == 0);
     CHECK(std::count(csv.begin(), csv.end(), '\n') == 8);   // the header and 7 queries
+}
+
+TEST_CASE("gui: zoomed in, Export writes the part in sight as SVG: one rect per cell in sight (xdotool)") {
+    TempDir dir;
+    const std::string err = dir.file("err");
+    // The zoom test's 180 tokens and wheel notches: the part in sight lies below the causal
+    // diagonal. A name typed with .svg picks the format.
+    std::string sentence;
+    for (int i = 0; i < 30; ++i) sentence += "the cat sat on the mat ";
+    const std::string launch = "timeout 60 '" HEADSCOPE_GUI
+                               "' --model builtin:toy-text --causal --view matrix --text '" +
+                               sentence + "' --size 1280x800 2>>'" + err + "'";
+    REQUIRE(drive_window(dir, "cd '" + dir.path().string() + "'", launch,
+                         "xdotool mousemove --window \\$w 480 560; sleep 0.3; "
+                         "for i in 1 2 3 4 5 6; do xdotool click 4; sleep 0.2; done; " +
+                             held("ctrl e") + "sleep 1; " + held("ctrl a") + "xdotool type zoomed.svg; " +
+                             held("Return") + "sleep 2; " + held("ctrl q")) == 0);
+    INFO("stderr: " << headscope::test::read_bytes(err));
+    // Read back by Python's XML parser: the cells, the labels along each axis, masked cells.
+    const std::string script = dir.file("count.py");
+    std::ofstream(script) << "import sys, xml.etree.ElementTree as E\n"
+                             "ns = '{http://www.w3.org/2000/svg}'\n"
+                             "root = E.parse(sys.argv[1]).getroot()\n"
+                             "groups = {g.get('id'): list(g) for g in root.iter(ns + 'g')}\n"
+                             "cells = [r for r in groups['cells'] if r.get('class') == 'cell']\n"
+                             "print(len(cells), len(groups['query-labels']), len(groups['key-labels']),\n"
+                             "      sum(r.get('fill') == '#969696' for r in cells))\n";
+    const std::string counts = dir.file("counts");
+    REQUIRE(std::system(
+                ("/usr/bin/python3 '" + script + "' '" + dir.file("zoomed.svg") + "' > '" + counts + "'").c_str()) ==
+            0);
+    std::ifstream read(counts);
+    long cells = 0, rows = 0, cols = 0, masked = -1;
+    read >> cells >> rows >> cols >> masked;
+    CHECK(rows * cols == cells);
+    // 3.8x: about 180 / 3.8 = 47 rows and columns, and a sliver of the next.
+    CHECK(rows >= 47);
+    CHECK(rows <= 50);
+    CHECK(cols >= 47);
+    CHECK(cols <= 50);
+    CHECK(masked == 0);
 }
 
 TEST_CASE("gui: --version prints the program and its version, with no window") {

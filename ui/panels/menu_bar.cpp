@@ -17,7 +17,7 @@ MenuChoice draw_menu_bar(const MenuState& state, const std::vector<std::unique_p
         if (ImGui::MenuItem("Open session...", "Ctrl+O")) choose(choice, MenuAction::open_session);
         if (ImGui::MenuItem("Save session...", "Ctrl+S")) choose(choice, MenuAction::save_session);
         ImGui::Separator();
-        if (ImGui::MenuItem("Export map...", "Ctrl+E", false, state.has_result)) choose(choice, MenuAction::export_map);
+        if (ImGui::MenuItem("Export...", "Ctrl+E", false, state.has_result)) choose(choice, MenuAction::export_map);
         ImGui::Separator();
         if (ImGui::MenuItem("Quit", "Ctrl+Q")) choose(choice, MenuAction::quit);
         ImGui::EndMenu();

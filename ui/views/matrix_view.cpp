@@ -28,6 +28,9 @@ public:
     const char* title() const override { return "Matrix"; }
     std::string_view summary() const override { return "one head's [T, T] map, with the custom-mask editor"; }
     void draw(ViewContext& context) override;
+    std::optional<session::MapRegion> map_in_sight() const override {
+        return region_in_sight(zoom_, map_rows_, map_cols_);
+    }
 
 private:
     // Edit mask: the cells the pointer crosses between two frames, each set as the button says.
@@ -40,6 +43,8 @@ private:
 
     MapZoom zoom_;                                      // kept across heads: two heads compare at the same zoom
     std::optional<std::pair<int, int>> last_painted_;   // (query, key) of the last frame's paint
+    int map_rows_ = 0;                                  // the size of the map last drawn
+    int map_cols_ = 0;
 };
 
 void MatrixView::draw(ViewContext& context) {
@@ -87,6 +92,8 @@ void MatrixView::draw(ViewContext& context) {
                      context.weights_texture(numbered("w", layer, head), weights), labels, side, zoom_,
                      state.editing_mask ? MapDrag::paints : MapDrag::pans, state.editing_mask ? -1 : state.query);
     const HeatmapGeometry g = heatmap_geometry(weights, labels, side, before, zoom_);
+    map_rows_ = static_cast<int>(weights.rows());
+    map_cols_ = static_cast<int>(weights.cols());
     if (window > 0) {
         ImDrawList* draw = ImGui::GetWindowDrawList();
         draw->PushClipRect(g.min, g.max(), true);

@@ -4,6 +4,9 @@
 // factory's name in view_list.cpp, which orders the tabs and --view's names.
 
 #include "session/app_state.h"
+#include "session/export_map.h"
+
+#include <optional>
 
 #include <string_view>
 
@@ -26,6 +29,9 @@ public:
     // Draws into the current ImGui window; called only while its tab is open and the
     // snapshot shown belongs to the chosen model.
     virtual void draw(ViewContext& context) = 0;
+    // The part of the selected head's map in sight when zoomed in (File > Export's "only
+    // the part in sight"); nullopt when the whole map is shown or the view draws none.
+    virtual std::optional<session::MapRegion> map_in_sight() const { return std::nullopt; }
 };
 
 }   // namespace headscope::ui

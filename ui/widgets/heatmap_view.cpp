@@ -211,23 +211,6 @@ int draw_heatmap(const char* id, const Matrix& weights, const Matrix* scores, co
     return clicked ? g.row_under(mouse.y, Tq) : -1;
 }
 
-std::string visible_token(const std::string& token) {
-    std::string shown;
-    shown.reserve(token.size());
-    for (const char c : token) {
-        if (c == ' ') {
-            shown += "\u00b7";
-        } else if (c == '\n') {
-            shown += "\u21b5";
-        } else if (c == '\t') {
-            shown += "\u2192";
-        } else {
-            shown += c;
-        }
-    }
-    return shown;
-}
-
 bool draw_heatmap_thumbnail(const char* id, const HeatmapTexture& texture, float side, bool selected) {
     ImGui::PushID(id);
     const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -7,6 +7,7 @@
 
 #include "core/nn/attention.h"
 #include "core/nn/mask.h"
+#include "core/render/visible_token.h"
 #include "ui/widgets/heatmap_texture.h"
 #include "ui/widgets/map_zoom.h"
 
@@ -60,10 +61,6 @@ using HoverLines = std::function<void(int row, int col)>;
 int draw_heatmap(const char* id, const Matrix& weights, const Matrix* scores, const Mask* allowed,
                  const HeatmapTexture& texture, const HeatmapLabels& labels, float max_side, MapZoom& zoom,
                  MapDrag drag = MapDrag::pans, int pinned_row = -1, const HoverLines& hover = {});
-
-// A token as the axes and tooltips show it: a space as a middle dot, a line end as ↵ and
-// a tab as →, so a token of spaces is not blank.
-std::string visible_token(const std::string& token);
 
 // A small clickable thumbnail; returns true when clicked.
 bool draw_heatmap_thumbnail(const char* id, const HeatmapTexture& texture, float side, bool selected);

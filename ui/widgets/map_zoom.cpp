@@ -1,6 +1,7 @@
 #include "ui/widgets/map_zoom.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace headscope::ui {
 
@@ -31,6 +32,21 @@ void pan(MapZoom& zoom, float d_cols, float d_rows, int rows, int cols) {
     zoom.first_col += d_cols;
     zoom.first_row += d_rows;
     keep_inside(zoom, rows, cols);
+}
+
+std::optional<session::MapRegion> region_in_sight(const MapZoom& zoom, int rows, int cols) {
+    if (zoom.zoom <= 1.0f || rows < 1 || cols < 1) return std::nullopt;
+    // A cell counts once any part of it shows; a float error of a millionth of a cell
+    // must not add a sliver of the next one.
+    constexpr float sliver = 1e-3f;
+    const auto span = [](float first, float count, int n) {
+        const int begin = std::clamp(static_cast<int>(std::floor(first + sliver)), 0, n - 1);
+        const int end = std::clamp(static_cast<int>(std::ceil(first + count - sliver)), begin + 1, n);
+        return std::pair<int, int>{begin, end - begin};
+    };
+    const auto [first_row, n_rows] = span(zoom.first_row, rows_in_sight(zoom, rows), rows);
+    const auto [first_col, n_cols] = span(zoom.first_col, cols_in_sight(zoom, cols), cols);
+    return session::MapRegion{first_row, first_col, n_rows, n_cols};
 }
 
 }   // namespace headscope::ui

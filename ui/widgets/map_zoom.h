@@ -4,6 +4,10 @@
 // window, so the zoom about the pointer, the pan and their limits are tested alone; the
 // view that draws the map owns one (ui/widgets/heatmap_view.h).
 
+#include "session/export_map.h"
+
+#include <optional>
+
 namespace headscope::ui {
 
 struct MapZoom {
@@ -30,6 +34,9 @@ void keep_inside(MapZoom& zoom, int rows, int cols);
 // The cells in sight: [first, first + count) along each axis, count = n / zoom.
 float cols_in_sight(const MapZoom& zoom, int cols);
 float rows_in_sight(const MapZoom& zoom, int rows);
+
+// The cells at least partly in sight, or nullopt when the whole map is (zoom 1).
+std::optional<session::MapRegion> region_in_sight(const MapZoom& zoom, int rows, int cols);
 
 // The map cell (fractional) under a point `px` pixels into the area along one axis.
 inline float cell_at(float first, float px, float cell_px) { return first + px / cell_px; }

@@ -1,6 +1,6 @@
 #pragma once
 // A file path to type and a button to act on it (Enter does the same), with what the
-// last try did in one line under it: the Export map and session windows' field.
+// last try did in one line under it: the Export and session windows' field.
 
 #include <string>
 

@@ -63,3 +63,16 @@ TEST_CASE("map zoom: a shorter map keeps the view inside it, a non-square one pe
     keep_inside(odd, 10, 10);
     CHECK(odd == MapZoom{});
 }
+
+TEST_CASE("map zoom: the cells in sight, any part of them, for exporting the part shown") {
+    CHECK_FALSE(region_in_sight(MapZoom{}, 100, 100).has_value());   // fit: the whole map
+    // 4x on 100 x 100: 25 cells a side from (10.5, 20): cells 10..35 and 20..44.
+    const MapZoom zoom{4.0f, 10.5f, 20.0f};
+    CHECK(region_in_sight(zoom, 100, 100) == headscope::session::MapRegion{20, 10, 25, 26});
+    // At the far corner, never past the map.
+    MapZoom corner{4.0f, 75.0f, 75.0f};
+    CHECK(region_in_sight(corner, 100, 100) == headscope::session::MapRegion{75, 75, 25, 25});
+    // An edge a float error past a whole cell does not add the next one.
+    const MapZoom almost{4.0f, 9.9999995f, 0.0f};
+    CHECK(region_in_sight(almost, 100, 100) == headscope::session::MapRegion{0, 10, 25, 25});
+}

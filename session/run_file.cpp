@@ -1,0 +1,84 @@
+#include "session/run_file.h"
+
+#include "core/base/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <span>
+
+namespace headscope::session {
+
+namespace {
+
+std::span<const std::byte> bytes_of(const Matrix& m) {
+    return std::as_bytes(std::span(m.data(), static_cast<std::size_t>(m.size())));
+}
+
+}   // namespace
+
+std::vector<SafetensorsWriter::Entry> run_file_entries(const ModelInfo& info, const ModelInput& input,
+                                                       const std::vector<Eigen::Index>& layers, std::size_t heads,
+                                                       bool with_logits) {
+    const auto T = static_cast<std::int64_t>(input.labels.size());
+    std::vector<SafetensorsWriter::Entry> entries;
+    for (const Eigen::Index l : layers) {
+        entries.push_back({"attn." + std::to_string(l), DType::F32, {static_cast<std::int64_t>(heads), T, T}});
+    }
+    if (!input.ids.empty()) entries.push_back({"input_ids", DType::I64, {T}});
+    if (with_logits && info.n_outputs > 0) {
+        entries.push_back({"logits", DType::F32, info.classifier ? Shape{info.n_outputs} : Shape{T, info.n_outputs}});
+    }
+    return entries;
+}
+
+std::map<std::string, std::string> run_file_metadata(const ModelInfo& info, const ModelInput& input, bool causal) {
+    return {
+        {"tokens", nlohmann::json(input.labels).dump()},
+        {"model", info.name},
+        {"settings", nlohmann::json(info.settings).dump()},
+        {"causal", causal ? "on" : "off"},
+    };
+}
+
+void write_run_logits(SafetensorsWriter& file, const Snapshot& run, bool in_pieces) {
+    if (!in_pieces) {
+        file.write("logits", 0, bytes_of(run.trace.logits));
+        return;
+    }
+    if (!run.model_ref) throw Error("export: the run kept too few logits rows to write them all");
+    const Eigen::Index T = run.trace.hidden.rows();
+    const std::uint64_t row_bytes = static_cast<std::uint64_t>(run.info.n_outputs) * sizeof(float);
+    for (Eigen::Index first = 0; first < T; first += logit_piece_rows) {
+        const Eigen::Index n = std::min<Eigen::Index>(logit_piece_rows, T - first);
+        const Matrix piece = run.model_ref->logits_rows(run.trace, first, n);
+        file.write("logits", static_cast<std::uint64_t>(first) * row_bytes, bytes_of(piece));
+    }
+}
+
+std::uint64_t write_run_file(const Snapshot& shown, const std::string& path, const LoadControl& control) {
+    if (path.empty()) throw Error("export: no file name given");
+    const ModelInfo& info = shown.info;
+    std::vector<Eigen::Index> layers(static_cast<std::size_t>(info.n_layers));
+    for (Eigen::Index l = 0; l < info.n_layers; ++l) layers[static_cast<std::size_t>(l)] = l;
+    const bool with_logits = shown.logit_rows() > 0;
+    SafetensorsWriter file(
+        path, run_file_entries(info, shown.input, layers, static_cast<std::size_t>(info.n_heads), with_logits),
+        run_file_metadata(info, shown.input, shown.causal));
+    if (!shown.input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(shown.input.ids)));
+    const auto T = static_cast<std::uint64_t>(shown.input.labels.size());
+    const int heads = info.n_heads;
+    for (int l = 0; l < info.n_layers; ++l) {
+        for (int h = 0; h < heads; ++h) {
+            control.report(static_cast<double>(l * heads + h) / static_cast<double>(info.n_layers * heads));
+            file.write("attn." + std::to_string(l), static_cast<std::uint64_t>(h) * T * T * sizeof(float),
+                       bytes_of(*shown.head_map(l, h)));
+        }
+    }
+    if (with_logits) write_run_logits(file, shown, shown.trace.logits.rows() < shown.logit_rows());
+    control.report(1.0);
+    file.finish();
+    return std::filesystem::file_size(path);
+}
+
+}   // namespace headscope::session

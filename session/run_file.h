@@ -1,0 +1,42 @@
+#pragma once
+// The file of a whole run, as `headscope-cli dump` writes it and File > Export writes
+// the shown run: attn.L [heads, T, T] per layer, input_ids I64 [T] for text, logits
+// ([T, V] for a language-model head, [labels] for a classifier), and metadata (tokens as
+// a JSON array of labels, model, settings, causal on/off). One description, so a file
+// from the window and one from the CLI read the same (docs/cli.md, dump).
+
+#include "core/base/load_control.h"
+#include "core/models/model.h"
+#include "core/tensor/safetensors.h"
+#include "session/snapshot.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace headscope::session {
+
+// Rows of a language model's [T, V] logits computed and written at a time, where a run
+// kept fewer than all of them (a 128k vocabulary at T = 4,096 is 2 GB).
+inline constexpr Eigen::Index logit_piece_rows = 128;
+
+// The tensors: attn.L [heads, T, T] for each of `layers`, input_ids for text, logits
+// when `with_logits` and the model has a head.
+std::vector<SafetensorsWriter::Entry> run_file_entries(const ModelInfo& info, const ModelInput& input,
+                                                       const std::vector<Eigen::Index>& layers, std::size_t heads,
+                                                       bool with_logits);
+std::map<std::string, std::string> run_file_metadata(const ModelInfo& info, const ModelInput& input, bool causal);
+
+// `run`'s logits into `file`: its own, or (`in_pieces`, a run that kept fewer rows than
+// it has positions) computed from its final hidden state logit_piece_rows at a time,
+// each written where it goes.
+void write_run_logits(SafetensorsWriter& file, const Snapshot& run, bool in_pieces);
+
+// Every head of every layer of `shown` (its maps computed where the run streamed them,
+// the same numbers), with its input ids and logits, to `path` atomically; `control`
+// reports the share of heads written and may stop it (LoadCancelled: nothing is left
+// behind). Returns the file's size in bytes.
+std::uint64_t write_run_file(const Snapshot& shown, const std::string& path, const LoadControl& control = {});
+
+}   // namespace headscope::session

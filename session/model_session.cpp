@@ -199,9 +199,16 @@ void ModelSession::run_intact(Snapshot& snapshot, const RunKey& key, RunOptions 
     // What the disabled heads change: the same input and mask with every head on, run
     // once and kept while only the choice of disabled heads changes.
     if (!intact_trace_ || !intact_key_ || !(*intact_key_ == key) || intact_streamed_ != snapshot.maps_streamed) {
-        options.disabled_heads = {};
-        options.on_layer = layer_progress(control, "intact");
-        intact_trace_ = std::make_shared<const ModelTrace>(model_->forward(snapshot.input, options));
+        if (last_run_ && !last_run_->ablated && last_key_ && *last_key_ == key &&
+            last_run_->maps_streamed == snapshot.maps_streamed) {
+            // The run before had every head on, with this input and mask (a head was just
+            // switched off): it is the intact run, and a second forward would only repeat it.
+            intact_trace_ = std::shared_ptr<const ModelTrace>(last_run_, &last_run_->trace);
+        } else {
+            options.disabled_heads = {};
+            options.on_layer = layer_progress(control, "intact");
+            intact_trace_ = std::make_shared<const ModelTrace>(model_->forward(snapshot.input, options));
+        }
         intact_key_ = key;
         intact_streamed_ = snapshot.maps_streamed;
     }

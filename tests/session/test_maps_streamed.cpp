@@ -138,6 +138,30 @@ TEST_CASE("streamed maps: toggling a head resumes the streamed run, the Stages l
     CHECK(toggled->trace.logits == fresh->trace.logits);
 }
 
+TEST_CASE("a head switched off after a run with every head on: that run is the intact one, not run again") {
+    for (const MapsPolicy maps : {MapsPolicy::keep, MapsPolicy::stream}) {
+        Request r = request_for(checkpoints + "gpt2_tiny", maps);
+        ModelSession session = session_on(r.model);
+        const auto intact = session.compute(r, 1);
+        r.disabled_heads = HeadMask(intact->info.n_layers, intact->info.n_heads);
+        r.disabled_heads.set(1, 0);
+        const auto ablated = session.compute(r, 2);
+        REQUIRE(ablated->intact);
+        CHECK(ablated->intact.get() == &intact->trace);   // the very run, shared
+        // Its output change equals the one against an intact run made afresh.
+        ModelSession fresh = session_on(r.model);
+        const auto fresh_ablated = fresh.compute(r, 1);
+        REQUIRE(fresh_ablated->effect.has_value());
+        CHECK(ablated->effect->value == fresh_ablated->effect->value);
+        check_same_maps(*ablated, *ablated->intact, *fresh_ablated, *fresh_ablated->intact);
+        // After a custom mask, the run before no longer matches: the intact run is its own.
+        r.forbidden = {{3, 1}};
+        const auto masked = session.compute(r, 3);
+        CHECK(masked->intact.get() != &ablated->trace);
+        CHECK(masked->intact.get() != &intact->trace);
+    }
+}
+
 TEST_CASE("streamed maps: the window's decoder keeps its last row's logits, computes the others when shown") {
     Request keep = request_for(checkpoints + "qwen2_tiny", MapsPolicy::keep);
     keep.keeps.logits_when_shown = true;

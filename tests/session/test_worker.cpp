@@ -386,7 +386,8 @@ TEST_CASE("worker: the causal mask defaults to the model's, and labels of the lo
     CHECK(worker.latest()->output_labels == s1->output_labels);   // one table per model
 }
 
-TEST_CASE("worker: the intact logits are computed once per model, input and mask, not per ablation") {
+TEST_CASE(
+    "worker: the intact logits are computed once per model, input and mask, not per ablation, nor after a plain run") {
     FakeLoader fake;
     Worker worker(fake.loader());
     Request r = fake_request("fake:a", "abc");
@@ -402,7 +403,9 @@ TEST_CASE("worker: the intact logits are computed once per model, input and mask
 
     r.disabled_heads = {{true, false}};
     const auto ablated = run();
-    CHECK(fake.forwards->load() == 3);   // the ablated run and, once, the intact one
+    // The ablated run alone: the plain run before it, same input and mask, is the intact one.
+    CHECK(fake.forwards->load() == 2);
+    CHECK(ablated->intact.get() == &plain->trace);
     CHECK(ablated->ablated);
     REQUIRE(ablated->intact_logits);
     CHECK(ablated->trace.logits(0, 0) == 1.0f);       // one head left
@@ -411,23 +414,23 @@ TEST_CASE("worker: the intact logits are computed once per model, input and mask
 
     r.disabled_heads = {{false, true}};
     const auto other_head = run();
-    CHECK(fake.forwards->load() == 4);   // cached: only the ablated run
+    CHECK(fake.forwards->load() == 3);   // cached: only the ablated run
     CHECK(other_head->intact_logits == ablated->intact_logits);
 
-    r.input.text = "abcd";   // another input: the intact run again
+    r.input.text = "abcd";   // another input, after an ablated run: the intact run again
     const auto longer = run();
-    CHECK(fake.forwards->load() == 6);
+    CHECK(fake.forwards->load() == 5);
     CHECK(longer->intact_logits->rows() == 4);
     r.causal = true;   // another mask: again
     run();
-    CHECK(fake.forwards->load() == 8);
+    CHECK(fake.forwards->load() == 7);
     r.forbidden = {{1, 0}};
     run();
-    CHECK(fake.forwards->load() == 10);
+    CHECK(fake.forwards->load() == 9);
 
     r.disabled_heads = {{false, false}};   // nothing disabled: nothing to compare with
     const auto none = run();
-    CHECK(fake.forwards->load() == 11);
+    CHECK(fake.forwards->load() == 10);
     CHECK_FALSE(none->ablated);
     CHECK_FALSE(none->intact_logits);
 }

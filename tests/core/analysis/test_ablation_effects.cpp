@@ -171,6 +171,28 @@ TEST_CASE("output change: KL divergence and relative change by hand") {
     CHECK(relative_change(a, a) == 0.0);
 }
 
+TEST_CASE("output change: KL over a 50k vocabulary equals the definition in double") {
+    // Logits spread as a language model's (tens of units), q a small change of p.
+    Matrix p(3, 50257);
+    Matrix q(3, 50257);
+    for (Eigen::Index i = 0; i < p.size(); ++i) {
+        p.data()[i] = 12.0f * std::sin(0.37f * static_cast<float>(i)) + 0.001f * static_cast<float>(i % 977);
+        q.data()[i] = p.data()[i] + 0.05f * std::cos(1.3f * static_cast<float>(i));
+    }
+    double expected = 0.0;
+    for (Eigen::Index r = 0; r < p.rows(); ++r) {
+        const Eigen::ArrayXd zp = p.row(r).transpose().cast<double>().array();
+        const Eigen::ArrayXd zq = q.row(r).transpose().cast<double>().array();
+        const Eigen::ArrayXd log_p = zp - (zp.maxCoeff() + std::log((zp - zp.maxCoeff()).exp().sum()));
+        const Eigen::ArrayXd log_q = zq - (zq.maxCoeff() + std::log((zq - zq.maxCoeff()).exp().sum()));
+        expected += (log_p.exp() * (log_p - log_q)).sum();
+    }
+    expected /= static_cast<double>(p.rows());
+    REQUIRE(expected > 1e-4);
+    CHECK(mean_kl_divergence(p, q) == doctest::Approx(expected).epsilon(1e-5));
+    CHECK(mean_kl_divergence(p, p) == 0.0);
+}
+
 TEST_CASE("importance scan: equals each head disabled alone, run from scratch (demo model, relative change)") {
     const auto model = three_layer_demo();
     const ModelInput input = model->encode_text("one two three one two three four");

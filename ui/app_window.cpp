@@ -8,6 +8,9 @@
 
 #include <imgui.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -239,6 +242,20 @@ bool AppWindow::still() const {
     // A result in but not yet taken (update() swaps it in) is a change to draw.
     return has_request_ && textures_.caught_up() && worker_.latest() == shown_;
 }
+
+void AppWindow::set_wake(const std::function<void()>& wake) {
+    worker_.set_on_answer(wake);
+    auto last = std::make_shared<std::atomic<std::int64_t>>(0);   // ms, steady clock
+    worker_.set_on_progress([wake, last] {
+        const std::int64_t now =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+                .count();
+        std::int64_t before = last->load();
+        if (now - before >= 250 && last->compare_exchange_strong(before, now)) wake();
+    });
+}
+
+bool AppWindow::take_progress_wake() { return progress_woke_->exchange(false); }
 
 bool AppWindow::working() const { return worker_.busy() || scan_jobs_.busy() || view_jobs_.busy(); }
 

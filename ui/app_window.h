@@ -19,6 +19,7 @@
 #include "ui/views/view_context.h"
 #include "ui/widgets/texture_pool.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -73,11 +74,11 @@ public:
     void check_start_choices_when_ready(session::StartChoices choices) { start_choices_ = std::move(choices); }
 
     // `wake` is called from another thread when a result arrives, or a long run finishes
-    // a layer, while the loop sleeps.
-    void set_wake(const std::function<void()>& wake) {
-        worker_.set_on_answer(wake);
-        worker_.set_on_progress(wake);
-    }
+    // a layer (four times a second at most: layers can land faster than a frame is
+    // drawn, and each frame takes cores from the run), while the loop sleeps.
+    void set_wake(const std::function<void()>& wake);
+    // Whether a run's progress (not input, not a result) woke the loop since last asked.
+    bool take_progress_wake();
     // True when the next frame would draw what the last one did, unless input or a result
     // arrives: no texture is still being rebuilt and nothing waits to be shown.
     // The window's title: the program, the chosen model and the start of its input.
@@ -153,6 +154,8 @@ private:
     // Jobs the user starts (the importance scan) and jobs the views start while shown
     // (rollout, similarity, the compare view's head pairs) run apart: opening a tab never
     // stops a scan.
+    // Set from the worker's thread when its progress wakes the loop (set_wake).
+    std::shared_ptr<std::atomic<bool>> progress_woke_ = std::make_shared<std::atomic<bool>>(false);
     session::BackgroundJobs scan_jobs_;
     session::BackgroundJobs view_jobs_;
     bool scan_on_first_result_ = false;   // --scan-importance

@@ -56,10 +56,13 @@ struct Timings {
 };
 
 // One warm-up call (page faults, first allocations), then `repeat` timed calls.
-Timings time_runs(int repeat, const std::function<void()>& run) {
+// `run` once to warm up, then `repeat` times timed, each after `setup` (not timed).
+Timings time_runs_between(int repeat, const std::function<void()>& setup, const std::function<void()>& run) {
+    setup();
     run();
     std::vector<double> ms;
     for (int i = 0; i < repeat; ++i) {
+        setup();
         const auto start = Clock::now();
         run();
         ms.push_back(ms_since(start));
@@ -67,6 +70,11 @@ Timings time_runs(int repeat, const std::function<void()>& run) {
     std::sort(ms.begin(), ms.end());
     const std::size_t n = ms.size();
     return {n % 2 == 1 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]), ms.front()};
+}
+
+Timings time_runs(int repeat, const std::function<void()>& run) {
+    return time_runs_between(
+        repeat, [] {}, run);
 }
 
 Matrix random_matrix(std::uint64_t stream, Eigen::Index rows, Eigen::Index cols, float scale) {
@@ -87,6 +95,7 @@ struct BenchArgs {
     bool incremental = false;
     int appended = 0;
     bool on_demand = false;
+    bool as_window = false;
     Eigen::Index T = 0;
     Eigen::Index E = 0;
     Eigen::Index H = 0;
@@ -109,6 +118,10 @@ void add_bench_options(CLI::App* cmd, BenchArgs& args) {
                     "Causal models: time the recompute after the input's last N tokens were typed, from a kept "
                     "run without them (only the new positions are computed)")
         ->check(CLI::Range(1, 1 << 16));
+    cmd->add_flag("--as-window", args.as_window,
+                  "With --incremental or --appended: also time the same edit as the window's worker makes it (its "
+                  "request: metrics, the intact run, the output change, maps kept or streamed by length), from "
+                  "the window's run before the edit");
     cmd->add_flag("--on-demand", args.on_demand,
                   "Maps on demand: each head's map reduced to its metrics and a pooled thumbnail as the forward "
                   "makes it, none kept; then time computing single heads' full maps again");
@@ -272,6 +285,53 @@ Timings bench_on_demand(const BenchArgs& args, const std::shared_ptr<const Model
     return forward;
 }
 
+// "5, 12, 7": the first `n` ids of `input`, as a token-ids box holds them.
+std::string ids_text(const ModelInput& input, Eigen::Index n) {
+    std::string text;
+    for (Eigen::Index i = 0; i < n; ++i) {
+        text.append(i == 0 ? "" : ", ").append(std::to_string(input.ids[static_cast<std::size_t>(i)]));
+    }
+    return text;
+}
+
+// --as-window: the edit --incremental or --appended times, made as the window's worker
+// makes it (session/model_session.h, the window's Request), from the run before it, each
+// round timed end to end: the recompute, and what the window reads beside it (metrics,
+// thumbnails, the intact run's logits, the output change). Against the engine's own
+// recompute (`engine_ms`) in the same run.
+void bench_window_edit(const BenchArgs& args, const std::shared_ptr<const Model>& model, const ModelInput& first,
+                       const RunOptions& options, double engine_ms, nlohmann::ordered_json& out) {
+    session::Keeps keeps;   // the window's: everything, a long decoder's last logits row only
+    keeps.logits_when_shown = true;
+    session::RunInput input;   // ids, so that the appended case cuts whole tokens
+    input.kind = session::RunInput::Kind::token_ids;
+    const auto T = first.embeddings.rows();
+    if (first.ids.empty()) throw Error("--as-window: the window's edits are timed on text models");
+    input.text = ids_text(first, T);
+    const session::Request after = request_from(args.model, input, options, session::MapsPolicy::automatic, keeps);
+    session::Request before = after;
+    if (args.incremental) {
+        before.disabled_heads = {};
+    } else {
+        before.input.text = ids_text(first, T - args.appended);
+    }
+    session::ModelSession session;
+    session.adopt(model, after.model);
+    std::uint64_t generation = 0;
+    std::shared_ptr<const session::Snapshot> run;
+    const Timings edit = time_runs_between(
+        args.repeat,
+        [&] {
+            run.reset();
+            run = session.compute(before, ++generation);
+        },
+        [&] { run = session.compute(after, ++generation); });
+    out["window_recompute_ms_median"] = edit.median_ms;
+    out["window_recompute_ms_min"] = edit.min_ms;
+    out["window_over_engine"] = edit.median_ms / engine_ms;
+    out["window_maps_streamed"] = run->maps_streamed;
+}
+
 // A model's load and forward, and with --incremental / --appended its recompute.
 void bench_model(const BenchArgs& args, nlohmann::ordered_json& out, Warnings& warnings) {
     if (args.model.path.empty()) throw Error("give --model PATH (with --text, --image or --tokens), or --mha");
@@ -293,6 +353,10 @@ void bench_model(const BenchArgs& args, nlohmann::ordered_json& out, Warnings& w
                                      : time_runs(args.repeat, [&] { (void)model->forward(encode(), options); });
     if (args.incremental) bench_resume(args, *model, first, options, t, out);
     if (args.appended > 0) bench_appended(args, *model, first, options, t, out);
+    if (args.as_window) {
+        if (!args.incremental && args.appended == 0) throw Error("--as-window needs --incremental or --appended");
+        bench_window_edit(args, model, first, options, out["recompute_ms_median"].get<double>(), out);
+    }
     out["load_ms"] = load_ms;
     out["forward_ms_median"] = t.median_ms;
     out["forward_ms_min"] = t.min_ms;

@@ -22,12 +22,6 @@ void reuse_freed_memory() {
 #endif
 }
 
-void keep_freed_heap() {
-#if defined(__GLIBC__)
-    mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024);
-#endif
-}
-
 void advise_huge_pages(void* data, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     constexpr std::size_t own_mapping = 32u << 20;   // glibc's largest M_MMAP_THRESHOLD

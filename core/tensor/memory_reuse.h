@@ -10,17 +10,12 @@
 namespace headscope {
 
 // Blocks up to 32 MiB (glibc's largest setting: one T=2896 map) come from the heap, and
-// freed heap memory is kept for reuse rather than trimmed. Idempotent. For batch work
-// (headscope-cli): in a long interactive session the heap fragments (measured +60 MiB
-// over the window's 1,000-action soak test).
+// freed heap memory is kept for reuse rather than trimmed. Idempotent. Both programs:
+// the window once kept glibc's default for blocks over 128 KiB, so that a long session's
+// heap would not fragment, and paid for it with every run's maps faulted in afresh (a
+// quarter of a head toggle's time at T = 1,000); the soak test's 1,000 actions grow RSS
+// by a few MiB with reuse.
 void reuse_freed_memory();
-
-// The window: freed heap memory is kept, not trimmed, so that each frame's allocations
-// (Mesa's software renderer allocates per draw call) reuse it instead of faulting fresh
-// pages in (measured: the 12 x 12 model view of ViT-B/16 at 11 ms a frame, 4 ms with
-// it); blocks over glibc's default 128 KiB, maps among them, still go back to the kernel
-// when freed, so the heap does not fragment. Idempotent.
-void keep_freed_heap();
 
 // Asks the kernel to back a freshly allocated block with 2 MiB pages (Linux transparent
 // huge pages, which Debian leaves to programs that ask: "madvise"), before it is first

@@ -66,3 +66,23 @@ TEST_CASE("bench --on-demand: not with --incremental or --appended") {
         run_cli({"bench", "--model", "builtin:toy-text", "--text", "a b c", "--on-demand", "--appended", "1"}),
         "--on-demand: not with --incremental or --appended");
 }
+
+TEST_CASE("bench --as-window: the window's request for the same edit, beside the engine's recompute") {
+    for (const std::vector<std::string>& edit : {std::vector<std::string>{"--disable-heads", "1.2", "--incremental"},
+                                                 std::vector<std::string>{"--appended", "2"}}) {
+        std::vector<std::string> args = {"bench",    "--model", "builtin:tiny-story", "--text", "In the beginning God",
+                                         "--repeat", "1",       "--as-window"};
+        args.insert(args.end(), edit.begin(), edit.end());
+        const RunResult r = run_cli(args);
+        INFO("stderr: " << r.err);
+        REQUIRE(r.exit_code == 0);
+        const nlohmann::json out = nlohmann::json::parse(r.out);
+        CHECK(out.at("window_recompute_ms_median").get<double>() > 0.0);
+        CHECK(out.at("window_over_engine").get<double>() ==
+              doctest::Approx(out.at("window_recompute_ms_median").get<double>() /
+                              out.at("recompute_ms_median").get<double>()));
+        CHECK(out.at("window_maps_streamed") == false);
+    }
+    check_bad_input(run_cli({"bench", "--model", "builtin:toy-text", "--text", "a b c", "--as-window"}),
+                    "--as-window needs --incremental or --appended");
+}

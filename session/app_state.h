@@ -7,6 +7,7 @@
 #include "core/render/colormap.h"
 #include "session/request.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,9 @@ struct AppState {
     bool show_column = false;      // image view: what attends to the patch
     bool image_average = false;    // image view: average the shown heads
     std::string view = "matrix";   // the shown view's --view name (ui/views/view_list.h)
+    // Each view's own settings (its zoom), a JSON object's text by --view name, as the
+    // view gives them (View::settings): what a session file keeps of the views.
+    std::map<std::string, std::string> view_settings;
     Colormap colormap = Colormap::viridis;
     HeatScale scale = HeatScale::shared;
     CompareMode compare_mode = CompareMode::two_heads;

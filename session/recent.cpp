@@ -40,6 +40,11 @@ std::string recent_file_path(const char* xdg_config_home, const char* home) {
 
 std::string recent_file_path() { return recent_file_path(std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME")); }
 
+std::string last_session_path() {
+    const std::string recent = recent_file_path();
+    return recent.empty() ? recent : (std::filesystem::path(recent).parent_path() / "last-session.json").string();
+}
+
 RecentRead read_recent(const std::string& path) {
     namespace fs = std::filesystem;
     RecentRead read;

@@ -29,6 +29,9 @@ struct RecentLists {
 std::string recent_file_path(const char* xdg_config_home, const char* home);
 // The same from this process's environment.
 std::string recent_file_path();
+// The window's last session (session/session_file.h), saved when it closes and opened
+// when it next starts: last-session.json beside the recent list; empty as above.
+std::string last_session_path();
 
 struct RecentRead {
     RecentLists lists;

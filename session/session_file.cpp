@@ -27,6 +27,13 @@ json heads_json(const HeadMask& flags) {
     return {{"layers", flags.layers()}, {"heads", flags.heads()}, {"off", off}};
 }
 
+// The views' own settings: each one's JSON object under its name.
+json views_json(const std::map<std::string, std::string>& settings) {
+    json views = json::object();
+    for (const auto& [name, text] : settings) views[name] = json::parse(text, nullptr, false);
+    return views;
+}
+
 const char* scale_name(HeatScale scale) {
     switch (scale) {
     case HeatScale::shared: return "shared";
@@ -64,6 +71,7 @@ public:
         into = value->get<T>();
     }
     Fields child(const char* key) const { return Fields(*find(key), label_, where(key)); }
+    const json& object() const { return object_; }
     [[noreturn]] void fail(const std::string& key, const std::string& why) const {
         throw Error(label_ + ": field '" + where(key) + "': " + why);
     }
@@ -74,6 +82,17 @@ private:
     std::string label_;
     std::string path_;
 };
+
+// "views": {"matrix": {...}, ...}: each view's settings, an object the view reads itself.
+std::map<std::string, std::string> views_from(const Fields& fields) {
+    const Fields views = fields.child("views");
+    std::map<std::string, std::string> settings;
+    for (const auto& [name, value] : views.object().items()) {
+        if (!value.is_object()) views.fail(name, "expected an object of the view's settings");
+        settings[name] = value.dump();
+    }
+    return settings;
+}
 
 HeadMask heads_from(const Fields& fields, const char* key) {
     const Fields heads = fields.child(key);
@@ -174,6 +193,7 @@ std::string session_json(const AppState& state) {
         {"scale", scale_name(state.scale)},
         {"compare_text", state.compare_text},
         {"compare_image", state.compare_image_path},
+        {"views", views_json(state.view_settings)},
     };
     return session.dump(2) + "\n";
 }
@@ -217,6 +237,7 @@ AppState apply_session(const std::string& text, const std::string& label, AppSta
     read_display(fields, state);
     fields.read("compare_text", state.compare_text);
     fields.read("compare_image", state.compare_image_path);
+    if (fields.find("views") != nullptr) state.view_settings = views_from(fields);
     return state;
 }
 

@@ -44,6 +44,37 @@ View* AppWindow::shown_view() const {
     return views_.front().get();
 }
 
+void AppWindow::sync_view_settings() {
+    if (state_.view_settings != views_applied_) {
+        // A session was opened (or --session given): each view reads its own settings.
+        for (const auto& view : views_) {
+            const auto found = state_.view_settings.find(std::string(view->name()));
+            if (found == state_.view_settings.end()) continue;
+            if (const std::string why = view->restore(found->second); !why.empty()) {
+                status_note_ = "session: view '" + found->first + "': " + why;
+            }
+        }
+    } else if (session_dialog_.is_open()) {
+        // What a session saved now keeps of the views: as they are this frame.
+        state_.view_settings = view_settings();
+    }
+    views_applied_ = state_.view_settings;
+}
+
+std::map<std::string, std::string> AppWindow::view_settings() const {
+    std::map<std::string, std::string> settings;
+    for (const auto& view : views_) {
+        if (std::string own = view->settings(); !own.empty()) settings[std::string(view->name())] = std::move(own);
+    }
+    return settings;
+}
+
+session::AppState AppWindow::session_state() const {
+    session::AppState state = state_;
+    state.view_settings = view_settings();
+    return state;
+}
+
 void AppWindow::update() {
     // Swap in a finished result first: a new model resizes the per-head flags, and the
     // request below then already carries them (no frame shows a stale result as settled).
@@ -391,7 +422,9 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     if (draw_status_bar(shown_.get(), state_, status())) cancel_computing();
     ImGui::End();
     export_dialog_.draw(state_);
+    sync_view_settings();
     session_dialog_.draw(state_);
+    sync_view_settings();
     draw_help_windows(keys_open_, about_open_);
     // What this frame left is the undo history's next state. Typing in a box, or a button
     // held (a drag over the mask), is a gesture still going on: one step for all of it.

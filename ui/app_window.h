@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,6 +78,8 @@ public:
     // a layer (four times a second at most: layers can land faster than a frame is
     // drawn, and each frame takes cores from the run), while the loop sleeps.
     void set_wake(const std::function<void()>& wake);
+    // Everything a session file keeps: the choices, and each view's own settings now.
+    session::AppState session_state() const;
     // Whether a run's progress (not input, not a result) woke the loop since last asked.
     bool take_progress_wake();
     // True when the next frame would draw what the last one did, unless input or a result
@@ -110,6 +113,10 @@ private:
     void draw_views();
     ViewContext view_context();
     View* shown_view() const;
+    // Views' settings both ways: a session's into the views, the views' into what a
+    // session saves while the session window is open.
+    void sync_view_settings();
+    std::map<std::string, std::string> view_settings() const;
     // The snapshot on screen belongs to another model than the one chosen (loading, or
     // its first result not in yet): its views are not drawn as if they were the new one's.
     bool showing_other_model() const;
@@ -154,6 +161,7 @@ private:
     // Jobs the user starts (the importance scan) and jobs the views start while shown
     // (rollout, similarity, the compare view's head pairs) run apart: opening a tab never
     // stops a scan.
+    std::map<std::string, std::string> views_applied_;   // state_.view_settings as the views last had them
     // Set from the worker's thread when its progress wakes the loop (set_wake).
     std::shared_ptr<std::atomic<bool>> progress_woke_ = std::make_shared<std::atomic<bool>>(false);
     session::BackgroundJobs scan_jobs_;

@@ -5,13 +5,17 @@
 #include "app/gui/frame_hooks.h"
 #include "app/gui/options.h"
 #include "app/gui/platform.h"
+#include "core/base/error.h"
 #include "core/tensor/memory_reuse.h"
+#include "session/session_file.h"
 #include "ui/app_window.h"
 
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <exception>
 #include <string>
 #include <utility>
@@ -123,6 +127,16 @@ int main(int argc, char** argv) {
             if (!hook || !hook->absorb(e.what())) throw;
         }
         if (hook) exit_code = hook->finish();
+        if (!options.last_session.empty()) {
+            // Where the window was left, for the next plain launch (`--fresh` skips it).
+            try {
+                std::error_code made;   // the config folder, the first time (a failure is reported below)
+                std::filesystem::create_directories(std::filesystem::path(options.last_session).parent_path(), made);
+                session::save_session(options.last_session, app.session_state());
+            } catch (const Error& e) {
+                std::fprintf(stderr, "headscope: the session was not kept for the next launch (%s)\n", e.what());
+            }
+        }
         glfwSetWindowUserPointer(platform.window(), nullptr);
     }
     return exit_code;

@@ -5,12 +5,14 @@
 #include "core/base/output_file.h"
 #include "core/models/assets.h"
 #include "core/models/model_registry.h"
+#include "session/recent.h"
 #include "session/session_file.h"
 #include "ui/views/view_list.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <vector>
 
@@ -51,6 +53,7 @@ struct RawFlags {
     bool own_resolution = false;
     float keep_mass_percent = 0.0f;
     std::string session;   // --session FILE
+    bool fresh = false;    // --fresh
 };
 
 void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
@@ -78,6 +81,21 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
                              "--disable", "--seed"}) {
         session->excludes(cli.get_option(flag));
     }
+    cli.add_flag("--fresh", raw.fresh,
+                 "Start on the built-in demo, not where the window was left (it keeps its last session)")
+        ->excludes(session);
+}
+
+// A plain launch starts where the window was left: no choice of model, input or heads on
+// the command line, no --fresh, and not a harness run (screenshot, benchmark, soak).
+bool restores_last_session(const CLI::App& cli, const GuiOptions& o, const RawFlags& raw) {
+    if (raw.fresh || !raw.session.empty() || !o.screenshot_path.empty() || o.bench_frames > 0 || o.soak_actions > 0)
+        return false;
+    for (const char* flag : {"--model", "--text", "--tokens", "--image", "--causal", "--layer", "--head", "--query",
+                             "--disable", "--seed"}) {
+        if (cli.count(flag) > 0) return false;
+    }
+    return true;
 }
 
 void add_view_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
@@ -189,10 +207,22 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
     if (cli.count("--query") > 0) choices.query = state.query;
     choices.text_given = cli.count("--text") > 0 || cli.count("--tokens") > 0;
     choices.image_given = cli.count("--image") > 0;
-    if (!raw.session.empty()) {
+    const bool harness = !o.screenshot_path.empty() || o.bench_frames > 0 || o.soak_actions > 0;
+    if (!harness) o.last_session = session::last_session_path();
+    std::string session_file = raw.session;
+    if (restores_last_session(cli, o, raw) && !o.last_session.empty() && std::filesystem::exists(o.last_session)) {
+        try {
+            state = session::open_session(o.last_session, state);
+            session_file = o.last_session;
+        } catch (const Error& e) {
+            // Never a reason not to start: the demo instead, and the line saying why.
+            std::fprintf(stderr, "headscope: the last session was not restored (%s)\n", e.what());
+        }
+    }
+    if (!session_file.empty()) {
         // Its choices stand as saved: no showcase head. (It holds a sentence and a picture
         // whatever the model reads: neither is a choice to note as unused.)
-        state = session::open_session(raw.session, state);
+        if (session_file == raw.session) state = session::open_session(raw.session, state);
         // What the session does not decide for itself, or a flag given beside it on purpose.
         if (cli.count("--view") > 0) state.view = raw.view;
         if (cli.count("--colormap") > 0) state.colormap = colormap_from_name(raw.colormap).value_or(state.colormap);

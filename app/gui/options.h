@@ -23,6 +23,9 @@ struct GuiOptions {
     std::uint64_t soak_seed = 1;
     int bench_frames = 0;
     bool bench_recompute = false;
+    // Where the window's choices go when it closes, to come back at the next plain launch
+    // (session::last_session_path()); empty: not kept (a harness run, or no config folder).
+    std::string last_session;
 
     // Draws a hidden window (a screenshot taken at once).
     bool hidden() const { return !screenshot_path.empty() && screenshot_after <= 0.0; }

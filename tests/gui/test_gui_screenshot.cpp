@@ -9,7 +9,10 @@
 
 #include <stb_image.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -437,6 +440,55 @@ TEST_CASE("gui: a session saved with Ctrl+S and reopened with --session gives th
     CHECK(reopened.differing(direct) == 0);
     // Not the picture any launch gives: the session's choices are in it.
     CHECK(reopened.differing(take_screenshot("--model builtin:toy-text --size 1280x800", dir)) > 1000);
+}
+
+TEST_CASE("gui: a session keeps the Matrix view's zoom: reopened, the same corner is in sight (xdotool)") {
+    TempDir dir;
+    const std::string err = dir.file("err");
+    // The zoom test's 180 tokens and wheel notches below the causal diagonal, then saved.
+    std::string sentence;
+    for (int i = 0; i < 30; ++i) sentence += "the cat sat on the mat ";
+    const std::string choices =
+        "--model builtin:toy-text --causal --view matrix --text '" + sentence + "' --size 1280x800";
+    REQUIRE(drive_window(dir, "cd '" + dir.path().string() + "'",
+                         "timeout 60 '" HEADSCOPE_GUI "' " + choices + " 2>>'" + err + "'",
+                         "xdotool mousemove --window \\$w 480 560; sleep 0.3; "
+                         "for i in 1 2 3 4 5 6; do xdotool click 4; sleep 0.2; done; " +
+                             held("ctrl s") + "sleep 1; " + held("Return") + "sleep 1; " + held("ctrl q")) == 0);
+    const std::string session = dir.file("headscope-session.json");
+    INFO("stderr: " << headscope::test::read_bytes(err));
+    const nlohmann::json saved = nlohmann::json::parse(headscope::test::read_bytes(session));
+    CHECK(saved.at("views").at("matrix").at("zoom").get<double>() == doctest::Approx(std::pow(1.25, 6)).epsilon(0.01));
+    const Screenshot fresh = take_screenshot(choices, dir);
+    const Screenshot reopened = take_screenshot_as_launched("--session '" + session + "' --size 1280x800", dir);
+    REQUIRE(reopened.exit_code == 0);
+    CHECK(fresh.count(headscope::masked_colour) > 60000);                                           // the whole map
+    CHECK(reopened.count(headscope::masked_colour) < fresh.count(headscope::masked_colour) / 20);   // zoomed in
+}
+
+TEST_CASE("gui: a plain launch comes back where the window was left, --fresh on the demo (xdotool)") {
+    TempDir dir;   // drive_window points XDG_CONFIG_HOME here: the last session lives in it
+    const std::string err = dir.file("err");
+    const auto title_of = [&](const std::string& flags) {
+        const std::string title = dir.file("title");
+        std::filesystem::remove(title);
+        REQUIRE(drive_window(dir, "", "timeout 60 '" HEADSCOPE_GUI "' " + flags + " 2>>'" + err + "'",
+                             "xdotool getwindowname \\$w > '" + title + "'; " + held("ctrl q")) == 0);
+        std::ifstream read(title);
+        std::string name;
+        std::getline(read, name);
+        return name;
+    };
+    INFO("stderr: " << headscope::test::read_bytes(err));
+    CHECK(title_of("--model builtin:toy-text --text 'The cat sat .' --size 1280x800") ==
+          "Headscope \u2014 builtin:toy-text \u2014 The cat sat .");
+    REQUIRE(std::filesystem::exists(dir.file("headscope/last-session.json")));
+    CHECK(title_of("--size 1280x800") == "Headscope \u2014 builtin:toy-text \u2014 The cat sat .");
+    CHECK(title_of("--fresh --size 1280x800").rfind("Headscope \u2014 builtin:tiny-story \u2014 ", 0) == 0);
+    // A last session that cannot be read: the demo, and one line saying why.
+    std::ofstream(dir.file("headscope/last-session.json")) << "{ not json";
+    CHECK(title_of("--size 1280x800").rfind("Headscope \u2014 builtin:tiny-story \u2014 ", 0) == 0);
+    CHECK(headscope::test::read_bytes(err).find("headscope: the last session was not restored (") != std::string::npos);
 }
 
 TEST_CASE("gui: a GPT-2 folder opens with --model: top-5 next tokens, and the intact model beside disabled heads") {

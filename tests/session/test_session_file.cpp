@@ -34,6 +34,7 @@ AppState chosen() {
     s.colormap = Colormap::magma;
     s.scale = HeatScale::log;
     s.compare_text = "a dog";
+    s.view_settings["matrix"] = R"({"first_col":10.5,"first_row":20.0,"zoom":4.0})";
     return s;
 }
 
@@ -58,6 +59,7 @@ TEST_CASE("session: every choice comes back as it was saved") {
     CHECK(back.colormap == Colormap::magma);
     CHECK(back.scale == HeatScale::log);
     CHECK(back.compare_text == "a dog");
+    CHECK(back.view_settings == saved.view_settings);
     // Saved again, the same text: nothing is lost or changed on the way.
     CHECK(session_json(back) == session_json(saved));
 
@@ -97,6 +99,9 @@ TEST_CASE("session: a bad file is refused naming the file and the field") {
           "s.json: field 'disabled_heads.off': expected [layer, head] pairs inside 2 x 2, got [2,0]");
     CHECK(refused(R"({"headscope_session": 1, "forbidden": [[1, -1]]})") ==
           "s.json: field 'forbidden': expected [query, key] pairs of positions, got [1,-1]");
+    CHECK(refused(R"({"headscope_session": 1, "views": []})") == "s.json: field 'views': expected an object");
+    CHECK(refused(R"({"headscope_session": 1, "views": {"matrix": 2}})") ==
+          "s.json: field 'views.matrix': expected an object of the view's settings");
     CHECK(refused("[1, 2]") == "s.json: expected an object of a session's fields, {...}");
     CHECK(refused(R"({"headscope_session": 1, "model": 3})") == "s.json: field 'model': expected an object");
     CHECK(refused("{").rfind("s.json", 0) == 0);

@@ -16,6 +16,7 @@ public:
     void open_for_opening();
     // Draws it while open; Open replaces `state` with the session's choices.
     void draw(session::AppState& state);
+    bool is_open() const { return open_; }
 
 private:
     void show(bool saving);

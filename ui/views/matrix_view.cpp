@@ -28,6 +28,12 @@ public:
     const char* title() const override { return "Matrix"; }
     std::string_view summary() const override { return "one head's [T, T] map, with the custom-mask editor"; }
     void draw(ViewContext& context) override;
+    std::string settings() const override { return zoom_json(zoom_); }
+    std::string restore(const std::string& settings) override {
+        std::string error;
+        if (const std::optional<MapZoom> zoom = zoom_from_json(settings, error)) zoom_ = *zoom;
+        return error;
+    }
     std::optional<session::MapRegion> map_in_sight() const override {
         return region_in_sight(zoom_, map_rows_, map_cols_);
     }

@@ -7,6 +7,7 @@
 #include "session/export_map.h"
 
 #include <optional>
+#include <string>
 
 #include <string_view>
 
@@ -32,6 +33,11 @@ public:
     // The part of the selected head's map in sight when zoomed in (File > Export's "only
     // the part in sight"); nullopt when the whole map is shown or the view draws none.
     virtual std::optional<session::MapRegion> map_in_sight() const { return std::nullopt; }
+    // Its own settings a session keeps (its zoom), as a JSON object's text; empty: none.
+    virtual std::string settings() const { return {}; }
+    // Reads them back (a session opened): empty, or why they could not be read (then
+    // they are left as they were).
+    virtual std::string restore(const std::string& /*settings*/) { return {}; }
 };
 
 }   // namespace headscope::ui

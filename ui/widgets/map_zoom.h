@@ -7,6 +7,7 @@
 #include "session/export_map.h"
 
 #include <optional>
+#include <string>
 
 namespace headscope::ui {
 
@@ -37,6 +38,13 @@ float rows_in_sight(const MapZoom& zoom, int rows);
 
 // The cells at least partly in sight, or nullopt when the whole map is (zoom 1).
 std::optional<session::MapRegion> region_in_sight(const MapZoom& zoom, int rows, int cols);
+
+// The zoom as a JSON object's text, {"zoom", "first_col", "first_row"}, as sessions keep it.
+std::string zoom_json(const MapZoom& zoom);
+// Read back from such a text; nullopt, with why in `error`, when it is not one (the zoom
+// must be 1..1000 and the corner at cells 0 or more). The map's own limits apply when
+// it is next drawn (keep_inside).
+std::optional<MapZoom> zoom_from_json(const std::string& text, std::string& error);
 
 // The map cell (fractional) under a point `px` pixels into the area along one axis.
 inline float cell_at(float first, float px, float cell_px) { return first + px / cell_px; }

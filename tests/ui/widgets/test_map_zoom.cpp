@@ -14,6 +14,7 @@ using headscope::ui::max_zoom;
 using headscope::ui::pan;
 using headscope::ui::rows_in_sight;
 using headscope::ui::zoom_about;
+using headscope::ui::zoom_from_json;
 
 TEST_CASE("map zoom: the cell under the pointer stays under it") {
     // 1,000 tokens on 800 px: 0.8 px a cell at fit.
@@ -75,4 +76,18 @@ TEST_CASE("map zoom: the cells in sight, any part of them, for exporting the par
     // An edge a float error past a whole cell does not add the next one.
     const MapZoom almost{4.0f, 9.9999995f, 0.0f};
     CHECK(region_in_sight(almost, 100, 100) == headscope::session::MapRegion{0, 10, 25, 25});
+}
+
+TEST_CASE("map zoom: kept in a session as JSON and read back, a bad one refused with why") {
+    const MapZoom zoom{3.8f, 12.25f, 40.5f};
+    std::string error;
+    CHECK(zoom_from_json(zoom_json(zoom), error) == zoom);
+    CHECK(error.empty());
+    CHECK(zoom_from_json("{}", error) == MapZoom{});   // nothing saved: the map fits
+    CHECK_FALSE(zoom_from_json(R"({"zoom": 0.5})", error).has_value());
+    CHECK(error == "'zoom': expected a number in 1..1000");
+    CHECK_FALSE(zoom_from_json(R"({"first_col": "left"})", error).has_value());
+    CHECK(error == "'first_col': expected a number in 0..1e+09");
+    CHECK_FALSE(zoom_from_json("[1]", error).has_value());
+    CHECK(error == "expected an object");
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Renders the README's screenshots of each view into docs/screenshots/, with the app's
+# Renders the screenshots of each view (README, docs/window.md) into docs/screenshots/, with the app's
 # own --screenshot under xvfb-run. Usage: tools/make_screenshots.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,3 +42,26 @@ shot similarity "${toy[@]}" --view similarity
 shot model-metric "${toy[@]}" --view model --metric prev_token --colour-by-metric
 # A tiny random GPT-2 (tests/checkpoints): its predictions are noise, but the panel is real.
 shot predictions --model tests/checkpoints/gpt2_tiny --text "The cat sat on the mat" --disable 0.0,1.1 --view matrix
+# Shots that need input: the window driven by xdotool (the wheel, a key), then its own
+# --screenshot-after picture. Usage: driven NAME "XDOTOOL ACTIONS ($w: the window)" FLAGS...
+driven() {
+    local name=$1 actions=$2
+    shift 2
+    xvfb-run -a -s "-screen 0 1100x700x24" bash -c '
+        "$0" --size 1100x700 --screenshot-after 10 --screenshot "$1" "${@:3}" & pid=$!
+        w=$(timeout 60 xdotool search --sync --name "^Headscope" | head -n 1)
+        sleep 4
+        eval "$2"
+        wait $pid' "$app" "$out/$name.png" "$actions" "$@"
+    /usr/bin/python3 -c "import sys; from PIL import Image; Image.open(sys.argv[1]).quantize(128).save(sys.argv[1], optimize=True)" \
+        "$out/$name.png" 2>/dev/null || true
+    echo "wrote $out/$name.png"
+}
+# The induction head zoomed into (five wheel notches) where the phrase comes again: every
+# label in sight, the hovered cell's row and column marked on the axes.
+story=(--text "$(cat assets/default_sentence.txt) And the little red hen said: who will help me?")
+zoom='xdotool mousemove --window $w 530 430; for i in 1 2 3 4 5; do xdotool click 4; sleep 0.2; done; xdotool mousemove --window $w 560 400'
+driven matrix-zoomed "$zoom" "${story[@]}" --layer 1 --head 0
+# File > Export on that zoom: the part in sight, as SVG.
+driven export "$zoom; xdotool keydown ctrl keydown e; sleep 0.15; xdotool keyup e keyup ctrl; sleep 0.5; xdotool mousemove --window \$w 282 143 click 1" \
+    "${story[@]}" --layer 1 --head 0

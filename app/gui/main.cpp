@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <utility>
 

@@ -135,6 +135,12 @@ std::size_t export_head_map(const Snapshot& shown, int layer, int head, MapForma
 
 std::size_t export_heads_table(const Snapshot& shown, const ImportanceScan* scan, const std::string& path) {
     if (path.empty()) throw Error("export: no file name given");
+    const std::string csv = heads_table_csv(shown, scan);
+    write_text(path, csv);
+    return csv.size();
+}
+
+std::string heads_table_csv(const Snapshot& shown, const ImportanceScan* scan) {
     AnalysisReport report;
     report.model = shown.info.name;
     report.tokens = shown.input.labels;
@@ -142,9 +148,7 @@ std::size_t export_heads_table(const Snapshot& shown, const ImportanceScan* scan
     report.n_heads = shown.info.n_heads;
     report.metrics = shown.metrics;
     if (scan) report.importance = *scan;
-    const std::string csv = analysis_csv(report);
-    write_text(path, csv);
-    return csv.size();
+    return analysis_csv(report);
 }
 
 }   // namespace headscope::session

@@ -59,5 +59,7 @@ std::size_t export_head_map(const Snapshot& shown, int layer, int head, MapForma
 // scan's effect when `scan` is given (headscope-cli analyze's CSV). Throws when the run
 // has no metrics and there is no scan.
 std::size_t export_heads_table(const Snapshot& shown, const ImportanceScan* scan, const std::string& path);
+// The same table's text (what the file holds; the window's Copy table pastes it with tabs).
+std::string heads_table_csv(const Snapshot& shown, const ImportanceScan* scan);
 
 }   // namespace headscope::session

@@ -2,6 +2,8 @@
 
 #include "core/analysis/top_predictions.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -96,6 +98,32 @@ std::string printable_label(const std::string& label) {
         }
     }
     return out;
+}
+
+std::string predictions_tsv(const std::vector<PredictionTable>& tables) {
+    const bool intact = std::any_of(tables.begin(), tables.end(), [](const PredictionTable& t) {
+        return std::any_of(t.shown.begin(), t.shown.end(),
+                           [](const PredictionLine& l) { return std::isfinite(l.other); });
+    });
+    std::string text("position\trank\toutput\tprobability");
+    if (intact) text.append("\tintact probability");
+    text.append("\n");
+    char number[32];
+    for (const PredictionTable& table : tables) {
+        for (std::size_t rank = 0; rank < table.shown.size(); ++rank) {
+            const PredictionLine& line = table.shown[rank];
+            text.append(std::to_string(table.row)).append("\t").append(std::to_string(rank + 1)).append("\t");
+            text.append(printable_label(line.label));
+            std::snprintf(number, sizeof number, "\t%.6g", static_cast<double>(line.probability));
+            text.append(number);
+            if (intact && std::isfinite(line.other)) {
+                std::snprintf(number, sizeof number, "\t%.6g", static_cast<double>(line.other));
+                text.append(number);
+            }
+            text.append("\n");
+        }
+    }
+    return text;
 }
 
 }   // namespace headscope::session

@@ -43,6 +43,11 @@ struct PredictionTable {
 // The top `k` of logits row `row` (softmax, core/top_predictions), labelled from the snapshot.
 PredictionTable prediction_table(const Snapshot& snapshot, int row, int k);
 
+// The tables as text to paste into a spreadsheet: a header, then one tab-separated line
+// per output (position, rank from 1, output, probability; with heads disabled, the
+// intact model's probability of the same output too).
+std::string predictions_tsv(const std::vector<PredictionTable>& tables);
+
 // A label on one line: newlines, tabs and other control characters as escapes (\n, \t, \x01).
 std::string printable_label(const std::string& label);
 

@@ -18,7 +18,8 @@ packages=(
     # GUI: window, OpenGL, Dear ImGui (ships its GLFW + OpenGL3 backends), a UI font
     libglfw3-dev libgl-dev libimgui-dev fonts-dejavu-core
     # tests, and GUI tests on a virtual display (Mesa llvmpipe) with real input events
-    doctest-dev xvfb xauth libgl1-mesa-dri xdotool
+    # (xdotool) and the clipboard read back (xclip)
+    doctest-dev xvfb xauth libgl1-mesa-dri xdotool xclip
     # the sanitizer build (preset asan): clang, its ASan/UBSan/LSan and libFuzzer
     # runtimes, and llvm-symbolizer so reports name files and lines
     clang libclang-rt-dev llvm

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 
 using headscope::test::TempDir;
@@ -412,6 +413,44 @@ TEST_CASE("gui: zoomed in, Export writes the part in sight as SVG: one rect per 
     CHECK(cols >= 47);
     CHECK(cols <= 50);
     CHECK(masked == 0);
+}
+
+TEST_CASE("gui: Ctrl+C over a cell copies its query, key and weight to the clipboard (xdotool, xclip)") {
+    TempDir dir;
+    const std::string err = dir.file("err");
+    const std::string copied = dir.file("copied");
+    const std::string sentence = "The cat sat on the mat .";
+    const std::string launch = "timeout 60 '" HEADSCOPE_GUI "' --model builtin:toy-text --layer 0 --head 0 --text '" +
+                               sentence + "' --size 1280x800 2>>'" + err + "'";
+    // Read back while the window lives: it owns the clipboard.
+    REQUIRE(drive_window(dir, "", launch,
+                         "xdotool mousemove --window \\$w 640 420; sleep 0.5; " + held("ctrl c") +
+                             "sleep 0.5; xclip -o -selection clipboard > '" + copied + "'; " + held("ctrl q")) == 0);
+    INFO("stderr: " << headscope::test::read_bytes(err));
+    std::istringstream lines(headscope::test::read_bytes(copied));
+    std::string header;
+    std::string row;
+    std::getline(lines, header);
+    std::getline(lines, row);
+    CHECK(header == "query\tquery token\tkey\tkey token\tweight");
+    std::istringstream fields(row);
+    int query = -1;
+    int key = -1;
+    std::string query_token;
+    std::string key_token;
+    float weight = -1.0f;
+    fields >> query >> query_token >> key >> key_token >> weight;
+    // The engine's own map at that cell: what was under the pointer, to the last digit copied.
+    const auto model = headscope::open_model("builtin:toy-text", headscope::ToyConfig{});
+    const headscope::ModelInput input = model->encode_text(sentence);
+    const headscope::ModelTrace trace = model->forward(input, headscope::RunOptions{});
+    REQUIRE(query >= 0);
+    REQUIRE(key >= 0);
+    REQUIRE(query < static_cast<int>(input.labels.size()));
+    REQUIRE(key < static_cast<int>(input.labels.size()));
+    CHECK(query_token == input.labels[static_cast<std::size_t>(query)]);
+    CHECK(key_token == input.labels[static_cast<std::size_t>(key)]);
+    CHECK(weight == trace.layers[0].heads[0].weights(query, key));
 }
 
 TEST_CASE("gui: --version prints the program and its version, with no window") {

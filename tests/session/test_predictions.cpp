@@ -13,6 +13,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -73,4 +75,20 @@ TEST_CASE("predictions: which rows, and the ablated top-k beside the intact one"
     CHECK(std::abs(both.shown[0].other - 0.1f) < 1e-6f);    // "emu" in the intact model
     CHECK(prediction_table(s, 5, 2).shown.empty());         // no such row
     CHECK(printable_label(std::string("a\tb\x01", 4)) == "a\\tb\\x01");
+}
+
+TEST_CASE("predictions: as tab-separated text, with the intact probability when heads are off") {
+    PredictionTable table;
+    table.row = 4;
+    table.shown = {{7, "cat", 0.5f, std::numeric_limits<float>::quiet_NaN()},
+                   {9, "a\tb", 0.25f, std::numeric_limits<float>::quiet_NaN()}};
+    CHECK(predictions_tsv({table}) == "position\trank\toutput\tprobability\n"
+                                      "4\t1\tcat\t0.5\n"
+                                      "4\t2\ta\\tb\t0.25\n");   // a tab in a token escaped, never a column
+    table.shown[0].other = 0.75f;
+    table.shown[1].other = 0.125f;
+    CHECK(predictions_tsv({table}) == "position\trank\toutput\tprobability\tintact probability\n"
+                                      "4\t1\tcat\t0.5\t0.75\n"
+                                      "4\t2\ta\\tb\t0.25\t0.125\n");
+    CHECK(predictions_tsv({}) == "position\trank\toutput\tprobability\n");
 }

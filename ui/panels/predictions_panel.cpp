@@ -1,5 +1,7 @@
 #include "ui/panels/predictions_panel.h"
 
+#include "ui/widgets/draw_helpers.h"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -113,6 +115,12 @@ bool PredictionsPanel::draw_heading(const Snapshot& shown, const PredictionTarge
 
 void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
     const PredictionTarget target = prediction_target(shown, state.query);
+    if (target.kind != PredictionKind::none && !target.rows.empty()) {
+        // First on the line, where a narrow panel never cuts it off.
+        if (ImGui::SmallButton("Copy")) copy_to_clipboard(predictions_tsv(tables(shown, target)));
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("these predictions to the clipboard, tab-separated");
+        ImGui::SameLine();
+    }
     if (!draw_heading(shown, target)) return;
     const auto n_disabled = static_cast<int>(state.disabled_heads.count());
     const std::vector<PredictionTable>& shown_tables = tables(shown, target);

@@ -1,6 +1,7 @@
 // The Heads view: head metrics: table, scatter, ablation effect, importance scan.
 
 #include "core/analysis/ablation_effects.h"
+#include "session/export_map.h"
 #include "ui/views/view.h"
 
 #include "ui/views/metric_widgets.h"
@@ -114,6 +115,14 @@ void HeadsView::draw(ViewContext& context) {
         draw_importance_map(context, *scan, key, avail, plot_w, plot_h);
     }
 
+    if (ImGui::SmallButton("Copy table")) {
+        // Every metric of every head (and the importance when scanned), tab-separated: the
+        // table's fields are numbers and names without commas.
+        std::string table = session::heads_table_csv(shown, scan.get());
+        std::replace(table.begin(), table.end(), ',', '\t');
+        copy_to_clipboard(table);
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("every head's metrics to the clipboard, to paste in a spreadsheet");
     draw_metrics_table(context, scan.get());
 }
 

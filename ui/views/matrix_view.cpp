@@ -129,6 +129,16 @@ void MatrixView::draw_pinned_row(const Matrix& weights, int query, const std::ve
     const auto label = [&labels](int i) {
         return i < static_cast<int>(labels.size()) ? visible_token(labels[static_cast<std::size_t>(i)]) : std::string();
     };
+    if (ImGui::SmallButton("Copy row")) {
+        std::string text("key\tkey token\tweight\n");
+        char weight[32];
+        for (int j = 0; j < n; ++j) {
+            std::snprintf(weight, sizeof weight, "\t%.9g\n", static_cast<double>(row[static_cast<std::size_t>(j)]));
+            text.append(std::to_string(j)).append("\t").append(label(j)).append(weight);
+        }
+        copy_to_clipboard(text);
+    }
+    ImGui::SameLine();
     ImGui::Text("Query %d %s attends most to:", query, label(query).c_str());
     for (int r = 0; r < top; ++r) {
         const int key = order[static_cast<std::size_t>(r)];

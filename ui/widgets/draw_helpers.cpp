@@ -82,4 +82,11 @@ RgbaImage rgba_of(const RgbImage& image) {
     return out;
 }
 
+bool copy_key_pressed() {
+    const ImGuiIO& io = ImGui::GetIO();
+    return io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_C), false);
+}
+
+void copy_to_clipboard(const std::string& text) { ImGui::SetClipboardText(text.c_str()); }
+
 }   // namespace headscope::ui

@@ -41,4 +41,9 @@ void draw_window_band(ImVec2 min, float cell, Eigen::Index rows, Eigen::Index co
 // An RGB picture as an opaque RGBA image for a texture.
 RgbaImage rgba_of(const RgbImage& image);
 
+// Ctrl+C pressed this frame, with no text box taking the keyboard: copy what is hovered.
+bool copy_key_pressed();
+// `text` to the clipboard (GLFW's, through Dear ImGui): what a Copy button or Ctrl+C gives.
+void copy_to_clipboard(const std::string& text);
+
 }   // namespace headscope::ui

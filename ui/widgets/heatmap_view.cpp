@@ -1,5 +1,7 @@
 #include "ui/widgets/heatmap_view.h"
 
+#include "ui/widgets/draw_helpers.h"
+
 #include "ui/widgets/cell_under.h"
 
 #include <imgui_internal.h>   // SetItemUsingMouseWheel: the wheel over a map zooms it
@@ -8,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace headscope::ui {
@@ -147,7 +150,24 @@ void draw_cell_tooltip(const Matrix& weights, const Matrix* scores, const Mask* 
     }
     if (scores != nullptr) ImGui::Text("score  %.4f  (q.k / sqrt(Dh))", static_cast<double>((*scores)(i, j)));
     if (zoom.zoom > 1.0f) ImGui::TextDisabled("zoom %.1fx: wheel, drag to pan, double-click or F to fit", zoom.zoom);
+    ImGui::TextDisabled("Ctrl+C: copy");
     ImGui::EndTooltip();
+    if (copy_key_pressed()) {
+        // A header and one row, tab-separated: it pastes into a spreadsheet as two rows.
+        char value[32];
+        std::snprintf(value, sizeof value, "%.9g", static_cast<double>(weights(i, j)));
+        // Appended piece by piece: GCC 12 mis-warns (-Wrestrict) on "literal" + std::string.
+        std::string text("query\tquery token\tkey\tkey token\tweight");
+        if (scores != nullptr) text.append("\tscore");
+        text.append("\n").append(std::to_string(i)).append("\t").append(name(labels.queries, i));
+        text.append("\t").append(std::to_string(j)).append("\t").append(name(labels.keys, j));
+        text.append("\t").append(masked ? "masked" : value);
+        if (scores != nullptr) {
+            std::snprintf(value, sizeof value, "\t%.9g", static_cast<double>((*scores)(i, j)));
+            text.append(value);
+        }
+        copy_to_clipboard(text.append("\n"));
+    }
 }
 
 }   // namespace

@@ -453,6 +453,25 @@ TEST_CASE("gui: Ctrl+C over a cell copies its query, key and weight to the clipb
     CHECK(weight == trace.layers[0].heads[0].weights(query, key));
 }
 
+TEST_CASE("gui: the Tokens view shows a long input a window at a time, around the pinned query") {
+    // 420 tokens: some 33 rows fit. Query 300 pinned: its row is in sight, highlighted (the
+    // selected row's colour), where the whole list would have put it 5,000 px down.
+    std::string sentence;
+    for (int i = 0; i < 60; ++i) sentence += " the cat sat on the mat ,";
+    const auto shot = [&](int query) {
+        return take_screenshot("--model builtin:toy-text --view tokens --query " + std::to_string(query) + " --text '" +
+                               sentence + "' --size 1280x800");
+    };
+    constexpr headscope::Rgba8 pinned_row{30, 56, 87, 255};   // Dear ImGui's dark header colour, as drawn
+    const Screenshot late = shot(300);
+    const Screenshot early = shot(10);
+    INFO("stderr: " << late.err);
+    REQUIRE(late.exit_code == 0);
+    CHECK(late.count(pinned_row) > 2000);
+    CHECK(early.count(pinned_row) > 2000);
+    CHECK(late.differing(early) > 1000);   // another window of tokens
+}
+
 TEST_CASE("gui: --version prints the program and its version, with no window") {
     TempDir dir;
     const std::string out = dir.file("out");

@@ -27,6 +27,12 @@ public:
         return "lines from each query to the keys it attends, one colour per head";
     }
     void draw(ViewContext& context) override;
+
+private:
+    // A long input shows a window of rows, both columns alike: its first token (kept
+    // while the input changes length, moved by the wheel, the slider or a pinned query).
+    int first_ = 0;
+    int pinned_seen_ = -1;   // the pinned query the window last went to
 };
 
 namespace {
@@ -53,42 +59,70 @@ void TokensView::draw(ViewContext& context) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(head_colours[h % 8]), "head %d", h);
     }
     const float line = ImGui::GetTextLineHeightWithSpacing();
+    // As many rows as fit; a longer input is shown a window at a time (a thousand rows
+    // would be a page 19,000 px tall, its lines a tangle).
+    const int fit = std::max(8, static_cast<int>((ImGui::GetContentRegionAvail().y - 2.0f * line) / line));
+    const bool windowed = T > fit;
+    const int rows = windowed ? fit : T;
+    if (windowed) {
+        if (state.query >= 0 && state.query < T && state.query != pinned_seen_) first_ = state.query - rows / 2;
+        pinned_seen_ = state.query;
+        first_ = std::clamp(first_, 0, T - rows);
+        ImGui::SetNextItemWidth(std::min(420.0f, ImGui::GetContentRegionAvail().x * 0.5f));
+        int shown_first = first_;
+        if (ImGui::SliderInt("##first token", &shown_first, 0, T - rows, "")) first_ = shown_first;
+        ImGui::SameLine();
+        ImGui::TextDisabled("tokens %d..%d of %d (wheel, slider; keys out of sight: at the edge)", first_,
+                            first_ + rows - 1, T);
+    } else {
+        first_ = 0;
+    }
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float column = 180.0f;
     const float gap = std::max(200.0f, ImGui::GetContentRegionAvail().x - 2 * column - 20.0f);
     ImDrawList* draw = ImGui::GetWindowDrawList();
     int hovered = -1;
-    for (int i = 0; i < T; ++i) {
-        const ImVec2 left(origin.x, origin.y + static_cast<float>(i) * line);
+    for (int r = 0; r < rows; ++r) {
+        const int i = first_ + r;
+        const ImVec2 left(origin.x, origin.y + static_cast<float>(r) * line);
         const ImVec2 right(origin.x + column + gap, left.y);
+        const std::string label = visible_token(labels[static_cast<std::size_t>(i)]);
         ImGui::SetCursorScreenPos(left);
-        ImGui::Selectable(labels[static_cast<std::size_t>(i)].c_str(), state.query == i, 0, ImVec2(column - 10.0f, 0));
+        ImGui::PushID(i);
+        ImGui::Selectable(label.c_str(), state.query == i, 0, ImVec2(column - 10.0f, 0));
+        ImGui::PopID();
         if (ImGui::IsItemHovered()) hovered = i;
         if (ImGui::IsItemClicked()) state.query = state.query == i ? -1 : i;
-        ImGui::PushID(i + T);
-        draw->AddText(right, ImGui::GetColorU32(ImGuiCol_Text), labels[static_cast<std::size_t>(i)].c_str());
-        ImGui::PopID();
+        draw->AddText(right, ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+    }
+    const ImVec2 end(origin.x + 2 * column + gap, origin.y + static_cast<float>(rows) * line);
+    if (windowed && ImGui::IsMouseHoveringRect(origin, end) && ImGui::GetIO().MouseWheel != 0.0f) {
+        first_ = std::clamp(first_ - static_cast<int>(3.0f * ImGui::GetIO().MouseWheel), 0, T - rows);
     }
     // Hovering (or pinning) a query shows only its lines.
     const int focus = hovered >= 0 ? hovered : state.query;
+    const auto y_of = [&](int position) {   // a row's middle; out of sight: the window's edge
+        const float r = std::clamp(static_cast<float>(position - first_) + 0.5f, 0.0f, static_cast<float>(rows));
+        return origin.y + r * line;
+    };
     for (int h = 0; h < n_heads; ++h) {
         if (state.hidden_heads.off(state.layer, h)) continue;
         const std::shared_ptr<const Matrix> map_of_head = shown.head_map(state.layer, h);
         const Matrix& w = *map_of_head;
         const ImU32 base = head_colours[h % 8] & 0x00FFFFFFu;
-        for (int i = 0; i < T; ++i) {
+        for (int i = first_; i < first_ + rows; ++i) {
             if (focus >= 0 && i != focus) continue;
             for (int j = 0; j < T; ++j) {
                 const float weight = w(i, j);
                 if (weight < 0.02f) continue;   // invisible anyway; keeps long inputs cheap
                 const auto alpha = static_cast<ImU32>(std::clamp(weight, 0.0f, 1.0f) * 255.0f);
-                draw->AddLine(ImVec2(origin.x + column - 6.0f, origin.y + (static_cast<float>(i) + 0.5f) * line),
-                              ImVec2(origin.x + column + gap - 6.0f, origin.y + (static_cast<float>(j) + 0.5f) * line),
-                              base | (alpha << IM_COL32_A_SHIFT), 1.5f);
+                draw->AddLine(ImVec2(origin.x + column - 6.0f, y_of(i)),
+                              ImVec2(origin.x + column + gap - 6.0f, y_of(j)), base | (alpha << IM_COL32_A_SHIFT),
+                              1.5f);
             }
         }
     }
-    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + static_cast<float>(T) * line));
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, end.y));
     ImGui::Dummy(ImVec2(1, 1));
 }
 

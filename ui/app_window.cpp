@@ -277,12 +277,15 @@ bool AppWindow::still() const {
 void AppWindow::set_wake(const std::function<void()>& wake) {
     worker_.set_on_answer(wake);
     auto last = std::make_shared<std::atomic<std::int64_t>>(0);   // ms, steady clock
-    worker_.set_on_progress([wake, last] {
+    worker_.set_on_progress([wake, last, flag = progress_woke_] {
         const std::int64_t now =
             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
                 .count();
         std::int64_t before = last->load();
-        if (now - before >= 250 && last->compare_exchange_strong(before, now)) wake();
+        if (now - before >= 250 && last->compare_exchange_strong(before, now)) {
+            flag->store(true);   // the loop draws it when its refresh timeout is up (app/gui/main.cpp)
+            wake();
+        }
     });
 }
 

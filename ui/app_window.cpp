@@ -323,30 +323,38 @@ ViewContext AppWindow::view_context() {
 }
 
 void AppWindow::handle_keys() {
+    const std::vector<KeyPress> presses = std::exchange(key_presses_, {});
     if (ImGui::GetIO().WantTextInput) return;
     // Not behind an open pop-up (a file picker, the Model list): its keys are its own.
     if (ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)) return;
-    // Dear ImGui 1.86 indexes keys by the backend's codes: translate through GetKeyIndex.
-    const auto pressed = [](ImGuiKey key, bool repeat = true) {
-        return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat);
-    };
-    if (loading_ && pressed(ImGuiKey_Escape, false)) cancel_loading();
-    if (!loading_ && computing_ && pressed(ImGuiKey_Escape, false)) cancel_computing();
-    const ImGuiIO& io = ImGui::GetIO();
-    if (io.KeyCtrl && pressed(ImGuiKey_Z) && !io.KeyShift) undo();
-    if (io.KeyCtrl && ((pressed(ImGuiKey_Z) && io.KeyShift) || pressed(ImGuiKey_Y))) redo();
-    // Dear ImGui 1.86 names no E or Q key; the GLFW backend indexes keys by GLFW's codes,
-    // which for letters are their capitals in ASCII.
-    if (io.KeyCtrl && ImGui::IsKeyPressed('E', false)) open_export();
-    if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false)) quit_requested_ = true;
-    if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) session_dialog_.open_for_opening();
-    if (io.KeyCtrl && ImGui::IsKeyPressed('S', false)) session_dialog_.open_for_saving();
-    if (io.KeyCtrl || !shown_ || showing_other_model()) return;
-    if (pressed(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
-    if (pressed(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
-    if (pressed(ImGuiKey_LeftArrow)) step_head(state_, -1, shown_->info.n_heads);
-    if (pressed(ImGuiKey_RightArrow)) step_head(state_, 1, shown_->info.n_heads);
-    if (pressed(ImGuiKey_C, false)) state_.causal = !causal_on(state_, shown_->info);   // a toggle: no auto-repeat
+    for (const KeyPress& press : presses) act_on_key(press);
+}
+
+void AppWindow::act_on_key(const KeyPress& press) {
+    // Dear ImGui 1.86 indexes keys by the backend's codes: named keys through GetKeyIndex;
+    // letters are GLFW's codes, their capitals in ASCII.
+    const auto is = [&press](ImGuiKey key) { return press.key == ImGui::GetKeyIndex(key); };
+    const bool first = !press.repeat;   // toggles and dialogs: not on auto-repeat
+    if (is(ImGuiKey_Escape) && first) {
+        if (loading_) cancel_loading();
+        if (!loading_ && computing_) cancel_computing();
+    }
+    if (press.ctrl) {
+        if (is(ImGuiKey_Z) && !press.shift) undo();
+        if ((is(ImGuiKey_Z) && press.shift) || is(ImGuiKey_Y)) redo();
+        if (!first) return;
+        if (press.key == 'E') open_export();
+        if (press.key == 'Q') quit_requested_ = true;
+        if (press.key == 'O') session_dialog_.open_for_opening();
+        if (press.key == 'S') session_dialog_.open_for_saving();
+        return;
+    }
+    if (!shown_ || showing_other_model()) return;
+    if (is(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
+    if (is(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
+    if (is(ImGuiKey_LeftArrow)) step_head(state_, -1, shown_->info.n_heads);
+    if (is(ImGuiKey_RightArrow)) step_head(state_, 1, shown_->info.n_heads);
+    if (is(ImGuiKey_C) && first) state_.causal = !causal_on(state_, shown_->info);
 }
 
 void AppWindow::undo() {

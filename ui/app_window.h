@@ -78,6 +78,16 @@ public:
     // a layer (four times a second at most: layers can land faster than a frame is
     // drawn, and each frame takes cores from the run), while the loop sleeps.
     void set_wake(const std::function<void()>& wake);
+    // A key pressed (or repeating) with these modifiers, as the platform reports it, in
+    // the backend's key codes (ImGui::GetKeyIndex): the window's shortcuts act on these
+    // events, so a tap that goes down and up within one slow frame still counts.
+    struct KeyPress {
+        int key = 0;
+        bool ctrl = false;
+        bool shift = false;
+        bool repeat = false;
+    };
+    void on_key(const KeyPress& press) { key_presses_.push_back(press); }
     // Everything a session file keeps: the choices, and each view's own settings now.
     session::AppState session_state() const;
     // Whether a run's progress (not input, not a result) woke the loop since last asked.
@@ -102,6 +112,7 @@ private:
     void take_answer();
     void run_start_hooks();
     void handle_keys();
+    void act_on_key(const KeyPress& press);
     // Ctrl+Z / Ctrl+Shift+Z (or Ctrl+Y): the input, masks and disabled heads as they were.
     void undo();
     void redo();
@@ -161,6 +172,7 @@ private:
     // Jobs the user starts (the importance scan) and jobs the views start while shown
     // (rollout, similarity, the compare view's head pairs) run apart: opening a tab never
     // stops a scan.
+    std::vector<KeyPress> key_presses_;                  // since the last frame (on_key)
     std::map<std::string, std::string> views_applied_;   // state_.view_settings as the views last had them
     // Set from the worker's thread when its progress wakes the loop (set_wake).
     std::shared_ptr<std::atomic<bool>> progress_woke_ = std::make_shared<std::atomic<bool>>(false);

@@ -11,6 +11,7 @@
 #include "ui/app_window.h"
 
 #include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +24,15 @@
 namespace {
 
 using headscope::ui::AppWindow;
+
+// Keys go to Dear ImGui's backend as before, and as events to the window's shortcuts: a
+// key that goes down and up between two frames is never seen by a per-frame key state.
+void on_key(GLFWwindow* window, int key, int scancode, int action, int mods) {
+    ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);
+    auto* app = static_cast<AppWindow*>(glfwGetWindowUserPointer(window));
+    if (app == nullptr || (action != GLFW_PRESS && action != GLFW_REPEAT)) return;
+    app->on_key({key, (mods & GLFW_MOD_CONTROL) != 0, (mods & GLFW_MOD_SHIFT) != 0, action == GLFW_REPEAT});
+}
 
 void on_drop(GLFWwindow* window, int count, const char** paths) {
     auto* app = static_cast<AppWindow*>(glfwGetWindowUserPointer(window));
@@ -120,6 +130,7 @@ int main(int argc, char** argv) {
         app.check_start_choices_when_ready(options.start_choices);
         glfwSetWindowUserPointer(platform.window(), &app);
         glfwSetDropCallback(platform.window(), on_drop);
+        glfwSetKeyCallback(platform.window(), on_key);   // in place of the backend's, which on_key calls
         const std::unique_ptr<gui::FrameHook> hook = gui::make_frame_hook(options, app);
         try {
             run_loop(platform, app, hook.get());

@@ -293,6 +293,27 @@ TEST_CASE("gui: real key presses (xdotool): right arrow selects the next head, C
     CHECK(b.differing(a) > 20000);   // and head 0.1 (same token) replaced head 0.0 (previous token)
 }
 
+TEST_CASE("gui: key taps shorter than a frame still count (xdotool keydown and keyup at once)") {
+    TempDir dir;
+    const std::string after = dir.file("after.png");
+    const std::string err = dir.file("err");
+    // Taps with no time between down and up: both reach the window in one batch of events,
+    // and a key state read once a frame never sees the key down.
+    const std::string flags = "--model builtin:toy-text --text 'The cat sat on the mat because the cat was tired .' "
+                              "--layer 0 --size 1280x800";
+    REQUIRE(
+        drive_window(dir, "",
+                     "'" HEADSCOPE_GUI "' " + flags + " --head 0 --screenshot-after 8 --screenshot '" + after +
+                         "' 2>>'" + err + "'",
+                     "xdotool mousemove --window \\$w 1270 790; sleep 0.5; for k in Right Right c; do xdotool keydown "
+                     "--delay 0 \\$k keyup --delay 0 \\$k; sleep 0.4; done; ") == 0);
+    const Screenshot tapped = load(after, 0, err);
+    const Screenshot direct = take_screenshot(flags + " --head 2 --causal", dir);
+    INFO("stderr: " << tapped.err);
+    REQUIRE(tapped.width == 1280);
+    CHECK(tapped.differing(direct) == 0);   // two heads on and the causal mask: every tap taken
+}
+
 TEST_CASE(
     "gui: the mouse wheel zooms the Matrix view's map about the pointer (xdotool), and the title names the model") {
     TempDir dir;

@@ -473,7 +473,7 @@ void AppWindow::draw_messages() {
 
 void AppWindow::draw_views() {
     const PredictionTarget target = prediction_target(*shown_, state_.query);
-    const float predictions_height = PredictionsPanel::height(target);
+    const float predictions_height = PredictionsPanel::height(*shown_, target);
     ImGui::BeginChild("view", ImVec2(0.0f, -predictions_height), false);
     if (ImGui::BeginTabBar("views")) {
         ViewContext context = view_context();

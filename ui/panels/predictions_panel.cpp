@@ -64,9 +64,12 @@ void draw_header_row(const Snapshot& shown, const PredictionTable& table, bool c
 
 }   // namespace
 
-float PredictionsPanel::height(const PredictionTarget& target) {
+float PredictionsPanel::height(const Snapshot& shown, const PredictionTarget& target) {
     if (target.kind == PredictionKind::none) return 0.0f;
-    return ImGui::GetTextLineHeightWithSpacing() * (n_predictions + 2.5f) + ImGui::GetStyle().WindowPadding.y * 2;
+    // With heads disabled the KL line may wrap under the heading: room for it, so that the
+    // fifth row is never cut.
+    const float lines = n_predictions + 2.5f + (shown.ablated ? 1.0f : 0.0f);
+    return ImGui::GetTextLineHeightWithSpacing() * lines + ImGui::GetStyle().WindowPadding.y * 2;
 }
 
 const std::vector<PredictionTable>& PredictionsPanel::tables(const Snapshot& shown, const PredictionTarget& target) {

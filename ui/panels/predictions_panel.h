@@ -17,7 +17,7 @@ public:
     static constexpr int n_predictions = 5;
 
     // The panel's height for `target` (0: none).
-    static float height(const session::PredictionTarget& target);
+    static float height(const session::Snapshot& shown, const session::PredictionTarget& target);
     void draw(const session::Snapshot& shown, const session::AppState& state);
 
 private:

@@ -156,6 +156,26 @@ void draw_layer_label(const ModelInfo& info, int l) {
     }
 }
 
+// The columns' labels (H0, H1, ...) over the grid, where the thumbnails start (x = 40);
+// sorted by a metric, a column holds other heads in each layer, and each thumbnail says
+// which (draw_grid_head).
+void draw_head_labels(Eigen::Index n_heads, float side, bool sorted) {
+    if (sorted) {
+        ImGui::TextDisabled("each layer sorted: the number in a thumbnail's corner is its head");
+        return;
+    }
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float step = side + ImGui::GetStyle().ItemSpacing.x;
+    for (Eigen::Index h = 0; h < n_heads; ++h) {
+        std::string label("H");   // appended: GCC 12 mis-warns (-Wrestrict) on "literal" + std::string
+        label.append(std::to_string(h));
+        const float x =
+            origin.x + 40.0f + static_cast<float>(h) * step + 0.5f * (side - ImGui::CalcTextSize(label.c_str()).x);
+        ImGui::GetWindowDrawList()->AddText(ImVec2(x, origin.y), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+    }
+    ImGui::Dummy(ImVec2(1.0f, ImGui::GetTextLineHeight()));
+}
+
 // One head's thumbnail: click to select it; framed in its value's colour when `colour`.
 void draw_grid_head(ViewContext& context, const GridValues& values, bool colour, int l, int h, float side) {
     session::AppState& state = context.state();
@@ -192,6 +212,16 @@ void draw_grid_head(ViewContext& context, const GridValues& values, bool colour,
     }
     const HeadCaption caption = context.head_caption(l, h);
     if (!caption.name.empty() && side >= 64.0f) draw_name_on_thumbnail(caption.name, side);
+    if (state.grid_sort_by_metric) {
+        // Sorted, a column is no longer one head: the thumbnail names its own.
+        const ImVec2 a = ImGui::GetItemRectMin();
+        const std::string number = std::to_string(h);
+        ImDrawList* draw = ImGui::GetWindowDrawList();
+        const ImVec2 size = ImGui::CalcTextSize(number.c_str());
+        draw->AddRectFilled(ImVec2(a.x + 2.0f, a.y + 2.0f), ImVec2(a.x + size.x + 8.0f, a.y + size.y + 4.0f),
+                            IM_COL32(0, 0, 0, 170));
+        draw->AddText(ImVec2(a.x + 5.0f, a.y + 3.0f), IM_COL32(255, 255, 255, 255), number.c_str());
+    }
     const ModelInfo& info = context.shown().info;
     draw_group_and_state(info, state, l, h, side, shown.input.embeddings.rows());
     if (ImGui::IsItemHovered()) {
@@ -244,6 +274,7 @@ void ModelView::draw(ViewContext& context) {
         ImGui::TextDisabled("%ld query heads share each key/value head: the stripe under a thumbnail marks its group",
                             static_cast<long>(info.group_size()));
     }
+    draw_head_labels(info.n_heads, side, state.grid_sort_by_metric);
     for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
         draw_layer_label(info, l);
         std::vector<int> order(layers[static_cast<std::size_t>(l)].heads.size());

@@ -165,8 +165,14 @@ void SimilarityView::draw_head_map(ViewContext& context, const HeadSimilarity& s
         const bool selected = l == state.layer && h == state.head;
         draw->AddCircleFilled(p, selected ? 6.0f : 4.5f,
                               colour_of(layer_colormap, L > 1 ? static_cast<double>(l) / (L - 1) : 0.5));
-        draw->AddCircle(p, selected ? 6.5f : 5.0f, axis_colour);   // cividis' dark end on the dark background
+        // A light ring: cividis' first layers are navy, near the background.
+        draw->AddCircle(p, selected ? 6.5f : 5.0f, IM_COL32(200, 200, 200, 200));
         if (selected) draw->AddCircle(p, 8.0f, selected_ring, 0, 2.0f);
+        if (N <= 64) {
+            // Few enough to name each dot (ViT-B's 144 would be a blur of labels: hover names those).
+            const std::string name = std::to_string(l) + "." + std::to_string(h);
+            draw->AddText(ImVec2(p.x + 7.0f, p.y - 7.0f), IM_COL32(200, 200, 200, 220), name.c_str());
+        }
         const float d = (p.x - mouse.x) * (p.x - mouse.x) + (p.y - mouse.y) * (p.y - mouse.y);
         if (d < nearest_d) {
             nearest_d = d;

@@ -493,6 +493,18 @@ TEST_CASE("gui: the Tokens view shows a long input a window at a time, around th
     CHECK(late.differing(early) > 1000);   // another window of tokens
 }
 
+TEST_CASE("gui: the Image view's [CLS] thumbnails cross out a disabled head") {
+    const std::string flags = "--model builtin:tiny-shapes --view image --layer 3 --size 1280x800";
+    const Screenshot plain = take_screenshot(flags);
+    const Screenshot disabled = take_screenshot(flags + " --disable 3.1");
+    INFO("stderr: " << disabled.err);
+    REQUIRE(disabled.exit_code == 0);
+    // The cross's red, drawn over the thumbnail (and nowhere else on the screen).
+    const auto red = [](int r, int g, int b) { return r > 200 && g < 120 && b < 120; };
+    CHECK(plain.count_if(red) < 20);
+    CHECK(disabled.count_if(red) > 150);
+}
+
 TEST_CASE("gui: --version prints the program and its version, with no window") {
     TempDir dir;
     const std::string out = dir.file("out");

@@ -174,6 +174,32 @@ void ImageView::draw_patch_map(ViewContext& context, const Matrix& map, const st
     }
 }
 
+namespace {
+
+// A [CLS] thumbnail's head named in its corner, crossed out when disabled, and on hover
+// what it shows.
+void label_cls_thumbnail(const session::AppState& state, int head, float cls_max) {
+    const ImVec2 a = ImGui::GetItemRectMin();
+    const ImVec2 b = ImGui::GetItemRectMax();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const std::string name = std::to_string(state.layer) + "." + std::to_string(head);
+    const ImVec2 size = ImGui::CalcTextSize(name.c_str());
+    draw->AddRectFilled(ImVec2(a.x + 2.0f, a.y + 2.0f), ImVec2(a.x + size.x + 8.0f, a.y + size.y + 4.0f),
+                        IM_COL32(0, 0, 0, 170));
+    draw->AddText(ImVec2(a.x + 5.0f, a.y + 3.0f), IM_COL32(255, 255, 255, 255), name.c_str());
+    if (state.disabled_heads.off(state.layer, head)) {
+        draw->AddLine(ImVec2(a.x + 4.0f, a.y + 4.0f), ImVec2(b.x - 4.0f, b.y - 4.0f), IM_COL32(255, 80, 80, 230), 2.0f);
+        draw->AddLine(ImVec2(b.x - 4.0f, a.y + 4.0f), ImVec2(a.x + 4.0f, b.y - 4.0f), IM_COL32(255, 80, 80, 230), 2.0f);
+    }
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("head %s: [CLS]'s attention over the patches (scaled to its max, %.3f)%s; click to select",
+                          name.c_str(), static_cast<double>(cls_max),
+                          state.disabled_heads.off(state.layer, head) ? ", disabled" : "");
+    }
+}
+
+}   // namespace
+
 // Beside the map: [CLS]'s row of every head of the layer, one thumbnail each; click one to select it.
 void ImageView::draw_cls_of_every_head(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
@@ -196,6 +222,7 @@ void ImageView::draw_cls_of_every_head(ViewContext& context) {
             numbered("cls", state.layer, h), [&] { return heatmap_mip_levels(cls, nullptr, state.colormap, cls_max); });
         if (h % 2) ImGui::SameLine();
         if (draw_heatmap_thumbnail(numbered("clsh", h).c_str(), t, 96.0f, h == state.head)) state.head = h;
+        label_cls_thumbnail(state, h, cls_max);
         if (state.keep_mass) {
             // Each head's own kept region, as DINO draws one mask per head.
             const ImVec2 at = ImGui::GetItemRectMin();

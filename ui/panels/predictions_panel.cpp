@@ -49,8 +49,13 @@ void draw_header_row(const Snapshot& shown, const PredictionTable& table, bool c
     }
     ImGui::TableNextColumn();
     if (compare) {
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(prediction_bar), "%d head%s disabled", n_disabled,
-                           n_disabled == 1 ? "" : "s");
+        char title[48];
+        std::snprintf(title, sizeof title, "%d head%s disabled", n_disabled, n_disabled == 1 ? "" : "s");
+        // The label column is narrow in a small window: the short form rather than a cut one.
+        if (ImGui::CalcTextSize(title).x > ImGui::GetContentRegionAvail().x) {
+            std::snprintf(title, sizeof title, "%d off", n_disabled);
+        }
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(prediction_bar), "%s", title);
     } else {
         ImGui::Text("at %d: \"%s\"", table.row, printable_label(labels[static_cast<std::size_t>(table.row)]).c_str());
     }
@@ -84,17 +89,17 @@ const std::vector<PredictionTable>& PredictionsPanel::tables(const Snapshot& sho
 
 bool PredictionsPanel::draw_heading(const Snapshot& shown, const PredictionTarget& target) {
     const auto& labels = shown.input.labels;
-    const char* hint = "  (click a token in the Matrix or Tokens view to choose the position)";
+    const char* hint = "(click a token in the Matrix or Tokens view to choose the position)";
     switch (target.kind) {
     case PredictionKind::none: return false;
     case PredictionKind::next_token: {
         const int t = target.rows.front();
         ImGui::Text("Next token after \"%s\" (position %d of %zu)",
                     printable_label(labels[static_cast<std::size_t>(t)]).c_str(), t, labels.size());
-        ImGui::SameLine();
         if (shown.causal) {
-            ImGui::TextDisabled("%s", hint);
+            hint_beside(hint, false);   // the panel's height has no line to spare
         } else {
+            ImGui::SameLine();
             // A language model without its mask sees the very tokens it is asked to predict.
             ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.4f, 1.0f),
                                "  (causal mask off: each position sees the next token)");
@@ -108,8 +113,7 @@ bool PredictionsPanel::draw_heading(const Snapshot& shown, const PredictionTarge
             return false;
         }
         ImGui::TextUnformatted("Fill-ins");
-        ImGui::SameLine();
-        ImGui::TextDisabled("%s", hint);
+        hint_beside(hint, false);
         break;
     case PredictionKind::classes: ImGui::TextUnformatted("Top classes"); break;
     }

@@ -75,18 +75,16 @@ void MatrixView::draw(ViewContext& context) {
     if (ImGui::Button("Clear mask")) clear_mask(state);
     ImGui::SameLine();
     if (ImGui::Button("Invert mask")) invert_mask(state, static_cast<int>(shown.input.labels.size()));
-    ImGui::SameLine();
-    ImGui::TextDisabled(state.editing_mask ? "drag over cells to forbid (right button: allow)"
-                                           : "rows: queries, columns: keys; click a row to pin it");
     if (zoom_.zoom > 1.0f) {
         ImGui::SameLine();
         if (ImGui::SmallButton("Fit (F)")) zoom_ = MapZoom{};
         ImGui::SameLine();
         ImGui::TextDisabled("zoom %.1fx", static_cast<double>(zoom_.zoom));
-    } else {
-        ImGui::SameLine();
-        ImGui::TextDisabled("(wheel: zoom)");
     }
+    // Last on the line, and under it where the window is too narrow: never cut off.
+    hint_beside(state.editing_mask  ? "drag over cells to forbid (right button: allow)"
+                : zoom_.zoom > 1.0f ? "rows: queries, columns: keys; click a row to pin it"
+                                    : "rows: queries, columns: keys; click a row to pin it (wheel: zoom)");
     const ImVec2 available = ImGui::GetContentRegionAvail();
     // A pinned row's bars go under the map: room is kept for them.
     const bool pinned = !state.editing_mask && state.query >= 0 && state.query < weights.rows();

@@ -82,6 +82,21 @@ RgbaImage rgba_of(const RgbImage& image) {
     return out;
 }
 
+void hint_beside(const char* text, bool may_wrap) {
+    const bool item_hovered = ImGui::IsItemHovered();
+    ImGui::SameLine();
+    const bool fits = ImGui::GetContentRegionAvail().x >= ImGui::CalcTextSize(text).x;
+    if (!fits && !may_wrap) {
+        ImGui::NewLine();
+        if (item_hovered) ImGui::SetTooltip("%s", text);
+        return;
+    }
+    if (!fits) ImGui::NewLine();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", text);
+    ImGui::PopStyleColor();
+}
+
 bool copy_key_pressed() {
     const ImGuiIO& io = ImGui::GetIO();
     return io.KeyCtrl && !io.WantTextInput && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_C), false);

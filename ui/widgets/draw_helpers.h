@@ -41,6 +41,12 @@ void draw_window_band(ImVec2 min, float cell, Eigen::Index rows, Eigen::Index co
 // An RGB picture as an opaque RGBA image for a texture.
 RgbaImage rgba_of(const RgbImage& image);
 
+// A hint in the disabled text colour after the last item: on the same line where it fits,
+// else on the next, wrapped at the window's edge (a narrow window never cuts it off); or,
+// where a panel's height has no line to spare (`may_wrap` false), as the last item's
+// tooltip.
+void hint_beside(const char* text, bool may_wrap = true);
+
 // Ctrl+C pressed this frame, with no text box taking the keyboard: copy what is hovered.
 bool copy_key_pressed();
 // `text` to the clipboard (GLFW's, through Dear ImGui): what a Copy button or Ctrl+C gives.

@@ -155,7 +155,14 @@ ModelTrace HfEncoderModel::forward(const ModelInput& input, const RunOptions& op
     // The last layer's MLP runs for the rows the head reads alone: the others feed no map
     // and no logit (5% of ViT-B/16's products).
     const Eigen::Index read_rows = ends_->rows_read(input.embeddings.rows());
-    StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, options, read_rows);
+    // A kept prefix is a decoder's saving (text typed at the end, causal). An encoder's
+    // head reads its first rows ([CLS]) and its output is every row, which a reused prefix
+    // would leave out: with the causal mask on and two inputs that begin alike (two
+    // pictures with the same top-left patches), it read past the rows computed. It runs whole.
+    RunOptions whole = options;
+    whole.prefix_from = nullptr;
+    whole.prefix_rows = 0;
+    StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, whole, read_rows);
     ModelTrace trace = std::move(run.trace);
     Matrix x = read_rows < 0 ? std::move(run.x) : Matrix(run.x.topRows(read_rows));   // [rows read, E]
     trace.hidden = family_.names.final_norm.empty() ? std::move(x) : norm_forward(weights_.final_norm, x);

@@ -61,3 +61,26 @@ TEST_CASE("ViT: with a classifier, the last layer's MLP runs for the rows the he
         }
     }
 }
+
+TEST_CASE("ViT: a kept prefix offered to an encoder is not taken: its head reads the first rows, all computed") {
+    // The causal mask on, and a run offered a kept prefix (as the window's plan offers one
+    // when two inputs begin alike): the encoder runs whole, equal to a run without it.
+    const std::string checkpoints = std::string(HEADSCOPE_GOLDEN_DIR) + "/../checkpoints/";
+    const RgbImage image = decode_image_file(std::string(HEADSCOPE_GOLDEN_DIR) + "/../images/rgb.png");
+    for (const char* folder : {"vit_tiny", "vit_tiny_f16"}) {
+        CAPTURE(folder);
+        const auto model = open_model(checkpoints + folder, ToyConfig{});
+        const ModelInput input = model->encode_image(image);
+        RunOptions causal;
+        causal.causal = true;
+        causal.keep_layer_inputs = true;
+        const ModelTrace kept = model->forward(input, causal);
+        RunOptions offered = causal;
+        offered.prefix_from = &kept;
+        offered.prefix_rows = input.embeddings.rows() / 2;
+        const ModelTrace reused = model->forward(input, offered);
+        CHECK(reused.hidden == kept.hidden);
+        CHECK(reused.logits == kept.logits);
+        CHECK(reused.layers.back().heads[0].weights == kept.layers.back().heads[0].weights);
+    }
+}

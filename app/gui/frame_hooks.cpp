@@ -2,7 +2,6 @@
 
 #include "app/gui/frame_timer.h"
 #include "app/gui/screenshot.h"
-#include "app/gui/soak.h"
 #include "core/base/error.h"
 #include "core/models/assets.h"
 #include "core/render/png_export.h"
@@ -19,14 +18,12 @@ namespace headscope::gui {
 namespace {
 
 // Frames drawn with the result settled before a screenshot or timing: ImGui settles its
-// layout and hover state over two or three.
-constexpr int settling_frames = 3;
+// layout and hover state over two or three. A view's own job (rollout, similarity) is
+// done one frame before its result is drawn, and a window decides on its scroll bar from
+// the frame before: four, so the view and its scroll bar are both in.
+constexpr int settling_frames = 4;
 // --bench-recompute paces frames as a 60 Hz display does.
 constexpr std::chrono::microseconds display_refresh{16667};
-
-std::filesystem::path soak_scratch_dir() {
-    return std::filesystem::temp_directory_path() / ("headscope-soak-" + std::to_string(getpid()));
-}
 
 class ScreenshotHook final : public FrameHook {
 public:
@@ -125,40 +122,12 @@ private:
     int exit_code_ = 0;
 };
 
-class SoakHook final : public FrameHook {
-public:
-    SoakHook(const GuiOptions& options, ui::AppWindow& app)
-        // The test files are beside assets/ in the source tree (tests/images, tests/checkpoints).
-        : driver_(app, SoakOptions{options.soak_actions, options.soak_seed, (assets_dir() / "..").lexically_normal(),
-                                   soak_scratch_dir()}) {}
-    ~SoakHook() override {
-        std::error_code ec;
-        std::filesystem::remove_all(soak_scratch_dir(), ec);
-    }
-    // The next action once this frame is drawn; done: closed as by the user.
-    bool after_render(const RenderedFrame& /*frame*/) override { return driver_.after_frame(); }
-    bool absorb(const char* what) override {
-        driver_.fail_with_exception(what);
-        return true;
-    }
-    int finish() override { return driver_.finish(); }
-
-private:
-    SoakDriver driver_;
-};
-
 }   // namespace
 
 std::unique_ptr<FrameHook> make_frame_hook(const GuiOptions& options, ui::AppWindow& app) {
     if (!options.screenshot_path.empty()) return std::make_unique<ScreenshotHook>(options, app);
     if (options.bench_frames > 0) return std::make_unique<BenchHook>(options, app);
-    if (options.soak_actions > 0) return std::make_unique<SoakHook>(options, app);
     return nullptr;
-}
-
-std::string recent_list_path(const GuiOptions& options) {
-    if (options.soak_actions > 0) return (soak_scratch_dir() / "recent.txt").string();
-    return session::recent_file_path();
 }
 
 }   // namespace headscope::gui

@@ -1,7 +1,7 @@
 #pragma once
-// What the main loop (main.cpp) runs besides the window itself: the harness modes
-// --screenshot, --bench-frames and --soak, each a FrameHook the loop calls around every
-// frame. An interactive run has none. The hooks reach the window only through
+// What the main loop (run_window.cpp) runs besides the window itself: the harness modes
+// --screenshot and --bench-frames, and a test build's own (harness_modes.h), each a
+// FrameHook the loop calls around every frame. An interactive run has none. The hooks reach the window only through
 // ui::AppWindow's public interface, as the user's controls do.
 
 #include "app/gui/options.h"
@@ -39,9 +39,5 @@ public:
 
 // The hook the options ask for; null for an interactive run.
 std::unique_ptr<FrameHook> make_frame_hook(const GuiOptions& options, ui::AppWindow& app);
-
-// Where the window keeps its recent list: a soak run keeps its own apart from the
-// user's (it opens many bad files), in a scratch folder its hook removes at the end.
-std::string recent_list_path(const GuiOptions& options);
 
 }   // namespace headscope::gui

@@ -1,5 +1,7 @@
 #include "app/gui/options.h"
 
+#include "app/gui/harness_modes.h"
+
 #include "core/base/error.h"
 #include "core/base/index_lists.h"
 #include "core/base/output_file.h"
@@ -87,9 +89,9 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
 }
 
 // A plain launch starts where the window was left: no choice of model, input or heads on
-// the command line, no --fresh, and not a harness run (screenshot, benchmark, soak).
+// the command line, no --fresh, and not a harness run (screenshot, benchmark, a test mode).
 bool restores_last_session(const CLI::App& cli, const GuiOptions& o, const RawFlags& raw) {
-    if (raw.fresh || !raw.session.empty() || !o.screenshot_path.empty() || o.bench_frames > 0 || o.soak_actions > 0)
+    if (raw.fresh || !raw.session.empty() || !o.screenshot_path.empty() || o.bench_frames > 0 || o.test_mode)
         return false;
     for (const char* flag : {"--model", "--text", "--tokens", "--image", "--causal", "--layer", "--head", "--query",
                              "--disable", "--seed"}) {
@@ -124,6 +126,9 @@ void add_view_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "keep", "on-demand"}));
     cli.add_option("--size", raw.size, "Window size WIDTHxHEIGHT")->capture_default_str();
+    cli.add_option("--scale", o.scale,
+                   "Content scale of text and layout, e.g. 2 on a HiDPI screen (default: the monitor's own)")
+        ->check(CLI::Range(0.5f, 4.0f));
     cli.footer("Views:\n" + ui::view_summaries());
 }
 
@@ -133,11 +138,6 @@ void add_harness_options(CLI::App& cli, GuiOptions& o) {
     cli.add_option("--screenshot-after", o.screenshot_after,
                    "With --screenshot: stay interactive (visible, taking input) for this many seconds first")
         ->check(CLI::Range(0.0, 600.0));
-    cli.add_option("--soak", o.soak_actions,
-                   "Test: once the first model is in, perform N seeded-random actions (typing, heads, masks, views, "
-                   "good and bad files and models), then exit; non-zero on a hang, a NaN on screen or growing memory")
-        ->check(CLI::Range(1, 1000000));
-    cli.add_option("--soak-seed", o.soak_seed, "The seed of --soak's actions")->capture_default_str();
     cli.add_option("--bench-frames", o.bench_frames,
                    "Once the first result is shown, time N frames (CPU, swap excluded), print one line and exit")
         ->check(CLI::Range(1, 1000000));
@@ -155,11 +155,8 @@ void check_combinations(const CLI::App& cli, GuiOptions& o, const RawFlags& raw)
         o.width > 8192 || o.height > 8192) {
         throw CLI::ValidationError("--size", "expected WIDTHxHEIGHT, e.g. 1600x1000 (320x240 .. 8192x8192)");
     }
-    if (o.soak_actions > 0 && !o.screenshot_path.empty()) {
-        throw CLI::ValidationError("--soak", "cannot be used with --screenshot");
-    }
-    if (o.bench_frames > 0 && (o.soak_actions > 0 || !o.screenshot_path.empty())) {
-        throw CLI::ValidationError("--bench-frames", "cannot be used with --soak or --screenshot");
+    if (o.bench_frames > 0 && !o.screenshot_path.empty()) {
+        throw CLI::ValidationError("--bench-frames", "cannot be used with --screenshot");
     }
     // The same parser as headscope-cli's --tokens, so a bad list is refused at start the same way.
     if (cli.count("--tokens") > 0) parse_index_list("--tokens", raw.tokens, "464,3797,3332");
@@ -207,7 +204,7 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
     if (cli.count("--query") > 0) choices.query = state.query;
     choices.text_given = cli.count("--text") > 0 || cli.count("--tokens") > 0;
     choices.image_given = cli.count("--image") > 0;
-    const bool harness = !o.screenshot_path.empty() || o.bench_frames > 0 || o.soak_actions > 0;
+    const bool harness = !o.screenshot_path.empty() || o.bench_frames > 0 || o.test_mode;
     if (!harness) o.last_session = session::last_session_path();
     std::string session_file = raw.session;
     if (restores_last_session(cli, o, raw) && !o.last_session.empty() && std::filesystem::exists(o.last_session)) {
@@ -235,7 +232,7 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
 
 }   // namespace
 
-ParsedOptions parse_options(int argc, char** argv) {
+ParsedOptions parse_options(int argc, char** argv, HarnessModes* modes) {
     GuiOptions o;
     // A first launch opens on the trained text model (assets/models/tiny-story), whose
     // heads were learned, on a sentence that says a phrase twice: its induction head shows.
@@ -248,9 +245,12 @@ ParsedOptions parse_options(int argc, char** argv) {
     add_input_options(cli, o, raw);
     add_view_options(cli, o, raw);
     add_harness_options(cli, o);
+    if (modes != nullptr) modes->add_options(cli);
     try {
         cli.parse(argc, argv);
         check_combinations(cli, o, raw);
+        o.test_mode = modes != nullptr && modes->chosen();
+        if (o.test_mode) modes->check(o);
         apply_flags(cli, o, raw);   // reads --session's file
     } catch (const CLI::CallForHelp& e) {
         return {std::nullopt, cli.exit(e)};

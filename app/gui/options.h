@@ -1,10 +1,9 @@
 #pragma once
 // headscope's command line: what the window starts on, and the harness modes
-// (--screenshot, --bench-frames, --soak) the loop runs under (frame_hooks.h).
+// (--screenshot, --bench-frames, a test build's own) the loop runs under (frame_hooks.h).
 
 #include "session/app_state.h"
 
-#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -17,10 +16,13 @@ struct GuiOptions {
     bool scan_importance = false;
     int width = 1280;
     int height = 800;
+    // The content scale (text, spacing, panels, thumbnails); 0: the monitor's own.
+    float scale = 0.0f;
     std::string screenshot_path;
     double screenshot_after = 0.0;
-    int soak_actions = 0;
-    std::uint64_t soak_seed = 1;
+    // A test build's mode was chosen (harness_modes.h): every frame drawn at once, no
+    // session kept.
+    bool test_mode = false;
     int bench_frames = 0;
     bool bench_recompute = false;
     // Where the window's choices go when it closes, to come back at the next plain launch
@@ -37,6 +39,7 @@ struct ParsedOptions {
     std::optional<GuiOptions> options;
     int exit_code = 0;
 };
-ParsedOptions parse_options(int argc, char** argv);
+class HarnessModes;
+ParsedOptions parse_options(int argc, char** argv, HarnessModes* modes);
 
 }   // namespace headscope::gui

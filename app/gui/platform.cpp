@@ -32,7 +32,7 @@ void load_font(float scale) {
     io.Fonts->AddFontDefault(&config);
 }
 
-void init_imgui(GLFWwindow* window) {
+void init_imgui(GLFWwindow* window, float chosen_scale) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImGui::GetIO().IniFilename = nullptr;   // the layout is fixed; nothing to persist yet
@@ -41,11 +41,12 @@ void init_imgui(GLFWwindow* window) {
     // are see-through over maps.
     ImGui::GetStyle().Colors[ImGuiCol_PopupBg].w = 1.0f;
     ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 1.0f;
-    // HiDPI: scale text and spacing by the monitor's content scale.
+    // HiDPI: scale text and spacing by the monitor's content scale (or --scale's); the
+    // ui's own sizes follow the font (ui/widgets/ui_scale.h).
     float scale_x = 1.0f;
     float scale_y = 1.0f;
     glfwGetWindowContentScale(window, &scale_x, &scale_y);
-    const float scale = std::max(1.0f, std::max(scale_x, scale_y));
+    const float scale = chosen_scale > 0.0f ? chosen_scale : std::max(1.0f, std::max(scale_x, scale_y));
     ImGui::GetStyle().ScaleAllSizes(scale);
     load_font(scale);
     ImGui_ImplGlfw_InitForOpenGL(window, true);
@@ -71,8 +72,8 @@ Platform::Platform(const GuiOptions& options) {
     }
     glfwMakeContextCurrent(window_);
     // The harness draws every frame as fast as it can; a user's window waits for vsync.
-    glfwSwapInterval(options.hidden() || options.soak_actions > 0 || options.bench_frames > 0 ? 0 : 1);
-    init_imgui(window_);
+    glfwSwapInterval(options.hidden() || options.test_mode || options.bench_frames > 0 ? 0 : 1);
+    init_imgui(window_, options.scale);
 }
 
 Platform::~Platform() {

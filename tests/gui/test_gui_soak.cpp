@@ -1,4 +1,5 @@
-// The desktop app under xvfb-run as a scripted user (headscope --soak, app/gui/soak.cpp):
+// The desktop app under xvfb-run as a scripted user (headscope-test-window --soak,
+// tests/gui/harness/soak.cpp):
 // 1,000 seeded-random actions — typing (UTF-8, bytes that are not UTF-8, empty, blank,
 // a long paste), heads and masks, layers and views, good and broken pictures, good and
 // bad checkpoint folders — with no crash, no hang and no memory that keeps growing.
@@ -28,7 +29,7 @@ TEST_CASE("gui: 1,000 random actions (300 under the sanitizers) through the cont
     const int actions = asan ? 300 : 1000;
     const std::string sanitizer_env = asan ? "ASAN_OPTIONS='" + std::string(asan) + ":detect_leaks=0' " : "";
     const std::string command = sanitizer_env + "XDG_CONFIG_HOME='" + dir.path().string() + "' timeout 170 " +
-                                headscope::test::xvfb_run_prefix(dir) + "'" HEADSCOPE_GUI "' --soak " +
+                                headscope::test::xvfb_run_prefix(dir) + "'" HEADSCOPE_TEST_WINDOW "' --soak " +
                                 std::to_string(actions) + " --soak-seed 1 >'" + dir.file("out") + "' 2>'" +
                                 dir.file("err") + "' </dev/null";
     const int exit_code = headscope::test::exit_code_of(std::system(command.c_str()));

@@ -1,11 +1,11 @@
 #pragma once
-// `headscope --soak N`: a scripted user. Once the first model is on screen it performs N
-// seeded-random actions (typing, heads and masks, layers and views, good and bad files
-// and models), one every frame or two, through the same AppState transitions and
-// AppWindow entry points the controls and the drop callback use; every action is drawn
-// by the normal render loop for at least one frame. It fails (a non-zero exit code and a
-// line on stderr) on a hang, on a NaN in what is shown, and on memory that keeps growing;
-// it ends with a one-line summary on stdout. The action list is in soak.cpp.
+// `headscope-test-window --soak N` (the window's test build, harness_main.cpp): a
+// scripted user. Once the first model is on screen it performs N seeded-random actions
+// (typing, heads and masks, layers and views, good and bad files and models), one every frame or two, through the same
+// AppState transitions and AppWindow entry points the controls and the drop callback use; every action is drawn by the
+// normal render loop for at least one frame. It fails (a non-zero exit code and a line on stderr) on a hang, on a NaN
+// in what is shown, and on memory that keeps growing; it ends with a one-line summary on stdout. The action list is in
+// soak.cpp.
 
 #include "ui/app_window.h"
 

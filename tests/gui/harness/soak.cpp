@@ -1,4 +1,4 @@
-#include "app/gui/soak.h"
+#include "tests/gui/harness/soak.h"
 
 #include "core/models/model_registry.h"
 #include "ui/views/view_list.h"

@@ -1,0 +1,117 @@
+// headscope-test-window: the desktop app with the modes only tests use (harness_modes.h),
+// built by the tests and never installed. `--soak N`: the scripted user (soak.h);
+// `--item-rects FILE`, with --screenshot: where every control of the screenshot's frame
+// lies (item_rects.h).
+
+#include "app/gui/harness_modes.h"
+#include "core/models/assets.h"
+#include "tests/gui/harness/item_rects.h"
+#include "tests/gui/harness/soak.h"
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace headscope::gui {
+
+namespace {
+
+std::filesystem::path soak_scratch_dir() {
+    return std::filesystem::temp_directory_path() / ("headscope-soak-" + std::to_string(getpid()));
+}
+
+class SoakHook final : public FrameHook {
+public:
+    SoakHook(int actions, std::uint64_t seed, ui::AppWindow& app)
+        // The test files are beside assets/ in the source tree (tests/images, tests/checkpoints).
+        : driver_(app, SoakOptions{actions, seed, (assets_dir() / "..").lexically_normal(), soak_scratch_dir()}) {}
+    ~SoakHook() override {
+        std::error_code ec;
+        std::filesystem::remove_all(soak_scratch_dir(), ec);
+    }
+    // The next action once this frame is drawn; done: closed as by the user.
+    bool after_render(const RenderedFrame& /*frame*/) override { return driver_.after_frame(); }
+    bool absorb(const char* what) override {
+        driver_.fail_with_exception(what);
+        return true;
+    }
+    int finish() override { return driver_.finish(); }
+
+private:
+    SoakDriver driver_;
+};
+
+// The screenshot's hook, and the items of the frame it wrote.
+class ItemRectsHook final : public FrameHook {
+public:
+    ItemRectsHook(std::string path, std::unique_ptr<FrameHook> screenshot)
+        : path_(std::move(path)), screenshot_(std::move(screenshot)) {
+        record_item_rects();
+    }
+    bool lets_loop_sleep() const override { return screenshot_->lets_loop_sleep(); }
+    void frame_started() override {
+        clear_item_rects();
+        screenshot_->frame_started();
+    }
+    bool after_render(const RenderedFrame& frame) override {
+        if (!screenshot_->after_render(frame)) return false;
+        write_item_rects(path_);
+        return true;
+    }
+    int finish() override { return screenshot_->finish(); }
+
+private:
+    std::string path_;
+    std::unique_ptr<FrameHook> screenshot_;
+};
+
+class TestModes final : public HarnessModes {
+public:
+    void add_options(CLI::App& cli) override {
+        cli.add_option("--soak", soak_actions_,
+                       "Once the first model is in, perform N seeded-random actions (typing, heads, masks, views, "
+                       "good and bad files and models), then exit; non-zero on a hang, a NaN on screen or growing "
+                       "memory")
+            ->check(CLI::Range(1, 1000000));
+        cli.add_option("--soak-seed", soak_seed_, "The seed of --soak's actions")->capture_default_str();
+        cli.add_option("--item-rects", item_rects_,
+                       "With --screenshot: write where every control of the screenshot's frame lies to this file");
+    }
+    bool chosen() const override { return soak_actions_ > 0 || !item_rects_.empty(); }
+    void check(const GuiOptions& options) const override {
+        if (soak_actions_ > 0 && (!options.screenshot_path.empty() || options.bench_frames > 0)) {
+            throw CLI::ValidationError("--soak", "cannot be used with --screenshot or --bench-frames");
+        }
+        if (!item_rects_.empty() && options.screenshot_path.empty()) {
+            throw CLI::ValidationError("--item-rects", "needs --screenshot (the frame whose controls it lists)");
+        }
+    }
+    std::unique_ptr<FrameHook> make_hook(const GuiOptions& /*options*/, ui::AppWindow& app,
+                                         std::unique_ptr<FrameHook> own) override {
+        if (soak_actions_ > 0) return std::make_unique<SoakHook>(soak_actions_, soak_seed_, app);
+        return std::make_unique<ItemRectsHook>(item_rects_, std::move(own));
+    }
+    // A soak opens many bad files: it keeps its own recent list, in its scratch folder.
+    std::string recent_list_path() const override {
+        return soak_actions_ > 0 ? (soak_scratch_dir() / "recent.txt").string() : std::string();
+    }
+
+private:
+    int soak_actions_ = 0;
+    std::uint64_t soak_seed_ = 1;
+    std::string item_rects_;
+};
+
+}   // namespace
+
+}   // namespace headscope::gui
+
+int main(int argc, char** argv) {
+    headscope::gui::TestModes modes;
+    return headscope::gui::run_window(argc, argv, &modes);
+}

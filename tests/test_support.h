@@ -56,19 +56,22 @@ private:
     std::filesystem::path path_;
 };
 
-// The words that run a program under a virtual X display of 1280x800 (xvfb-run -a), with
+// The words that run a program under a virtual X display of 1280x800 (or `screen`,
+// WIDTHxHEIGHT; xvfb-run -a), with
 // its X authority file in `auth_dir`. Left to itself, xvfb-run keeps that file in a
 // temporary folder of its own and, when removing the folder fails at exit, returns 5
 // instead of the program's exit status (seen once in the sanitizer run, failing a test
 // whose program had exited as expected).
-inline std::vector<std::string> xvfb_run_words(const TempDir& auth_dir) {
-    return {"xvfb-run", "-a", "-f", auth_dir.file("Xauthority"), "-s", "-screen 0 1280x800x24"};
+inline std::vector<std::string> xvfb_run_words(const TempDir& auth_dir, const std::string& screen = "1280x800") {
+    std::string screen_flag("-screen 0 ");
+    screen_flag.append(screen).append("x24");
+    return {"xvfb-run", "-a", "-f", auth_dir.file("Xauthority"), "-s", screen_flag};
 }
 
 // The same, as the start of a shell command line (single-quoted words, a space after).
-inline std::string xvfb_run_prefix(const TempDir& auth_dir) {
+inline std::string xvfb_run_prefix(const TempDir& auth_dir, const std::string& screen = "1280x800") {
     std::string prefix;
-    for (const std::string& word : xvfb_run_words(auth_dir)) prefix += "'" + word + "' ";
+    for (const std::string& word : xvfb_run_words(auth_dir, screen)) prefix += "'" + word + "' ";
     return prefix;
 }
 

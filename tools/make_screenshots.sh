@@ -10,10 +10,11 @@ mkdir -p "$out"
 XDG_CONFIG_HOME=$(mktemp -d)
 export XDG_CONFIG_HOME
 trap 'rm -rf "$XDG_CONFIG_HOME"' EXIT
+# SIZE (WIDTHxHEIGHT) and SCALE (the content scale) change a shot's window; 1100x700 at 1x.
 shot() {
-    local name=$1
+    local name=$1 size=${SIZE:-1100x700} scale=${SCALE:-1}
     shift
-    xvfb-run -a -s "-screen 0 1100x700x24" "$app" --size 1100x700 --screenshot "$out/$name.png" "$@"
+    xvfb-run -a -s "-screen 0 2400x1600x24" "$app" --size "$size" --scale "$scale" --screenshot "$out/$name.png" "$@"
     # 128 colours keep the files small for the repository (Pillow, when installed).
     /usr/bin/python3 -c "import sys; from PIL import Image; Image.open(sys.argv[1]).quantize(128).save(sys.argv[1], optimize=True)" \
         "$out/$name.png" 2>/dev/null || true
@@ -40,6 +41,10 @@ shot rollout --model builtin:toy-vit --view rollout
 shot tiny-shapes --model builtin:tiny-shapes --view image --layer 3 --head 0
 shot similarity "${toy[@]}" --view similarity
 shot model-metric "${toy[@]}" --view model --metric prev_token --colour-by-metric
+# The window at its smallest supported size, and at content scale 2 (a HiDPI laptop): the
+# same layout, wrapped where a row no longer fits, twice as large.
+SIZE=1024x640 shot small --view model --layer 0 --head 1
+SIZE=2200x1400 SCALE=2 shot hidpi --view matrix --layer 1 --head 0
 # A tiny random GPT-2 (tests/checkpoints): its predictions are noise, but the panel is real.
 shot predictions --model tests/checkpoints/gpt2_tiny --text "The cat sat on the mat" --disable 0.0,1.1 --view matrix
 # Shots that need input: the window driven by xdotool (the wheel, a key), then its own

@@ -5,9 +5,11 @@
 #include "ui/panels/status_bar.h"
 #include "ui/views/view_list.h"
 #include "ui/widgets/file_picker.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -22,8 +24,29 @@ using namespace session;
 
 namespace {
 
-constexpr float controls_width = 340.0f;
+// At 1x (ui_scale.h).
 constexpr float status_height = 26.0f;
+constexpr float splitter_width = 6.0f;
+constexpr float controls_min_width = 260.0f;
+
+// A vertical bar between the controls and the views: dragged, it moves the border; a
+// double click puts it back. `width` is in 1x pixels, so it keeps its place when the
+// content scale changes.
+void draw_splitter(float& width, float default_width, float height) {
+    ImGui::InvisibleButton("##controls-splitter", ImVec2(px(splitter_width), height));
+    const bool hovered = ImGui::IsItemHovered();
+    const bool active = ImGui::IsItemActive();
+    if (hovered || active) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
+    if (active) width += ImGui::GetIO().MouseDelta.x / content_scale();
+    if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) width = default_width;
+    const ImVec2 a = ImGui::GetItemRectMin();
+    const ImVec2 b = ImGui::GetItemRectMax();
+    const float x = 0.5f * (a.x + b.x);
+    const ImU32 colour = ImGui::GetColorU32(active ? ImGuiCol_SeparatorActive
+                                                   : (hovered ? ImGuiCol_SeparatorHovered : ImGuiCol_Separator));
+    ImGui::GetWindowDrawList()->AddLine(ImVec2(x, a.y + px(4.0f)), ImVec2(x, b.y - px(4.0f)), colour,
+                                        active || hovered ? 2.0f : 1.0f);
+}
 
 }   // namespace
 
@@ -411,13 +434,18 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
                      ImGuiWindowFlags_MenuBar);
     act_on(draw_menu_bar(menu_state(), views_));
-    const float body = ImGui::GetContentRegionAvail().y - status_height;
-    ImGui::BeginChild("controls", ImVec2(controls_width, body), true);
+    const float body = ImGui::GetContentRegionAvail().y - px(status_height);
+    // The views keep at least half the window; the controls what their boxes need.
+    const float widest_controls = ImGui::GetContentRegionAvail().x * 0.5f / content_scale();
+    controls_width_ = std::clamp(controls_width_, std::min(controls_min_width, widest_controls), widest_controls);
+    ImGui::BeginChild("controls", ImVec2(px(controls_width_), body), true);
     const ControlsOutcome outcome = controls_.draw(state_, shown_.get(), chosen_model_info(), recent_);
     if (outcome.model_to_open) open_model(*outcome.model_to_open);
     if (outcome.file_opened) remember_file(*outcome.file_opened);
     ImGui::EndChild();
-    ImGui::SameLine();
+    ImGui::SameLine(0.0f, 0.0f);
+    draw_splitter(controls_width_, default_controls_width, body);
+    ImGui::SameLine(0.0f, 0.0f);
     ImGui::BeginChild("views", ImVec2(0.0f, body), true);
     draw_messages();
     if (showing_other_model()) {

@@ -156,6 +156,9 @@ private:
     TexturePool textures_;
     std::vector<std::unique_ptr<View>> views_;
     ControlsPanel controls_;
+    // The controls panel's width at 1x (ui/widgets/ui_scale.h), moved by the splitter.
+    static constexpr float default_controls_width = 340.0f;
+    float controls_width_ = default_controls_width;
     PredictionsPanel predictions_;
     std::string error_;         // the newest request's compute error
     std::string model_error_;   // the last model that failed to load; kept until another is opened

@@ -2,6 +2,7 @@
 
 #include "core/models/model_registry.h"
 #include "ui/widgets/draw_helpers.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -50,7 +51,7 @@ void ControlsPanel::draw_input(AppState& state, const ModelInfo* chosen, const R
     const bool image_model = chosen != nullptr && chosen->takes_image;
     if (image_model) {
         ImGui::TextUnformatted("Image file (or drop one on the window)");
-        ImGui::SetNextItemWidth(-90.0f);
+        ImGui::SetNextItemWidth(px(-90.0f));
         // The field edits its own copy; Enter applies it (a half-typed path is not loaded).
         if (image_edit_source_ != state.image_path) {
             image_edit_ = state.image_path;
@@ -114,7 +115,7 @@ void draw_group_toggle(HeadMask& disabled, int layer, int g, int group) {
     for (int h = first; h < first + group; ++h) all_off = all_off && disabled.off(layer, h);
     ImGui::PushID(-1 - g);
     ImGui::TextDisabled("key/value group %d", g);
-    ImGui::SameLine(170.0f);
+    ImGui::SameLine(px(170.0f));
     if (ImGui::Checkbox("disable all", &all_off)) {
         for (int h = first; h < first + group; ++h) disabled.set(layer, h, all_off);
     }
@@ -136,6 +137,8 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
     if (!fits(state.disabled_heads) || !fits(state.hidden_heads)) return;
     ImGui::Separator();
     // Clamped even when typed (Ctrl+click): the layer indexes the per-layer flags below.
+    // As wide as the panel leaves beside its label.
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - labelled_width(0.0f, "Layer (up/down)"));
     ImGui::SliderInt("Layer (up/down)", &state.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
                      ImGuiSliderFlags_AlwaysClamp);
     if (const Eigen::Index window = info.window_of(state.layer); window > 0) {
@@ -145,17 +148,17 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
     }
     ImGui::TextUnformatted("Heads (left/right): show, disable = ablate");
     const int group = static_cast<int>(info.group_size());
-    const float indent = group > 1 ? 12.0f : 0.0f;
+    const float indent = group > 1 ? px(12.0f) : 0.0f;
     for (int h = 0; h < static_cast<int>(info.n_heads); ++h) {
         if (group > 1 && h % group == 0) draw_group_toggle(state.disabled_heads, state.layer, h / group, group);
         ImGui::PushID(h);
         if (indent > 0.0f) ImGui::Indent(indent);
         if (ImGui::RadioButton(numbered("head ", h).c_str(), state.head == h)) state.head = h;
         if (indent > 0.0f) ImGui::Unindent(indent);
-        ImGui::SameLine(100.0f);
+        ImGui::SameLine(px(100.0f));
         bool show = !state.hidden_heads.off(state.layer, h);
         if (ImGui::Checkbox("show", &show)) state.hidden_heads.set(state.layer, h, !show);
-        ImGui::SameLine(170.0f);
+        ImGui::SameLine(px(170.0f));
         bool off = state.disabled_heads.off(state.layer, h);
         if (ImGui::Checkbox("disable", &off)) state.disabled_heads.set(state.layer, h, off);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ablate: zero this head's context; later layers recompute");

@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "session/run_file.h"
 #include "ui/widgets/job_progress.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 
@@ -113,7 +114,7 @@ void ExportDialog::draw_choices() {
 void ExportDialog::draw(const session::AppState& state) {
     if (!open_ || !shown_) return;
     // As wide as a long path needs, as tall as its lines (the outcome line comes later).
-    ImGui::SetNextWindowSizeConstraints(ImVec2(680.0f, 0.0f), ImVec2(680.0f, 10000.0f));
+    ImGui::SetNextWindowSizeConstraints(ImVec2(px(680.0f), 0.0f), ImVec2(px(680.0f), 10000.0f));
     if (!ImGui::Begin("Export", &open_, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::End();
         return;

@@ -3,6 +3,7 @@
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_pyramid.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 
@@ -30,7 +31,7 @@ bool draw_loading_panel(const session::Snapshot* shown, const session::AppState&
     if (!is_builtin_model(loading.name)) ImGui::TextDisabled("%s", loading.name.c_str());
     char overlay[32];
     std::snprintf(overlay, sizeof overlay, "%.0f%%", 100.0 * loading.fraction);
-    ImGui::ProgressBar(static_cast<float>(loading.fraction), ImVec2(360.0f, 0.0f), overlay);
+    ImGui::ProgressBar(static_cast<float>(loading.fraction), ImVec2(px(360.0f), 0.0f), overlay);
     ImGui::SameLine();
     const bool cancel = ImGui::Button("Cancel (Esc)");
     if (shown != nullptr) {
@@ -55,7 +56,7 @@ void draw_landed_layers(TexturePool& textures, const WindowStatus& status, const
     const float across = (room.x - spacing.x * static_cast<float>(n_heads)) / static_cast<float>(n_heads);
     const float down =
         (room.y - spacing.y * static_cast<float>(progress.n_layers)) / static_cast<float>(progress.n_layers);
-    const float side = std::clamp(std::min(across, down), 32.0f, 96.0f);
+    const float side = std::clamp(std::min(across, down), px(32.0f), px(96.0f));
     ImGui::BeginChild("landed layers", ImVec2(0.0f, 0.0f), false);
     for (Eigen::Index l = 0; l < progress.layers_done; ++l) {
         for (Eigen::Index h = 0; h < n_heads; ++h) {

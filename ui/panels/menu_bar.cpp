@@ -1,4 +1,5 @@
 #include "ui/panels/menu_bar.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 
@@ -52,7 +53,7 @@ MenuChoice draw_menu_bar(const MenuState& state, const std::vector<std::unique_p
 
 void draw_help_windows(bool& keys_open, bool& about_open) {
     if (keys_open) {
-        ImGui::SetNextWindowSize(ImVec2(520.0f, 0.0f), ImGuiCond_Appearing);
+        ImGui::SetNextWindowSize(ImVec2(px(520.0f), 0.0f), ImGuiCond_Appearing);
         if (ImGui::Begin("Keys and mouse", &keys_open, ImGuiWindowFlags_NoCollapse)) {
             constexpr const char* keys[][2] = {
                 {"Up / Down", "previous / next layer"},

@@ -2,6 +2,7 @@
 
 #include "core/models/model_registry.h"
 #include "session/recent.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 
@@ -13,7 +14,7 @@ std::optional<std::string> ModelPicker::draw(const AppState& state, const std::v
     std::optional<std::string> chosen;
     ImGui::TextUnformatted("Model");
     bool browse = false;
-    ImGui::SetNextItemWidth(-80.0f);
+    ImGui::SetNextItemWidth(px(-80.0f));
     if (ImGui::BeginCombo("##model", model_display_name(state.model.name).c_str())) {
         ImGui::TextDisabled("built-in");
         for (const BuiltinModel& m : builtin_models()) {

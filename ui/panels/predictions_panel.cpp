@@ -1,6 +1,7 @@
 #include "ui/panels/predictions_panel.h"
 
 #include "ui/widgets/draw_helpers.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 
@@ -21,12 +22,13 @@ constexpr ImU32 prediction_bar = IM_COL32(255, 166, 48, 255);
 constexpr ImU32 prediction_track = IM_COL32(70, 52, 30, 255);
 constexpr ImU32 intact_bar = IM_COL32(86, 180, 233, 255);
 constexpr ImU32 intact_track = IM_COL32(28, 58, 76, 255);
-constexpr float bar_width = 120.0f;
+constexpr float bar_width_1x = 120.0f;   // ui_scale.h
 
 // A probability as a bar on its track, at the cursor, one text line high.
 void probability_bar(float probability, ImU32 bar, ImU32 track) {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float height = ImGui::GetTextLineHeight();
+    const float bar_width = px(bar_width_1x);
     const float p = std::isfinite(probability) ? std::clamp(probability, 0.0f, 1.0f) : 0.0f;
     ImDrawList* draw = ImGui::GetWindowDrawList();
     // Whole pixels: flat colours without blended edges.
@@ -162,18 +164,20 @@ void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& 
                                   bool compare, int n_disabled, float width, std::size_t n_tables) {
     const int columns = compare ? 7 : 3;
     if (ImGui::BeginTable("top", columns, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX,
-                          ImVec2(width - 8.0f, 0.0f))) {
-        const float label_width = std::clamp(
-            (width - (compare ? 2.0f : 1.0f) * (bar_width + 70.0f) - 80.0f) / (compare ? 2.0f : 1.0f), 60.0f, 220.0f);
+                          ImVec2(width - px(8.0f), 0.0f))) {
+        const float bar_width = px(bar_width_1x);
+        const float label_width = std::clamp((width - (compare ? 2.0f : 1.0f) * (bar_width + px(70.0f)) - px(80.0f)) /
+                                                 (compare ? 2.0f : 1.0f),
+                                             px(60.0f), px(220.0f));
         if (compare) {
             ImGui::TableSetupColumn("intact", ImGuiTableColumnFlags_WidthFixed, label_width);
             ImGui::TableSetupColumn("p0", ImGuiTableColumnFlags_WidthFixed, bar_width);
-            ImGui::TableSetupColumn("%0", ImGuiTableColumnFlags_WidthFixed, 50.0f);
+            ImGui::TableSetupColumn("%0", ImGuiTableColumnFlags_WidthFixed, px(50.0f));
         }
         ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, label_width);
         ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthFixed, bar_width);
-        ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_WidthFixed, 50.0f);
-        if (compare) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, 80.0f);
+        ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_WidthFixed, px(50.0f));
+        if (compare) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, px(80.0f));
         if (compare || n_tables > 1) draw_header_row(shown, table, compare, n_disabled);
         const auto quoted = [&](const std::string& label) {
             const std::string text = target.kind == PredictionKind::classes ? label : "\"" + label + "\"";

@@ -2,6 +2,7 @@
 
 #include "core/base/error.h"
 #include "session/session_file.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 
@@ -26,7 +27,7 @@ void SessionDialog::show(bool saving) {
 
 void SessionDialog::draw(session::AppState& state) {
     if (!open_) return;
-    ImGui::SetNextWindowSizeConstraints(ImVec2(640.0f, 0.0f), ImVec2(640.0f, 10000.0f));
+    ImGui::SetNextWindowSizeConstraints(ImVec2(px(640.0f), 0.0f), ImVec2(px(640.0f), 10000.0f));
     const char* title = saving_ ? "Save session###session" : "Open session###session";
     if (!ImGui::Begin(title, &open_, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::End();

@@ -7,6 +7,7 @@
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_progress.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -79,15 +80,15 @@ const Mask* mask_of(const ModelTrace& trace) { return trace.mask ? &*trace.mask 
 
 void draw_mode_buttons(AppState& state) {
     int mode = static_cast<int>(state.compare_mode);
-    ImGui::RadioButton("two heads", &mode, static_cast<int>(CompareMode::two_heads));
-    ImGui::SameLine();
-    ImGui::RadioButton("two layers", &mode, static_cast<int>(CompareMode::two_layers));
-    ImGui::SameLine();
-    ImGui::RadioButton("causal mask on vs off", &mode, static_cast<int>(CompareMode::mask_on_off));
-    ImGui::SameLine();
-    ImGui::RadioButton("disabled heads vs all on", &mode, static_cast<int>(CompareMode::ablation_on_off));
-    ImGui::SameLine();
-    ImGui::RadioButton("two inputs", &mode, static_cast<int>(CompareMode::two_inputs));
+    constexpr std::pair<const char*, CompareMode> modes[] = {{"two heads", CompareMode::two_heads},
+                                                             {"two layers", CompareMode::two_layers},
+                                                             {"causal mask on vs off", CompareMode::mask_on_off},
+                                                             {"disabled heads vs all on", CompareMode::ablation_on_off},
+                                                             {"two inputs", CompareMode::two_inputs}};
+    for (const auto& [label, value] : modes) {
+        if (value != modes[0].second) same_line_if_fits(check_width(label));
+        ImGui::RadioButton(label, &mode, static_cast<int>(value));
+    }
     state.compare_mode = static_cast<CompareMode>(mode);
 }
 
@@ -174,13 +175,13 @@ void CompareView::choose_two_heads(ViewContext& context, Sides& sides) {
     session::AppState& state = context.state();
     const ModelInfo& info = context.shown().info;
     follow_compare_b(state, info.n_layers, info.n_heads);
-    ImGui::SetNextItemWidth(160.0f);
+    ImGui::SetNextItemWidth(px(160.0f));
     if (ImGui::SliderInt("layer B", &state.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
                          ImGuiSliderFlags_AlwaysClamp)) {
         state.compare_b_chosen = true;
     }
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(160.0f);
+    same_line_if_fits(labelled_width(px(160.0f), "head B"));
+    ImGui::SetNextItemWidth(px(160.0f));
     if (ImGui::SliderInt("head B", &state.compare_head, 0, static_cast<int>(info.n_heads) - 1, "%d",
                          ImGuiSliderFlags_AlwaysClamp)) {
         state.compare_b_chosen = true;
@@ -193,12 +194,12 @@ void CompareView::choose_two_layers(ViewContext& context, Sides& sides) {
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
     const ModelInfo& info = shown.info;
-    ImGui::SetNextItemWidth(160.0f);
+    ImGui::SetNextItemWidth(px(160.0f));
     ImGui::SliderInt("layer A", &state.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
                      ImGuiSliderFlags_AlwaysClamp);
-    ImGui::SameLine();
+    same_line_if_fits(labelled_width(px(160.0f), "layer B"));
     follow_compare_b(state, info.n_layers, info.n_heads);
-    ImGui::SetNextItemWidth(160.0f);
+    ImGui::SetNextItemWidth(px(160.0f));
     if (ImGui::SliderInt("layer B", &state.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
                          ImGuiSliderFlags_AlwaysClamp)) {
         state.compare_b_chosen = true;
@@ -250,7 +251,7 @@ void CompareView::choose_two_inputs(ViewContext& context, Sides& sides) {
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
     const bool image = shown.info.takes_image;
-    ImGui::SetNextItemWidth(std::max(200.0f, ImGui::GetContentRegionAvail().x - 160.0f));
+    ImGui::SetNextItemWidth(std::max(px(200.0f), ImGui::GetContentRegionAvail().x - px(160.0f)));
     if (image) {
         // A path applies on Enter: half-typed paths are not files to open.
         if (compare_image_source_ != state.compare_image_path) {
@@ -296,7 +297,7 @@ void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
     }
     // A and B on one scale (the larger max of the two); the difference diverging.
     const float max = std::max({a->maxCoeff(), b->maxCoeff(), 1e-12f});
-    const float side = std::clamp((ImGui::GetContentRegionAvail().x - 40.0f) / 3.0f, 96.0f, 420.0f);
+    const float side = std::clamp((ImGui::GetContentRegionAvail().x - px(40.0f)) / 3.0f, px(96.0f), px(840.0f));
     const std::string key = numbered("cmp", state.layer, state.head) +
                             numbered("-", state.compare_layer, state.compare_head) + "m" +
                             std::to_string(static_cast<int>(state.compare_mode));
@@ -320,7 +321,7 @@ void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
     }
     colour_legend(state.colormap, "0", "max of A, B", sides.mask_a != nullptr || sides.mask_b != nullptr);
     if (same_shape) {
-        ImGui::SameLine();
+        same_line_if_fits(colour_legend_width("B larger", "A larger"));
         colour_legend(Colormap::coolwarm, "B larger", "A larger", false);
     }
 }

@@ -10,6 +10,7 @@
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_progress.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -93,7 +94,7 @@ std::vector<int> sorted_metric_rows(const std::vector<HeadMetrics>& metrics, con
 void HeadsView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
-    ImGui::SetNextItemWidth(180.0f);
+    ImGui::SetNextItemWidth(px(180.0f));
     combo_metric("metric", state.metric);
     ImGui::SameLine();
     ImGui::TextDisabled("%s", metric_description(state.metric));
@@ -107,8 +108,9 @@ void HeadsView::draw(ViewContext& context) {
 
     draw_landing_line(context);
     const float avail = ImGui::GetContentRegionAvail().x;
-    const float plot_w = std::min(520.0f, avail * 0.55f);
-    const float plot_h = 240.0f;
+    const float plot_w = std::min(px(520.0f), avail * 0.55f);
+    // A short window keeps room for the table's rows.
+    const float plot_h = std::clamp(ImGui::GetContentRegionAvail().y * 0.4f, px(140.0f), px(240.0f));
     draw_metric_scatter(context, plot_w, plot_h);
     if (scan) {
         ImGui::SameLine();
@@ -156,9 +158,9 @@ void HeadsView::draw_importance_map(ViewContext& context, const ImportanceScan& 
     const float max = std::max(scan.effect.maxCoeff(), 1e-12f);
     const HeatmapTexture& t = context.textures().get(
         "importance-map" + key, [&] { return heatmap_mip_levels(scan.effect, nullptr, state.colormap, max); });
-    const float cell = std::clamp(std::min((avail - plot_w - 40.0f) / static_cast<float>(info.n_heads),
-                                           (plot_h - 20.0f) / static_cast<float>(info.n_layers)),
-                                  6.0f, 48.0f);
+    const float cell = std::clamp(std::min((avail - plot_w - px(40.0f)) / static_cast<float>(info.n_heads),
+                                           (plot_h - px(20.0f)) / static_cast<float>(info.n_layers)),
+                                  px(6.0f), px(48.0f));
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 size(cell * static_cast<float>(info.n_heads), cell * static_cast<float>(info.n_layers));
     ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + size.x, origin.y + size.y));
@@ -186,13 +188,28 @@ void HeadsView::draw_metrics_table(ViewContext& context, const ImportanceScan* s
     session::AppState& state = context.state();
     const ModelInfo& info = shown.info;
     const std::vector<HeadMetrics>& metrics = context.head_metrics();
-    const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
-                                  ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
+    // Columns as wide as their numbers; a narrow window scrolls them sideways, the head's
+    // name frozen at the left, rather than squeezing them under each other.
+    const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
                                   ImGuiTableFlags_SizingFixedFit;
     // Heads that share keys and values (grouped-query attention) are told apart by their group.
     const bool grouped = info.group_size() > 1;
     const int columns = 1 + (grouped ? 1 : 0) + metric_count + (scan ? 1 : 0);
-    if (!ImGui::BeginTable("metrics", columns, flags, ImVec2(0.0f, ImGui::GetContentRegionAvail().y))) return;
+    // The rest of the view, but never under eight rows: a short window scrolls the view.
+    const float height = std::max(ImGui::GetContentRegionAvail().y, 9.0f * ImGui::GetFrameHeightWithSpacing());
+    // What the columns take side by side (a header, or a number, and the padding): the
+    // width the table scrolls over when the view is narrower.
+    const float number = ImGui::CalcTextSize("-00.0000").x;
+    float columns_width = 0.0f;
+    const auto column_width = [&](const char* header) {
+        columns_width += std::max(number, ImGui::CalcTextSize(header).x + px(14.0f)) + px(12.0f);
+    };
+    column_width("head");
+    if (grouped) column_width("kv group");
+    for (int k = 0; k < metric_count; ++k) column_width(std::string(metric_name(static_cast<Metric>(k))).c_str());
+    if (scan) column_width("importance");
+    if (!ImGui::BeginTable("metrics", columns, flags, ImVec2(0.0f, height), columns_width)) return;
     ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableSetupColumn("head", ImGuiTableColumnFlags_DefaultSort, 0.0f, 0);
     if (grouped) {
@@ -254,17 +271,20 @@ void HeadsView::draw_metric_scatter(ViewContext& context, float width, float hei
     ImGui::BeginGroup();
     ImGui::Text("%s by layer (one dot per head; click to select)", std::string(metric_name(state.metric)).c_str());
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float left = 48.0f;
-    const float bottom = 22.0f;
-    const ImVec2 p0(origin.x + left, origin.y + 6.0f);
-    const ImVec2 p1(origin.x + width - 8.0f, origin.y + height - bottom);
+    char high_text[32];
+    char low_text[32];
+    std::snprintf(high_text, sizeof high_text, "%.3g", high);
+    std::snprintf(low_text, sizeof low_text, "%.3g", low);
+    // The axis's numbers beside the plot, not over it.
+    const float left = std::max(ImGui::CalcTextSize(high_text).x, ImGui::CalcTextSize(low_text).x) + px(6.0f);
+    const float bottom = px(22.0f);
+    const ImVec2 p0(origin.x + left, origin.y + px(6.0f));
+    const ImVec2 p1(origin.x + width - px(8.0f), origin.y + height - bottom);
     ImDrawList* draw = ImGui::GetWindowDrawList();
     draw->AddRect(p0, p1, axis_colour);
+    draw->AddText(ImVec2(origin.x, p0.y - px(2.0f)), axis_colour, high_text);
+    draw->AddText(ImVec2(origin.x, p1.y - ImGui::GetTextLineHeight()), axis_colour, low_text);
     char text[32];
-    std::snprintf(text, sizeof text, "%.3g", high);
-    draw->AddText(ImVec2(origin.x, p0.y - 2.0f), axis_colour, text);
-    std::snprintf(text, sizeof text, "%.3g", low);
-    draw->AddText(ImVec2(origin.x, p1.y - 14.0f), axis_colour, text);
     const int L = static_cast<int>(info.n_layers);
     const auto x_of = [&](int layer, int head) {
         // Heads of a layer spread a little around its column, so they do not hide each other.
@@ -277,23 +297,23 @@ void HeadsView::draw_metric_scatter(ViewContext& context, float width, float hei
     for (int l = 0; l < L; ++l) {
         const float x = x_of(l, static_cast<int>(info.n_heads - 1) / 2);
         std::snprintf(text, sizeof text, "L%d", l);
-        if (L <= 16 || l % 2 == 0) draw->AddText(ImVec2(x - 8.0f, p1.y + 3.0f), axis_colour, text);
+        if (L <= 16 || l % 2 == 0) draw->AddText(ImVec2(x - px(8.0f), p1.y + px(3.0f)), axis_colour, text);
     }
     ImGui::InvisibleButton("scatter", ImVec2(width, height));
     const bool hovered = ImGui::IsItemHovered();
     const bool clicked = ImGui::IsItemClicked();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     int nearest = -1;
-    float nearest_d = 64.0f;   // within 8 px
+    float nearest_d = px(8.0f) * px(8.0f);   // within 8 px at 1x
     for (std::size_t n = 0; n < metrics.size(); ++n) {
         const HeadMetrics& m = metrics[n];
         const auto v = metric_value(m, state.metric);
         if (!v || !std::isfinite(*v)) continue;
         const ImVec2 p(x_of(m.layer, m.head),
-                       p1.y - static_cast<float>((*v - low) / span) * (p1.y - p0.y - 8.0f) - 4.0f);
+                       p1.y - static_cast<float>((*v - low) / span) * (p1.y - p0.y - px(8.0f)) - px(4.0f));
         const bool selected = m.layer == state.layer && m.head == state.head;
-        draw->AddCircleFilled(p, selected ? 5.5f : 4.0f, colour_of(state.colormap, (*v - low) / span));
-        if (selected) draw->AddCircle(p, 7.0f, selected_ring, 0, 2.0f);
+        draw->AddCircleFilled(p, px(selected ? 5.5f : 4.0f), colour_of(state.colormap, (*v - low) / span));
+        if (selected) draw->AddCircle(p, px(7.0f), selected_ring, 0, px(2.0f));
         const float d = (p.x - mouse.x) * (p.x - mouse.x) + (p.y - mouse.y) * (p.y - mouse.y);
         if (d < nearest_d) {
             nearest_d = d;

@@ -7,6 +7,7 @@
 #include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -42,7 +43,7 @@ namespace {
 int draw_map_options(const Snapshot& shown, AppState& state) {
     constexpr const char* modes[] = {"selected head", "average of shown heads"};
     int mode = state.image_average ? 1 : 0;
-    ImGui::SetNextItemWidth(220.0f);
+    ImGui::SetNextItemWidth(px(220.0f));
     if (ImGui::Combo("##mode", &mode, modes, 2)) state.image_average = mode == 1;
     ImGui::SameLine();
     ImGui::Checkbox("what attends to it (column)", &state.show_column);
@@ -53,7 +54,7 @@ int draw_map_options(const Snapshot& shown, AppState& state) {
     }
     if (state.keep_mass) {
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(120.0f);
+        ImGui::SetNextItemWidth(px(120.0f));
         float percent = state.keep_mass_share * 100.0f;
         if (ImGui::SliderFloat("% of the mass", &percent, 1.0f, 99.0f, "%.0f", ImGuiSliderFlags_AlwaysClamp)) {
             state.keep_mass_share = percent / 100.0f;
@@ -147,7 +148,7 @@ void ImageView::draw_patch_map(ViewContext& context, const Matrix& map, const st
         context.textures().get(key, [&] { return heatmap_mip_levels(map, nullptr, state.colormap, max); });
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const auto [origin, width, height] =
-        context.draw_picture_with_heat(heat, grid_w, grid_h, ImVec2(avail.x - 220.0f, avail.y - 110.0f));
+        context.draw_picture_with_heat(heat, grid_w, grid_h, ImVec2(avail.x - px(220.0f), avail.y - px(110.0f)));
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const float cw = width / static_cast<float>(grid_w);
     const float ch = height / static_cast<float>(grid_h);
@@ -212,6 +213,7 @@ void ImageView::draw_cls_of_every_head(ViewContext& context) {
     ImGui::BeginGroup();
     if (ImGui::Button("[CLS]")) state.query = 0;
     ImGui::TextUnformatted("[CLS] of every head:");
+    const float thumbnail = px(96.0f);
     for (int h = 0; h < static_cast<int>(shown.info.n_heads); ++h) {
         Matrix cls(grid_h, grid_w);
         const std::shared_ptr<const Matrix> map_of_head = shown.head_map(state.layer, h);
@@ -221,13 +223,13 @@ void ImageView::draw_cls_of_every_head(ViewContext& context) {
         const HeatmapTexture& t = context.textures().get(
             numbered("cls", state.layer, h), [&] { return heatmap_mip_levels(cls, nullptr, state.colormap, cls_max); });
         if (h % 2) ImGui::SameLine();
-        if (draw_heatmap_thumbnail(numbered("clsh", h).c_str(), t, 96.0f, h == state.head)) state.head = h;
+        if (draw_heatmap_thumbnail(numbered("clsh", h).c_str(), t, thumbnail, h == state.head)) state.head = h;
         label_cls_thumbnail(state, h, cls_max);
         if (state.keep_mass) {
             // Each head's own kept region, as DINO draws one mask per head.
             const ImVec2 at = ImGui::GetItemRectMin();
-            const float tw = 96.0f / static_cast<float>(grid_w);
-            const float th = 96.0f / static_cast<float>(grid_h);
+            const float tw = thumbnail / static_cast<float>(grid_w);
+            const float th = thumbnail / static_cast<float>(grid_h);
             const Eigen::Map<const RowVector> flat(cls.data(), cls.size());
             for (const GridSegment& g : mask_contours(keep_mass(flat, state.keep_mass_share), grid_w, grid_h)) {
                 draw->AddLine(ImVec2(at.x + tw * g.x0, at.y + th * g.y0), ImVec2(at.x + tw * g.x1, at.y + th * g.y1),

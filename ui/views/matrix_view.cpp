@@ -4,6 +4,7 @@
 #include "ui/views/view_context.h"
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -45,7 +46,7 @@ private:
     // A pinned query's weights as bars, its largest keys named, under the map.
     static void draw_pinned_row(const Matrix& weights, int query, const std::vector<std::string>& labels,
                                 const HeatmapGeometry& g);
-    static constexpr float pinned_row_height = 110.0f;
+    static constexpr float pinned_row_height = 110.0f;   // at 1x (ui_scale.h)
 
     MapZoom zoom_;                                      // kept across heads: two heads compare at the same zoom
     std::optional<std::pair<int, int>> last_painted_;   // (query, key) of the last frame's paint
@@ -88,7 +89,7 @@ void MatrixView::draw(ViewContext& context) {
     const ImVec2 available = ImGui::GetContentRegionAvail();
     // A pinned row's bars go under the map: room is kept for them.
     const bool pinned = !state.editing_mask && state.query >= 0 && state.query < weights.rows();
-    const float side = std::min(available.x, available.y - (pinned ? pinned_row_height : 0.0f));
+    const float side = std::min(available.x, available.y - (pinned ? px(pinned_row_height) : 0.0f));
     const HeatmapLabels labels{shown.input.labels, shown.input.labels};
     const ImVec2 before = ImGui::GetCursorScreenPos();
     const int clicked =
@@ -150,7 +151,7 @@ void MatrixView::draw_pinned_row(const Matrix& weights, int query, const std::ve
     ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(0.0f, 0.0f));
     ImGui::PlotHistogram(
         "##pinned row", row.data() + first, last - first, 0, nullptr, 0.0f, high,
-        ImVec2(g.cell * static_cast<float>(last - first), pinned_row_height - 2.0f * ImGui::GetFrameHeight()));
+        ImVec2(g.cell * static_cast<float>(last - first), px(pinned_row_height) - 2.0f * ImGui::GetFrameHeight()));
     ImGui::PopStyleVar();
 }
 

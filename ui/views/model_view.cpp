@@ -7,6 +7,7 @@
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_progress.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -65,15 +66,16 @@ GridValues grid_values(const Snapshot& shown, const std::vector<HeadMetrics>& me
 
 void draw_grid_options(AppState& state, bool have_scan) {
     ImGui::TextUnformatted("Every layer (rows) x head (columns); click one to select it");
-    ImGui::SameLine();
+    // "colour by [metric]" stays together.
+    same_line_if_fits(check_width("colour by") + ImGui::GetStyle().ItemSpacing.x + px(150.0f));
     ImGui::Checkbox("colour by", &state.grid_colour_by_metric);
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(150.0f);
+    ImGui::SetNextItemWidth(px(150.0f));
     combo_metric("##colour metric", state.metric);
-    ImGui::SameLine();
+    same_line_if_fits(check_width("sort each layer by it"));
     ImGui::Checkbox("sort each layer by it", &state.grid_sort_by_metric);
     if (have_scan) {
-        ImGui::SameLine();
+        same_line_if_fits(check_width("importance instead"));
         ImGui::Checkbox("importance instead", &state.grid_show_importance);
     }
 }
@@ -170,7 +172,7 @@ void draw_head_labels(Eigen::Index n_heads, float side, bool sorted) {
         std::string label("H");   // appended: GCC 12 mis-warns (-Wrestrict) on "literal" + std::string
         label.append(std::to_string(h));
         const float x =
-            origin.x + 40.0f + static_cast<float>(h) * step + 0.5f * (side - ImGui::CalcTextSize(label.c_str()).x);
+            origin.x + px(40.0f) + static_cast<float>(h) * step + 0.5f * (side - ImGui::CalcTextSize(label.c_str()).x);
         ImGui::GetWindowDrawList()->AddText(ImVec2(x, origin.y), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
     }
     ImGui::Dummy(ImVec2(1.0f, ImGui::GetTextLineHeight()));
@@ -211,7 +213,7 @@ void draw_grid_head(ViewContext& context, const GridValues& values, bool colour,
                                             5.0f);
     }
     const HeadCaption caption = context.head_caption(l, h);
-    if (!caption.name.empty() && side >= 64.0f) draw_name_on_thumbnail(caption.name, side);
+    if (!caption.name.empty() && side >= px(64.0f)) draw_name_on_thumbnail(caption.name, side);
     if (state.grid_sort_by_metric) {
         // Sorted, a column is no longer one head: the thumbnail names its own.
         const ImVec2 a = ImGui::GetItemRectMin();
@@ -269,7 +271,8 @@ void ModelView::draw(ViewContext& context) {
         draw_value_legend(values);
     }
     const float side =
-        std::clamp((ImGui::GetContentRegionAvail().x - 60.0f) / static_cast<float>(info.n_heads) - 8.0f, 48.0f, 128.0f);
+        std::clamp((ImGui::GetContentRegionAvail().x - px(60.0f)) / static_cast<float>(info.n_heads) - px(8.0f),
+                   px(48.0f), px(256.0f));
     if (info.group_size() > 1) {
         ImGui::TextDisabled("%ld query heads share each key/value head: the stripe under a thumbnail marks its group",
                             static_cast<long>(info.group_size()));
@@ -285,7 +288,7 @@ void ModelView::draw(ViewContext& context) {
             });
         }
         for (std::size_t column = 0; column < order.size(); ++column) {
-            ImGui::SameLine(column == 0 ? 40.0f : 0.0f);
+            ImGui::SameLine(column == 0 ? px(40.0f) : 0.0f);
             draw_grid_head(context, values, colour, l, order[column], side);
         }
     }

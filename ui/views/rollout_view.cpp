@@ -8,6 +8,7 @@
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_progress.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -44,22 +45,22 @@ namespace {
 // Head fusion, discard ratio and the layers multiplied through; L: the model's layers.
 void draw_rollout_options(RolloutOptions& o, int L) {
     int fusion = static_cast<int>(o.fusion);
-    ImGui::SetNextItemWidth(110.0f);
+    ImGui::SetNextItemWidth(px(110.0f));
     if (ImGui::Combo("head fusion", &fusion, "mean\0max\0min\0")) o.fusion = static_cast<HeadFusion>(fusion);
-    ImGui::SameLine();
+    same_line_if_fits(labelled_width(px(160.0f), "discard ratio"));
     float discard = static_cast<float>(o.discard_ratio);
-    ImGui::SetNextItemWidth(160.0f);
+    ImGui::SetNextItemWidth(px(160.0f));
     if (ImGui::SliderFloat("discard ratio", &discard, 0.0f, 0.99f, "%.2f", ImGuiSliderFlags_AlwaysClamp)) {
         o.discard_ratio = std::clamp(discard, 0.0f, 0.99f);
     }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Drop this fraction of each layer's lowest fused weights (never [CLS]'s own)");
-    ImGui::SameLine();
+    same_line_if_fits(labelled_width(px(120.0f), "from layer"));
     int end = o.end_layer < 0 ? L - 1 : o.end_layer;
-    ImGui::SetNextItemWidth(120.0f);
+    ImGui::SetNextItemWidth(px(120.0f));
     ImGui::SliderInt("from layer", &o.start_layer, 0, L - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(120.0f);
+    same_line_if_fits(labelled_width(px(120.0f), "to layer"));
+    ImGui::SetNextItemWidth(px(120.0f));
     if (ImGui::SliderInt("to layer", &end, 0, L - 1, "%d", ImGuiSliderFlags_AlwaysClamp)) {
         end = std::clamp(end, 0, L - 1);
         o.end_layer = end == L - 1 ? -1 : end;
@@ -72,7 +73,7 @@ void draw_rollout_options(RolloutOptions& o, int L) {
 // edge; click a bar to choose that token's row.
 void draw_token_bars(const std::vector<std::string>& labels, const RowVector& bars, float max, Colormap colormap,
                      int& rollout_query) {
-    const float bar_h = 90.0f;
+    const float bar_h = px(90.0f);
     const float line = ImGui::GetTextLineHeight();
     ImDrawList* draw = ImGui::GetWindowDrawList();
     float x = ImGui::GetCursorScreenPos().x;
@@ -81,25 +82,25 @@ void draw_token_bars(const std::vector<std::string>& labels, const RowVector& ba
     const float start_x = x;
     for (int i = 0; i < static_cast<int>(bars.size()); ++i) {
         const std::string& label = labels[static_cast<std::size_t>(i)];
-        const float w = std::max(ImGui::CalcTextSize(label.c_str()).x + 10.0f, 22.0f);
+        const float w = std::max(ImGui::CalcTextSize(label.c_str()).x + px(10.0f), px(22.0f));
         if (x + w > right && x > start_x) {
             x = start_x;
-            y += bar_h + line + 14.0f;
+            y += bar_h + line + px(14.0f);
         }
         const float value = bars(i) / max;
         const float top = y + bar_h * (1.0f - value);
-        draw->AddRectFilled(ImVec2(x + 2.0f, top), ImVec2(x + w - 2.0f, y + bar_h), colour_of(colormap, value));
-        draw->AddRect(ImVec2(x + 2.0f, y), ImVec2(x + w - 2.0f, y + bar_h), IM_COL32(80, 80, 80, 255));
-        draw->AddText(ImVec2(x + 5.0f, y + bar_h + 3.0f), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+        draw->AddRectFilled(ImVec2(x + px(2.0f), top), ImVec2(x + w - px(2.0f), y + bar_h), colour_of(colormap, value));
+        draw->AddRect(ImVec2(x + px(2.0f), y), ImVec2(x + w - px(2.0f), y + bar_h), IM_COL32(80, 80, 80, 255));
+        draw->AddText(ImVec2(x + px(5.0f), y + bar_h + px(3.0f)), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
         ImGui::SetCursorScreenPos(ImVec2(x, y));
         ImGui::PushID(i);
-        ImGui::InvisibleButton("bar", ImVec2(w, bar_h + line + 4.0f));
+        ImGui::InvisibleButton("bar", ImVec2(w, bar_h + line + px(4.0f)));
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %.4f", label.c_str(), bars(i));
         if (ImGui::IsItemClicked()) rollout_query = i;
         ImGui::PopID();
         x += w;
     }
-    ImGui::SetCursorScreenPos(ImVec2(start_x, y + bar_h + line + 14.0f));
+    ImGui::SetCursorScreenPos(ImVec2(start_x, y + bar_h + line + px(14.0f)));
     ImGui::Dummy(ImVec2(1.0f, 1.0f));
 }
 
@@ -165,7 +166,7 @@ void RolloutView::draw_patch_rollout(ViewContext& context, const Matrix& R, cons
         key + " map " + std::to_string(row), [&] { return heatmap_mip_levels(map, nullptr, state.colormap, max); });
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const auto [origin, width, height] =
-        context.draw_picture_with_heat(heat, gw, gh, ImVec2(avail.x - 140.0f, avail.y - 10.0f));
+        context.draw_picture_with_heat(heat, gw, gh, ImVec2(avail.x - px(140.0f), avail.y - px(10.0f)));
     if (ImGui::InvisibleButton("rollout patches", ImVec2(width, height))) {
         const ImVec2 m = ImGui::GetIO().MousePos;
         const int gx = cell_under(m.x, origin.x, width / static_cast<float>(gw), gw);
@@ -188,7 +189,7 @@ void RolloutView::draw_token_rollout(ViewContext& context, const Matrix& R) {
     const char* default_row = causal ? "the last token" : "every position (mean)";
     std::string current =
         state.rollout_query < 0 ? default_row : input.labels[static_cast<std::size_t>(state.rollout_query)];
-    ImGui::SetNextItemWidth(240.0f);
+    ImGui::SetNextItemWidth(px(240.0f));
     if (ImGui::BeginCombo("what draws on the tokens", current.c_str())) {
         if (ImGui::Selectable(default_row, state.rollout_query < 0)) state.rollout_query = -1;
         for (int i = 0; i < T; ++i) {

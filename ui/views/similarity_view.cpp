@@ -8,6 +8,7 @@
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_view.h"
 #include "ui/widgets/job_progress.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -54,8 +55,8 @@ void SimilarityView::draw(ViewContext& context) {
             head_similarity(HeadMaps(snapshot->trace, snapshot->model_ref.get()), {}, control));
     });
     context.view_jobs().start(key, work);
-    ImGui::TextUnformatted("How alike the heads attend on this input: Jensen-Shannon divergence between every pair of "
-                           "heads (bits, mean over queries)");
+    ImGui::TextWrapped("How alike the heads attend on this input: Jensen-Shannon divergence between every pair of "
+                       "heads (bits, mean over queries)");
     draw_job_progress(context.view_jobs(), key, "comparing heads", work);
     const auto similarity = context.view_jobs().result<HeadSimilarity>(key);
     if (!similarity) return;
@@ -66,8 +67,10 @@ void SimilarityView::draw(ViewContext& context) {
     const int N = static_cast<int>(s.heads.size());
     if (N == 0) return;
 
-    const float side = std::clamp(
-        std::min(ImGui::GetContentRegionAvail().x * 0.48f, ImGui::GetContentRegionAvail().y - 60.0f), 160.0f, 640.0f);
+    const float side =
+        std::clamp(std::min(ImGui::GetContentRegionAvail().x * 0.48f,
+                            ImGui::GetContentRegionAvail().y - 4.0f * ImGui::GetTextLineHeightWithSpacing()),
+                   px(160.0f), px(1280.0f));
     draw_divergence_matrix(context, s, key, side);
     ImGui::SameLine();
     draw_head_map(context, s, side);
@@ -81,7 +84,8 @@ void SimilarityView::draw_divergence_matrix(ViewContext& context, const HeadSimi
     const int N = static_cast<int>(s.heads.size());
     const float max = std::max(s.divergence.maxCoeff(), 1e-12f);
     ImGui::BeginGroup();
-    ImGui::TextUnformatted("divergence, heads in clustering order");
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side);   // the group's words wrap at its edge
+    ImGui::TextWrapped("divergence, heads in clustering order");
     const HeatmapTexture& t = context.textures().get(key + " matrix", [&] {
         Matrix ordered(N, N);
         for (int i = 0; i < N; ++i) {
@@ -118,6 +122,7 @@ void SimilarityView::draw_divergence_matrix(ViewContext& context, const HeadSimi
     }
     char high[32];
     std::snprintf(high, sizeof high, "%.3f bits", max);
+    ImGui::PopTextWrapPos();   // a legend's words never break inside a number
     colour_legend(state.colormap, "0 (alike)", high, false);
     ImGui::EndGroup();
 }
@@ -128,7 +133,8 @@ void SimilarityView::draw_head_map(ViewContext& context, const HeadSimilarity& s
     session::AppState& state = context.state();
     const int N = static_cast<int>(s.heads.size());
     ImGui::BeginGroup();
-    ImGui::TextUnformatted("map of heads (MDS), coloured by layer; click a dot");
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side);
+    ImGui::TextWrapped("map of heads (MDS), coloured by layer; click a dot");
     const ImVec2 o2 = ImGui::GetCursorScreenPos();
     ImDrawList* draw = ImGui::GetWindowDrawList();
     draw->AddRect(o2, ImVec2(o2.x + side, o2.y + side), axis_colour);
@@ -144,7 +150,7 @@ void SimilarityView::draw_head_map(ViewContext& context, const HeadSimilarity& s
         max_y = s.mds.col(1).maxCoeff();
     }
     const float range = std::max({max_x - min_x, max_y - min_y, 1e-9f});
-    const float pad = 14.0f;
+    const float pad = px(14.0f);
     const auto point = [&](int n) {
         const float x = dims >= 1 ? s.mds(n, 0) : 0.0f;
         const float y = dims >= 2 ? s.mds(n, 1) : 0.0f;
@@ -157,21 +163,21 @@ void SimilarityView::draw_head_map(ViewContext& context, const HeadSimilarity& s
     const bool clicked = ImGui::IsItemClicked();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     int nearest = -1;
-    float nearest_d = 100.0f;
+    float nearest_d = px(10.0f) * px(10.0f);
     const int L = static_cast<int>(context.shown().info.n_layers);
     for (int n = 0; n < N; ++n) {
         const auto [l, h] = s.heads[static_cast<std::size_t>(n)];
         const ImVec2 p = point(n);
         const bool selected = l == state.layer && h == state.head;
-        draw->AddCircleFilled(p, selected ? 6.0f : 4.5f,
+        draw->AddCircleFilled(p, px(selected ? 6.0f : 4.5f),
                               colour_of(layer_colormap, L > 1 ? static_cast<double>(l) / (L - 1) : 0.5));
         // A light ring: cividis' first layers are navy, near the background.
-        draw->AddCircle(p, selected ? 6.5f : 5.0f, IM_COL32(200, 200, 200, 200));
-        if (selected) draw->AddCircle(p, 8.0f, selected_ring, 0, 2.0f);
+        draw->AddCircle(p, px(selected ? 6.5f : 5.0f), IM_COL32(200, 200, 200, 200));
+        if (selected) draw->AddCircle(p, px(8.0f), selected_ring, 0, px(2.0f));
         if (N <= 64) {
             // Few enough to name each dot (ViT-B's 144 would be a blur of labels: hover names those).
             const std::string name = std::to_string(l) + "." + std::to_string(h);
-            draw->AddText(ImVec2(p.x + 7.0f, p.y - 7.0f), IM_COL32(200, 200, 200, 220), name.c_str());
+            draw->AddText(ImVec2(p.x + px(7.0f), p.y - px(7.0f)), IM_COL32(200, 200, 200, 220), name.c_str());
         }
         const float d = (p.x - mouse.x) * (p.x - mouse.x) + (p.y - mouse.y) * (p.y - mouse.y);
         if (d < nearest_d) {
@@ -187,6 +193,7 @@ void SimilarityView::draw_head_map(ViewContext& context, const HeadSimilarity& s
             state.head = h;
         }
     }
+    ImGui::PopTextWrapPos();
     colour_legend(layer_colormap, "first layer", "last layer", false);
     ImGui::EndGroup();
 }

@@ -5,6 +5,7 @@
 #include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -70,7 +71,7 @@ void StagesView::draw(ViewContext& context) {
         return;
     }
     colour_legend(Colormap::coolwarm, "-max |value|", "+max |value|", false);
-    ImGui::SameLine();
+    same_line_if_fits(colour_legend_width("softmax 0", "1"));
     colour_legend(state.colormap, "softmax 0", "1");
     if (layer.window > 0) window_legend(layer.window);
     const auto shape = [](const Matrix& m) {
@@ -98,9 +99,10 @@ void StagesView::draw(ViewContext& context) {
         ImGui::TextDisabled("K and V are key/value head %d's, shared by query heads %d-%d", state.head / int(group),
                             int(state.head / group * group), int(state.head / group * group + group - 1));
     }
-    const float side = 150.0f;
+    // Four to a row while they are at least 150 px (at 1x): they grow with the window.
+    const float side = std::clamp(ImGui::GetContentRegionAvail().x / 4.0f - px(16.0f), px(150.0f), px(360.0f));
     int column = 0;
-    const int per_row = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / (side + 16.0f)));
+    const int per_row = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / (side + px(16.0f))));
     for (const Stage& s : stages) {
         if (s.values->size() == 0) continue;
         if (column++ % per_row) ImGui::SameLine();

@@ -5,6 +5,7 @@
 #include "ui/widgets/cell_under.h"
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_view.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -44,6 +45,18 @@ constexpr ImU32 head_colours[] = {
     IM_COL32(227, 119, 194, 255), IM_COL32(188, 189, 34, 255),
 };
 
+// What the lines are, and each shown head's colour.
+void draw_heading(const session::AppState& state, int n_heads) {
+    ImGui::TextWrapped("Layer %d: lines from each query (left) to the keys it attends (right); opacity = weight",
+                       state.layer);
+    for (int h = 0; h < n_heads; ++h) {
+        if (state.hidden_heads.off(state.layer, h)) continue;
+        const std::string name = numbered("head ", h);
+        same_line_if_fits(ImGui::CalcTextSize(name.c_str()).x);
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(head_colours[h % 8]), "%s", name.c_str());
+    }
+}
+
 }   // namespace
 
 void TokensView::draw(ViewContext& context) {
@@ -52,12 +65,7 @@ void TokensView::draw(ViewContext& context) {
     const auto& labels = shown.input.labels;
     const auto T = static_cast<int>(labels.size());
     const auto n_heads = static_cast<int>(shown.info.n_heads);
-    ImGui::Text("Layer %d: lines from each query (left) to the keys it attends (right); opacity = weight", state.layer);
-    for (int h = 0; h < n_heads; ++h) {
-        if (state.hidden_heads.off(state.layer, h)) continue;
-        ImGui::SameLine();
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(head_colours[h % 8]), "head %d", h);
-    }
+    draw_heading(state, n_heads);
     const float line = ImGui::GetTextLineHeightWithSpacing();
     // As many rows as fit; a longer input is shown a window at a time (a thousand rows
     // would be a page 19,000 px tall, its lines a tangle).
@@ -68,18 +76,19 @@ void TokensView::draw(ViewContext& context) {
         if (state.query >= 0 && state.query < T && state.query != pinned_seen_) first_ = state.query - rows / 2;
         pinned_seen_ = state.query;
         first_ = std::clamp(first_, 0, T - rows);
-        ImGui::SetNextItemWidth(std::min(420.0f, ImGui::GetContentRegionAvail().x * 0.5f));
+        ImGui::SetNextItemWidth(std::min(px(420.0f), ImGui::GetContentRegionAvail().x * 0.5f));
         int shown_first = first_;
         if (ImGui::SliderInt("##first token", &shown_first, 0, T - rows, "")) first_ = shown_first;
-        ImGui::SameLine();
-        ImGui::TextDisabled("tokens %d..%d of %d (wheel, slider; keys out of sight: at the edge)", first_,
-                            first_ + rows - 1, T);
+        char range[128];
+        std::snprintf(range, sizeof range, "tokens %d..%d of %d (wheel, slider; keys out of sight: at the edge)",
+                      first_, first_ + rows - 1, T);
+        hint_beside(range);
     } else {
         first_ = 0;
     }
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float column = 180.0f;
-    const float gap = std::max(200.0f, ImGui::GetContentRegionAvail().x - 2 * column - 20.0f);
+    const float column = px(180.0f);
+    const float gap = std::max(px(120.0f), ImGui::GetContentRegionAvail().x - 2 * column - px(20.0f));
     ImDrawList* draw = ImGui::GetWindowDrawList();
     int hovered = -1;
     for (int r = 0; r < rows; ++r) {
@@ -89,7 +98,7 @@ void TokensView::draw(ViewContext& context) {
         const std::string label = visible_token(labels[static_cast<std::size_t>(i)]);
         ImGui::SetCursorScreenPos(left);
         ImGui::PushID(i);
-        ImGui::Selectable(label.c_str(), state.query == i, 0, ImVec2(column - 10.0f, 0));
+        ImGui::Selectable(label.c_str(), state.query == i, 0, ImVec2(column - px(10.0f), 0));
         ImGui::PopID();
         if (ImGui::IsItemHovered()) hovered = i;
         if (ImGui::IsItemClicked()) state.query = state.query == i ? -1 : i;
@@ -116,9 +125,9 @@ void TokensView::draw(ViewContext& context) {
                 const float weight = w(i, j);
                 if (weight < 0.02f) continue;   // invisible anyway; keeps long inputs cheap
                 const auto alpha = static_cast<ImU32>(std::clamp(weight, 0.0f, 1.0f) * 255.0f);
-                draw->AddLine(ImVec2(origin.x + column - 6.0f, y_of(i)),
-                              ImVec2(origin.x + column + gap - 6.0f, y_of(j)), base | (alpha << IM_COL32_A_SHIFT),
-                              1.5f);
+                draw->AddLine(ImVec2(origin.x + column - px(6.0f), y_of(i)),
+                              ImVec2(origin.x + column + gap - px(6.0f), y_of(j)), base | (alpha << IM_COL32_A_SHIFT),
+                              px(1.5f));
             }
         }
     }

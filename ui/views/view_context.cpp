@@ -3,6 +3,7 @@
 #include "core/analysis/head_roles.h"
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/heatmap_pyramid.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <algorithm>
 #include <cmath>
@@ -138,7 +139,7 @@ const HeatmapTexture& ViewContext::signed_texture(const std::string& key, const 
 PictureRect ViewContext::draw_picture_with_heat(const HeatmapTexture& heat, int grid_w, int grid_h, ImVec2 room) {
     const HeatmapTexture& picture = textures_.get("picture", [&] { return rgba_of(shown_->image); });
     const float aspect = static_cast<float>(grid_w) / static_cast<float>(grid_h);
-    const float width = std::min(std::max(128.0f, room.x), std::max(128.0f, room.y) * aspect);
+    const float width = std::min(std::max(px(128.0f), room.x), std::max(px(128.0f), room.y) * aspect);
     const float height = width / aspect;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImDrawList* draw = ImGui::GetWindowDrawList();

@@ -1,6 +1,7 @@
 #include "ui/widgets/draw_helpers.h"
 
 #include "core/render/heatmap_image.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 
@@ -22,7 +23,8 @@ std::string numbered(const char* prefix, int a, int b) {
 namespace {
 
 void swatch(ImDrawList* draw, Rgba8 colour, float height, const char* label) {
-    ImGui::SameLine();
+    // The square and its word stay together; together they wrap.
+    same_line_if_fits(height + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(label).x);
     const ImVec2 at = ImGui::GetCursorScreenPos();
     draw->AddRectFilled(at, ImVec2(at.x + height, at.y + height), IM_COL32(colour.r, colour.g, colour.b, 255));
     ImGui::Dummy(ImVec2(height, height));
@@ -30,12 +32,14 @@ void swatch(ImDrawList* draw, Rgba8 colour, float height, const char* label) {
     ImGui::TextUnformatted(label);
 }
 
+constexpr float legend_bar_width = 180.0f;   // at 1x (ui_scale.h)
+
 }   // namespace
 
 void colour_legend(Colormap map, const char* low, const char* high, bool show_masked, bool show_not_finite) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float width = 180.0f;
+    const float width = px(legend_bar_width);
     const float height = ImGui::GetTextLineHeight();
     constexpr int steps = 64;
     for (int i = 0; i < steps; ++i) {
@@ -45,8 +49,10 @@ void colour_legend(Colormap map, const char* low, const char* high, bool show_ma
                             IM_COL32(c.r, c.g, c.b, 255));
     }
     ImGui::Dummy(ImVec2(width, height));
-    ImGui::SameLine();
-    ImGui::Text("%s .. %s", low, high);
+    std::string ends(low);
+    ends.append(" .. ").append(high);
+    same_line_if_fits(ImGui::CalcTextSize(ends.c_str()).x);
+    ImGui::TextUnformatted(ends.c_str());
     if (show_masked) swatch(draw, masked_colour, height, "masked");
     if (show_not_finite) swatch(draw, not_finite_colour, height, "not finite (NaN / Inf)");
 }
@@ -95,6 +101,25 @@ void hint_beside(const char* text, bool may_wrap) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("%s", text);
     ImGui::PopStyleColor();
+}
+
+void same_line_if_fits(float width) {
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+float check_width(const char* label) {
+    return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
+
+float labelled_width(float box, const char* label) {
+    const float text = ImGui::CalcTextSize(label, nullptr, true).x;
+    return box + (text > 0.0f ? ImGui::GetStyle().ItemInnerSpacing.x + text : 0.0f);
+}
+
+float colour_legend_width(const char* low, const char* high) {
+    return px(legend_bar_width) + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(low).x +
+           ImGui::CalcTextSize(" .. ").x + ImGui::CalcTextSize(high).x;
 }
 
 bool copy_key_pressed() {

@@ -47,6 +47,16 @@ RgbaImage rgba_of(const RgbImage& image);
 // tooltip.
 void hint_beside(const char* text, bool may_wrap = true);
 
+// SameLine() where an item `width` px wide still fits on the current line; else the next
+// item starts a line of its own: a row of controls wraps in a narrow window (or at a large
+// content scale) instead of running off its edge.
+void same_line_if_fits(float width);
+// How wide a checkbox or radio button with `label` is; a slider or combo `box` px wide
+// with its label; a colour legend with its two ends' words.
+float check_width(const char* label);
+float labelled_width(float box, const char* label);
+float colour_legend_width(const char* low, const char* high);
+
 // Ctrl+C pressed this frame, with no text box taking the keyboard: copy what is hovered.
 bool copy_key_pressed();
 // `text` to the clipboard (GLFW's, through Dear ImGui): what a Copy button or Ctrl+C gives.

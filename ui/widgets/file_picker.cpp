@@ -1,4 +1,5 @@
 #include "ui/widgets/file_picker.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -127,7 +128,7 @@ std::optional<std::string> FilePicker::draw_popup(const char* id, const std::vec
         ImGui::OpenPopup("files");
         open_requested_ = false;
     }
-    ImGui::SetNextWindowSize(ImVec2(480.0f, 440.0f), ImGuiCond_Appearing);
+    ImGui::SetNextWindowSize(px(480.0f, 440.0f), ImGuiCond_Appearing);
     if (ImGui::BeginPopup("files")) {
         draw_location();
         if (typed_pick_) picked = std::exchange(typed_pick_, std::nullopt);

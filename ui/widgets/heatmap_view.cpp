@@ -1,6 +1,7 @@
 #include "ui/widgets/heatmap_view.h"
 
 #include "ui/widgets/draw_helpers.h"
+#include "ui/widgets/ui_scale.h"
 
 #include "ui/widgets/cell_under.h"
 
@@ -55,9 +56,9 @@ float fit_cell(const Matrix& weights, float left, float top, float max_side) {
     return fit >= 4.0f ? std::floor(fit) : std::max(fit, 0.5f);
 }
 
-float label_band_left(const HeatmapLabels& labels) { return std::min(widest(labels.queries), 160.0f) + 8.0f; }
+float label_band_left(const HeatmapLabels& labels) { return std::min(widest(labels.queries), px(160.0f)) + px(8.0f); }
 float label_band_top(const HeatmapLabels& labels) {
-    return std::min(widest(labels.keys), 160.0f) * 0.75f + ImGui::GetTextLineHeight() + 4.0f;
+    return std::min(widest(labels.keys), px(160.0f)) * 0.75f + ImGui::GetTextLineHeight() + px(4.0f);
 }
 
 // The labels of the rows and columns in sight, every one while they are legible and

@@ -1,4 +1,5 @@
 #include "ui/widgets/job_progress.h"
+#include "ui/widgets/ui_scale.h"
 
 #include <imgui.h>
 
@@ -12,7 +13,7 @@ void draw_job_progress(session::BackgroundJobs& jobs, const std::string& key, co
     if (running && running->first == key) {
         char overlay[48];
         std::snprintf(overlay, sizeof overlay, "%s %.0f%%", what, 100.0 * running->second);
-        ImGui::ProgressBar(static_cast<float>(running->second), ImVec2(260.0f, 0.0f), overlay);
+        ImGui::ProgressBar(static_cast<float>(running->second), ImVec2(px(260.0f), 0.0f), overlay);
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) jobs.cancel();
         return;

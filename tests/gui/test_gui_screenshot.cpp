@@ -703,3 +703,52 @@ TEST_CASE("gui: maps on demand draw the same screens as kept maps, the status ba
         CHECK(streamed.differing(kept) == 0);
     }
 }
+
+TEST_CASE("gui: Compare's three maps zoom together, and a cell of B copies its values in A, B and A - B (xdotool)") {
+    TempDir dir;
+    const std::string err = dir.file("err");
+    const std::string copied = dir.file("copied");
+    const std::string sentence = "The cat sat on the mat .";
+    // A is head 0.0, B the next head (0.1) until B is chosen. Three wheel notches over A's
+    // upper left, then the pointer on B's middle: the cell there is one the zoom brought
+    // into sight in B too.
+    const std::string launch = "timeout 60 '" HEADSCOPE_GUI "' --model builtin:toy-text --view compare --layer 0 "
+                               "--head 0 --text '" +
+                               sentence + "' --size 1280x800 2>>'" + err + "'";
+    REQUIRE(drive_window(dir, "", launch,
+                         "xdotool mousemove --window \\$w 420 230; sleep 0.3; xdotool click 4; sleep 0.3; "
+                         "xdotool click 4; sleep 0.3; xdotool click 4; sleep 0.5; "
+                         "xdotool mousemove --window \\$w 790 300; sleep 0.5; " +
+                             held("ctrl c") + "sleep 0.5; xclip -o -selection clipboard > '" + copied + "'; " +
+                             held("ctrl q")) == 0);
+    INFO("stderr: " << headscope::test::read_bytes(err));
+    std::istringstream lines(headscope::test::read_bytes(copied));
+    std::string header;
+    std::string row;
+    std::getline(lines, header);
+    std::getline(lines, row);
+    CHECK(header == "query\tquery token\tkey\tkey token\tA\tB\tA - B");
+    std::istringstream fields(row);
+    int query = -1;
+    int key = -1;
+    std::string query_token;
+    std::string key_token;
+    float a = -1.0f;
+    float b = -1.0f;
+    float difference = 0.0f;
+    fields >> query >> query_token >> key >> key_token >> a >> b >> difference;
+    const auto model = headscope::open_model("builtin:toy-text", headscope::ToyConfig{});
+    const headscope::ModelInput input = model->encode_text(sentence);
+    const headscope::ModelTrace trace = model->forward(input, headscope::RunOptions{});
+    const auto T = static_cast<int>(input.labels.size());
+    REQUIRE(query >= 0);
+    REQUIRE(key >= 0);
+    REQUIRE(query < T);
+    REQUIRE(key < T);
+    // Unzoomed, B's middle is its middle cell; zoomed about A's upper left, an earlier one.
+    CHECK(query + key < T - 1);
+    CHECK(query_token == input.labels[static_cast<std::size_t>(query)]);
+    CHECK(a == trace.layers[0].heads[0].weights(query, key));
+    CHECK(b == trace.layers[0].heads[1].weights(query, key));
+    CHECK(difference == doctest::Approx(a - b).epsilon(1e-6));
+}

@@ -34,9 +34,16 @@ public:
                 .second_input = state.compare_mode == session::CompareMode::two_inputs};
     }
     void draw(ViewContext& context) override;
+    std::string settings() const override { return zoom_json(zoom_); }
+    std::string restore(const std::string& settings) override {
+        std::string error;
+        if (const std::optional<MapZoom> zoom = zoom_from_json(settings, error)) zoom_ = *zoom;
+        return error;
+    }
+
+    struct Sides;   // the two maps compared
 
 private:
-    struct Sides;   // the two maps compared (compare_view.cpp)
     void choose_two_heads(ViewContext& context, Sides& sides);
     void choose_two_layers(ViewContext& context, Sides& sides);
     void choose_mask_on_off(ViewContext& context, Sides& sides);
@@ -51,6 +58,7 @@ private:
     Matrix layer_mean_b_;
     std::string compare_image_edit_;     // input B's path while typing (applied on Enter)
     std::string compare_image_source_;   // the applied path compare_image_edit_ was last reset from
+    MapZoom zoom_;                       // A, B and A - B zoom and pan together
 };
 
 // The two maps compared, each with its mask and title; `waiting` says why B is missing.
@@ -62,6 +70,7 @@ struct CompareView::Sides {
     std::string a_title;
     std::string b_title;
     std::string waiting;
+    const std::vector<std::string>* b_labels = nullptr;   // B's tokens where B is another input; else A's
 };
 
 namespace {
@@ -71,6 +80,40 @@ Matrix layer_mean(const session::Snapshot& shown, int layer) {
     Matrix mean = *shown.head_map(layer, 0);
     for (int h = 1; h < static_cast<int>(shown.info.n_heads); ++h) mean += *shown.head_map(layer, h);
     return mean / static_cast<float>(shown.info.n_heads);
+}
+
+// The tooltip over cell (i, j) of A, B or A - B (same shape): its tokens, and the cell
+// in each map, masked cells said so.
+void describe_cell(const CompareView::Sides& sides, const HeatmapLabels* labels, int i, int j) {
+    const auto token = [](const std::vector<std::string>& all, int at) {
+        return at < static_cast<int>(all.size()) ? visible_token(all[static_cast<std::size_t>(at)]) : std::string();
+    };
+    if (labels != nullptr) {
+        ImGui::Text("query %d  %s", i, token(labels->queries, i).c_str());
+        ImGui::Text("key   %d  %s", j, token(labels->keys, j).c_str());
+    }
+    const auto value = [&](const char* name, const std::string& title, const Matrix& m, const Mask* mask) {
+        if (mask != nullptr && !(*mask)(i, j)) {
+            ImGui::Text("%s  masked          %s", name, title.c_str());
+        } else {
+            ImGui::Text("%s  %.4f  %s", name, static_cast<double>(m(i, j)), title.c_str());
+        }
+    };
+    value("A    ", sides.a_title, *sides.a, sides.mask_a);
+    value("B    ", sides.b_title, *sides.b, sides.mask_b);
+    const float a = (*sides.a)(i, j);
+    const float b = (*sides.b)(i, j);
+    ImGui::Text("A - B  %+.4f", static_cast<double>(a - b));
+    ImGui::TextDisabled("wheel: zoom all three; drag: pan; double-click or F: fit; Ctrl+C: copy");
+    if (labels == nullptr || !copy_key_pressed()) return;
+    // A header and one row, tab-separated (a masked cell's weight is 0, as the map draws it).
+    char values[96];
+    std::snprintf(values, sizeof values, "\t%.9g\t%.9g\t%.9g\n", static_cast<double>(a), static_cast<double>(b),
+                  static_cast<double>(a - b));
+    std::string text("query\tquery token\tkey\tkey token\tA\tB\tA - B\n");
+    text.append(std::to_string(i)).append("\t").append(token(labels->queries, i));
+    text.append("\t").append(std::to_string(j)).append("\t").append(token(labels->keys, j));
+    copy_to_clipboard(text.append(values));
 }
 
 // A matrix the view owns, as the shared pointer Sides holds (no owner: the view outlives the frame).
@@ -276,6 +319,7 @@ void CompareView::choose_two_inputs(ViewContext& context, Sides& sides) {
         sides.mask_b = mask_of(*shown.other_trace);
         sides.a_title += " on input A";
         sides.b_title = numbered("head ", state.layer, state.head) + " on input B";
+        if (shown.other_input) sides.b_labels = &shown.other_input->labels;
     } else {
         sides.waiting = "computing input B...";
     }
@@ -305,19 +349,32 @@ void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
         context.textures().get(key + "a", [&] { return heatmap_mip_levels(*a, sides.mask_a, state.colormap, max); });
     const HeatmapTexture& tb =
         context.textures().get(key + "b", [&] { return heatmap_mip_levels(*b, sides.mask_b, state.colormap, max); });
-    const auto panel = [&](const char* id, const std::string& title, const HeatmapTexture& t) {
+    const std::vector<std::string>& tokens = context.shown().input.labels;
+    const HeatmapLabels labels_a{tokens, tokens};
+    const HeatmapLabels labels_b = sides.b_labels ? HeatmapLabels{*sides.b_labels, *sides.b_labels} : labels_a;
+    // One hover for the three maps: the cell's tokens and its value in each.
+    const HoverLines hover = [&](int i, int j) { describe_cell(sides, same_shape ? &labels_a : nullptr, i, j); };
+    const auto panel = [&](const char* id, const std::string& title, const Matrix& m, const Mask* mask,
+                           const HeatmapTexture& t, const HeatmapLabels& labels, const HoverLines& lines) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(title.c_str());
-        draw_heatmap_thumbnail(id, t, side, false);
+        draw_heatmap(id, m, nullptr, mask, t, labels, side, zoom_, MapDrag::pans, -1, lines);
         ImGui::EndGroup();
     };
-    panel("A", "A: " + sides.a_title, ta);
+    // Two maps of different sizes (two inputs) zoom alike only by chance: B keeps to the fit.
+    MapZoom unzoomed;
+    panel("A", "A: " + sides.a_title, *a, sides.mask_a, ta, labels_a, same_shape ? hover : HoverLines{});
     ImGui::SameLine();
-    panel("B", "B: " + sides.b_title, tb);
     if (same_shape) {
+        panel("B", "B: " + sides.b_title, *b, sides.mask_b, tb, labels_b, hover);
         ImGui::SameLine();
         const Matrix diff = *a - *b;
-        panel("D", "A - B", context.signed_texture(key + "d", diff, nullptr));
+        panel("D", "A - B", diff, nullptr, context.signed_texture(key + "d", diff, nullptr), labels_a, hover);
+    } else {
+        ImGui::BeginGroup();
+        ImGui::TextUnformatted(("B: " + sides.b_title).c_str());
+        draw_heatmap("B", *b, nullptr, sides.mask_b, tb, labels_b, side, unzoomed);
+        ImGui::EndGroup();
     }
     colour_legend(state.colormap, "0", "max of A, B", sides.mask_a != nullptr || sides.mask_b != nullptr);
     if (same_shape) {

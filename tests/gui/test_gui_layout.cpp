@@ -151,6 +151,8 @@ TEST_CASE("gui layout: every view at 1024x640 and at 2x scale: nothing cut off, 
         for (const char* view : image_views) {
             check_layout(std::string("--fresh --model builtin:tiny-shapes --view ") + view, size, scale);
         }
+        // The Heads view with its importance map (labelled layers x heads) beside the plot.
+        check_layout("--fresh --view heads --scan-importance", size, scale);
     }
 }
 

@@ -752,3 +752,44 @@ TEST_CASE("gui: Compare's three maps zoom together, and a cell of B copies its v
     CHECK(b == trace.layers[0].heads[1].weights(query, key));
     CHECK(difference == doctest::Approx(a - b).epsilon(1e-6));
 }
+
+TEST_CASE("gui: hovering a Stages map names its cell, and Ctrl+C copies the engine's value there (xdotool)") {
+    TempDir dir;
+    const std::string err = dir.file("err");
+    const std::string copied = dir.file("copied");
+    const std::string sentence = "The cat sat on the mat .";
+    const std::string launch = "timeout 60 '" HEADSCOPE_GUI "' --model builtin:toy-text --view stages --layer 0 "
+                               "--head 0 --text '" +
+                               sentence + "' --size 1280x800 2>>'" + err + "'";
+    // The pointer on the first map, X = norm(x) [T, E], at the top left of the view.
+    REQUIRE(drive_window(dir, "", launch,
+                         "xdotool mousemove --window \\$w 420 160; sleep 0.5; " + held("ctrl c") +
+                             "sleep 0.5; xclip -o -selection clipboard > '" + copied + "'; " + held("ctrl q")) == 0);
+    INFO("stderr: " << headscope::test::read_bytes(err));
+    std::istringstream lines(headscope::test::read_bytes(copied));
+    std::string header;
+    std::string row;
+    std::getline(lines, header);
+    std::getline(lines, row);
+    CHECK(header == "stage\trow\trow token\tfeature\t\tvalue");
+    std::vector<std::string> fields;
+    std::istringstream cells(row);
+    for (std::string cell; std::getline(cells, cell, '\t');) fields.push_back(cell);
+    REQUIRE(fields.size() == 6);
+    CHECK(fields[0] == "X = norm(x), the layer's input");
+    const int i = std::stoi(fields[1]);
+    const int j = std::stoi(fields[3]);
+    const float value = std::stof(fields[5]);
+    const auto model = headscope::open_model("builtin:toy-text", headscope::ToyConfig{});
+    const headscope::ModelInput input = model->encode_text(sentence);
+    headscope::RunOptions options;
+    options.stages_layer = 0;
+    const headscope::ModelTrace trace = model->forward(input, options);
+    const headscope::Matrix& x = trace.layers[0].input;
+    REQUIRE(i >= 0);
+    REQUIRE(j >= 0);
+    REQUIRE(i < x.rows());
+    REQUIRE(j < x.cols());
+    CHECK(fields[2] == input.labels[static_cast<std::size_t>(i)]);
+    CHECK(value == x(i, j));
+}

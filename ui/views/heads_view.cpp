@@ -152,18 +152,37 @@ void HeadsView::draw_importance_map(ViewContext& context, const ImportanceScan& 
     session::AppState& state = context.state();
     const ModelInfo& info = context.shown().info;
     ImGui::BeginGroup();
-    ImGui::Text("Importance (%s), layers x heads", scan.measure == EffectMeasure::kl_divergence
-                                                       ? "KL of the output, nats"
-                                                       : "relative change of the output");
+    ImGui::TextWrapped("Importance (%s), layers x heads", scan.measure == EffectMeasure::kl_divergence
+                                                              ? "KL of the output, nats"
+                                                              : "relative change of the output");
     const float max = std::max(scan.effect.maxCoeff(), 1e-12f);
     const HeatmapTexture& t = context.textures().get(
         "importance-map" + key, [&] { return heatmap_mip_levels(scan.effect, nullptr, state.colormap, max); });
-    const float cell = std::clamp(std::min((avail - plot_w - px(40.0f)) / static_cast<float>(info.n_heads),
-                                           (plot_h - px(20.0f)) / static_cast<float>(info.n_layers)),
+    const float cell = std::clamp(std::min((avail - plot_w - px(70.0f)) / static_cast<float>(info.n_heads),
+                                           (plot_h - px(40.0f)) / static_cast<float>(info.n_layers)),
                                   px(6.0f), px(48.0f));
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    // Layers named down the left, heads along the top, every one that has room.
+    const float line = ImGui::GetTextLineHeight();
+    const float band_left =
+        ImGui::CalcTextSize(numbered("L", static_cast<int>(info.n_layers) - 1).c_str()).x + px(6.0f);
+    const ImVec2 corner = ImGui::GetCursorScreenPos();
+    const ImVec2 origin(corner.x + band_left, corner.y + line + px(2.0f));
     const ImVec2 size(cell * static_cast<float>(info.n_heads), cell * static_cast<float>(info.n_layers));
-    ImGui::GetWindowDrawList()->AddImage(t.id(), origin, ImVec2(origin.x + size.x, origin.y + size.y));
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const int layer_step = std::max(1, static_cast<int>(std::ceil(line / cell)));
+    for (int l = 0; l < static_cast<int>(info.n_layers); l += layer_step) {
+        draw->AddText(ImVec2(corner.x, origin.y + cell * (static_cast<float>(l) + 0.5f) - 0.5f * line), text,
+                      numbered("L", l).c_str());
+    }
+    const int head_step = std::max(
+        1, static_cast<int>(std::ceil(
+               (ImGui::CalcTextSize(numbered("H", static_cast<int>(info.n_heads) - 1).c_str()).x + px(4.0f)) / cell)));
+    for (int h = 0; h < static_cast<int>(info.n_heads); h += head_step) {
+        draw->AddText(ImVec2(origin.x + cell * static_cast<float>(h), corner.y), text, numbered("H", h).c_str());
+    }
+    draw->AddImage(t.id(), origin, ImVec2(origin.x + size.x, origin.y + size.y));
+    ImGui::SetCursorScreenPos(origin);
     ImGui::InvisibleButton("importance", size);
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const int h = cell_under(mouse.x, origin.x, cell, static_cast<int>(info.n_heads));

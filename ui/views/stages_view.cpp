@@ -56,6 +56,53 @@ std::string scores_stage_name(const ModelInfo& info) {
     return name;
 }
 
+// The tooltip over a stage's map drawn at `origin`, `extent` px: the cell under the
+// pointer outlined, its row's token, its column (a key's token where the stage is
+// [T, T], else a feature), its value.
+void hover_stage(const Stage& stage, const std::vector<std::string>& tokens, ImVec2 origin, ImVec2 extent) {
+    const Matrix& m = *stage.values;
+    const auto rows = static_cast<int>(m.rows());
+    const auto cols = static_cast<int>(m.cols());
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (mouse.x >= origin.x + extent.x || mouse.y >= origin.y + extent.y) return;
+    const float cw = extent.x / static_cast<float>(cols);
+    const float ch = extent.y / static_cast<float>(rows);
+    const int i = cell_under(mouse.y, origin.y, ch, rows);
+    const int j = cell_under(mouse.x, origin.x, cw, cols);
+    const ImVec2 at(origin.x + cw * static_cast<float>(j), origin.y + ch * static_cast<float>(i));
+    ImGui::GetWindowDrawList()->AddRect(at, ImVec2(at.x + std::max(cw, 1.0f), at.y + std::max(ch, 1.0f)),
+                                        IM_COL32(255, 255, 255, 255));
+    const auto token = [&](int k) {
+        return k < static_cast<int>(tokens.size()) ? visible_token(tokens[static_cast<std::size_t>(k)]) : std::string();
+    };
+    const bool by_keys = rows == cols && cols == static_cast<int>(tokens.size());
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(stage.name.c_str());
+    ImGui::Text("row %d  %s", i, token(i).c_str());
+    if (by_keys) {
+        ImGui::Text("key %d  %s", j, token(j).c_str());
+    } else {
+        ImGui::Text("feature %d", j);
+    }
+    const float value = m(i, j);
+    if (std::isinf(value) && value < 0.0f) {
+        ImGui::TextUnformatted("-inf (masked: weight 0)");
+    } else {
+        ImGui::Text("value %.5g", static_cast<double>(value));
+    }
+    ImGui::TextDisabled("Ctrl+C: copy");
+    ImGui::EndTooltip();
+    if (!copy_key_pressed()) return;
+    // A header and one row, tab-separated, as the Matrix view copies a cell.
+    char number[32];
+    std::snprintf(number, sizeof number, "\t%.9g\n", static_cast<double>(value));
+    std::string text("stage\trow\trow token\t");
+    text.append(by_keys ? "key\tkey token" : "feature\t").append("\tvalue\n").append(stage.name);
+    text.append("\t").append(std::to_string(i)).append("\t").append(token(i));
+    text.append("\t").append(std::to_string(j)).append("\t").append(by_keys ? token(j) : std::string());
+    copy_to_clipboard(text.append(number));
+}
+
 }   // namespace
 
 void StagesView::draw(ViewContext& context) {
@@ -128,7 +175,10 @@ void StagesView::draw(ViewContext& context) {
             draw_window_band(origin, extent.x / static_cast<float>(s.values->cols()), s.values->rows(),
                              s.values->cols(), layer.window);
         }
-        ImGui::Dummy(ImVec2(side, side));
+        ImGui::PushID(key.c_str());
+        ImGui::InvisibleButton("cells", ImVec2(side, side));
+        if (ImGui::IsItemHovered()) hover_stage(s, shown.input.labels, origin, extent);
+        ImGui::PopID();
         ImGui::EndGroup();
     }
 }

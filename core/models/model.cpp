@@ -46,6 +46,11 @@ Matrix Model::head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index
     return kept.heads[static_cast<std::size_t>(head)].weights;
 }
 
+AttentionTrace Model::layer_stages(const ModelTrace& /*trace*/, Eigen::Index layer,
+                                   const HeadMask& /*disabled_heads*/) const {
+    throw Error(info().name + ": layer " + std::to_string(layer) + "'s stages cannot be computed again");
+}
+
 void check_maps_fit_in_memory(const ModelInfo& info, Eigen::Index T, int map_copies) {
     const double t = static_cast<double>(T);
     const double layers = static_cast<double>(info.n_layers), heads = static_cast<double>(info.n_heads);

@@ -89,6 +89,13 @@ public:
     Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
         return named([&] { return model_->head_map(trace, layer, head); });
     }
+    AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer,
+                                const HeadMask& disabled_heads) const override {
+        return named([&] { return model_->layer_stages(trace, layer, disabled_heads); });
+    }
+    Matrix logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const override {
+        return named([&] { return model_->logits_rows(trace, first, n); });
+    }
     std::string output_label(Eigen::Index index) const override { return model_->output_label(index); }
     std::vector<OwnedTensor> export_weights() const override { return model_->export_weights(); }
 

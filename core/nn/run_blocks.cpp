@@ -204,4 +204,23 @@ Matrix stack_head_map(const Stack& stack, const ModelTrace& trace, Eigen::Index 
     return head_map(stack.blocks[l].attention, trace.layers[l], head, trace.mask);
 }
 
+AttentionTrace stack_layer_stages(const Stack& stack, const ModelTrace& trace, Eigen::Index layer,
+                                  const HeadMask& disabled_heads) {
+    const Eigen::Index L = stack.n_layers();
+    if (layer < 0 || layer >= L) {
+        throw Error("layer " + std::to_string(layer) + ": the model has layers 0.." + std::to_string(L - 1));
+    }
+    if (static_cast<Eigen::Index>(trace.layer_inputs.size()) != L) {
+        throw Error("layer " + std::to_string(layer) +
+                    ": the run kept no layer inputs, so its stages cannot be computed again");
+    }
+    RunOptions options;
+    options.disabled_heads = disabled_heads;
+    options.stages_layer = layer;
+    const auto l = static_cast<std::size_t>(layer);
+    const Block& block = stack.blocks[l];
+    Matrix x = trace.layer_inputs[l];
+    return block_forward(stack.spec, block, x, layer_options(options, block, layer, trace.mask), 0);
+}
+
 }   // namespace headscope

@@ -54,4 +54,13 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
 // stack does not have.
 Matrix stack_head_map(const Stack& stack, const ModelTrace& trace, Eigen::Index layer, Eigen::Index head);
 
+// Every stage of `layer` (TraceDetail::all_stages: the layer's normed input, each head's
+// q, k, v, scores, masked scores, weights and context) computed again from a run of
+// `stack` that kept its layer inputs (RunOptions::keep_layer_inputs), under that run's
+// mask and `disabled_heads` (those it ran with): the numbers that run computed at that
+// layer, without running its MLP or any other layer. Throws headscope::Error for a layer
+// the stack does not have, or a run that kept no inputs.
+AttentionTrace stack_layer_stages(const Stack& stack, const ModelTrace& trace, Eigen::Index layer,
+                                  const HeadMask& disabled_heads);
+
 }   // namespace headscope

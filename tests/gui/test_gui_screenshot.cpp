@@ -436,7 +436,8 @@ TEST_CASE("gui: zoomed in, Export writes the part in sight as SVG: one rect per 
     CHECK(masked == 0);
 }
 
-TEST_CASE("gui: Ctrl+C over a cell copies its query, key and weight to the clipboard (xdotool, xclip)") {
+TEST_CASE("gui: Ctrl+C over a cell copies its query, key, weight and pre-softmax score, computed for the hover "
+          "(xdotool, xclip)") {
     TempDir dir;
     const std::string err = dir.file("err");
     const std::string copied = dir.file("copied");
@@ -453,18 +454,23 @@ TEST_CASE("gui: Ctrl+C over a cell copies its query, key and weight to the clipb
     std::string row;
     std::getline(lines, header);
     std::getline(lines, row);
-    CHECK(header == "query\tquery token\tkey\tkey token\tweight");
+    // The run kept no stages (the Matrix view asks for none): the score was computed for
+    // the hovered head on demand.
+    CHECK(header == "query\tquery token\tkey\tkey token\tweight\tscore");
     std::istringstream fields(row);
     int query = -1;
     int key = -1;
     std::string query_token;
     std::string key_token;
     float weight = -1.0f;
-    fields >> query >> query_token >> key >> key_token >> weight;
+    float score = 0.0f;
+    fields >> query >> query_token >> key >> key_token >> weight >> score;
     // The engine's own map at that cell: what was under the pointer, to the last digit copied.
     const auto model = headscope::open_model("builtin:toy-text", headscope::ToyConfig{});
     const headscope::ModelInput input = model->encode_text(sentence);
-    const headscope::ModelTrace trace = model->forward(input, headscope::RunOptions{});
+    headscope::RunOptions staged;
+    staged.stages_layer = 0;
+    const headscope::ModelTrace trace = model->forward(input, staged);
     REQUIRE(query >= 0);
     REQUIRE(key >= 0);
     REQUIRE(query < static_cast<int>(input.labels.size()));
@@ -472,6 +478,7 @@ TEST_CASE("gui: Ctrl+C over a cell copies its query, key and weight to the clipb
     CHECK(query_token == input.labels[static_cast<std::size_t>(query)]);
     CHECK(key_token == input.labels[static_cast<std::size_t>(key)]);
     CHECK(weight == trace.layers[0].heads[0].weights(query, key));
+    CHECK(score == trace.layers[0].heads[0].scores(query, key));
 }
 
 TEST_CASE("gui: the Tokens view shows a long input a window at a time, around the pinned query") {

@@ -47,12 +47,41 @@ private:
     static void draw_pinned_row(const Matrix& weights, int query, const std::vector<std::string>& labels,
                                 const HeatmapGeometry& g);
     static constexpr float pinned_row_height = 110.0f;   // at 1x (ui_scale.h)
+    // The head's scores before the softmax for the hover: the run's own where it kept
+    // this layer's stages, else computed for this head once the pointer is on the map.
+    const Matrix* hover_scores(ViewContext& context, int layer, int head);
 
+    std::shared_ptr<const Matrix> scores_;              // the hovered head's, as the job computed them
+    bool hovering_ = false;                             // the pointer was on the map last frame
     MapZoom zoom_;                                      // kept across heads: two heads compare at the same zoom
     std::optional<std::pair<int, int>> last_painted_;   // (query, key) of the last frame's paint
     int map_rows_ = 0;                                  // the size of the map last drawn
     int map_cols_ = 0;
 };
+
+// A layer's stages are computed whole (every head's scores, masked scores and maps): at
+// most this much, so that a hover never asks for gigabytes at long inputs.
+constexpr double hover_stages_bytes = 512.0 * 1024 * 1024;
+
+const Matrix* MatrixView::hover_scores(ViewContext& context, int layer, int head) {
+    const session::Snapshot& shown = context.shown();
+    if (const Matrix* kept = shown.head_scores(layer, head)) return kept;
+    const double T = static_cast<double>(shown.input.labels.size());
+    const double stages_bytes = 3.0 * static_cast<double>(shown.info.n_heads) * T * T * sizeof(float);
+    if (!hovering_ || !shown.model_ref || stages_bytes > hover_stages_bytes) return nullptr;
+    const std::string key =
+        "hover-scores " + std::to_string(shown.generation) + numbered(" ", layer, head) + shown.input_key;
+    const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
+    // Only the head's scores are kept: the job's other results stay small.
+    context.view_jobs().start(
+        key, BackgroundJobs::job<Matrix>([snapshot, layer, head](const LoadControl&) {
+            AttentionTrace stages =
+                snapshot->model_ref->layer_stages(snapshot->trace, layer, snapshot->options.disabled_heads);
+            return std::make_shared<const Matrix>(std::move(stages.heads[static_cast<std::size_t>(head)].scores));
+        }));
+    scores_ = context.view_jobs().result<Matrix>(key);   // held here while the frame draws it
+    return scores_.get();
+}
 
 void MatrixView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
@@ -93,10 +122,11 @@ void MatrixView::draw(ViewContext& context) {
     const HeatmapLabels labels{shown.input.labels, shown.input.labels};
     const ImVec2 before = ImGui::GetCursorScreenPos();
     const int clicked =
-        draw_heatmap("matrix", weights, shown.head_scores(layer, head), context.mask(),
+        draw_heatmap("matrix", weights, hover_scores(context, layer, head), context.mask(),
                      context.weights_texture(numbered("w", layer, head), weights), labels, side, zoom_,
                      state.editing_mask ? MapDrag::paints : MapDrag::pans, state.editing_mask ? -1 : state.query);
     const HeatmapGeometry g = heatmap_geometry(weights, labels, side, before, zoom_);
+    hovering_ = ImGui::IsWindowHovered() && g.contains(ImGui::GetIO().MousePos);
     map_rows_ = static_cast<int>(weights.rows());
     map_cols_ = static_cast<int>(weights.cols());
     if (window > 0) {

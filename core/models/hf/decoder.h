@@ -148,6 +148,10 @@ public:
     Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
         return stack_head_map(weights_.stack, trace, layer, head);
     }
+    AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer,
+                                const HeadMask& disabled_heads) const override {
+        return stack_layer_stages(weights_.stack, trace, layer, disabled_heads);
+    }
     std::vector<OwnedTensor> export_weights() const override;
     std::string output_label(Eigen::Index index) const override;
     Matrix logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const override;

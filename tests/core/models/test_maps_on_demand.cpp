@@ -8,6 +8,7 @@
 #include "core/base/error.h"
 #include "core/base/load_control.h"
 #include "core/fast_path_support.h"
+#include "core/models/fixture_input.h"
 #include "core/models/model_registry.h"
 #include "core/tensor/parallel.h"
 #include "test_support.h"
@@ -32,19 +33,6 @@ const char* const models[] = {
     "llama_tiny", "llama_tiny_dynamic", "llama_tiny_yarn", "mistral_tiny",  "qwen2_tiny", "qwen2_tiny_window",
     "qwen3_tiny", "gemma_tiny",         "gemma2_tiny",     "gemma3_tiny",   "phi3_tiny",  "pythia_tiny",
     "gpt2_tiny",  "gpt2_tiny_bf16",     "bert_tiny",       "bert_tiny_cls", "vit_tiny",   "deit_tiny_distilled"};
-
-ModelInput input_for(const Model& model) {
-    if (model.info().takes_image) {
-        RgbImage image;
-        image.width = image.height = model.info().image_size;
-        image.pixels.resize(static_cast<std::size_t>(image.width * image.height * 3));
-        for (std::size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = static_cast<std::uint8_t>(i * 37 % 251);
-        return model.encode_image(image);
-    }
-    std::vector<std::int64_t> ids;
-    for (int i = 0; i < 23; ++i) ids.push_back(5 + (i * 37) % 40);   // within every fixture's vocabulary
-    return model.encode_ids(ids);
-}
 
 // The streamed run of `options` against the kept one: maps, recomputed maps, logits, hidden.
 void check_on_demand(const Model& model, const ModelInput& input, RunOptions options) {
@@ -81,7 +69,7 @@ TEST_CASE("maps on demand: every family's streamed maps, and each computed again
     for (const std::string name : models) {
         CAPTURE(name);
         const auto model = open_model(checkpoints + name, ToyConfig{});
-        const ModelInput input = input_for(*model);
+        const ModelInput input = headscope::test::fixture_input(*model);
         for (const int threads : {1, 2}) {
             CAPTURE(threads);
             set_compute_threads(threads);
@@ -120,7 +108,7 @@ TEST_CASE("maps on demand: the demo models, and the stages layer keeps its maps 
 
 TEST_CASE("maps on demand: resumed from a streamed run only, no kept prefix, the last rows' logits alone") {
     const auto model = open_model(checkpoints + "llama_tiny", ToyConfig{});
-    const ModelInput input = input_for(*model);
+    const ModelInput input = headscope::test::fixture_input(*model);
     RunOptions keep;
     keep.keep_layer_inputs = true;
     const ModelTrace kept = model->forward(input, keep);
@@ -157,7 +145,7 @@ TEST_CASE("maps on demand: resumed from a streamed run only, no kept prefix, the
 
 TEST_CASE("maps on demand: a streamed run resumed after a head is switched off equals one run from the start") {
     const auto model = open_model(checkpoints + "qwen2_tiny", ToyConfig{});
-    const ModelInput input = input_for(*model);
+    const ModelInput input = headscope::test::fixture_input(*model);
     const ModelInfo info = model->info();
     RunOptions first;
     first.keep_layer_inputs = true;
@@ -185,7 +173,7 @@ TEST_CASE("maps on demand: a streamed run resumed after a head is switched off e
 
 TEST_CASE("maps on demand: each layer is reported as it lands, and a throw from the report stops the run") {
     const auto model = open_model(checkpoints + "gemma2_tiny", ToyConfig{});
-    const ModelInput input = input_for(*model);
+    const ModelInput input = headscope::test::fixture_input(*model);
     const Eigen::Index L = model->info().n_layers;
     std::vector<Eigen::Index> done;
     RunOptions options;

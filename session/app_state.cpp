@@ -25,14 +25,17 @@ Request make_request(const AppState& state, const ViewNeeds& needs) {
     // Flags that switch nothing off are asked as none: the flags are sized to the model
     // once its first result is in, and that alone must not look like a new computation.
     if (state.disabled_heads.any()) r.disabled_heads = state.disabled_heads;
-    r.also_flip_causal = needs.flipped_causal;
     r.forbidden = state.forbidden;
     if (needs.stages_of_layer) r.stages_layer = state.layer;
-    if (needs.second_input) {
-        // Input B is read as input A is: ids where A's are, at A's resolution.
-        r.compare = r.input;
-        r.compare.text = state.compare_text;
-        r.compare.image_path = state.compare_image_path;
+    for (RunVariant variant : needs.runs) {
+        if (!variant.input.empty()) {
+            // Another input is read as the main one is: ids where those are, at its resolution.
+            RunInput other = r.input;
+            other.text = variant.input.text;
+            other.image_path = variant.input.image_path;
+            variant.input = std::move(other);
+        }
+        r.variants.push_back(std::move(variant));
     }
     return r;
 }

@@ -77,9 +77,8 @@ struct AppState {
 
 // What the shown view needs computed beyond the maps (each view says: ui/views/view.h).
 struct ViewNeeds {
-    bool stages_of_layer = false;   // every stage (q, k, v, scores...) of the selected layer
-    bool flipped_causal = false;    // the same input with the causal mask flipped
-    bool second_input = false;      // the compare view's input B
+    bool stages_of_layer = false;     // every stage (q, k, v, scores...) of the selected layer
+    std::vector<RunVariant> runs{};   // runs beside the main one (run_variant.h)
 };
 
 // The computation the state asks for, with what the shown view needs.

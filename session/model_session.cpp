@@ -125,15 +125,7 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     if (snapshot->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
     label_outputs(*snapshot);
     if (snapshot->ablated && request.keeps.intact_run) run_intact(*snapshot, key, options, control);
-    if (request.also_flip_causal) {
-        RunOptions flipped = options;
-        flipped.causal = !snapshot->causal;
-        flipped.on_layer = layer_progress(control, "flipped");
-        snapshot->flipped = model_->forward(snapshot->input, flipped);
-    }
-    if (!request.compare.empty()) {
-        run_second_input(*snapshot, request, options, control);
-    }
+    for (const RunVariant& variant : request.variants) run_variant(*snapshot, variant, options, control);
     if (request.keeps.resumable) {
         last_key_ = std::move(key);
         last_run_ = snapshot;
@@ -249,26 +241,31 @@ void ModelSession::measure_heads(Snapshot& snapshot) const {
     snapshot.metrics.insert(snapshot.metrics.end(), computed.begin(), computed.end());
 }
 
-void ModelSession::run_second_input(Snapshot& snapshot, const Request& request, RunOptions options,
-                                    const ComputeControl& control) const {
-    // Input B failing (a bad file, too long) is the compare view's to report, not an
-    // error of the main input.
+void ModelSession::run_variant(Snapshot& snapshot, const RunVariant& variant, RunOptions options,
+                               const ComputeControl& control) const {
+    VariantRun& run = snapshot.variants[variant.name];
+    options.causal = variant.flip_causal ? !snapshot.causal : snapshot.causal;
+    options.on_layer = layer_progress(control, variant.name);
+    // A variant failing (another input that is a bad file, or too long) is its view's to
+    // report, not an error of the main input.
     try {
-        ModelInput other = encode_run_input(*model_, request.compare);
+        if (variant.input.empty()) {
+            run.trace = model_->forward(snapshot.input, options);
+            return;
+        }
+        ModelInput other = encode_run_input(*model_, variant.input);
         if (snapshot.maps_streamed) {
             check_streamed_run_fits(snapshot.info, other.embeddings.rows(), compute_threads(), options.last_logit_rows);
         } else {
             check_maps_fit_in_memory(snapshot.info, other.embeddings.rows());
         }
-        options.causal = snapshot.causal;
-        options.keep.reset();   // the custom mask belongs to input A's positions
-        options.on_layer = layer_progress(control, "input B");
-        snapshot.other_trace = model_->forward(other, options);
-        snapshot.other_input = std::move(other);
+        options.keep.reset();   // the custom mask belongs to the main input's positions
+        run.trace = model_->forward(other, options);
+        run.input = std::move(other);
     } catch (const ComputeCancelled&) {
         throw;
     } catch (const Error& e) {
-        snapshot.other_error = e.what();
+        run.error = e.what();
     }
 }
 

@@ -20,7 +20,7 @@
 
 namespace headscope::session {
 
-// Where a computation is: which run of the request ("", "intact", "flipped", "input B")
+// Where a computation is: which run of the request ("", "intact", or a variant's name)
 // and how many of its layers are done.
 struct ComputeProgress {
     std::string run;
@@ -77,8 +77,9 @@ private:
     void stream_maps(Snapshot& snapshot, const Request& request, RunOptions& options,
                      const ComputeControl& control) const;
     void measure_heads(Snapshot& snapshot) const;
-    void run_second_input(Snapshot& snapshot, const Request& request, RunOptions options,
-                          const ComputeControl& control) const;
+    // One of the request's variants (run_variant.h) into snapshot.variants.
+    void run_variant(Snapshot& snapshot, const RunVariant& variant, RunOptions options,
+                     const ComputeControl& control) const;
 
     std::shared_ptr<const Model> model_;
     std::optional<ModelChoice> held_;   // what model_ was opened as

@@ -1,13 +1,14 @@
 #pragma once
 // What a run asks for, from the window or headscope-cli: the model (a built-in name and
 // its settings, or a checkpoint folder), the input, the mask and the disabled heads,
-// what to keep, and the extra runs a view needs while it is shown. Plain values,
+// what to keep, and the extra runs a view needs while it is shown (run_variant.h). Plain values,
 // compared to tell whether anything changed.
 
 #include "core/base/load_control.h"
 #include "core/models/model.h"
 #include "core/models/toy/toy_models.h"
 #include "session/run_input.h"
+#include "session/run_variant.h"
 
 #include <cstdint>
 #include <functional>
@@ -61,14 +62,13 @@ struct Keeps {
 struct Request {
     ModelChoice model;
     RunInput input;
-    std::optional<bool> causal;      // the causal mask; unset: the model's own default
-    HeadMask disabled_heads;         // [L][H] or unsized
-    bool also_flip_causal = false;   // also run with the causal mask flipped (compare view)
+    std::optional<bool> causal;   // the causal mask; unset: the model's own default
+    HeadMask disabled_heads;      // [L][H] or unsized
     // The mask editor's forbidden (query, key) pairs; pairs past the input's length are ignored.
     std::vector<std::pair<int, int>> forbidden;
-    // Compare view, input A vs input B: also run this second sentence (text models) or
-    // picture (image models) with the same model and options. Empty: not asked.
-    RunInput compare;
+    // The runs the shown view needs beside this one (the Compare view's flipped mask or
+    // second input), each computed with the same model and options as it says.
+    std::vector<RunVariant> variants;
     // The layer whose every stage (q, k, v, scores, ...) to keep, for the Stages view;
     // unset: the maps only, a third of the memory.
     std::optional<int> stages_layer;

@@ -9,6 +9,7 @@
 #include "session/request.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,10 +31,9 @@ struct Snapshot {
     ModelInfo info;
     ModelInput input;
     ModelTrace trace;
-    bool causal = false;                 // whether trace ran with the causal mask
-    bool ablated = false;                // whether some head was disabled in trace
-    std::optional<ModelTrace> flipped;   // the same input with the causal mask flipped, when asked
-    std::vector<HeadMetrics> metrics;    // [L * H] of trace, layer-major (core/analysis/head_metrics.h)
+    bool causal = false;                // whether trace ran with the causal mask
+    bool ablated = false;               // whether some head was disabled in trace
+    std::vector<HeadMetrics> metrics;   // [L * H] of trace, layer-major (core/analysis/head_metrics.h)
     // Whether the runs streamed their maps (a long input: Request::maps): each layer then
     // keeps its queries and keys, and head_map() computes a map when a view shows it.
     bool maps_streamed = false;
@@ -44,10 +44,8 @@ struct Snapshot {
     // the compare view, its output for the effect below). Null otherwise.
     std::shared_ptr<const ModelTrace> intact;
     std::optional<OutputChange> effect;   // how far the disabled heads moved the output
-    // Compare view, input B (Request::compare): its input and run, or why it failed.
-    std::optional<ModelInput> other_input;
-    std::optional<ModelTrace> other_trace;
-    std::string other_error;
+    // The runs the request's variants asked for (Request::variants), by name.
+    std::map<std::string, VariantRun> variants;
     Eigen::Index resumed_at = 0;         // the first layer computed; earlier ones were reused from the last run
     Eigen::Index reused_positions = 0;   // positions copied from the last run (text typed at the end, causal models)
     RgbImage image;                      // image models: the picture as the model saw it (input.pixels)
@@ -63,7 +61,12 @@ struct Snapshot {
     // in the trace: a streamed run computes it when shown (bit for bit the map the run
     // made). Valid while the snapshot lives.
     std::shared_ptr<const Matrix> head_map(int layer, int head) const { return map_of(trace, layer, head); }
-    // The same for another run of this snapshot (flipped, *intact, other_trace).
+    // The variant `name` of the request, as computed; null where it was not asked.
+    const VariantRun* variant(const std::string& name) const {
+        const auto found = variants.find(name);
+        return found == variants.end() ? nullptr : &found->second;
+    }
+    // The same for another run of this snapshot (*intact, a variant's).
     std::shared_ptr<const Matrix> map_of(const ModelTrace& run, int layer, int head) const {
         const HeadTrace& kept = head_trace(run, layer, head);
         if (kept.weights.size() != 0 || !model_ref) return {std::shared_ptr<const Matrix>(), &kept.weights};

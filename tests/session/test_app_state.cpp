@@ -51,15 +51,19 @@ TEST_CASE("app state: fitting to a model, stepping and toggling") {
 
     const Request r = make_request(s);
     CHECK(r.disabled_heads == s.disabled_heads);
-    CHECK_FALSE(r.also_flip_causal);
-    CHECK(make_request(s, {.flipped_causal = true}).also_flip_causal);
-    CHECK_FALSE(make_request(s, {.flipped_causal = true}).stages_layer.has_value());   // only when asked
+    CHECK(r.variants.empty());   // other runs only while a view needs them
+    const ViewNeeds flip{.runs = {{.name = "flipped", .flip_causal = true}}};
+    CHECK(make_request(s, flip).variants == flip.runs);
+    CHECK_FALSE(make_request(s, flip).stages_layer.has_value());   // only when asked
     CHECK(make_request(s, {.stages_of_layer = true}).stages_layer == std::optional<int>(s.layer));
-    s.compare_text = "another sentence";
-    CHECK(make_request(s).compare.empty());   // input B runs only while a view needs it
-    CHECK(make_request(s, {.second_input = true}).compare.text == "another sentence");
-    s.text_is_ids = true;   // input B is read as input A is
-    CHECK(make_request(s, {.second_input = true}).compare.ids_typed);
+    ViewNeeds second{.runs = {{.name = "input B"}}};
+    second.runs[0].input.text = "another sentence";
+    s.text_is_ids = true;   // another input is read as the main one is
+    const Request with_b = make_request(s, second);
+    REQUIRE(with_b.variants.size() == 1);
+    CHECK(with_b.variants[0].input.text == "another sentence");
+    CHECK(with_b.variants[0].input.ids_typed);
+    CHECK(with_b.variants[0].input.image_path == s.image_path);
 }
 
 TEST_CASE("app state: sizing the head flags to a newly loaded model asks for nothing new") {

@@ -80,9 +80,10 @@ TEST_CASE("streamed maps: the views' maps, metrics and every extra run equal a r
         const ModelInfo info = probe->info;
         keep.disabled_heads = HeadMask(info.n_layers, info.n_heads);
         keep.disabled_heads.set(0, 1);
-        keep.also_flip_causal = true;
-        keep.compare = keep.input;
-        keep.compare.text = keep.input.ids_typed ? "7, 8, 9, 10, 11" : "a dog ran after the cat";
+        RunVariant other{.name = "input B"};
+        other.input = keep.input;
+        other.input.text = keep.input.ids_typed ? "7, 8, 9, 10, 11" : "a dog ran after the cat";
+        keep.variants = {{.name = "flipped", .flip_causal = true}, other};
         Request stream = keep;
         stream.maps = MapsPolicy::stream;
         ModelSession streamed_session = session_on(stream.model);
@@ -93,8 +94,11 @@ TEST_CASE("streamed maps: the views' maps, metrics and every extra run equal a r
         CHECK(streamed->trace.layers[0].heads[0].weights.size() == 0);   // no map held
         check_same_maps(*streamed, streamed->trace, *kept, kept->trace);
         check_same_maps(*streamed, *streamed->intact, *kept, *kept->intact);
-        check_same_maps(*streamed, *streamed->flipped, *kept, *kept->flipped);
-        check_same_maps(*streamed, *streamed->other_trace, *kept, *kept->other_trace);
+        for (const char* variant : {"flipped", "input B"}) {
+            REQUIRE(kept->variant(variant)->trace);
+            REQUIRE(streamed->variant(variant)->trace);
+            check_same_maps(*streamed, *streamed->variant(variant)->trace, *kept, *kept->variant(variant)->trace);
+        }
         CHECK(streamed->trace.logits == kept->trace.logits);
         REQUIRE(streamed->effect.has_value());
         CHECK(streamed->effect->value == kept->effect->value);

@@ -60,11 +60,15 @@ TEST_CASE("worker: computes off the caller's thread, reports errors, and the new
     CHECK(worker.latest()->input.labels.back() == "20");
     CHECK(worker.latest_error().second.empty());
 
-    r.also_flip_causal = true;
+    r.variants = {{.name = "flipped", .flip_causal = true}};
     const auto flipped = worker.submit(r);
     REQUIRE(wait_for(worker, flipped));
-    REQUIRE(worker.latest()->flipped.has_value());
-    CHECK(worker.latest()->trace.mask.has_value() != worker.latest()->flipped->mask.has_value());
+    const VariantRun* run = worker.latest()->variant("flipped");
+    REQUIRE(run != nullptr);
+    REQUIRE(run->trace.has_value());
+    CHECK(run->error.empty());
+    CHECK_FALSE(run->input.has_value());   // the main input
+    CHECK(worker.latest()->trace.mask.has_value() != run->trace->mask.has_value());
 }
 
 TEST_CASE("worker: an image checkpoint at its own resolution shows the picture it saw, on its own grid") {

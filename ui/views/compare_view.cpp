@@ -29,10 +29,23 @@ public:
     std::string_view summary() const override {
         return "two maps side by side: heads, layers, mask on/off, ablation, two inputs";
     }
+    // Mask on vs off: the same input with the causal mask flipped; two inputs: input B,
+    // once typed.
     session::ViewNeeds needs(const session::AppState& state) const override {
-        return {.flipped_causal = state.compare_mode == session::CompareMode::mask_on_off,
-                .second_input = state.compare_mode == session::CompareMode::two_inputs};
+        session::ViewNeeds needs;
+        if (state.compare_mode == session::CompareMode::mask_on_off) {
+            needs.runs.push_back({.name = flipped_run, .flip_causal = true});
+        }
+        if (state.compare_mode == session::CompareMode::two_inputs) {
+            session::RunVariant b{.name = second_input_run};
+            b.input.text = state.compare_text;
+            b.input.image_path = state.compare_image_path;
+            if (!b.input.empty()) needs.runs.push_back(std::move(b));
+        }
+        return needs;
     }
+    static constexpr const char* flipped_run = "causal mask flipped";
+    static constexpr const char* second_input_run = "input B";
     void draw(ViewContext& context) override;
     std::string settings() const override { return zoom_json(zoom_); }
     std::string restore(const std::string& settings) override {
@@ -266,9 +279,12 @@ void CompareView::choose_two_layers(ViewContext& context, Sides& sides) {
 void CompareView::choose_mask_on_off(ViewContext& context, Sides& sides) {
     const session::Snapshot& shown = context.shown();
     const session::AppState& state = context.state();
-    if (shown.flipped) {
-        sides.b = shown.map_of(*shown.flipped, state.layer, state.head);
-        sides.mask_b = mask_of(*shown.flipped);
+    const VariantRun* flipped = shown.variant(flipped_run);
+    if (flipped != nullptr && !flipped->error.empty()) {
+        sides.waiting = "the flipped mask: " + flipped->error;
+    } else if (flipped != nullptr && flipped->trace) {
+        sides.b = shown.map_of(*flipped->trace, state.layer, state.head);
+        sides.mask_b = mask_of(*flipped->trace);
         sides.a_title += shown.causal ? " (causal)" : " (no mask)";
         sides.b_title = numbered("head ", state.layer, state.head) + (shown.causal ? " (no mask)" : " (causal)");
     } else {
@@ -312,14 +328,14 @@ void CompareView::choose_two_inputs(ViewContext& context, Sides& sides) {
     if (other.empty()) {
         sides.waiting = image ? "Type the path of a second picture above: this head on both, side by side."
                               : "Type a second sentence above: this head on both, side by side.";
-    } else if (!shown.other_error.empty()) {
-        sides.waiting = "input B: " + shown.other_error;
-    } else if (shown.other_trace) {
-        sides.b = shown.map_of(*shown.other_trace, state.layer, state.head);
-        sides.mask_b = mask_of(*shown.other_trace);
+    } else if (const VariantRun* b = shown.variant(second_input_run); b != nullptr && !b->error.empty()) {
+        sides.waiting = "input B: " + b->error;
+    } else if (b != nullptr && b->trace) {
+        sides.b = shown.map_of(*b->trace, state.layer, state.head);
+        sides.mask_b = mask_of(*b->trace);
         sides.a_title += " on input A";
         sides.b_title = numbered("head ", state.layer, state.head) + " on input B";
-        if (shown.other_input) sides.b_labels = &shown.other_input->labels;
+        if (b->input) sides.b_labels = &b->input->labels;
     } else {
         sides.waiting = "computing input B...";
     }

@@ -80,9 +80,10 @@ std::string first_non_finite(const Snapshot& s) {
         return {};
     };
     std::string what = check(s.trace, "the run on screen");
-    if (what.empty() && s.flipped) what = check(*s.flipped, "causal mask flipped");
     if (what.empty() && s.intact) what = check(*s.intact, "every head on");
-    if (what.empty() && s.other_trace) what = check(*s.other_trace, "input B");
+    for (const auto& [name, run] : s.variants) {
+        if (what.empty() && run.trace) what = check(*run.trace, name.c_str());
+    }
     for (const HeadMetrics& m : s.metrics) {
         if (!what.empty()) break;
         const double values[] = {m.entropy,   m.entropy_norm, m.mean_distance, m.max_weight, m.top_k_mass,

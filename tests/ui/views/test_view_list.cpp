@@ -37,6 +37,7 @@ TEST_CASE("view list: names unique, lower case words, each with a title and a su
 
 TEST_CASE("view list: only the Stages view asks for stages, only the Compare view for extra runs") {
     session::AppState state;
+    state.compare_text = "another sentence";
     for (const auto& view : make_views()) {
         state.compare_mode = session::CompareMode::mask_on_off;
         const session::ViewNeeds flip = view->needs(state);
@@ -45,10 +46,12 @@ TEST_CASE("view list: only the Stages view asks for stages, only the Compare vie
         state.compare_mode = session::CompareMode::two_heads;
         const session::ViewNeeds heads = view->needs(state);
         const bool compare = view->name() == "compare";
-        CHECK(flip.flipped_causal == compare);
-        CHECK(second.second_input == compare);
-        CHECK_FALSE(heads.flipped_causal);
-        CHECK_FALSE(heads.second_input);
+        // Compare asks for the flipped mask, or for input B once one is typed; no view else asks for a run.
+        CHECK(flip.runs.size() == (compare ? 1u : 0u));
+        if (compare) CHECK(flip.runs[0].flip_causal);
+        CHECK(second.runs.size() == (compare ? 1u : 0u));
+        if (compare) CHECK(second.runs[0].input.text == state.compare_text);
+        CHECK(heads.runs.empty());
         CHECK(heads.stages_of_layer == (view->name() == "stages"));
     }
 }

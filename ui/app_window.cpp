@@ -306,7 +306,7 @@ void AppWindow::set_wake(const std::function<void()>& wake) {
                 .count();
         std::int64_t before = last->load();
         if (now - before >= 250 && last->compare_exchange_strong(before, now)) {
-            flag->store(true);   // the loop draws it when its refresh timeout is up (app/gui/main.cpp)
+            flag->store(true);   // the loop draws it when its refresh timeout is up (app/gui/run_window.cpp)
             wake();
         }
     });
@@ -427,7 +427,7 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);
     ImGui::SetNextWindowSize(viewport->WorkSize);
-    // No background of its own: the frame is cleared to its colour (app/gui/main.cpp). Under
+    // No background of its own: the frame is cleared to its colour (app/gui/run_window.cpp). Under
     // software rendering a blended quad over the whole window cost most of a frame.
     ImGui::Begin("Headscope", nullptr,
                  ImGuiWindowFlags_NoBackground | ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |

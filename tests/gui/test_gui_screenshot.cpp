@@ -778,15 +778,15 @@ TEST_CASE("gui: hovering a Stages map names its cell, and Ctrl+C copies the engi
     std::string row;
     std::getline(lines, header);
     std::getline(lines, row);
-    CHECK(header == "stage\trow\trow token\tfeature\t\tvalue");
+    CHECK(header == "stage\trow\trow token\tfeature\tvalue");
     std::vector<std::string> fields;
     std::istringstream cells(row);
     for (std::string cell; std::getline(cells, cell, '\t');) fields.push_back(cell);
-    REQUIRE(fields.size() == 6);
+    REQUIRE(fields.size() == 5);
     CHECK(fields[0] == "X = norm(x), the layer's input");
     const int i = std::stoi(fields[1]);
     const int j = std::stoi(fields[3]);
-    const float value = std::stof(fields[5]);
+    const float value = std::stof(fields[4]);
     const auto model = headscope::open_model("builtin:toy-text", headscope::ToyConfig{});
     const headscope::ModelInput input = model->encode_text(sentence);
     headscope::RunOptions options;

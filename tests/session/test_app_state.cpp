@@ -58,12 +58,17 @@ TEST_CASE("app state: fitting to a model, stepping and toggling") {
     CHECK(make_request(s, {.stages_of_layer = true}).stages_layer == std::optional<int>(s.layer));
     ViewNeeds second{.runs = {{.name = "input B"}}};
     second.runs[0].input.text = "another sentence";
+    second.runs[0].input.image_path = "b.png";
     s.text_is_ids = true;   // another input is read as the main one is
+    s.image_path = "a.png";
+    s.own_resolution = true;
     const Request with_b = make_request(s, second);
     REQUIRE(with_b.variants.size() == 1);
     CHECK(with_b.variants[0].input.text == "another sentence");
-    CHECK(with_b.variants[0].input.ids_typed);
-    CHECK(with_b.variants[0].input.image_path == s.image_path);
+    CHECK(with_b.variants[0].input.image_path == "b.png");   // its own picture
+    CHECK(with_b.variants[0].input.ids_typed);               // the main input's reading
+    CHECK(with_b.variants[0].input.image_options == with_b.input.image_options);
+    CHECK(with_b.input.image_path == "a.png");
 }
 
 TEST_CASE("app state: sizing the head flags to a newly loaded model asks for nothing new") {

@@ -44,7 +44,7 @@ public:
         }
         return needs;
     }
-    static constexpr const char* flipped_run = "causal mask flipped";
+    static constexpr const char* flipped_run = "the flipped mask";
     static constexpr const char* second_input_run = "input B";
     void draw(ViewContext& context) override;
     std::string settings() const override { return zoom_json(zoom_); }
@@ -95,11 +95,16 @@ Matrix layer_mean(const session::Snapshot& shown, int layer) {
     return mean / static_cast<float>(shown.info.n_heads);
 }
 
-// The tooltip over cell (i, j) of A, B or A - B (same shape): its tokens, and the cell
-// in each map, masked cells said so.
+// The tooltip over cell (i, j) of A, B or A - B (same shape): its tokens (A's, and B's
+// where B is another input: "A's / B's"), and the cell in each map, masked cells said so.
 void describe_cell(const CompareView::Sides& sides, const HeatmapLabels* labels, int i, int j) {
-    const auto token = [](const std::vector<std::string>& all, int at) {
+    const auto one = [](const std::vector<std::string>& all, int at) {
         return at < static_cast<int>(all.size()) ? visible_token(all[static_cast<std::size_t>(at)]) : std::string();
+    };
+    const auto token = [&](const std::vector<std::string>& all, int at) {
+        std::string text = one(all, at);
+        if (sides.b_labels != nullptr) text.append(" / ").append(one(*sides.b_labels, at));
+        return text;
     };
     if (labels != nullptr) {
         ImGui::Text("query %d  %s", i, token(labels->queries, i).c_str());

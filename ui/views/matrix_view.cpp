@@ -51,7 +51,14 @@ private:
     // this layer's stages, else computed for this head once the pointer is on the map.
     const Matrix* hover_scores(ViewContext& context, int layer, int head);
 
-    std::shared_ptr<const Matrix> scores_;              // the hovered head's, as the job computed them
+    // The hovered head's scores as the job computed them, and for which result and head.
+    struct HoverScores {
+        std::string of;
+        Matrix scores;
+    };
+    static constexpr const char* hover_scores_key = "matrix hover scores";
+    std::shared_ptr<const HoverScores> scores_;
+    std::string last_started_;                          // what the last job was started for
     bool hovering_ = false;                             // the pointer was on the map last frame
     MapZoom zoom_;                                      // kept across heads: two heads compare at the same zoom
     std::optional<std::pair<int, int>> last_painted_;   // (query, key) of the last frame's paint
@@ -69,18 +76,28 @@ const Matrix* MatrixView::hover_scores(ViewContext& context, int layer, int head
     const double T = static_cast<double>(shown.input.labels.size());
     const double stages_bytes = 3.0 * static_cast<double>(shown.info.n_heads) * T * T * sizeof(float);
     if (!hovering_ || !shown.model_ref || stages_bytes > hover_stages_bytes) return nullptr;
-    const std::string key =
-        "hover-scores " + std::to_string(shown.generation) + numbered(" ", layer, head) + shown.input_key;
+    // One key for every head's scores, so the views' jobs keep their results (they keep
+    // 16), and never started over another view's job (starting one stops the running one).
+    const std::string wanted = std::to_string(shown.generation) + numbered(" ", layer, head) + shown.input_key;
+    BackgroundJobs& jobs = context.view_jobs();
+    const auto computed = jobs.result<HoverScores>(hover_scores_key);
+    if (computed && computed->of == wanted) {
+        scores_ = computed;   // held here while the frame draws it
+        return &scores_->scores;
+    }
+    const auto running = jobs.running();
+    if (wanted == last_started_ || (running && running->first != hover_scores_key)) return nullptr;
+    last_started_ = wanted;
     const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
-    // Only the head's scores are kept: the job's other results stay small.
-    context.view_jobs().start(
-        key, BackgroundJobs::job<Matrix>([snapshot, layer, head](const LoadControl&) {
-            AttentionTrace stages =
-                snapshot->model_ref->layer_stages(snapshot->trace, layer, snapshot->options.disabled_heads);
-            return std::make_shared<const Matrix>(std::move(stages.heads[static_cast<std::size_t>(head)].scores));
-        }));
-    scores_ = context.view_jobs().result<Matrix>(key);   // held here while the frame draws it
-    return scores_.get();
+    jobs.restart(hover_scores_key,
+                 BackgroundJobs::job<HoverScores>([snapshot, layer, head, wanted](const LoadControl&) {
+                     AttentionTrace stages =
+                         snapshot->model_ref->layer_stages(snapshot->trace, layer, snapshot->options.disabled_heads);
+                     // Only the head's scores are kept.
+                     return std::make_shared<const HoverScores>(
+                         HoverScores{wanted, std::move(stages.heads[static_cast<std::size_t>(head)].scores)});
+                 }));
+    return nullptr;
 }
 
 void MatrixView::draw(ViewContext& context) {

@@ -38,6 +38,7 @@ struct Stage {
     std::string name;
     const Matrix* values;
     bool weights;
+    bool by_keys = false;   // [T, T]: a query's row against every key (scores, masked, softmax)
 };
 
 // The scores' step as the model computes it: the scale it actually uses (Gemma 2 and 3:
@@ -75,7 +76,7 @@ void hover_stage(const Stage& stage, const std::vector<std::string>& tokens, ImV
     const auto token = [&](int k) {
         return k < static_cast<int>(tokens.size()) ? visible_token(tokens[static_cast<std::size_t>(k)]) : std::string();
     };
-    const bool by_keys = rows == cols && cols == static_cast<int>(tokens.size());
+    const bool by_keys = stage.by_keys;
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(stage.name.c_str());
     ImGui::Text("row %d  %s", i, token(i).c_str());
@@ -97,9 +98,10 @@ void hover_stage(const Stage& stage, const std::vector<std::string>& tokens, ImV
     char number[32];
     std::snprintf(number, sizeof number, "\t%.9g\n", static_cast<double>(value));
     std::string text("stage\trow\trow token\t");
-    text.append(by_keys ? "key\tkey token" : "feature\t").append("\tvalue\n").append(stage.name);
+    text.append(by_keys ? "key\tkey token" : "feature").append("\tvalue\n").append(stage.name);
     text.append("\t").append(std::to_string(i)).append("\t").append(token(i));
-    text.append("\t").append(std::to_string(j)).append("\t").append(by_keys ? token(j) : std::string());
+    text.append("\t").append(std::to_string(j));
+    if (by_keys) text.append("\t").append(token(j));
     copy_to_clipboard(text.append(number));
 }
 
@@ -134,9 +136,9 @@ void StagesView::draw(ViewContext& context) {
         {rotated ? "Q after RoPE" : "Q = X Wq^T + bq", &head.q, false},
         {rotated ? "K after RoPE" : "K", &head.k, false},
         {"V", &head.v, false},
-        {scores_stage_name(shown.info), &head.scores, false},
-        {layer.window > 0 ? "+ mask, window " + std::to_string(layer.window) : "+ mask", &head.masked, false},
-        {"softmax", &head.weights, true},
+        {scores_stage_name(shown.info), &head.scores, false, true},
+        {layer.window > 0 ? "+ mask, window " + std::to_string(layer.window) : "+ mask", &head.masked, false, true},
+        {"softmax", &head.weights, true, true},
         {"x V (context)", &head.context, false},
         {"heads concatenated", &layer.concat, false},
         {"output projection", &layer.output, false},

@@ -3,7 +3,8 @@
 // as pixels at 1x; px() turns them into pixels at the window's content scale. The scale is
 // read from the font, which the program loads at 15 px times the content scale (the
 // monitor's, or --scale's): sizes then keep their proportion to the text they hold, so a
-// window at 2x looks as it does at 1x, twice as large.
+// window at 2x looks as it does at 1x, twice as large. (Without DejaVu Sans, ImGui's own
+// 13 px font is used and the sizes shrink with it: still in proportion to the text.)
 
 #include <imgui.h>
 

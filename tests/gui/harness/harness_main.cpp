@@ -4,6 +4,7 @@
 // lies (item_rects.h).
 
 #include "app/gui/harness_modes.h"
+#include "core/base/error.h"
 #include "core/models/assets.h"
 #include "tests/gui/harness/item_rects.h"
 #include "tests/gui/harness/soak.h"
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -60,14 +62,20 @@ public:
     }
     bool after_render(const RenderedFrame& frame) override {
         if (!screenshot_->after_render(frame)) return false;
-        write_item_rects(path_);
+        try {
+            write_item_rects(path_);
+        } catch (const Error& e) {
+            std::fprintf(stderr, "headscope: %s\n", e.what());
+            failed_ = true;
+        }
         return true;
     }
-    int finish() override { return screenshot_->finish(); }
+    int finish() override { return failed_ ? 2 : screenshot_->finish(); }
 
 private:
     std::string path_;
     std::unique_ptr<FrameHook> screenshot_;
+    bool failed_ = false;
 };
 
 class TestModes final : public HarnessModes {

@@ -1,8 +1,11 @@
 #pragma once
-// `--item-rects FILE` in the test build of the window: where every control of a frame
+// `--item-rects FILE` in the test build of the window: where every widget of a frame
 // lies. The build links Dear ImGui with ld's --wrap for ImGui::ItemAdd, the call each
-// widget (button, checkbox, text, slider, table cell, image...) makes to take its place:
-// the wrapper notes the item's rectangle and its window's before handing it on. The
+// widget (button, checkbox, text, slider, selectable, table header, image...) makes to
+// take its place: the wrapper notes the item's rectangle and its window's before handing
+// it on. --wrap redirects calls between Dear ImGui's object files only: items that
+// imgui.cpp adds itself (a child window as an item of its parent, a group) are not seen,
+// nor is text drawn straight onto a draw list (a map's axis labels). The
 // layout tests read the file and look for controls that overlap or are cut off.
 
 #include <string>

@@ -436,38 +436,52 @@ TEST_CASE("gui: zoomed in, Export writes the part in sight as SVG: one rect per 
     CHECK(masked == 0);
 }
 
-TEST_CASE("gui: Ctrl+C over a cell copies its query, key, weight and pre-softmax score, computed for the hover "
-          "(xdotool, xclip)") {
+// What Ctrl+C over a hovered cell copies: the demo text model on `copy_sentence` with
+// `flags`, the pointer moved by `pointer` (xdotool commands; $w the window), Ctrl+C, and
+// the clipboard read back while the window lives (it owns the clipboard). The header
+// line and the row's tab-separated fields.
+constexpr const char* copy_sentence = "The cat sat on the mat .";
+struct CopiedCell {
+    std::string header;
+    std::vector<std::string> fields;
+};
+CopiedCell copy_hovered_cell(const std::string& flags, const std::string& pointer) {
     TempDir dir;
     const std::string err = dir.file("err");
     const std::string copied = dir.file("copied");
-    const std::string sentence = "The cat sat on the mat .";
-    const std::string launch = "timeout 60 '" HEADSCOPE_GUI "' --model builtin:toy-text --layer 0 --head 0 --text '" +
-                               sentence + "' --size 1280x800 2>>'" + err + "'";
-    // Read back while the window lives: it owns the clipboard.
-    REQUIRE(drive_window(dir, "", launch,
-                         "xdotool mousemove --window \\$w 640 420; sleep 0.5; " + held("ctrl c") +
-                             "sleep 0.5; xclip -o -selection clipboard > '" + copied + "'; " + held("ctrl q")) == 0);
+    const std::string launch = "timeout 60 '" HEADSCOPE_GUI "' --model builtin:toy-text " + flags + " --text '" +
+                               copy_sentence + "' --size 1280x800 2>>'" + err + "'";
+    const int code = drive_window(dir, "", launch,
+                                  pointer + " sleep 0.5; " + held("ctrl c") +
+                                      "sleep 0.5; xclip -o -selection clipboard > '" + copied + "'; " + held("ctrl q"));
     INFO("stderr: " << headscope::test::read_bytes(err));
+    REQUIRE(code == 0);
     std::istringstream lines(headscope::test::read_bytes(copied));
-    std::string header;
+    CopiedCell cell;
     std::string row;
-    std::getline(lines, header);
+    std::getline(lines, cell.header);
     std::getline(lines, row);
+    std::istringstream cells(row);
+    for (std::string field; std::getline(cells, field, '\t');) cell.fields.push_back(field);
+    return cell;
+}
+
+TEST_CASE("gui: Ctrl+C over a cell copies its query, key, weight and pre-softmax score, computed for the hover "
+          "(xdotool, xclip)") {
+    const CopiedCell copied = copy_hovered_cell("--layer 0 --head 0", "xdotool mousemove --window \\$w 640 420;");
     // The run kept no stages (the Matrix view asks for none): the score was computed for
     // the hovered head on demand.
-    CHECK(header == "query\tquery token\tkey\tkey token\tweight\tscore");
-    std::istringstream fields(row);
-    int query = -1;
-    int key = -1;
-    std::string query_token;
-    std::string key_token;
-    float weight = -1.0f;
-    float score = 0.0f;
-    fields >> query >> query_token >> key >> key_token >> weight >> score;
+    CHECK(copied.header == "query\tquery token\tkey\tkey token\tweight\tscore");
+    REQUIRE(copied.fields.size() == 6);
+    const int query = std::stoi(copied.fields[0]);
+    const std::string& query_token = copied.fields[1];
+    const int key = std::stoi(copied.fields[2]);
+    const std::string& key_token = copied.fields[3];
+    const float weight = std::stof(copied.fields[4]);
+    const float score = std::stof(copied.fields[5]);
     // The engine's own map at that cell: what was under the pointer, to the last digit copied.
     const auto model = headscope::open_model("builtin:toy-text", headscope::ToyConfig{});
-    const headscope::ModelInput input = model->encode_text(sentence);
+    const headscope::ModelInput input = model->encode_text(copy_sentence);
     headscope::RunOptions staged;
     staged.stages_layer = 0;
     const headscope::ModelTrace trace = model->forward(input, staged);
@@ -712,40 +726,23 @@ TEST_CASE("gui: maps on demand draw the same screens as kept maps, the status ba
 }
 
 TEST_CASE("gui: Compare's three maps zoom together, and a cell of B copies its values in A, B and A - B (xdotool)") {
-    TempDir dir;
-    const std::string err = dir.file("err");
-    const std::string copied = dir.file("copied");
-    const std::string sentence = "The cat sat on the mat .";
     // A is head 0.0, B the next head (0.1) until B is chosen. Three wheel notches over A's
     // upper left, then the pointer on B's middle: the cell there is one the zoom brought
     // into sight in B too.
-    const std::string launch = "timeout 60 '" HEADSCOPE_GUI "' --model builtin:toy-text --view compare --layer 0 "
-                               "--head 0 --text '" +
-                               sentence + "' --size 1280x800 2>>'" + err + "'";
-    REQUIRE(drive_window(dir, "", launch,
-                         "xdotool mousemove --window \\$w 420 230; sleep 0.3; xdotool click 4; sleep 0.3; "
-                         "xdotool click 4; sleep 0.3; xdotool click 4; sleep 0.5; "
-                         "xdotool mousemove --window \\$w 790 300; sleep 0.5; " +
-                             held("ctrl c") + "sleep 0.5; xclip -o -selection clipboard > '" + copied + "'; " +
-                             held("ctrl q")) == 0);
-    INFO("stderr: " << headscope::test::read_bytes(err));
-    std::istringstream lines(headscope::test::read_bytes(copied));
-    std::string header;
-    std::string row;
-    std::getline(lines, header);
-    std::getline(lines, row);
-    CHECK(header == "query\tquery token\tkey\tkey token\tA\tB\tA - B");
-    std::istringstream fields(row);
-    int query = -1;
-    int key = -1;
-    std::string query_token;
-    std::string key_token;
-    float a = -1.0f;
-    float b = -1.0f;
-    float difference = 0.0f;
-    fields >> query >> query_token >> key >> key_token >> a >> b >> difference;
+    const CopiedCell copied = copy_hovered_cell(
+        "--view compare --layer 0 --head 0",
+        "xdotool mousemove --window \\$w 420 230; sleep 0.3; xdotool click 4; sleep 0.3; xdotool click 4; sleep 0.3; "
+        "xdotool click 4; sleep 0.5; xdotool mousemove --window \\$w 790 300;");
+    CHECK(copied.header == "query\tquery token\tkey\tkey token\tA\tB\tA - B");
+    REQUIRE(copied.fields.size() == 7);
+    const int query = std::stoi(copied.fields[0]);
+    const std::string& query_token = copied.fields[1];
+    const int key = std::stoi(copied.fields[2]);
+    const float a = std::stof(copied.fields[4]);
+    const float b = std::stof(copied.fields[5]);
+    const float difference = std::stof(copied.fields[6]);
     const auto model = headscope::open_model("builtin:toy-text", headscope::ToyConfig{});
-    const headscope::ModelInput input = model->encode_text(sentence);
+    const headscope::ModelInput input = model->encode_text(copy_sentence);
     const headscope::ModelTrace trace = model->forward(input, headscope::RunOptions{});
     const auto T = static_cast<int>(input.labels.size());
     REQUIRE(query >= 0);
@@ -761,34 +758,18 @@ TEST_CASE("gui: Compare's three maps zoom together, and a cell of B copies its v
 }
 
 TEST_CASE("gui: hovering a Stages map names its cell, and Ctrl+C copies the engine's value there (xdotool)") {
-    TempDir dir;
-    const std::string err = dir.file("err");
-    const std::string copied = dir.file("copied");
-    const std::string sentence = "The cat sat on the mat .";
-    const std::string launch = "timeout 60 '" HEADSCOPE_GUI "' --model builtin:toy-text --view stages --layer 0 "
-                               "--head 0 --text '" +
-                               sentence + "' --size 1280x800 2>>'" + err + "'";
     // The pointer on the first map, X = norm(x) [T, E], at the top left of the view.
-    REQUIRE(drive_window(dir, "", launch,
-                         "xdotool mousemove --window \\$w 420 160; sleep 0.5; " + held("ctrl c") +
-                             "sleep 0.5; xclip -o -selection clipboard > '" + copied + "'; " + held("ctrl q")) == 0);
-    INFO("stderr: " << headscope::test::read_bytes(err));
-    std::istringstream lines(headscope::test::read_bytes(copied));
-    std::string header;
-    std::string row;
-    std::getline(lines, header);
-    std::getline(lines, row);
-    CHECK(header == "stage\trow\trow token\tfeature\tvalue");
-    std::vector<std::string> fields;
-    std::istringstream cells(row);
-    for (std::string cell; std::getline(cells, cell, '\t');) fields.push_back(cell);
+    const CopiedCell copied =
+        copy_hovered_cell("--view stages --layer 0 --head 0", "xdotool mousemove --window \\$w 420 160;");
+    CHECK(copied.header == "stage\trow\trow token\tfeature\tvalue");
+    const std::vector<std::string>& fields = copied.fields;
     REQUIRE(fields.size() == 5);
     CHECK(fields[0] == "X = norm(x), the layer's input");
     const int i = std::stoi(fields[1]);
     const int j = std::stoi(fields[3]);
     const float value = std::stof(fields[4]);
     const auto model = headscope::open_model("builtin:toy-text", headscope::ToyConfig{});
-    const headscope::ModelInput input = model->encode_text(sentence);
+    const headscope::ModelInput input = model->encode_text(copy_sentence);
     headscope::RunOptions options;
     options.stages_layer = 0;
     const headscope::ModelTrace trace = model->forward(input, options);

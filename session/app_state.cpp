@@ -90,14 +90,6 @@ void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) 
     const int last_head = static_cast<int>(n_heads) - 1;
     state.layer = std::clamp(state.layer, 0, last_layer);
     state.head = std::clamp(state.head, 0, last_head);
-    state.compare_layer = std::clamp(state.compare_layer, 0, last_layer);
-    state.compare_head = std::clamp(state.compare_head, 0, last_head);
-    // Rollout layers: a range inside the model (the end -1 means "the last").
-    state.rollout.start_layer = std::clamp(state.rollout.start_layer, 0, last_layer);
-    if (state.rollout.end_layer > last_layer) state.rollout.end_layer = -1;
-    if (state.rollout.end_layer >= 0 && state.rollout.end_layer < state.rollout.start_layer) {
-        state.rollout.end_layer = state.rollout.start_layer;
-    }
 }
 
 std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, Eigen::Index n_heads, bool images) {
@@ -127,17 +119,6 @@ std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, 
 void leave_model_choices(AppState& state) {
     state.disabled_heads.enable_all();
     state.forbidden.clear();
-    state.editing_mask = false;
-}
-
-void follow_compare_b(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) {
-    if (state.compare_b_chosen || n_layers < 1 || n_heads < 1) return;
-    if (state.compare_mode == CompareMode::two_layers) {
-        state.compare_layer = static_cast<int>((state.layer + 1) % n_layers);
-    } else {
-        state.compare_layer = state.layer;
-        state.compare_head = static_cast<int>((state.head + 1) % n_heads);
-    }
 }
 
 std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, Eigen::Index T) {
@@ -181,7 +162,6 @@ std::vector<std::string> start_choice_notes(const StartChoices& choices, const M
 
 void fit_to_length(AppState& state, int n_tokens) {
     if (state.query >= n_tokens) state.query = -1;
-    if (state.rollout_query >= n_tokens) state.rollout_query = -1;
 }
 
 void step_layer(AppState& state, int delta, Eigen::Index n_layers) {

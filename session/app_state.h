@@ -3,7 +3,6 @@
 // No GL or ImGui here, so the transitions are unit-tested without a window.
 
 #include "core/analysis/head_metrics.h"
-#include "core/analysis/rollout.h"
 #include "core/render/colormap.h"
 #include "session/request.h"
 
@@ -18,14 +17,6 @@ namespace headscope::session {
 // How weights map to colours: one 0..1 scale for every map, each head's own max, or
 // logarithmic (small weights visible).
 enum class HeatScale { shared, per_head, log };
-
-enum class CompareMode {
-    two_heads,         // head A vs head B of one run
-    two_layers,        // layer A vs layer B: their heads averaged, and every head pair's divergence
-    mask_on_off,       // one head, causal mask on vs off
-    ablation_on_off,   // one head, with the disabled heads vs every head on
-    two_inputs,        // one head on input A vs input B (another sentence or picture)
-};
 
 struct AppState {
     ModelChoice model;
@@ -45,34 +36,18 @@ struct AppState {
     int layer = 0;
     int head = 0;
     int query = -1;                // pinned query row (-1: none; image view: [CLS])
-    bool show_column = false;      // image view: what attends to the patch
-    bool image_average = false;    // image view: average the shown heads
     std::string view = "matrix";   // the shown view's --view name (ui/views/view_list.h)
-    // Each view's own settings (its zoom), a JSON object's text by --view name, as the
-    // view gives them (View::settings): what a session file keeps of the views.
+    // Each view's own settings (its zoom, mode and options), a JSON object's text by
+    // --view name (session/view_settings.h), as the view gives them (View::settings): what
+    // a session file keeps of the views. Set here (a session opened, a command-line flag),
+    // the window hands them to their views (View::restore).
     std::map<std::string, std::string> view_settings;
     Colormap colormap = Colormap::viridis;
     HeatScale scale = HeatScale::shared;
-    CompareMode compare_mode = CompareMode::two_heads;
-    bool editing_mask = false;                    // matrix view: clicks forbid / allow pairs
     std::vector<std::pair<int, int>> forbidden;   // the custom mask: (query, key) pairs, sorted
-    int compare_layer = 0;                        // head B of the compare view
-    int compare_head = 1;
-    // Until the user moves a B slider, B is the head after A in A's layer (two heads) or
-    // the layer after A's (two layers): the view never opens on A compared with itself.
-    bool compare_b_chosen = false;
-    std::string compare_text;         // compare view, input B (text models)
-    std::string compare_image_path;   // compare view, input B (image models)
-    // Analysis (core/analysis/head_metrics.h, core/analysis/rollout.h): the metric the Heads view plots and
-    // the Model grid colours / sorts by.
+    // The metric (core/analysis/head_metrics.h) the Heads view plots and the Model grid
+    // colours / sorts by: one choice the two views share.
     Metric metric = Metric::prev_token;
-    bool grid_colour_by_metric = false;
-    bool grid_sort_by_metric = false;
-    bool grid_show_importance = false;   // colour the grid by the importance scan instead
-    RolloutOptions rollout;              // fusion, discard ratio, layers (disabled heads: from above)
-    int rollout_query = -1;              // the rollout row shown (-1: [CLS] / the last token / the mean)
-    bool keep_mass = false;              // image view: DINO's "keep x% of the mass" contours
-    float keep_mass_share = 0.6f;        // DINO's default threshold
 };
 
 // What the shown view needs computed beyond the maps (each view says: ui/views/view.h).
@@ -108,10 +83,6 @@ void choose_picture(AppState& state, const std::string& path);
 // default built-in model when none loaded yet).
 void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use);
 
-// Compare view: while the user has not moved a B slider, B follows A: the head after A
-// in A's layer (two heads), the layer after A's (two layers), wrapping at the end.
-void follow_compare_b(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
-
 // A model of another shape is in: the heads switched off and the custom mask, chosen for
 // the last one's heads and positions, are let go (all heads on, no pairs forbidden).
 void leave_model_choices(AppState& state);
@@ -132,7 +103,8 @@ struct StartChoices {
 std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, Eigen::Index T);
 
 // After a model (re)loads: per-head flags sized [L][H] (kept where they still fit,
-// unset elsewhere), and layer / head / compare choices clamped into range.
+// unset elsewhere), and the layer and head clamped into range (each view fits its own
+// settings: View::fit_to_model).
 void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
 
 // The head a first look should land on: the one whose measured role

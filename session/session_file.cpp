@@ -191,8 +191,6 @@ std::string session_json(const AppState& state) {
         {"view", state.view},
         {"colormap", std::string(colormap_name(state.colormap))},
         {"scale", scale_name(state.scale)},
-        {"compare_text", state.compare_text},
-        {"compare_image", state.compare_image_path},
         {"views", views_json(state.view_settings)},
     };
     return session.dump(2) + "\n";
@@ -235,8 +233,6 @@ AppState apply_session(const std::string& text, const std::string& label, AppSta
     fields.read("query", state.query);
     fields.read("view", state.view);
     read_display(fields, state);
-    fields.read("compare_text", state.compare_text);
-    fields.read("compare_image", state.compare_image_path);
     if (fields.find("views") != nullptr) state.view_settings = views_from(fields);
     return state;
 }

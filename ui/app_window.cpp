@@ -84,6 +84,23 @@ void AppWindow::sync_view_settings() {
     views_applied_ = state_.view_settings;
 }
 
+bool AppWindow::restore_view(const std::string& view, const std::string& settings) {
+    for (const auto& candidate : views_) {
+        if (candidate->name() != view) continue;
+        const std::string why = candidate->restore(settings);
+        if (!why.empty()) status_note_ = "view '" + view + "': " + why;
+        return why.empty();
+    }
+    status_note_ = "no view '" + view + "'";
+    return false;
+}
+
+bool AppWindow::show_view(const std::string& view, const std::string& settings) {
+    if (!restore_view(view, settings)) return false;
+    state_.view = view;
+    return true;
+}
+
 std::map<std::string, std::string> AppWindow::view_settings() const {
     std::map<std::string, std::string> settings;
     for (const auto& view : views_) {
@@ -148,10 +165,12 @@ void AppWindow::take_latest() {
     if (new_model) {
         if (!start_choices_) start_notes_.clear();   // they were about the model before
         fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
+        for (const auto& view : views_) view->fit_to_model(shown_->info);
         scan_jobs_.forget_results();
         view_jobs_.forget_results();
     }
     fit_to_length(state_, static_cast<int>(shown_->input.labels.size()));
+    for (const auto& view : views_) view->fit_to_length(static_cast<int>(shown_->input.labels.size()));
     if (other_folder) remember_model(shown_->model.name);
     textures_.invalidate();
 }
@@ -339,8 +358,11 @@ WindowStatus AppWindow::status() const {
 void AppWindow::cancel_computing() { worker_.cancel_compute(); }
 
 ViewContext AppWindow::view_context() {
-    ViewContext context(shown_, state_, textures_, scan_jobs_, view_jobs_,
-                        WindowActions{[this](const std::string& path) { remember_file(path); }});
+    WindowActions actions{
+        .remember_file = [this](const std::string& path) { remember_file(path); },
+        .show_view = [this](const std::string& view, const std::string& settings) { show_view(view, settings); },
+    };
+    ViewContext context(shown_, state_, textures_, scan_jobs_, view_jobs_, std::move(actions));
     context.set_computing(&computing_);
     return context;
 }

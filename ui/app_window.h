@@ -92,12 +92,18 @@ public:
     session::AppState session_state() const;
     // Whether a run's progress (not input, not a result) woke the loop since last asked.
     bool take_progress_wake();
-    // True when the next frame would draw what the last one did, unless input or a result
-    // arrives: no texture is still being rebuilt and nothing waits to be shown.
+    // Gives the view of --view name `view` `settings` (a JSON object's text: the fields it
+    // names) over its own (View::restore). False, the reason in the status line, when they
+    // could not be read (no such view, a bad field): nothing changes then.
+    bool restore_view(const std::string& view, const std::string& settings);
+    // The same, and opens its tab (the Heads view's "Show on the Model grid").
+    bool show_view(const std::string& view, const std::string& settings);
     // The window's title: the program, the chosen model and the start of its input.
     std::string title() const;
     // File > Quit (or Ctrl+Q) was chosen: the program closes the window.
     bool quit_requested() const { return quit_requested_; }
+    // True when the next frame would draw what the last one did, unless input or a result
+    // arrives: no texture is still being rebuilt and nothing waits to be shown.
     bool still() const;
     // True while the model or an analysis computes (their progress is on screen).
     bool working() const;

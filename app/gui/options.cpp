@@ -9,6 +9,7 @@
 #include "core/models/model_registry.h"
 #include "session/recent.h"
 #include "session/session_file.h"
+#include "session/view_settings.h"
 #include "ui/views/view_list.h"
 
 #include <CLI/CLI.hpp>
@@ -54,6 +55,8 @@ struct RawFlags {
     bool causal = false;
     bool own_resolution = false;
     float keep_mass_percent = 0.0f;
+    bool colour_by_metric = false;
+    bool sort_by_metric = false;
     std::string session;   // --session FILE
     bool fresh = false;    // --fresh
 };
@@ -110,9 +113,8 @@ void add_view_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     for (int k = 0; k < metric_count; ++k) metric_names.emplace_back(metric_name(static_cast<Metric>(k)));
     cli.add_option("--metric", raw.metric, "The metric the Heads view plots and the Model grid colours or sorts by")
         ->check(CLI::IsMember(metric_names));
-    cli.add_flag("--colour-by-metric", o.state.grid_colour_by_metric,
-                 "Model view: frame each head in its --metric colour");
-    cli.add_flag("--sort-by-metric", o.state.grid_sort_by_metric, "Model view: order each layer's heads by --metric");
+    cli.add_flag("--colour-by-metric", raw.colour_by_metric, "Model view: frame each head in its --metric colour");
+    cli.add_flag("--sort-by-metric", raw.sort_by_metric, "Model view: order each layer's heads by --metric");
     cli.add_option("--keep-mass", raw.keep_mass_percent,
                    "Image view: outline the fewest patches holding this percentage of each map's attention (DINO)")
         ->check(CLI::Range(1.0f, 99.0f));
@@ -176,6 +178,26 @@ void check_combinations(const CLI::App& cli, GuiOptions& o, const RawFlags& raw)
     }
 }
 
+// What a flag chooses of a view's own settings, over those a session gave it: the
+// window hands each view its settings when it opens (View::restore).
+void apply_view_flags(const RawFlags& raw, session::AppState& state) {
+    const auto give = [&state](const char* view, const session::SettingsWriter& fields) {
+        std::string& settings = state.view_settings[view];
+        settings = session::merge_settings(settings, fields.text(), std::string("the session's '") + view + "' view");
+    };
+    if (raw.colour_by_metric || raw.sort_by_metric) {
+        session::SettingsWriter fields;
+        if (raw.colour_by_metric) fields.set("colour_by_metric", true);
+        if (raw.sort_by_metric) fields.set("sort_by_metric", true);
+        give("model", fields);
+    }
+    if (raw.keep_mass_percent > 0.0f) {
+        session::SettingsWriter fields;
+        fields.set("keep_mass", true).set("keep_mass_share", static_cast<double>(raw.keep_mass_percent) / 100.0);
+        give("image", fields);
+    }
+}
+
 void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
     session::AppState& state = o.state;
     if (cli.count("--tokens") > 0) {
@@ -191,10 +213,6 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
                  : raw.maps == "on-demand" ? session::MapsPolicy::stream
                                            : session::MapsPolicy::automatic;
     state.view = raw.view;
-    if (raw.keep_mass_percent > 0.0f) {
-        state.keep_mass = true;
-        state.keep_mass_share = raw.keep_mass_percent / 100.0f;
-    }
     if (!raw.metric.empty()) state.metric = metric_from_name(raw.metric).value_or(Metric::prev_token);
     // Without --layer / --head, land on the head that does something nameable.
     o.select_showcase_head = cli.count("--layer") == 0 && cli.count("--head") == 0;
@@ -228,6 +246,7 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
         choices.head = state.head;
         if (state.query >= 0) choices.query = state.query;
     }
+    apply_view_flags(raw, state);
 }
 
 }   // namespace

@@ -578,6 +578,30 @@ TEST_CASE("gui: a session keeps the Matrix view's zoom: reopened, the same corne
     CHECK(reopened.count(headscope::masked_colour) < fresh.count(headscope::masked_colour) / 20);   // zoomed in
 }
 
+TEST_CASE("gui: the Heads view's Show on the Model grid opens it coloured by importance, kept in a session "
+          "(xdotool)") {
+    TempDir dir;
+    const std::string err = dir.file("err");
+    const std::string choices = "--fresh --view heads --scan-importance --size 1280x800";
+    // The button beside "Scan again" once the scan is in; then the session saved and quit.
+    REQUIRE(drive_window(dir, "cd '" + dir.path().string() + "'",
+                         "timeout 60 '" HEADSCOPE_GUI "' " + choices + " 2>>'" + err + "'",
+                         "sleep 3; xdotool mousemove --window \\$w 529 116 click 1; sleep 1; " + held("ctrl s") +
+                             "sleep 1; " + held("Return") + "sleep 1; " + held("ctrl q")) == 0);
+    INFO("stderr: " << headscope::test::read_bytes(err));
+    const nlohmann::json saved = nlohmann::json::parse(headscope::test::read_bytes(dir.file("headscope-session.json")));
+    CHECK(saved.at("view") == "model");
+    CHECK(saved.at("views").at("model").at("importance") == true);
+    // Reopened with the scan run again: the grid framed in the importance's colours, not
+    // as the plain Model view draws it.
+    const std::string session = dir.file("headscope-session.json");
+    const Screenshot reopened =
+        take_screenshot_as_launched("--session '" + session + "' --scan-importance --size 1280x800", dir);
+    const Screenshot plain = take_screenshot("--fresh --view model --scan-importance --size 1280x800", dir);
+    REQUIRE(reopened.exit_code == 0);
+    CHECK(reopened.differing(plain) > 2000);
+}
+
 TEST_CASE("gui: a plain launch comes back where the window was left, --fresh on the demo (xdotool)") {
     TempDir dir;   // drive_window points XDG_CONFIG_HOME here: the last session lives in it
     const std::string err = dir.file("err");

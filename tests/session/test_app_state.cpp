@@ -251,36 +251,16 @@ TEST_CASE("app state: command-line choices that do not fit the model are named, 
           std::vector<std::string>{"--text: vit reads pictures, not text; the text is not used"});
 }
 
-TEST_CASE("app state: the compare view's B follows A until the user picks it") {
-    AppState s;
-    s.layer = 1;
-    s.head = 3;
-    follow_compare_b(s, 2, 4);
-    CHECK(s.compare_layer == 1);
-    CHECK(s.compare_head == 0);   // the head after 3 of 4 wraps to 0
-    s.compare_mode = CompareMode::two_layers;
-    follow_compare_b(s, 2, 4);
-    CHECK(s.compare_layer == 0);   // the layer after 1 of 2
-    s.compare_b_chosen = true;
-    s.compare_layer = 1;
-    s.compare_head = 3;
-    follow_compare_b(s, 2, 4);
-    CHECK(s.compare_layer == 1);   // chosen: left alone, even equal to A
-    CHECK(s.compare_head == 3);
-}
-
 TEST_CASE("app state: another model starts with every head on and no custom mask") {
     AppState s;
     fit_to_model(s, 2, 4);
     toggle_disabled(s, 1, 3);
     set_forbidden(s, 2, 1, true);
-    s.editing_mask = true;
     REQUIRE(s.disabled_heads.any());
     REQUIRE_FALSE(s.forbidden.empty());
     leave_model_choices(s);
     CHECK_FALSE(s.disabled_heads.any());
     CHECK(s.forbidden.empty());
-    CHECK_FALSE(s.editing_mask);
     CHECK(s.disabled_heads.layers() == 2);   // still sized: only the choices go
     // Choosing another model lets them go at once: its first run is asked without them.
     toggle_disabled(s, 0, 1);

@@ -33,7 +33,7 @@ AppState chosen() {
     s.view = "similarity";
     s.colormap = Colormap::magma;
     s.scale = HeatScale::log;
-    s.compare_text = "a dog";
+    s.view_settings["compare"] = R"({"mode":"two_inputs","text_b":"a dog"})";
     s.view_settings["matrix"] = R"({"first_col":10.5,"first_row":20.0,"zoom":4.0})";
     return s;
 }
@@ -58,7 +58,6 @@ TEST_CASE("session: every choice comes back as it was saved") {
     CHECK(back.view == "similarity");
     CHECK(back.colormap == Colormap::magma);
     CHECK(back.scale == HeatScale::log);
-    CHECK(back.compare_text == "a dog");
     CHECK(back.view_settings == saved.view_settings);
     // Saved again, the same text: nothing is lost or changed on the way.
     CHECK(session_json(back) == session_json(saved));

@@ -1,6 +1,7 @@
 // The Compare view: two maps side by side: heads, layers, mask on/off, ablation, two inputs.
 
 #include "core/analysis/head_compare.h"
+#include "ui/views/compare_settings.h"
 #include "ui/views/view.h"
 #include "ui/views/view_context.h"
 #include "ui/widgets/cell_under.h"
@@ -31,15 +32,15 @@ public:
     }
     // Mask on vs off: the same input with the causal mask flipped; two inputs: input B,
     // once typed.
-    session::ViewNeeds needs(const session::AppState& state) const override {
+    session::ViewNeeds needs(const session::AppState& /*state*/) const override {
         session::ViewNeeds needs;
-        if (state.compare_mode == session::CompareMode::mask_on_off) {
+        if (own_.mode == CompareMode::mask_on_off) {
             needs.runs.push_back({.name = flipped_run, .flip_causal = true});
         }
-        if (state.compare_mode == session::CompareMode::two_inputs) {
+        if (own_.mode == CompareMode::two_inputs) {
             session::RunVariant b{.name = second_input_run};
-            b.input.text = state.compare_text;
-            b.input.image_path = state.compare_image_path;
+            b.input.text = own_.text_b;
+            b.input.image_path = own_.image_b;
             if (!b.input.empty()) needs.runs.push_back(std::move(b));
         }
         return needs;
@@ -47,11 +48,24 @@ public:
     static constexpr const char* flipped_run = "the flipped mask";
     static constexpr const char* second_input_run = "input B";
     void draw(ViewContext& context) override;
-    std::string settings() const override { return zoom_json(zoom_); }
+    std::string settings() const override {
+        SettingsWriter out;
+        write_zoom(out, zoom_);
+        write_compare(out, own_);
+        return out.text();
+    }
     std::string restore(const std::string& settings) override {
-        std::string error;
-        if (const std::optional<MapZoom> zoom = zoom_from_json(settings, error)) zoom_ = *zoom;
-        return error;
+        std::pair own{zoom_, own_};
+        std::string why =
+            read_settings(settings, own, [](SettingsReader& in, std::pair<MapZoom, CompareSettings>& into) {
+                read_zoom(in, into.first);
+                read_compare(in, into.second);
+            });
+        std::tie(zoom_, own_) = own;
+        return why;
+    }
+    void fit_to_model(const ModelInfo& info) override {
+        fit_compare_b(own_, static_cast<int>(info.n_layers), static_cast<int>(info.n_heads));
     }
 
     struct Sides;   // the two maps compared
@@ -72,6 +86,7 @@ private:
     std::string compare_image_edit_;     // input B's path while typing (applied on Enter)
     std::string compare_image_source_;   // the applied path compare_image_edit_ was last reset from
     MapZoom zoom_;                       // A, B and A - B zoom and pan together
+    CompareSettings own_;
 };
 
 // The two maps compared, each with its mask and title; `waiting` says why B is missing.
@@ -139,8 +154,8 @@ std::shared_ptr<const Matrix> unowned(const Matrix& m) { return {std::shared_ptr
 
 const Mask* mask_of(const ModelTrace& trace) { return trace.mask ? &*trace.mask : nullptr; }
 
-void draw_mode_buttons(AppState& state) {
-    int mode = static_cast<int>(state.compare_mode);
+void draw_mode_buttons(CompareSettings& own) {
+    int mode = static_cast<int>(own.mode);
     constexpr std::pair<const char*, CompareMode> modes[] = {{"two heads", CompareMode::two_heads},
                                                              {"two layers", CompareMode::two_layers},
                                                              {"causal mask on vs off", CompareMode::mask_on_off},
@@ -150,7 +165,7 @@ void draw_mode_buttons(AppState& state) {
         if (value != modes[0].second) same_line_if_fits(check_width(label));
         ImGui::RadioButton(label, &mode, static_cast<int>(value));
     }
-    state.compare_mode = static_cast<CompareMode>(mode);
+    own.mode = static_cast<CompareMode>(mode);
 }
 
 // The job behind the head pairs' table: each head of layer la_index against each of layer lb_index.
@@ -172,7 +187,7 @@ BackgroundJobs::Work head_pairs_work(const std::shared_ptr<const Snapshot>& snap
 }
 
 // The head pairs' divergences: rows the heads of layer A, columns those of layer B.
-void draw_pairs_table(const AppState& state, const Matrix& pairs) {
+void draw_pairs_table(const AppState& state, int layer_b, const Matrix& pairs) {
     const auto n_a = static_cast<std::size_t>(pairs.rows());
     const auto n_b = static_cast<std::size_t>(pairs.cols());
     if (ImGui::BeginTable("pairs", static_cast<int>(n_b) + 1,
@@ -181,7 +196,7 @@ void draw_pairs_table(const AppState& state, const Matrix& pairs) {
         ImGui::TableNextColumn();
         for (std::size_t h = 0; h < n_b; ++h) {
             ImGui::TableNextColumn();
-            ImGui::Text("%d.%zu", state.compare_layer, h);
+            ImGui::Text("%d.%zu", layer_b, h);
         }
         for (std::size_t i = 0; i < n_a; ++i) {
             ImGui::TableNextRow();
@@ -205,11 +220,10 @@ void CompareView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
     const ModelInfo& info = shown.info;
-    draw_mode_buttons(state);
+    draw_mode_buttons(own_);
 
     // Typed values (Ctrl+click on a slider) can land outside the model.
-    state.compare_layer = std::clamp(state.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
-    state.compare_head = std::clamp(state.compare_head, 0, static_cast<int>(info.n_heads) - 1);
+    fit_compare_b(own_, static_cast<int>(info.n_layers), static_cast<int>(info.n_heads));
     Sides sides;
     sides.a = shown.head_map(state.layer, state.head);
     // Each side's mask, so that masked cells are grey, not drawn as weight 0: A's is the
@@ -217,7 +231,7 @@ void CompareView::draw(ViewContext& context) {
     sides.mask_a = context.mask();
     sides.mask_b = sides.mask_a;
     sides.a_title = numbered("head ", state.layer, state.head);
-    switch (state.compare_mode) {
+    switch (own_.mode) {
     case CompareMode::two_heads: choose_two_heads(context, sides); break;
     case CompareMode::two_layers: choose_two_layers(context, sides); break;
     case CompareMode::mask_on_off: choose_mask_on_off(context, sides); break;
@@ -229,26 +243,26 @@ void CompareView::draw(ViewContext& context) {
         return;
     }
     draw_side_by_side(context, sides);
-    if (state.compare_mode == CompareMode::two_layers) draw_layer_pairs(context);
+    if (own_.mode == CompareMode::two_layers) draw_layer_pairs(context);
 }
 
 void CompareView::choose_two_heads(ViewContext& context, Sides& sides) {
     session::AppState& state = context.state();
     const ModelInfo& info = context.shown().info;
-    follow_compare_b(state, info.n_layers, info.n_heads);
+    follow_head_a(own_, state.layer, state.head, static_cast<int>(info.n_layers), static_cast<int>(info.n_heads));
     ImGui::SetNextItemWidth(px(160.0f));
-    if (ImGui::SliderInt("layer B", &state.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+    if (ImGui::SliderInt("layer B", &own_.b_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
                          ImGuiSliderFlags_AlwaysClamp)) {
-        state.compare_b_chosen = true;
+        own_.b_chosen = true;
     }
     same_line_if_fits(labelled_width(px(160.0f), "head B"));
     ImGui::SetNextItemWidth(px(160.0f));
-    if (ImGui::SliderInt("head B", &state.compare_head, 0, static_cast<int>(info.n_heads) - 1, "%d",
+    if (ImGui::SliderInt("head B", &own_.b_head, 0, static_cast<int>(info.n_heads) - 1, "%d",
                          ImGuiSliderFlags_AlwaysClamp)) {
-        state.compare_b_chosen = true;
+        own_.b_chosen = true;
     }
-    sides.b = context.shown().head_map(state.compare_layer, state.compare_head);
-    sides.b_title = numbered("head ", state.compare_layer, state.compare_head);
+    sides.b = context.shown().head_map(own_.b_layer, own_.b_head);
+    sides.b_title = numbered("head ", own_.b_layer, own_.b_head);
 }
 
 void CompareView::choose_two_layers(ViewContext& context, Sides& sides) {
@@ -259,26 +273,25 @@ void CompareView::choose_two_layers(ViewContext& context, Sides& sides) {
     ImGui::SliderInt("layer A", &state.layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
                      ImGuiSliderFlags_AlwaysClamp);
     same_line_if_fits(labelled_width(px(160.0f), "layer B"));
-    follow_compare_b(state, info.n_layers, info.n_heads);
+    follow_head_a(own_, state.layer, state.head, static_cast<int>(info.n_layers), static_cast<int>(info.n_heads));
     ImGui::SetNextItemWidth(px(160.0f));
-    if (ImGui::SliderInt("layer B", &state.compare_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
+    if (ImGui::SliderInt("layer B", &own_.b_layer, 0, static_cast<int>(info.n_layers) - 1, "%d",
                          ImGuiSliderFlags_AlwaysClamp)) {
-        state.compare_b_chosen = true;
+        own_.b_chosen = true;
     }
     state.layer = std::clamp(state.layer, 0, static_cast<int>(info.n_layers) - 1);
-    state.compare_layer = std::clamp(state.compare_layer, 0, static_cast<int>(info.n_layers) - 1);
+    own_.b_layer = std::clamp(own_.b_layer, 0, static_cast<int>(info.n_layers) - 1);
     // Averaged once per result and pair of layers, not every frame.
-    if (const std::string means_key =
-            std::to_string(shown.generation) + numbered(" ", state.layer, state.compare_layer);
+    if (const std::string means_key = std::to_string(shown.generation) + numbered(" ", state.layer, own_.b_layer);
         means_key != layer_means_key_) {
         layer_mean_a_ = layer_mean(shown, state.layer);
-        layer_mean_b_ = layer_mean(shown, state.compare_layer);
+        layer_mean_b_ = layer_mean(shown, own_.b_layer);
         layer_means_key_ = means_key;
     }
     sides.a = unowned(layer_mean_a_);
     sides.b = unowned(layer_mean_b_);
     sides.a_title = "layer " + std::to_string(state.layer) + " (heads averaged)";
-    sides.b_title = "layer " + std::to_string(state.compare_layer) + " (heads averaged)";
+    sides.b_title = "layer " + std::to_string(own_.b_layer) + " (heads averaged)";
 }
 
 void CompareView::choose_mask_on_off(ViewContext& context, Sides& sides) {
@@ -318,18 +331,18 @@ void CompareView::choose_two_inputs(ViewContext& context, Sides& sides) {
     ImGui::SetNextItemWidth(std::max(px(200.0f), ImGui::GetContentRegionAvail().x - px(160.0f)));
     if (image) {
         // A path applies on Enter: half-typed paths are not files to open.
-        if (compare_image_source_ != state.compare_image_path) {
-            compare_image_edit_ = state.compare_image_path;
-            compare_image_source_ = state.compare_image_path;
+        if (compare_image_source_ != own_.image_b) {
+            compare_image_edit_ = own_.image_b;
+            compare_image_source_ = own_.image_b;
         }
         if (ImGui::InputTextWithHint("input B", "another image file (path), then Enter", &compare_image_edit_,
                                      ImGuiInputTextFlags_EnterReturnsTrue)) {
-            state.compare_image_path = compare_image_edit_;
+            own_.image_b = compare_image_edit_;
         }
     } else {
-        ImGui::InputTextWithHint("input B", "another sentence", &state.compare_text);
+        ImGui::InputTextWithHint("input B", "another sentence", &own_.text_b);
     }
-    const std::string& other = image ? state.compare_image_path : state.compare_text;
+    const std::string& other = image ? own_.image_b : own_.text_b;
     if (other.empty()) {
         sides.waiting = image ? "Type the path of a second picture above: this head on both, side by side."
                               : "Type a second sentence above: this head on both, side by side.";
@@ -363,9 +376,8 @@ void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
     // A and B on one scale (the larger max of the two); the difference diverging.
     const float max = std::max({a->maxCoeff(), b->maxCoeff(), 1e-12f});
     const float side = std::clamp((ImGui::GetContentRegionAvail().x - px(40.0f)) / 3.0f, px(96.0f), px(840.0f));
-    const std::string key = numbered("cmp", state.layer, state.head) +
-                            numbered("-", state.compare_layer, state.compare_head) + "m" +
-                            std::to_string(static_cast<int>(state.compare_mode));
+    const std::string key = numbered("cmp", state.layer, state.head) + numbered("-", own_.b_layer, own_.b_head) + "m" +
+                            std::to_string(static_cast<int>(own_.mode));
     const HeatmapTexture& ta =
         context.textures().get(key + "a", [&] { return heatmap_mip_levels(*a, sides.mask_a, state.colormap, max); });
     const HeatmapTexture& tb =
@@ -409,13 +421,13 @@ void CompareView::draw_layer_pairs(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
     const session::AppState& state = context.state();
     const auto& la = shown.trace.layers[static_cast<std::size_t>(state.layer)].heads;
-    const auto& lb = shown.trace.layers[static_cast<std::size_t>(state.compare_layer)].heads;
+    const auto& lb = shown.trace.layers[static_cast<std::size_t>(own_.b_layer)].heads;
     ImGui::Text("Jensen-Shannon divergence (bits) between each head of layer %d (rows) and of layer %d (columns)",
-                state.layer, state.compare_layer);
+                state.layer, own_.b_layer);
     // Every head pair's divergence (H x H maps of T x T): on the view jobs' thread.
     const std::string pairs_key =
-        "pairs " + std::to_string(shown.generation) + numbered(" ", state.layer, state.compare_layer);
-    const BackgroundJobs::Work work = head_pairs_work(context.shown_ptr(), state.layer, state.compare_layer);
+        "pairs " + std::to_string(shown.generation) + numbered(" ", state.layer, own_.b_layer);
+    const BackgroundJobs::Work work = head_pairs_work(context.shown_ptr(), state.layer, own_.b_layer);
     context.view_jobs().start(pairs_key, work);
     draw_job_progress(context.view_jobs(), pairs_key, "comparing head pairs", work);
     const auto pairs = context.view_jobs().result<Matrix>(pairs_key);
@@ -423,7 +435,7 @@ void CompareView::draw_layer_pairs(ViewContext& context) {
         pairs->cols() != static_cast<Eigen::Index>(lb.size())) {
         return;
     }
-    draw_pairs_table(state, *pairs);
+    draw_pairs_table(state, own_.b_layer, *pairs);
 }
 
 std::unique_ptr<View> make_compare_view() { return std::make_unique<CompareView>(); }

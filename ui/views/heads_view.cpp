@@ -130,7 +130,6 @@ void HeadsView::draw(ViewContext& context) {
 
 void HeadsView::draw_importance_scan_controls(ViewContext& context, const std::string& key,
                                               const std::shared_ptr<const ImportanceScan>& scan) {
-    session::AppState& state = context.state();
     const auto scanning = context.scan_jobs().running();
     if (!scanning || scanning->first != key) {
         if (ImGui::Button(scan ? "Scan again" : "Scan head importance")) context.start_importance_scan();
@@ -143,7 +142,8 @@ void HeadsView::draw_importance_scan_controls(ViewContext& context, const std::s
     draw_job_progress(context.scan_jobs(), key, "scanning", context.importance_work());
     if (scan) {
         ImGui::SameLine();
-        ImGui::Checkbox("colour the Model grid by importance", &state.grid_show_importance);
+        if (ImGui::Button("Show on the Model grid")) context.show_view("model", R"({"importance":true})");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The Model view, each head framed in its importance's colour");
     }
 }
 

@@ -30,8 +30,32 @@ public:
         return "attention over the picture's patches, and [CLS] of every head";
     }
     void draw(ViewContext& context) override;
+    std::string settings() const override {
+        SettingsWriter out;
+        out.set("average", own_.average)
+            .set("column", own_.column)
+            .set("keep_mass", own_.keep_mass)
+            .set("keep_mass_share", static_cast<double>(own_.keep_mass_share));
+        return out.text();
+    }
+    std::string restore(const std::string& settings) override {
+        return read_settings(settings, own_, [](SettingsReader& in, Settings& into) {
+            in.read("average", into.average);
+            in.read("column", into.column);
+            in.read("keep_mass", into.keep_mass);
+            in.read("keep_mass_share", into.keep_mass_share, 0.01f, 0.99f);
+        });
+    }
+
+    struct Settings {
+        bool average = false;           // the average of the shown heads, not the selected one
+        bool column = false;            // what attends to the patch, not what it attends to
+        bool keep_mass = false;         // DINO's "keep x% of the mass" contours
+        float keep_mass_share = 0.6f;   // DINO's default threshold
+    };
 
 private:
+    Settings own_;
     void draw_patch_map(ViewContext& context, const Matrix& map, const std::string& key, int query);
     void draw_cls_of_every_head(ViewContext& context);
 };
@@ -40,24 +64,24 @@ namespace {
 
 // The map's choices: one head or the average, row or column, the kept share, the
 // resolution. Returns the mode (0: the selected head, 1: the average of the shown heads).
-int draw_map_options(const Snapshot& shown, AppState& state) {
+int draw_map_options(const Snapshot& shown, AppState& state, ImageView::Settings& own) {
     constexpr const char* modes[] = {"selected head", "average of shown heads"};
-    int mode = state.image_average ? 1 : 0;
+    int mode = own.average ? 1 : 0;
     ImGui::SetNextItemWidth(px(220.0f));
-    if (ImGui::Combo("##mode", &mode, modes, 2)) state.image_average = mode == 1;
+    if (ImGui::Combo("##mode", &mode, modes, 2)) own.average = mode == 1;
     ImGui::SameLine();
-    ImGui::Checkbox("what attends to it (column)", &state.show_column);
+    ImGui::Checkbox("what attends to it (column)", &own.column);
     ImGui::SameLine();
-    ImGui::Checkbox("keep", &state.keep_mass);
+    ImGui::Checkbox("keep", &own.keep_mass);
     if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("DINO's threshold: outline the fewest patches that hold this share of the map's attention");
     }
-    if (state.keep_mass) {
+    if (own.keep_mass) {
         ImGui::SameLine();
         ImGui::SetNextItemWidth(px(120.0f));
-        float percent = state.keep_mass_share * 100.0f;
+        float percent = own.keep_mass_share * 100.0f;
         if (ImGui::SliderFloat("% of the mass", &percent, 1.0f, 99.0f, "%.0f", ImGuiSliderFlags_AlwaysClamp)) {
-            state.keep_mass_share = percent / 100.0f;
+            own.keep_mass_share = percent / 100.0f;
         }
     }
     if (!is_toy_model(shown.model.name)) {
@@ -105,8 +129,8 @@ void ImageView::draw(ViewContext& context) {
     const int query = state.query >= 0 ? state.query : 0;
     const auto n_heads = static_cast<int>(shown.info.n_heads);
 
-    const int mode = draw_map_options(shown, state);
-    ImGui::Text("%s %s  (click a patch to choose it)", state.show_column ? "attention to" : "attention from",
+    const int mode = draw_map_options(shown, state, own_);
+    ImGui::Text("%s %s  (click a patch to choose it)", own_.column ? "attention to" : "attention from",
                 input.labels[static_cast<std::size_t>(query)].c_str());
     colour_legend(state.colormap, "0", "the map's max", false);
 
@@ -120,7 +144,7 @@ void ImageView::draw(ViewContext& context) {
         const std::shared_ptr<const Matrix> map_of_head = shown.head_map(state.layer, h);
         const Matrix& w = *map_of_head;
         for (int n = 0; n < grid_w * grid_h; ++n) {
-            map(n / grid_w, n % grid_w) += state.show_column ? w(prefix + n, query) : w(query, prefix + n);
+            map(n / grid_w, n % grid_w) += own_.column ? w(prefix + n, query) : w(query, prefix + n);
         }
         ++counted;
     }
@@ -129,7 +153,7 @@ void ImageView::draw(ViewContext& context) {
         return;
     }
     map /= static_cast<float>(counted);
-    const std::string key = numbered("img", state.layer, state.head) + (state.show_column ? "c" : "r") +
+    const std::string key = numbered("img", state.layer, state.head) + (own_.column ? "c" : "r") +
                             std::to_string(query) + "m" + std::to_string(mode) + averaged;
     draw_patch_map(context, map, key, query);
     ImGui::SameLine();
@@ -153,10 +177,10 @@ void ImageView::draw_patch_map(ViewContext& context, const Matrix& map, const st
     const float cw = width / static_cast<float>(grid_w);
     const float ch = height / static_cast<float>(grid_h);
     draw_patch_lines(draw, origin, width, height, grid_w, grid_h);
-    if (state.keep_mass) {
+    if (own_.keep_mass) {
         // The kept region's outline, in the patch grid's cells.
         const Eigen::Map<const RowVector> flat(map.data(), map.size());
-        const std::vector<bool> kept = keep_mass(flat, state.keep_mass_share);
+        const std::vector<bool> kept = keep_mass(flat, own_.keep_mass_share);
         for (const GridSegment& g : mask_contours(kept, grid_w, grid_h)) {
             draw->AddLine(ImVec2(origin.x + cw * g.x0, origin.y + ch * g.y0),
                           ImVec2(origin.x + cw * g.x1, origin.y + ch * g.y1), IM_COL32(255, 255, 255, 255), 2.5f);
@@ -225,13 +249,13 @@ void ImageView::draw_cls_of_every_head(ViewContext& context) {
         if (h % 2) ImGui::SameLine();
         if (draw_heatmap_thumbnail(numbered("clsh", h).c_str(), t, thumbnail, h == state.head)) state.head = h;
         label_cls_thumbnail(state, h, cls_max);
-        if (state.keep_mass) {
+        if (own_.keep_mass) {
             // Each head's own kept region, as DINO draws one mask per head.
             const ImVec2 at = ImGui::GetItemRectMin();
             const float tw = thumbnail / static_cast<float>(grid_w);
             const float th = thumbnail / static_cast<float>(grid_h);
             const Eigen::Map<const RowVector> flat(cls.data(), cls.size());
-            for (const GridSegment& g : mask_contours(keep_mass(flat, state.keep_mass_share), grid_w, grid_h)) {
+            for (const GridSegment& g : mask_contours(keep_mass(flat, own_.keep_mass_share), grid_w, grid_h)) {
                 draw->AddLine(ImVec2(at.x + tw * g.x0, at.y + th * g.y0), ImVec2(at.x + tw * g.x1, at.y + th * g.y1),
                               IM_COL32(255, 255, 255, 255), 1.5f);
             }

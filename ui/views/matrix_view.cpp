@@ -16,6 +16,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -29,12 +30,23 @@ public:
     const char* title() const override { return "Matrix"; }
     std::string_view summary() const override { return "one head's [T, T] map, with the custom-mask editor"; }
     void draw(ViewContext& context) override;
-    std::string settings() const override { return zoom_json(zoom_); }
-    std::string restore(const std::string& settings) override {
-        std::string error;
-        if (const std::optional<MapZoom> zoom = zoom_from_json(settings, error)) zoom_ = *zoom;
-        return error;
+    std::string settings() const override {
+        SettingsWriter out;
+        write_zoom(out, zoom_);
+        out.set("edit_mask", editing_mask_);
+        return out.text();
     }
+    std::string restore(const std::string& settings) override {
+        std::pair own{zoom_, editing_mask_};
+        std::string why = read_settings(settings, own, [](SettingsReader& in, std::pair<MapZoom, bool>& into) {
+            read_zoom(in, into.first);
+            in.read("edit_mask", into.second);
+        });
+        std::tie(zoom_, editing_mask_) = own;
+        return why;
+    }
+    // The mask being edited was the last model's positions'.
+    void fit_to_model(const ModelInfo& /*info*/) override { editing_mask_ = false; }
     std::optional<session::MapRegion> map_in_sight() const override {
         return region_in_sight(zoom_, map_rows_, map_cols_);
     }
@@ -60,6 +72,7 @@ private:
     std::shared_ptr<const HoverScores> scores_;
     std::string last_started_;                          // what the last job was started for
     bool hovering_ = false;                             // the pointer was on the map last frame
+    bool editing_mask_ = false;                         // clicks forbid / allow pairs instead of pinning
     MapZoom zoom_;                                      // kept across heads: two heads compare at the same zoom
     std::optional<std::pair<int, int>> last_painted_;   // (query, key) of the last frame's paint
     int map_rows_ = 0;                                  // the size of the map last drawn
@@ -116,7 +129,7 @@ void MatrixView::draw(ViewContext& context) {
     // A local layer's sliding window, apart from the causal triangle.
     const Eigen::Index window = shown.trace.layers[static_cast<std::size_t>(layer)].window;
     if (window > 0) window_legend(window);
-    ImGui::Checkbox("Edit mask", &state.editing_mask);
+    ImGui::Checkbox("Edit mask", &editing_mask_);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click or drag over cells to forbid / allow query -> key pairs");
     ImGui::SameLine();
     if (ImGui::Button("Clear mask")) clear_mask(state);
@@ -129,19 +142,18 @@ void MatrixView::draw(ViewContext& context) {
         ImGui::TextDisabled("zoom %.1fx", static_cast<double>(zoom_.zoom));
     }
     // Last on the line, and under it where the window is too narrow: never cut off.
-    hint_beside(state.editing_mask  ? "drag over cells to forbid (right button: allow)"
+    hint_beside(editing_mask_       ? "drag over cells to forbid (right button: allow)"
                 : zoom_.zoom > 1.0f ? "rows: queries, columns: keys; click a row to pin it"
                                     : "rows: queries, columns: keys; click a row to pin it (wheel: zoom)");
     const ImVec2 available = ImGui::GetContentRegionAvail();
     // A pinned row's bars go under the map: room is kept for them.
-    const bool pinned = !state.editing_mask && state.query >= 0 && state.query < weights.rows();
+    const bool pinned = !editing_mask_ && state.query >= 0 && state.query < weights.rows();
     const float side = std::min(available.x, available.y - (pinned ? px(pinned_row_height) : 0.0f));
     const HeatmapLabels labels{shown.input.labels, shown.input.labels};
     const ImVec2 before = ImGui::GetCursorScreenPos();
-    const int clicked =
-        draw_heatmap("matrix", weights, hover_scores(context, layer, head), context.mask(),
-                     context.weights_texture(numbered("w", layer, head), weights), labels, side, zoom_,
-                     state.editing_mask ? MapDrag::paints : MapDrag::pans, state.editing_mask ? -1 : state.query);
+    const int clicked = draw_heatmap("matrix", weights, hover_scores(context, layer, head), context.mask(),
+                                     context.weights_texture(numbered("w", layer, head), weights), labels, side, zoom_,
+                                     editing_mask_ ? MapDrag::paints : MapDrag::pans, editing_mask_ ? -1 : state.query);
     const HeatmapGeometry g = heatmap_geometry(weights, labels, side, before, zoom_);
     hovering_ = ImGui::IsWindowHovered() && g.contains(ImGui::GetIO().MousePos);
     map_rows_ = static_cast<int>(weights.rows());
@@ -153,7 +165,7 @@ void MatrixView::draw(ViewContext& context) {
         draw->PopClipRect();
     }
     if (pinned) draw_pinned_row(weights, state.query, shown.input.labels, g);
-    if (state.editing_mask) {
+    if (editing_mask_) {
         paint_mask(state, g, weights.rows(), weights.cols());
     } else if (clicked >= 0) {
         state.query = clicked == state.query ? -1 : clicked;

@@ -29,6 +29,30 @@ public:
     const char* title() const override { return "Model"; }
     std::string_view summary() const override { return "every head of every layer as a grid of thumbnails"; }
     void draw(ViewContext& context) override;
+    std::string settings() const override {
+        SettingsWriter out;
+        out.set("colour_by_metric", own_.colour_by_metric)
+            .set("sort_by_metric", own_.sort_by_metric)
+            .set("importance", own_.importance);
+        return out.text();
+    }
+    std::string restore(const std::string& settings) override {
+        return read_settings(settings, own_, [](SettingsReader& in, Settings& into) {
+            in.read("colour_by_metric", into.colour_by_metric);
+            in.read("sort_by_metric", into.sort_by_metric);
+            in.read("importance", into.importance);
+        });
+    }
+
+    // The metric itself is the window's (AppState::metric: the Heads view plots it too).
+    struct Settings {
+        bool colour_by_metric = false;   // each head framed in its metric's colour
+        bool sort_by_metric = false;     // each layer's heads in the metric's order
+        bool importance = false;         // the importance scan's values instead, once it ran
+    };
+
+private:
+    Settings own_;
 };
 
 namespace {
@@ -64,19 +88,19 @@ GridValues grid_values(const Snapshot& shown, const std::vector<HeadMetrics>& me
     return values;
 }
 
-void draw_grid_options(AppState& state, bool have_scan) {
+void draw_grid_options(AppState& state, ModelView::Settings& own, bool have_scan) {
     ImGui::TextUnformatted("Every layer (rows) x head (columns); click one to select it");
     // "colour by [metric]" stays together.
     same_line_if_fits(check_width("colour by") + ImGui::GetStyle().ItemSpacing.x + px(150.0f));
-    ImGui::Checkbox("colour by", &state.grid_colour_by_metric);
+    ImGui::Checkbox("colour by", &own.colour_by_metric);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(px(150.0f));
     combo_metric("##colour metric", state.metric);
     same_line_if_fits(check_width("sort each layer by it"));
-    ImGui::Checkbox("sort each layer by it", &state.grid_sort_by_metric);
+    ImGui::Checkbox("sort each layer by it", &own.sort_by_metric);
     if (have_scan) {
         same_line_if_fits(check_width("importance instead"));
-        ImGui::Checkbox("importance instead", &state.grid_show_importance);
+        ImGui::Checkbox("importance instead", &own.importance);
     }
 }
 
@@ -179,7 +203,8 @@ void draw_head_labels(Eigen::Index n_heads, float side, bool sorted) {
 }
 
 // One head's thumbnail: click to select it; framed in its value's colour when `colour`.
-void draw_grid_head(ViewContext& context, const GridValues& values, bool colour, int l, int h, float side) {
+void draw_grid_head(ViewContext& context, const GridValues& values, bool colour, bool sorted, int l, int h,
+                    float side) {
     session::AppState& state = context.state();
     const session::Snapshot& shown = context.shown();
     // The max only when the texture is built: 144 maxima of T x T every frame cost more than the frame.
@@ -214,7 +239,7 @@ void draw_grid_head(ViewContext& context, const GridValues& values, bool colour,
     }
     const HeadCaption caption = context.head_caption(l, h);
     if (!caption.name.empty() && side >= px(64.0f)) draw_name_on_thumbnail(caption.name, side);
-    if (state.grid_sort_by_metric) {
+    if (sorted) {
         // Sorted, a column is no longer one head: the thumbnail names its own.
         const ImVec2 a = ImGui::GetItemRectMin();
         const std::string number = std::to_string(h);
@@ -253,7 +278,7 @@ void ModelView::draw(ViewContext& context) {
     const auto& layers = shown.trace.layers;
     const ModelInfo& info = shown.info;
     const auto scan = context.importance();
-    draw_grid_options(state, scan != nullptr);
+    draw_grid_options(state, own_, scan != nullptr);
     colour_legend(state.colormap, "0", "each head's max");
     draw_landing_line(context);
     for (Eigen::Index l = 0; l < info.n_layers; ++l) {
@@ -262,8 +287,8 @@ void ModelView::draw(ViewContext& context) {
             break;
         }
     }
-    const bool by_importance = scan && state.grid_show_importance;
-    const bool colour = state.grid_colour_by_metric || by_importance;
+    const bool by_importance = scan && own_.importance;
+    const bool colour = own_.colour_by_metric || by_importance;
     const GridValues values =
         grid_values(shown, context.head_metrics(), state.metric, by_importance ? scan.get() : nullptr);
     if (colour) {
@@ -277,19 +302,19 @@ void ModelView::draw(ViewContext& context) {
         ImGui::TextDisabled("%ld query heads share each key/value head: the stripe under a thumbnail marks its group",
                             static_cast<long>(info.group_size()));
     }
-    draw_head_labels(info.n_heads, side, state.grid_sort_by_metric);
+    draw_head_labels(info.n_heads, side, own_.sort_by_metric);
     for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
         draw_layer_label(info, l);
         std::vector<int> order(layers[static_cast<std::size_t>(l)].heads.size());
         std::iota(order.begin(), order.end(), 0);
-        if (state.grid_sort_by_metric) {
+        if (own_.sort_by_metric) {
             std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
                 return values.of(l, a).value_or(-INFINITY) > values.of(l, b).value_or(-INFINITY);
             });
         }
         for (std::size_t column = 0; column < order.size(); ++column) {
             ImGui::SameLine(column == 0 ? px(40.0f) : 0.0f);
-            draw_grid_head(context, values, colour, l, order[column], side);
+            draw_grid_head(context, values, colour, own_.sort_by_metric, l, order[column], side);
         }
     }
 }

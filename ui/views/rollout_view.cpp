@@ -14,6 +14,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -30,8 +31,19 @@ public:
     const char* title() const override { return "Rollout"; }
     std::string_view summary() const override { return "attention rollout through the layers"; }
     void draw(ViewContext& context) override;
+    std::string settings() const override;
+    std::string restore(const std::string& settings) override;
+    void fit_to_model(const ModelInfo& info) override;
+    void fit_to_length(int n_tokens) override {
+        if (own_.row >= n_tokens) own_.row = -1;
+    }
 
 private:
+    struct Settings {
+        RolloutOptions options;   // fusion, discard ratio, layers (disabled heads: the run's)
+        int row = -1;             // the rollout row shown (-1: [CLS] / the last token / the mean)
+    };
+    Settings own_;
     // The rollout on screen: kept while a slider's newer rollout computes (same result only).
     std::shared_ptr<const Matrix> rollout_shown_;
     std::uint64_t rollout_shown_generation_ = 0;
@@ -41,6 +53,14 @@ private:
 };
 
 namespace {
+
+// The layers multiplied through inside a model of L layers (the end -1: the last).
+void fit_layers(RolloutOptions& o, int L) {
+    const int last = std::max(0, L - 1);
+    o.start_layer = std::clamp(o.start_layer, 0, last);
+    if (o.end_layer > last) o.end_layer = -1;
+    if (o.end_layer >= 0 && o.end_layer < o.start_layer) o.end_layer = o.start_layer;
+}
 
 // Head fusion, discard ratio and the layers multiplied through; L: the model's layers.
 void draw_rollout_options(RolloutOptions& o, int L) {
@@ -65,8 +85,7 @@ void draw_rollout_options(RolloutOptions& o, int L) {
         end = std::clamp(end, 0, L - 1);
         o.end_layer = end == L - 1 ? -1 : end;
     }
-    o.start_layer = std::clamp(o.start_layer, 0, L - 1);
-    if (o.end_layer >= 0 && o.end_layer < o.start_layer) o.end_layer = o.start_layer;
+    fit_layers(o, L);
 }
 
 // A bar over each token, `bars` its values (max: the tallest), wrapping at the window's
@@ -106,14 +125,37 @@ void draw_token_bars(const std::vector<std::string>& labels, const RowVector& ba
 
 }   // namespace
 
+std::string RolloutView::settings() const {
+    SettingsWriter out;
+    out.set("fusion", std::string(head_fusion_name(own_.options.fusion)))
+        .set("discard_ratio", own_.options.discard_ratio)
+        .set("start_layer", own_.options.start_layer)
+        .set("end_layer", own_.options.end_layer)
+        .set("row", own_.row);
+    return out.text();
+}
+
+std::string RolloutView::restore(const std::string& settings) {
+    return read_settings(settings, own_, [](SettingsReader& in, Settings& into) {
+        in.read("fusion", into.options.fusion,
+                {{"mean", HeadFusion::mean}, {"max", HeadFusion::max}, {"min", HeadFusion::min}});
+        in.read("discard_ratio", into.options.discard_ratio, 0.0, 0.99);
+        // The model's own range applies once it is in (fit_to_model, fit_to_length).
+        in.read("start_layer", into.options.start_layer, 0, INT_MAX);
+        in.read("end_layer", into.options.end_layer, -1, INT_MAX);
+        in.read("row", into.row, -1, INT_MAX);
+    });
+}
+
+void RolloutView::fit_to_model(const ModelInfo& info) { fit_layers(own_.options, static_cast<int>(info.n_layers)); }
+
 void RolloutView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
-    session::AppState& state = context.state();
-    draw_rollout_options(state.rollout, static_cast<int>(shown.info.n_layers));
+    draw_rollout_options(own_.options, static_cast<int>(shown.info.n_layers));
 
     const std::string key = rollout_key(context);
     const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
-    RolloutOptions options = state.rollout;
+    RolloutOptions options = own_.options;
     options.disabled_heads = snapshot->options.disabled_heads;
     const BackgroundJobs::Work work = BackgroundJobs::job<Matrix>([snapshot, options](const LoadControl& control) {
         // A streamed run's maps are computed again here, layer by layer, off the UI thread.
@@ -135,7 +177,7 @@ void RolloutView::draw(ViewContext& context) {
         return;
     }
     const Matrix& R = *shown_rollout;
-    if (state.rollout_query >= static_cast<int>(R.rows())) state.rollout_query = -1;
+    if (own_.row >= static_cast<int>(R.rows())) own_.row = -1;
 
     if (shown.info.takes_image && shown.input.grid_width > 0) {
         draw_patch_rollout(context, R, key);
@@ -150,8 +192,8 @@ void RolloutView::draw_patch_rollout(ViewContext& context, const Matrix& R, cons
     session::AppState& state = context.state();
     const ModelInput& input = shown.input;
     const int L = static_cast<int>(shown.info.n_layers);
-    const RolloutOptions& o = state.rollout;
-    const int row = state.rollout_query >= 0 ? state.rollout_query : 0;
+    const RolloutOptions& o = own_.options;
+    const int row = own_.row >= 0 ? own_.row : 0;
     const int prefix = input.n_prefix_tokens;
     const int gw = input.grid_width;
     const int gh = input.grid_height;
@@ -171,10 +213,10 @@ void RolloutView::draw_patch_rollout(ViewContext& context, const Matrix& R, cons
         const ImVec2 m = ImGui::GetIO().MousePos;
         const int gx = cell_under(m.x, origin.x, width / static_cast<float>(gw), gw);
         const int gy = cell_under(m.y, origin.y, height / static_cast<float>(gh), gh);
-        state.rollout_query = prefix + gy * gw + gx;
+        own_.row = prefix + gy * gw + gx;
     }
     ImGui::SameLine();
-    if (ImGui::Button("[CLS]")) state.rollout_query = -1;
+    if (ImGui::Button("[CLS]")) own_.row = -1;
 }
 
 // Text: a bar over each token, for the row chosen.
@@ -183,24 +225,23 @@ void RolloutView::draw_token_rollout(ViewContext& context, const Matrix& R) {
     session::AppState& state = context.state();
     const ModelInput& input = shown.input;
     const int L = static_cast<int>(shown.info.n_layers);
-    const RolloutOptions& o = state.rollout;
+    const RolloutOptions& o = own_.options;
     const int T = static_cast<int>(R.rows());
     const bool causal = shown.causal;
     const char* default_row = causal ? "the last token" : "every position (mean)";
-    std::string current =
-        state.rollout_query < 0 ? default_row : input.labels[static_cast<std::size_t>(state.rollout_query)];
+    std::string current = own_.row < 0 ? default_row : input.labels[static_cast<std::size_t>(own_.row)];
     ImGui::SetNextItemWidth(px(240.0f));
     if (ImGui::BeginCombo("what draws on the tokens", current.c_str())) {
-        if (ImGui::Selectable(default_row, state.rollout_query < 0)) state.rollout_query = -1;
+        if (ImGui::Selectable(default_row, own_.row < 0)) own_.row = -1;
         for (int i = 0; i < T; ++i) {
             const std::string label = std::to_string(i) + ": " + input.labels[static_cast<std::size_t>(i)];
-            if (ImGui::Selectable(label.c_str(), state.rollout_query == i)) state.rollout_query = i;
+            if (ImGui::Selectable(label.c_str(), own_.row == i)) own_.row = i;
         }
         ImGui::EndCombo();
     }
     RowVector bars;
-    if (state.rollout_query >= 0) {
-        bars = R.row(state.rollout_query);
+    if (own_.row >= 0) {
+        bars = R.row(own_.row);
     } else if (causal) {
         bars = R.row(T - 1);
     } else {
@@ -212,13 +253,12 @@ void RolloutView::draw_token_rollout(ViewContext& context, const Matrix& R) {
                        "stream. Bar height: share of %s drawn from each token.",
                        o.start_layer, o.end_layer < 0 ? L - 1 : o.end_layer, current.c_str());
     ImGui::PopStyleColor();
-    draw_token_bars(input.labels, bars, max, state.colormap, state.rollout_query);
+    draw_token_bars(input.labels, bars, max, state.colormap, own_.row);
 }
 
 std::string RolloutView::rollout_key(ViewContext& context) const {
     const session::Snapshot& shown = context.shown();
-    session::AppState& state = context.state();
-    const RolloutOptions& o = state.rollout;
+    const RolloutOptions& o = own_.options;
     char text[96];
     std::snprintf(text, sizeof text, "rollout %llu %d %.4f %d %d", static_cast<unsigned long long>(shown.generation),
                   static_cast<int>(o.fusion), o.discard_ratio, o.start_layer, o.end_layer);

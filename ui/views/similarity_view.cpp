@@ -31,12 +31,12 @@ public:
         return "how alike the heads' maps are: divergence matrix and a 2-D map";
     }
     void draw(ViewContext& context) override;
-    std::string settings() const override { return zoom_json(zoom_); }
-    std::string restore(const std::string& settings) override {
-        std::string error;
-        if (const std::optional<MapZoom> zoom = zoom_from_json(settings, error)) zoom_ = *zoom;
-        return error;
+    std::string settings() const override {
+        SettingsWriter out;
+        write_zoom(out, zoom_);
+        return out.text();
     }
+    std::string restore(const std::string& settings) override { return read_settings(settings, zoom_, read_zoom); }
 
 private:
     std::string similarity_key(ViewContext& context) const;

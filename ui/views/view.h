@@ -33,11 +33,18 @@ public:
     // The part of the selected head's map in sight when zoomed in (File > Export's "only
     // the part in sight"); nullopt when the whole map is shown or the view draws none.
     virtual std::optional<session::MapRegion> map_in_sight() const { return std::nullopt; }
-    // Its own settings a session keeps (its zoom), as a JSON object's text; empty: none.
+    // Its own settings (its zoom, its mode and options) as a JSON object's text
+    // (session/view_settings.h): what a session keeps of it; empty: none.
     virtual std::string settings() const { return {}; }
-    // Reads them back (a session opened): empty, or why they could not be read (then
-    // they are left as they were).
+    // Reads settings back (a session opened, a command-line flag, another view sending
+    // the user here): the fields given over the current ones, the rest kept. Empty, or why
+    // they could not be read (then nothing changed).
     virtual std::string restore(const std::string& /*settings*/) { return {}; }
+    // A model of another name or shape is in: settings naming a layer or head are brought
+    // into its range, and what belonged to the last model's positions is let go.
+    virtual void fit_to_model(const ModelInfo& /*info*/) {}
+    // A result of `n_tokens` positions is in: a row chosen past its end is let go.
+    virtual void fit_to_length(int /*n_tokens*/) {}
 };
 
 }   // namespace headscope::ui

@@ -95,6 +95,10 @@ void ViewContext::remember_file(const std::string& path) const {
     if (actions_.remember_file) actions_.remember_file(path);
 }
 
+void ViewContext::show_view(const std::string& view, const std::string& settings) const {
+    if (actions_.show_view) actions_.show_view(view, settings);
+}
+
 const Mask* ViewContext::mask() const { return shown_ && shown_->trace.mask ? &*shown_->trace.mask : nullptr; }
 
 const HeatmapTexture& ViewContext::weights_texture(const std::string& key, const Matrix& weights) {

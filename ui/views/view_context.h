@@ -36,9 +36,11 @@ struct PictureRect {
 };
 
 // The window's side of what the views do, beyond the state: opening a file remembers
-// it in the recent list (ui/app_window.cpp).
+// it in the recent list; a view sends the user to another with some of its settings
+// given (View::restore) (ui/app_window.cpp).
 struct WindowActions {
     std::function<void(const std::string& path)> remember_file;
+    std::function<void(const std::string& view, const std::string& settings)> show_view;
 };
 
 class ViewContext {
@@ -56,6 +58,9 @@ public:
     session::BackgroundJobs& scan_jobs() { return scan_jobs_; }
     session::BackgroundJobs& view_jobs() { return view_jobs_; }
     void remember_file(const std::string& path) const;
+    // Opens the tab of --view name `view` with `settings` (a JSON object's text, the
+    // fields it names) over its own.
+    void show_view(const std::string& view, const std::string& settings) const;
 
     // The shown run's mask ([T, T] allowed pairs), or null when every pair is allowed.
     const Mask* mask() const;

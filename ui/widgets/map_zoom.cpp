@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include <nlohmann/json.hpp>
-
 namespace headscope::ui {
 
 float max_zoom(float fit_cell_px, float max_cell_px) {
@@ -52,35 +50,16 @@ std::optional<session::MapRegion> region_in_sight(const MapZoom& zoom, int rows,
     return session::MapRegion{first_row, first_col, n_rows, n_cols};
 }
 
-std::string zoom_json(const MapZoom& zoom) {
-    return nlohmann::json{{"zoom", zoom.zoom}, {"first_col", zoom.first_col}, {"first_row", zoom.first_row}}.dump();
+void write_zoom(session::SettingsWriter& out, const MapZoom& zoom) {
+    out.set("zoom", static_cast<double>(zoom.zoom))
+        .set("first_col", static_cast<double>(zoom.first_col))
+        .set("first_row", static_cast<double>(zoom.first_row));
 }
 
-std::optional<MapZoom> zoom_from_json(const std::string& text, std::string& error) {
-    const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
-    MapZoom zoom;
-    const auto number = [&](const char* key, float& into, float low, float high) {
-        const auto it = parsed.find(key);
-        if (it == parsed.end()) return true;   // left out: as when the map fits
-        if (!it->is_number() || !(it->get<float>() >= low && it->get<float>() <= high)) {
-            char why[96];
-            std::snprintf(why, sizeof why, "'%s': expected a number in %g..%g", key, static_cast<double>(low),
-                          static_cast<double>(high));
-            error = why;
-            return false;
-        }
-        into = it->get<float>();
-        return true;
-    };
-    if (!parsed.is_object()) {
-        error = "expected an object";
-        return std::nullopt;
-    }
-    if (!number("zoom", zoom.zoom, 1.0f, 1000.0f) || !number("first_col", zoom.first_col, 0.0f, 1e9f) ||
-        !number("first_row", zoom.first_row, 0.0f, 1e9f)) {
-        return std::nullopt;
-    }
-    return zoom;
+void read_zoom(session::SettingsReader& in, MapZoom& zoom) {
+    in.read("zoom", zoom.zoom, 1.0f, 1000.0f);
+    in.read("first_col", zoom.first_col, 0.0f, 1e9f);
+    in.read("first_row", zoom.first_row, 0.0f, 1e9f);
 }
 
 }   // namespace headscope::ui

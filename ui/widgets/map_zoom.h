@@ -5,6 +5,7 @@
 // view that draws the map owns one (ui/widgets/heatmap_view.h).
 
 #include "session/export_map.h"
+#include "session/view_settings.h"
 
 #include <optional>
 #include <string>
@@ -39,12 +40,11 @@ float rows_in_sight(const MapZoom& zoom, int rows);
 // The cells at least partly in sight, or nullopt when the whole map is (zoom 1).
 std::optional<session::MapRegion> region_in_sight(const MapZoom& zoom, int rows, int cols);
 
-// The zoom as a JSON object's text, {"zoom", "first_col", "first_row"}, as sessions keep it.
-std::string zoom_json(const MapZoom& zoom);
-// Read back from such a text; nullopt, with why in `error`, when it is not one (the zoom
-// must be 1..1000 and the corner at cells 0 or more). The map's own limits apply when
-// it is next drawn (keep_inside).
-std::optional<MapZoom> zoom_from_json(const std::string& text, std::string& error);
+// The zoom among a view's settings (session/view_settings.h) as sessions keep it:
+// "zoom", "first_col", "first_row". Read back, the zoom must be 1..1000 and the corner at
+// cells 0 or more; the map's own limits apply when it is next drawn (keep_inside).
+void write_zoom(session::SettingsWriter& out, const MapZoom& zoom);
+void read_zoom(session::SettingsReader& in, MapZoom& zoom);
 
 // The map cell (fractional) under a point `px` pixels into the area along one axis.
 inline float cell_at(float first, float px, float cell_px) { return first + px / cell_px; }

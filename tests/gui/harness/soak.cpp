@@ -1,6 +1,8 @@
 #include "tests/gui/harness/soak.h"
 
+#include "core/base/error.h"
 #include "core/models/model_registry.h"
+#include "session/view_settings.h"
 #include "ui/views/view_list.h"
 
 #include <algorithm>
@@ -161,8 +163,13 @@ public:
     void drop(const std::string& path) { app_.on_drop(path); }
     // The image path field, then Enter (shown for image models only).
     void type_image_path(const std::string& path) { app_.open_picture(path); }
-    // The compare view's input B field, then Enter (image models): the field follows the state.
-    void type_compare_image(const std::string& path) { app_.state().compare_image_path = path; }
+    // A view's own controls (its mode, options, input B): the settings they set, through
+    // the one interface sessions use; a view refusing what its controls could set fails.
+    void set_view(const std::string& view, const SettingsWriter& fields) {
+        if (!app_.restore_view(view, fields.text())) {
+            throw Error("the " + view + " view refused its own settings " + fields.text());
+        }
+    }
     // Esc / Cancel while a model loads.
     void cancel_loading() {
         if (app_.loading()) app_.cancel_loading();
@@ -292,7 +299,8 @@ const std::vector<Action> actions = {
          if (c.ui.shown()) invert_mask(c.state(), c.n_tokens());
      }},
     {"clear the mask", 1, [](Ctx& c) { clear_mask(c.state()); }},
-    {"edit mask on / off", 1, [](Ctx& c) { c.state().editing_mask = !c.state().editing_mask; }},
+    {"edit mask on or off", 1,
+     [](Ctx& c) { c.ui.set_view("matrix", SettingsWriter().set("edit_mask", c.pick(0, 2) == 1)); }},
 
     // Layers, heads, positions (the keys, the slider, the radio buttons, clicks).
     {"layer up / down (key)", 4,
@@ -332,51 +340,63 @@ const std::vector<Action> actions = {
          c.state().colormap = maps[c.pick(0, 4)];
      }},
     {"scale (0..1, head max, log)", 2, [](Ctx& c) { c.state().scale = static_cast<HeatScale>(c.pick(0, 3)); }},
-    {"compare mode", 2, [](Ctx& c) { c.state().compare_mode = static_cast<CompareMode>(c.pick(0, 5)); }},
+    {"compare mode", 2,
+     [](Ctx& c) {
+         constexpr const char* modes[] = {"two_heads", "two_layers", "mask_on_off", "ablation_on_off", "two_inputs"};
+         c.ui.set_view("compare", SettingsWriter().set("mode", modes[c.pick(0, 5)]));
+     }},
     {"compare: head B", 1,
      [](Ctx& c) {
          if (!c.ui.shown()) return;
-         c.state().compare_layer = c.pick(0, c.n_layers());
-         c.state().compare_head = c.pick(1, c.n_heads());
-         c.state().compare_b_chosen = true;
+         c.ui.set_view("compare", SettingsWriter()
+                                      .set("b_layer", c.pick(0, c.n_layers()))
+                                      .set("b_head", c.pick(1, c.n_heads()))
+                                      .set("b_chosen", true));
      }},
     {"compare: input B sentence", 1,
      [](Ctx& c) {
-         c.state().compare_text = c.pick(1, 4) == 0 ? std::string() : c.pick(0, words) + " " + c.initial.text;
+         const std::string b = c.pick(1, 4) == 0 ? std::string() : c.pick(0, words) + " " + c.initial.text;
+         c.ui.set_view("compare", SettingsWriter().set("text_b", b));
      }},
     {"compare: input B picture", 1,
      [](Ctx& c) {
          c.note = c.pick(1, 3) == 0 ? c.pick(0, c.files.bad_images) : c.pick(0, c.files.good_images);
-         c.ui.type_compare_image(c.note);
+         c.ui.set_view("compare", SettingsWriter().set("image_b", c.note));
      }},
     {"metric, grid colour / sort", 1,
      [](Ctx& c) {
          c.state().metric = static_cast<Metric>(c.pick(0, metric_count));
-         c.state().grid_colour_by_metric = c.pick(1, 2);
-         c.state().grid_sort_by_metric = c.pick(2, 2);
+         c.ui.set_view(
+             "model",
+             SettingsWriter().set("colour_by_metric", c.pick(1, 2) == 1).set("sort_by_metric", c.pick(2, 2) == 1));
      }},
-    {"grid by importance", 1, [](Ctx& c) { c.state().grid_show_importance = !c.state().grid_show_importance; }},
+    {"grid by importance", 1,
+     [](Ctx& c) { c.ui.set_view("model", SettingsWriter().set("importance", c.pick(0, 2) == 1)); }},
     {"scan head importance", 1, [](Ctx& c) { c.ui.scan_importance(); }},
     {"rollout settings", 1,
      [](Ctx& c) {
          if (!c.ui.shown()) return;
-         RolloutOptions& o = c.state().rollout;   // as the rollout view's combo and sliders clamp them
-         o.fusion = static_cast<HeadFusion>(c.pick(0, 3));
-         o.discard_ratio = static_cast<double>(c.pick(1, 100)) / 100.0;
-         o.start_layer = c.pick(2, c.n_layers());
-         const int end = std::max(o.start_layer, c.pick(0, c.n_layers()));
-         o.end_layer = end == c.n_layers() - 1 ? -1 : end;
+         // As the rollout view's combo and sliders clamp them.
+         constexpr const char* fusions[] = {"mean", "max", "min"};
+         const int start = c.pick(2, c.n_layers());
+         const int end = std::max(start, c.pick(0, c.n_layers()));
+         c.ui.set_view("rollout", SettingsWriter()
+                                      .set("fusion", fusions[c.pick(0, 3)])
+                                      .set("discard_ratio", static_cast<double>(c.pick(1, 100)) / 100.0)
+                                      .set("start_layer", start)
+                                      .set("end_layer", end == c.n_layers() - 1 ? -1 : end));
      }},
     {"rollout row", 1,
      [](Ctx& c) {
-         if (c.ui.shown()) c.state().rollout_query = c.pick(0, c.n_tokens() + 1) - 1;
+         if (c.ui.shown()) c.ui.set_view("rollout", SettingsWriter().set("row", c.pick(0, c.n_tokens() + 1) - 1));
      }},
     {"image view: column / average / keep", 2,
      [](Ctx& c) {
-         c.state().show_column = c.pick(0, 2);
-         c.state().image_average = c.pick(1, 2);
-         c.state().keep_mass = c.pick(2, 2);
-         c.state().keep_mass_share = static_cast<float>(1 + c.pick(0, 99)) / 100.0f;
+         c.ui.set_view("image", SettingsWriter()
+                                    .set("column", c.pick(0, 2) == 1)
+                                    .set("average", c.pick(1, 2) == 1)
+                                    .set("keep_mass", c.pick(2, 2) == 1)
+                                    .set("keep_mass_share", static_cast<double>(1 + c.pick(0, 99)) / 100.0));
      }},
     {"own resolution", 1,
      [](Ctx& c) {
@@ -457,11 +477,9 @@ void return_to_start(SoakControls& ui, const AppState& initial) {
     s.view = initial.view;
     s.colormap = initial.colormap;
     s.scale = initial.scale;
-    s.compare_mode = initial.compare_mode;
-    s.editing_mask = false;
     s.forbidden.clear();
-    s.compare_text = initial.compare_text;
-    ui.type_compare_image(initial.compare_image_path);
+    ui.set_view("matrix", SettingsWriter().set("edit_mask", false));
+    ui.set_view("compare", SettingsWriter().set("mode", "two_heads").set("text_b", "").set("image_b", ""));
 }
 
 }   // namespace

@@ -36,21 +36,22 @@ TEST_CASE("view list: names unique, lower case words, each with a title and a su
 }
 
 TEST_CASE("view list: only the Stages view asks for stages, only the Compare view for extra runs") {
-    session::AppState state;
-    state.compare_text = "another sentence";
+    const session::AppState state;
     for (const auto& view : make_views()) {
-        state.compare_mode = session::CompareMode::mask_on_off;
-        const session::ViewNeeds flip = view->needs(state);
-        state.compare_mode = session::CompareMode::two_inputs;
-        const session::ViewNeeds second = view->needs(state);
-        state.compare_mode = session::CompareMode::two_heads;
-        const session::ViewNeeds heads = view->needs(state);
         const bool compare = view->name() == "compare";
+        const auto needs_in = [&](const char* mode) {
+            // Each view reads only its own fields and leaves the others' alone.
+            CHECK(view->restore(std::string(R"({"text_b":"another sentence","mode":")") + mode + "\"}").empty());
+            return view->needs(state);
+        };
+        const session::ViewNeeds flip = needs_in("mask_on_off");
+        const session::ViewNeeds second = needs_in("two_inputs");
+        const session::ViewNeeds heads = needs_in("two_heads");
         // Compare asks for the flipped mask, or for input B once one is typed; no view else asks for a run.
         CHECK(flip.runs.size() == (compare ? 1u : 0u));
         if (compare) CHECK(flip.runs[0].flip_causal);
         CHECK(second.runs.size() == (compare ? 1u : 0u));
-        if (compare) CHECK(second.runs[0].input.text == state.compare_text);
+        if (compare) CHECK(second.runs[0].input.text == "another sentence");
         CHECK(heads.runs.empty());
         CHECK(heads.stages_of_layer == (view->name() == "stages"));
     }

@@ -12,9 +12,10 @@ using headscope::ui::keep_inside;
 using headscope::ui::MapZoom;
 using headscope::ui::max_zoom;
 using headscope::ui::pan;
+using headscope::ui::read_zoom;
 using headscope::ui::rows_in_sight;
+using headscope::ui::write_zoom;
 using headscope::ui::zoom_about;
-using headscope::ui::zoom_from_json;
 
 TEST_CASE("map zoom: the cell under the pointer stays under it") {
     // 1,000 tokens on 800 px: 0.8 px a cell at fit.
@@ -78,16 +79,24 @@ TEST_CASE("map zoom: the cells in sight, any part of them, for exporting the par
     CHECK(region_in_sight(almost, 100, 100) == headscope::session::MapRegion{0, 10, 25, 25});
 }
 
-TEST_CASE("map zoom: kept in a session as JSON and read back, a bad one refused with why") {
+TEST_CASE("map zoom: kept in a session among a view's settings and read back, a bad one refused with why") {
     const MapZoom zoom{3.8f, 12.25f, 40.5f};
-    std::string error;
-    CHECK(zoom_from_json(zoom_json(zoom), error) == zoom);
-    CHECK(error.empty());
-    CHECK(zoom_from_json("{}", error) == MapZoom{});   // nothing saved: the map fits
-    CHECK_FALSE(zoom_from_json(R"({"zoom": 0.5})", error).has_value());
-    CHECK(error == "'zoom': expected a number in 1..1000");
-    CHECK_FALSE(zoom_from_json(R"({"first_col": "left"})", error).has_value());
-    CHECK(error == "'first_col': expected a number in 0..1e+09");
-    CHECK_FALSE(zoom_from_json("[1]", error).has_value());
-    CHECK(error == "expected an object");
+    headscope::session::SettingsWriter out;
+    write_zoom(out, zoom);
+    MapZoom back;
+    headscope::session::SettingsReader in(out.text());
+    read_zoom(in, back);
+    CHECK(in.ok());
+    CHECK(back == zoom);
+    const auto read_text = [](const char* text, MapZoom& into) {
+        headscope::session::SettingsReader reader(text);
+        read_zoom(reader, into);
+        return reader.error();
+    };
+    MapZoom kept = zoom;
+    CHECK(read_text("{}", kept).empty());
+    CHECK(kept == zoom);   // nothing saved of the zoom: left as it was
+    CHECK(read_text(R"({"zoom": 0.5})", kept) == "'zoom': expected a number in 1..1000");
+    CHECK(read_text(R"({"first_col": "left"})", kept) == "'first_col': expected a number in 0..1e+09");
+    CHECK(read_text("[1]", kept) == "expected a JSON object of settings, {...}");
 }

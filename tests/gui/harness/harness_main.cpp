@@ -1,13 +1,15 @@
 // headscope-test-window: the desktop app with the modes only tests use (harness_modes.h),
 // built by the tests and never installed. `--soak N`: the scripted user (soak.h);
 // `--item-rects FILE`, with --screenshot: where every control of the screenshot's frame
-// lies (item_rects.h).
+// lies (item_rects.h); `--toggle-bench N`: the window's recompute timed as a user meets it
+// (toggle_bench.h).
 
 #include "app/gui/harness_modes.h"
 #include "core/base/error.h"
 #include "core/models/assets.h"
 #include "tests/gui/harness/item_rects.h"
 #include "tests/gui/harness/soak.h"
+#include "tests/gui/harness/toggle_bench.h"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -89,11 +91,21 @@ public:
         cli.add_option("--soak-seed", soak_seed_, "The seed of --soak's actions")->capture_default_str();
         cli.add_option("--item-rects", item_rects_,
                        "With --screenshot: write where every control of the screenshot's frame lies to this file");
+        cli.add_option("--toggle-bench", toggles_,
+                       "Once the first result is in, switch the selected head off and on N times, resting between, "
+                       "and print what each recompute took")
+            ->check(CLI::Range(1, 1000));
+        cli.add_option("--toggle-gap", toggle_gap_, "Seconds of rest before each --toggle-bench switch")
+            ->capture_default_str()
+            ->check(CLI::Range(0.0, 600.0));
     }
-    bool chosen() const override { return soak_actions_ > 0 || !item_rects_.empty(); }
+    bool chosen() const override { return soak_actions_ > 0 || !item_rects_.empty() || toggles_ > 0; }
     void check(const GuiOptions& options) const override {
         if (soak_actions_ > 0 && (!options.screenshot_path.empty() || options.bench_frames > 0)) {
             throw CLI::ValidationError("--soak", "cannot be used with --screenshot or --bench-frames");
+        }
+        if (toggles_ > 0 && (soak_actions_ > 0 || !options.screenshot_path.empty() || options.bench_frames > 0)) {
+            throw CLI::ValidationError("--toggle-bench", "cannot be used with --soak, --screenshot or --bench-frames");
         }
         if (!item_rects_.empty() && options.screenshot_path.empty()) {
             throw CLI::ValidationError("--item-rects", "needs --screenshot (the frame whose controls it lists)");
@@ -102,6 +114,7 @@ public:
     std::unique_ptr<FrameHook> make_hook(const GuiOptions& /*options*/, ui::AppWindow& app,
                                          std::unique_ptr<FrameHook> own) override {
         if (soak_actions_ > 0) return std::make_unique<SoakHook>(soak_actions_, soak_seed_, app);
+        if (toggles_ > 0) return make_toggle_bench(app, toggles_, toggle_gap_);
         return std::make_unique<ItemRectsHook>(item_rects_, std::move(own));
     }
     // A soak opens many bad files: it keeps its own recent list, in its scratch folder.
@@ -113,6 +126,8 @@ private:
     int soak_actions_ = 0;
     std::uint64_t soak_seed_ = 1;
     std::string item_rects_;
+    int toggles_ = 0;
+    double toggle_gap_ = 3.0;
 };
 
 }   // namespace

@@ -1,0 +1,19 @@
+#pragma once
+// `--toggle-bench N`: the window's own recompute timed as a user meets it. Once the first
+// result is in, the selected head is switched off and on N times (as its checkbox does),
+// each switch after `gap` seconds of rest, and one line per switch says what the worker's
+// run took (Snapshot::compute_ms, the status bar's "compute") and how long after the
+// switch its result was on screen. Compare with `headscope-cli bench --disable-heads L.H
+// --incremental` on the same model and input (docs/performance.md).
+
+#include "app/gui/frame_hooks.h"
+#include "ui/app_window.h"
+
+#include <chrono>
+#include <memory>
+
+namespace headscope::gui {
+
+std::unique_ptr<FrameHook> make_toggle_bench(ui::AppWindow& app, int toggles, double gap_seconds);
+
+}   // namespace headscope::gui

@@ -46,8 +46,8 @@ Matrix Model::head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index
     return kept.heads[static_cast<std::size_t>(head)].weights;
 }
 
-AttentionTrace Model::layer_stages(const ModelTrace& /*trace*/, Eigen::Index layer,
-                                   const HeadMask& /*disabled_heads*/) const {
+AttentionTrace Model::layer_stages(const ModelTrace& /*trace*/, Eigen::Index layer, const HeadMask& /*disabled_heads*/,
+                                   Eigen::Index /*only_head*/) const {
     throw Error(info().name + ": layer " + std::to_string(layer) + "'s stages cannot be computed again");
 }
 

@@ -114,10 +114,12 @@ public:
     virtual Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const;
     // Every stage of `layer` of `trace` (a run of this model that kept its layer inputs,
     // RunOptions::keep_layer_inputs, with these disabled heads), computed again for that
-    // layer alone: what a run with stages_layer = `layer` holds there. Throws
-    // headscope::Error when the trace kept no inputs or the model cannot.
-    virtual AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer,
-                                        const HeadMask& disabled_heads) const;
+    // layer alone: what a run with stages_layer = `layer` holds there. `only_head` >= 0:
+    // that head's stages alone, the other heads left empty (a T x T's work and memory, not
+    // H of them); -1: every head. Throws headscope::Error when the trace kept no inputs,
+    // the head or layer is not the model's, or the model cannot.
+    virtual AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer, const HeadMask& disabled_heads,
+                                        Eigen::Index only_head) const;
     // Positions [first, first + n)'s logits [n, V] of `trace` (a run of this model): the
     // kept rows, or where the run kept its last rows only (RunOptions::last_logit_rows),
     // computed from its final hidden state, the same numbers a run keeping every row

@@ -89,9 +89,9 @@ public:
     Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
         return named([&] { return model_->head_map(trace, layer, head); });
     }
-    AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer,
-                                const HeadMask& disabled_heads) const override {
-        return named([&] { return model_->layer_stages(trace, layer, disabled_heads); });
+    AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer, const HeadMask& disabled_heads,
+                                Eigen::Index only_head) const override {
+        return named([&] { return model_->layer_stages(trace, layer, disabled_heads, only_head); });
     }
     Matrix logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const override {
         return named([&] { return model_->logits_rows(trace, first, n); });

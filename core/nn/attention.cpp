@@ -252,6 +252,15 @@ void check_attend_options(const AttentionOptions& options, const Mask* allowed, 
         throw Error("disabled heads: expected " + std::to_string(H) + " flags, got " +
                     std::to_string(options.disabled_heads.size()));
     }
+    if (options.stages_head < -1 || options.stages_head >= H) {
+        throw Error("head " + std::to_string(options.stages_head) + ": the layer has heads 0.." +
+                    std::to_string(H - 1));
+    }
+}
+
+// Whether head h is computed: every head, unless the stages of one alone were asked for.
+bool computes_head(const AttentionOptions& options, Eigen::Index h) {
+    return options.detail != TraceDetail::all_stages || options.stages_head < 0 || options.stages_head == h;
 }
 
 // What every head of one attend() reads: the projections, the options and the keys each
@@ -282,8 +291,14 @@ AttentionTrace allocated_trace(const HeadsPlan& plan, const ConstMatrixRef& x_q,
     AttentionTrace trace;
     if (plan.all_stages) trace.input = x_q;
     trace.heads.resize(static_cast<std::size_t>(plan.w.n_heads));
-    trace.concat.resize(Tq, plan.w.inner_width());
-    for (HeadTrace& head : trace.heads) {
+    if (plan.options.stages_head >= 0 && plan.all_stages) {
+        trace.concat.setZero(Tq, plan.w.inner_width());   // the heads not computed add nothing
+    } else {
+        trace.concat.resize(Tq, plan.w.inner_width());
+    }
+    for (Eigen::Index h = 0; h < plan.w.n_heads; ++h) {
+        if (!computes_head(plan.options, h)) continue;
+        HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
         if (!streamed) {
             head.weights.resize(Tq, Tk);
             advise_huge_pages(head.weights.data(), static_cast<std::size_t>(head.weights.size()) * sizeof(float));
@@ -376,6 +391,7 @@ void run_heads(const HeadsPlan& plan, AttentionTrace& trace, bool streamed) {
         const Eigen::Index n = std::min(group, H - first);
         parallel_items(n, flops_per_head * static_cast<double>(n), [&](Eigen::Index i) {
             const Eigen::Index h = first + i;
+            if (!computes_head(plan.options, h)) return;
             HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
             Matrix& map = streamed ? maps[static_cast<std::size_t>(i)] : head.weights;
             head_weights(plan, h, map, plan.all_stages ? &head : nullptr, key_panels[static_cast<std::size_t>(i)]);
@@ -434,6 +450,7 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
         const Eigen::Index G = plan.G;
         const Eigen::Index Dh = plan.Dh;
         for (Eigen::Index h = 0; h < w.n_heads; ++h) {
+            if (!computes_head(options, h)) continue;
             HeadTrace& head = trace.heads[static_cast<std::size_t>(h)];
             head.q = q.middleCols(h * Dh, Dh);
             head.k = k.middleCols(h / G * Dh, Dh);

@@ -88,6 +88,11 @@ struct AttentionOptions {
     // head_map() computes any head's map again, bit for bit. A layer's memory then holds
     // a map per compute thread, not H of them. Ignored with TraceDetail::all_stages.
     std::function<void(Eigen::Index head, const Matrix& weights)> on_map = nullptr;
+    // With TraceDetail::all_stages: only this head is computed and kept (its stages and
+    // map; every other head's are left empty, and the layer's concat and output are not
+    // its real ones), for one head's scores at a T x T's memory rather than H of them.
+    // -1: every head.
+    Eigen::Index stages_head = -1;
 };
 
 struct HeadTrace {

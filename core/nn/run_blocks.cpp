@@ -205,7 +205,7 @@ Matrix stack_head_map(const Stack& stack, const ModelTrace& trace, Eigen::Index 
 }
 
 AttentionTrace stack_layer_stages(const Stack& stack, const ModelTrace& trace, Eigen::Index layer,
-                                  const HeadMask& disabled_heads) {
+                                  const HeadMask& disabled_heads, Eigen::Index only_head) {
     const Eigen::Index L = stack.n_layers();
     if (layer < 0 || layer >= L) {
         throw Error("layer " + std::to_string(layer) + ": the model has layers 0.." + std::to_string(L - 1));
@@ -220,7 +220,9 @@ AttentionTrace stack_layer_stages(const Stack& stack, const ModelTrace& trace, E
     const auto l = static_cast<std::size_t>(layer);
     const Block& block = stack.blocks[l];
     Matrix x = trace.layer_inputs[l];
-    return block_forward(stack.spec, block, x, layer_options(options, block, layer, trace.mask), 0);
+    AttentionOptions attention = layer_options(options, block, layer, trace.mask);
+    attention.stages_head = only_head;
+    return block_forward(stack.spec, block, x, attention, 0);
 }
 
 }   // namespace headscope

@@ -59,8 +59,9 @@ Matrix stack_head_map(const Stack& stack, const ModelTrace& trace, Eigen::Index 
 // `stack` that kept its layer inputs (RunOptions::keep_layer_inputs), under that run's
 // mask and `disabled_heads` (those it ran with): the numbers that run computed at that
 // layer, without running its MLP or any other layer. Throws headscope::Error for a layer
-// the stack does not have, or a run that kept no inputs.
+// the stack does not have, or a run that kept no inputs. `only_head` >= 0: that head's
+// stages alone (AttentionOptions::stages_head: the other heads left empty); -1: every head.
 AttentionTrace stack_layer_stages(const Stack& stack, const ModelTrace& trace, Eigen::Index layer,
-                                  const HeadMask& disabled_heads);
+                                  const HeadMask& disabled_heads, Eigen::Index only_head);
 
 }   // namespace headscope

@@ -79,15 +79,15 @@ private:
     int map_cols_ = 0;
 };
 
-// A layer's stages are computed whole (every head's scores, masked scores and maps): at
-// most this much, so that a hover never asks for gigabytes at long inputs.
+// The hovered head's stages are computed alone (its scores, masked scores and map, each
+// [T, T]): at most this much, so that a hover never asks for gigabytes at long inputs.
 constexpr double hover_stages_bytes = 512.0 * 1024 * 1024;
 
 const Matrix* MatrixView::hover_scores(ViewContext& context, int layer, int head) {
     const session::Snapshot& shown = context.shown();
     if (const Matrix* kept = shown.head_scores(layer, head)) return kept;
     const double T = static_cast<double>(shown.input.labels.size());
-    const double stages_bytes = 3.0 * static_cast<double>(shown.info.n_heads) * T * T * sizeof(float);
+    const double stages_bytes = 3.0 * T * T * sizeof(float);
     if (!hovering_ || !shown.model_ref || stages_bytes > hover_stages_bytes) return nullptr;
     // One key for every head's scores, so the views' jobs keep their results (they keep
     // 16), and never started over another view's job (starting one stops the running one).
@@ -102,14 +102,14 @@ const Matrix* MatrixView::hover_scores(ViewContext& context, int layer, int head
     if (wanted == last_started_ || (running && running->first != hover_scores_key)) return nullptr;
     last_started_ = wanted;
     const std::shared_ptr<const Snapshot> snapshot = context.shown_ptr();
-    jobs.restart(hover_scores_key,
-                 BackgroundJobs::job<HoverScores>([snapshot, layer, head, wanted](const LoadControl&) {
-                     AttentionTrace stages =
-                         snapshot->model_ref->layer_stages(snapshot->trace, layer, snapshot->options.disabled_heads);
-                     // Only the head's scores are kept.
-                     return std::make_shared<const HoverScores>(
-                         HoverScores{wanted, std::move(stages.heads[static_cast<std::size_t>(head)].scores)});
-                 }));
+    jobs.restart(
+        hover_scores_key, BackgroundJobs::job<HoverScores>([snapshot, layer, head, wanted](const LoadControl&) {
+            AttentionTrace stages =
+                snapshot->model_ref->layer_stages(snapshot->trace, layer, snapshot->options.disabled_heads, head);
+            // Only the head's scores are kept.
+            return std::make_shared<const HoverScores>(
+                HoverScores{wanted, std::move(stages.heads[static_cast<std::size_t>(head)].scores)});
+        }));
     return nullptr;
 }
 

@@ -148,9 +148,9 @@ public:
     Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
         return stack_head_map(weights_.stack, trace, layer, head);
     }
-    AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer,
-                                const HeadMask& disabled_heads) const override {
-        return stack_layer_stages(weights_.stack, trace, layer, disabled_heads);
+    AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer, const HeadMask& disabled_heads,
+                                Eigen::Index only_head) const override {
+        return stack_layer_stages(weights_.stack, trace, layer, disabled_heads, only_head);
     }
     std::vector<OwnedTensor> export_weights() const override;
     std::string output_label(Eigen::Index index) const override;

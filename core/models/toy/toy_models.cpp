@@ -95,9 +95,9 @@ public:
     Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
         return stack_head_map(stack_, trace, layer, head);
     }
-    AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer,
-                                const HeadMask& disabled_heads) const override {
-        return stack_layer_stages(stack_, trace, layer, disabled_heads);
+    AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer, const HeadMask& disabled_heads,
+                                Eigen::Index only_head) const override {
+        return stack_layer_stages(stack_, trace, layer, disabled_heads, only_head);
     }
 
 protected:

@@ -33,7 +33,7 @@ void check_layer_stages(const Model& model, const ModelInput& input, RunOptions 
         RunOptions staged = options;
         staged.stages_layer = l;
         const AttentionTrace expected = model.forward(input, staged).layers[static_cast<std::size_t>(l)];
-        const AttentionTrace again = model.layer_stages(run, l, options.disabled_heads);
+        const AttentionTrace again = model.layer_stages(run, l, options.disabled_heads, -1);
         CHECK(again.input == expected.input);
         REQUIRE(again.heads.size() == expected.heads.size());
         for (std::size_t h = 0; h < again.heads.size(); ++h) {
@@ -48,13 +48,28 @@ void check_layer_stages(const Model& model, const ModelInput& input, RunOptions 
             CHECK(a.k == e.k);
             CHECK(a.v == e.v);
             CHECK(a.context == e.context);
+            // One head alone (the window's hover score): the same numbers, no other head's.
+            const AttentionTrace alone =
+                model.layer_stages(run, l, options.disabled_heads, static_cast<Eigen::Index>(h));
+            REQUIRE(alone.heads.size() == expected.heads.size());
+            const HeadTrace& o = alone.heads[h];
+            CHECK(o.scores == e.scores);
+            CHECK(o.masked.cwiseEqual(e.masked).all());
+            CHECK(o.weights == e.weights);
+            CHECK(o.q == e.q);
+            CHECK(o.k == e.k);
+            CHECK(o.context == e.context);
+            for (std::size_t other = 0; other < alone.heads.size(); ++other) {
+                if (other != h) CHECK(alone.heads[other].scores.size() == 0);
+            }
         }
     }
 }
 
 }   // namespace
 
-TEST_CASE("layer stages computed again from a run's kept inputs equal a run that kept them, bit for bit") {
+TEST_CASE("layer stages computed again from a run's kept inputs, or one head's alone, equal a run that kept them, bit "
+          "for bit") {
     for (const char* name : models) {
         INFO(name);
         const auto model = open_model(checkpoints + name, ToyConfig{});
@@ -76,14 +91,15 @@ TEST_CASE("layer stages computed again from a run's kept inputs equal a run that
     }
 }
 
-TEST_CASE("layer stages: a run without its layer inputs, or a layer the model lacks, is refused by name") {
+TEST_CASE("layer stages: a run without its layer inputs, or a layer or head the model lacks, is refused by name") {
     const auto model = open_model("builtin:toy-text", ToyConfig{});
     const ModelInput input = model->encode_text("the cat sat");
     const ModelTrace plain = model->forward(input, RunOptions{});
-    CHECK_THROWS_WITH_AS(model->layer_stages(plain, 0, {}),
+    CHECK_THROWS_WITH_AS(model->layer_stages(plain, 0, {}, -1),
                          "layer 0: the run kept no layer inputs, so its stages cannot be computed again", Error);
     RunOptions kept;
     kept.keep_layer_inputs = true;
     const ModelTrace run = model->forward(input, kept);
-    CHECK_THROWS_WITH_AS(model->layer_stages(run, 9, {}), "layer 9: the model has layers 0..1", Error);
+    CHECK_THROWS_WITH_AS(model->layer_stages(run, 9, {}, -1), "layer 9: the model has layers 0..1", Error);
+    CHECK_THROWS_WITH_AS(model->layer_stages(run, 0, {}, 4), "head 4: the layer has heads 0..3", Error);
 }

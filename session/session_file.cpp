@@ -4,6 +4,7 @@
 #include "core/base/file_bytes.h"
 #include "core/base/json_file.h"
 #include "core/base/output_file.h"
+#include "session/view_settings.h"
 
 #include <nlohmann/json.hpp>
 
@@ -156,6 +157,19 @@ void read_display(const Fields& fields, AppState& state) {
     state.scale = scale == "log" ? HeatScale::log : scale == "head_max" ? HeatScale::per_head : HeatScale::shared;
 }
 
+// Sessions saved before the views kept their own settings held the Compare view's input
+// B as top-level fields: read into that view's settings, where it did not save its own.
+void read_old_compare_fields(const Fields& fields, AppState& state) {
+    std::string text_b;
+    std::string image_b;
+    fields.read("compare_text", text_b);
+    fields.read("compare_image", image_b);
+    if ((text_b.empty() && image_b.empty()) || state.view_settings.contains("compare")) return;
+    SettingsWriter old;
+    old.set("text_b", text_b).set("image_b", image_b);
+    state.view_settings["compare"] = old.text();
+}
+
 }   // namespace
 
 std::string session_json(const AppState& state) {
@@ -234,6 +248,7 @@ AppState apply_session(const std::string& text, const std::string& label, AppSta
     fields.read("view", state.view);
     read_display(fields, state);
     if (fields.find("views") != nullptr) state.view_settings = views_from(fields);
+    read_old_compare_fields(fields, state);
     return state;
 }
 

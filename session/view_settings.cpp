@@ -44,6 +44,8 @@ std::string range_text(Number low, Number high) {
 
 }   // namespace
 
+bool SettingsReader::has(const char* key) const { return field(parsed_->object, key, ok()) != nullptr; }
+
 void SettingsReader::read(const char* key, bool& into) {
     const json* value = field(parsed_->object, key, ok());
     if (value == nullptr) return;

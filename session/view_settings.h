@@ -31,9 +31,10 @@ public:
     // One of a list of names ("two_layers"), each standing for a value.
     template <typename Choice>
     void read(const char* key, Choice& into, std::initializer_list<std::pair<std::string_view, Choice>> names) {
+        if (!has(key)) return;
         std::string name;
         read(key, name);
-        if (!ok() || name.empty()) return;
+        if (!ok()) return;
         std::string expected;
         for (const auto& [known, value] : names) {
             if (known == name) {
@@ -52,6 +53,7 @@ public:
 
 private:
     struct Parsed;
+    bool has(const char* key) const;   // present, and no error before it
     void fail(const char* key, const std::string& why);
     std::unique_ptr<Parsed> parsed_;
     std::string error_;

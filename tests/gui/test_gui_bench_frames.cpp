@@ -12,6 +12,7 @@
 #include <regex>
 #include <string>
 #include <sys/wait.h>
+#include <vector>
 
 using headscope::gui::FrameTimer;
 using headscope::test::TempDir;
@@ -24,11 +25,12 @@ struct Run {
     std::string err;
 };
 
-// `args` after the app's path; `display`: under xvfb-run (the argument errors need none).
-Run run_app(const std::string& args, bool display) {
+// `args` after the app's path (`program`: the shipped window, or the test build's);
+// `display`: under xvfb-run (the argument errors need none).
+Run run_app(const std::string& args, bool display, const char* program = HEADSCOPE_GUI) {
     const TempDir dir;
     const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
-                                (display ? headscope::test::xvfb_run_prefix(dir) : "") + "'" HEADSCOPE_GUI "' " + args +
+                                (display ? headscope::test::xvfb_run_prefix(dir) : "") + "'" + program + "' " + args +
                                 " >'" + dir.file("out") + "' 2>'" + dir.file("err") + "' </dev/null";
     Run run;
     run.exit_code = headscope::test::run_command(command, dir.file("err"));
@@ -165,4 +167,28 @@ TEST_CASE("bench-frames: a count below 1, or with --screenshot, is a one-line er
     CHECK(both.exit_code == 2);
     CHECK(count_lines(both.err) == 1);
     CHECK(both.err.find("cannot be used with") != std::string::npos);
+}
+
+TEST_CASE("toggle-bench: the test window switches the head off and on, one line per switch with its times") {
+    const Run run = run_app("--model builtin:toy-text --layer 1 --head 2 --toggle-bench 2 --toggle-gap 0.2", true,
+                            HEADSCOPE_TEST_WINDOW);
+    INFO("stderr: " << run.err);
+    REQUIRE(run.exit_code == 0);
+    const std::regex line(
+        R"(toggle ([12]): head 1\.2 (off|on): compute ([0-9.]+) ms, on screen ([0-9.]+) ms after the )"
+        R"(switch, settled ([0-9.]+) ms\n)");
+    auto it = std::sregex_iterator(run.out.begin(), run.out.end(), line);
+    std::vector<std::smatch> lines(it, std::sregex_iterator());
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0][2] == "off");   // the first switch turns the head off, the second on again
+    CHECK(lines[1][2] == "on");
+    for (const std::smatch& m : lines) {
+        const double compute = std::stod(m[3]);
+        const double on_screen = std::stod(m[4]);
+        const double settled = std::stod(m[5]);
+        CHECK(compute > 0.0);
+        CHECK(on_screen >= compute);   // the run is inside the time to the screen
+        CHECK(settled >= on_screen);
+    }
+    CHECK(run_app("--toggle-bench 2 --soak 5", false, HEADSCOPE_TEST_WINDOW).exit_code != 0);
 }

@@ -107,3 +107,14 @@ TEST_CASE("session: a bad file is refused naming the file and the field") {
     headscope::test::TempDir dir;
     CHECK_THROWS_AS((void)open_session(dir.file("missing.json"), AppState{}), Error);
 }
+
+TEST_CASE("session: a file saved before the views kept their settings gives input B to the Compare view") {
+    const std::string old = R"({"headscope_session": 1, "compare_text": "a dog", "compare_image": ""})";
+    const AppState back = apply_session(old, "old.json", AppState{});
+    REQUIRE(back.view_settings.contains("compare"));
+    CHECK(back.view_settings.at("compare") == R"({"image_b":"","text_b":"a dog"})");
+    // The Compare view's own settings, where saved, stand.
+    const std::string both =
+        R"({"headscope_session": 1, "compare_text": "a dog", "views": {"compare": {"text_b": "a cat"}}})";
+    CHECK(apply_session(both, "both.json", AppState{}).view_settings.at("compare") == R"({"text_b":"a cat"})");
+}

@@ -45,8 +45,12 @@ public:
         std::tie(zoom_, editing_mask_) = own;
         return why;
     }
-    // The mask being edited was the last model's positions'.
-    void fit_to_model(const ModelInfo& /*info*/) override { editing_mask_ = false; }
+    // The mask being edited was the last model's positions': another model stops the
+    // editing (the first keeps what a session or flag gave).
+    void fit_to_model(const ModelInfo& /*info*/) override {
+        if (had_model_) editing_mask_ = false;
+        had_model_ = true;
+    }
     std::optional<session::MapRegion> map_in_sight() const override {
         return region_in_sight(zoom_, map_rows_, map_cols_);
     }
@@ -73,6 +77,7 @@ private:
     std::string last_started_;                          // what the last job was started for
     bool hovering_ = false;                             // the pointer was on the map last frame
     bool editing_mask_ = false;                         // clicks forbid / allow pairs instead of pinning
+    bool had_model_ = false;                            // fit_to_model was called before
     MapZoom zoom_;                                      // kept across heads: two heads compare at the same zoom
     std::optional<std::pair<int, int>> last_painted_;   // (query, key) of the last frame's paint
     int map_rows_ = 0;                                  // the size of the map last drawn
@@ -80,14 +85,18 @@ private:
 };
 
 // The hovered head's stages are computed alone (its scores, masked scores and map, each
-// [T, T]): at most this much, so that a hover never asks for gigabytes at long inputs.
+// [T, T], and the layer's rows on the way): at most this much, so that a hover never asks
+// for gigabytes at long inputs.
 constexpr double hover_stages_bytes = 512.0 * 1024 * 1024;
 
 const Matrix* MatrixView::hover_scores(ViewContext& context, int layer, int head) {
     const session::Snapshot& shown = context.shown();
     if (const Matrix* kept = shown.head_scores(layer, head)) return kept;
     const double T = static_cast<double>(shown.input.labels.size());
-    const double stages_bytes = 3.0 * T * T * sizeof(float);
+    // Its scores, masked scores and map, and the layer's [T, E]-sized rows on the way (the
+    // input, its norm, q, k, v and their unrotated copies, the heads' concat, the output).
+    const double E = static_cast<double>(shown.info.width);
+    const double stages_bytes = (3.0 * T * T + 12.0 * T * E) * sizeof(float);
     if (!hovering_ || !shown.model_ref || stages_bytes > hover_stages_bytes) return nullptr;
     // One key for every head's scores, so the views' jobs keep their results (they keep
     // 16), and never started over another view's job (starting one stops the running one).

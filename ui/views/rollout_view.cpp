@@ -139,7 +139,8 @@ std::string RolloutView::restore(const std::string& settings) {
     return read_settings(settings, own_, [](SettingsReader& in, Settings& into) {
         in.read("fusion", into.options.fusion,
                 {{"mean", HeadFusion::mean}, {"max", HeadFusion::max}, {"min", HeadFusion::min}});
-        in.read("discard_ratio", into.options.discard_ratio, 0.0, 0.99);
+        // The slider's top, 0.99 as a float, is a hair above 0.99 as a double.
+        in.read("discard_ratio", into.options.discard_ratio, 0.0, static_cast<double>(0.99f));
         // The model's own range applies once it is in (fit_to_model, fit_to_length).
         in.read("start_layer", into.options.start_layer, 0, INT_MAX);
         in.read("end_layer", into.options.end_layer, -1, INT_MAX);

@@ -58,6 +58,7 @@ void check_layer_stages(const Model& model, const ModelInput& input, RunOptions 
             CHECK(o.weights == e.weights);
             CHECK(o.q == e.q);
             CHECK(o.k == e.k);
+            CHECK(o.v == e.v);
             CHECK(o.context == e.context);
             for (std::size_t other = 0; other < alone.heads.size(); ++other) {
                 if (other != h) CHECK(alone.heads[other].scores.size() == 0);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <string>
 
 namespace headscope::gui {
 
@@ -36,7 +37,10 @@ public:
             exit_code_ = 2;
             return true;
         }
-        if (!waiting_) return done_ >= toggles_ || (done_ == 0 && frame.seconds > 600.0 && fail_first());
+        if (!waiting_) return done_ >= toggles_ || (done_ == 0 && frame.seconds > 600.0 && fail("the first result"));
+        if (std::chrono::duration<double>(Clock::now() - switched_at_).count() > 600.0) {
+            return fail("switch " + std::to_string(done_ + 1) + "'s result");
+        }
         if (app_.shown()->generation == generation_) return false;
         // Drawn: the result's textures are up (still: nothing left to rebuild). Settled:
         // the views' own jobs for it done too (the Matrix view's hover score, when the
@@ -59,8 +63,8 @@ public:
     int finish() override { return exit_code_; }
 
 private:
-    bool fail_first() {
-        std::fprintf(stderr, "headscope: the first result was not in after 600 s\n");
+    bool fail(const std::string& what) {
+        std::fprintf(stderr, "headscope: %s was not in after 600 s\n", what.c_str());
         exit_code_ = 2;
         return true;
     }

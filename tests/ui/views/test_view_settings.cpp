@@ -39,7 +39,8 @@ TEST_CASE("view settings: each view's settings read back into a fresh view give 
         {"compare", R"({"b_chosen":true,"b_head":2,"b_layer":3,"first_col":0.0,"first_row":0.0,"image_b":"b.png",)"
                     R"("mode":"two_layers","text_b":"a dog","zoom":1.0})"},
         {"model", R"({"colour_by_metric":true,"importance":true,"sort_by_metric":false})"},
-        {"rollout", R"({"discard_ratio":0.5,"end_layer":-1,"fusion":"max","row":4,"start_layer":2})"},
+        // The discard ratio at its slider's top: 0.99 as a float.
+        {"rollout", R"({"discard_ratio":0.9900000095367432,"end_layer":-1,"fusion":"max","row":4,"start_layer":2})"},
         {"image", R"({"average":true,"column":false,"keep_mass":true,"keep_mass_share":0.25})"},
         {"similarity", R"({"first_col":3.0,"first_row":1.0,"zoom":2.0})"},
     };
@@ -68,6 +69,7 @@ TEST_CASE("view settings: a field given replaces only itself, a bad one changes 
     CHECK(image->restore(R"({"keep_mass_share":1.5})") == "'keep_mass_share': expected a number in 0.01..0.99");
     CHECK(view_named("rollout")->restore(R"({"row":-2})") == "'row': expected a whole number in -1..2147483647");
     CHECK(view_named("model")->restore("[true]") == "expected a JSON object of settings, {...}");
+    CHECK(view_named("rollout")->restore(R"({"fusion":""})") == "'fusion': expected one of mean, max, min");
 }
 
 TEST_CASE("view settings: another model clamps layers and heads, a shorter input lets a row go") {
@@ -89,10 +91,13 @@ TEST_CASE("view settings: another model clamps layers and heads, a shorter input
     rollout->fit_to_length(30);
     CHECK(rollout->settings().find(R"("row":-1)") != std::string::npos);
 
-    // The mask being edited belonged to the last model's positions.
+    // The mask being edited belonged to the last model's positions; the first model keeps
+    // what a session gave.
     const auto matrix = view_named("matrix");
     REQUIRE(matrix->restore(R"({"edit_mask":true})").empty());
     matrix->fit_to_model(shaped(2, 2));
+    CHECK(matrix->settings().find(R"("edit_mask":true)") != std::string::npos);
+    matrix->fit_to_model(shaped(3, 2));
     CHECK(matrix->settings().find(R"("edit_mask":false)") != std::string::npos);
 }
 

@@ -732,6 +732,18 @@ TEST_CASE("gui: --keep-mass outlines, DINO-style, the patches holding that share
     // White contour lines (2.5 px on the picture, 1.5 px on each head's thumbnail).
     const headscope::Rgba8 white{255, 255, 255, 255};
     CHECK(kept.count(white) > plain.count(white) + 2000);
+    // Beside a session that saved the Image view without them, the flag still outlines:
+    // a flag given on purpose goes over the session's view settings.
+    const TempDir dir;
+    const std::string session = dir.file("s.json");
+    headscope::test::write_bytes(session, R"({"headscope_session": 1, "model": {"name": "builtin:toy-vit"}, )"
+                                          R"("image": ")" HEADSCOPE_ASSETS_DIR R"(/shapes.png", "view": "image", )"
+                                          R"("views": {"image": {"keep_mass": false}}})");
+    const Screenshot reopened = take_screenshot_as_launched("--session '" + session + "'", dir);
+    const Screenshot flagged = take_screenshot_as_launched("--session '" + session + "' --keep-mass 60", dir);
+    REQUIRE(reopened.exit_code == 0);
+    REQUIRE(flagged.exit_code == 0);
+    CHECK(flagged.count(white) > reopened.count(white) + 2000);
 }
 
 TEST_CASE("gui: maps on demand draw the same screens as kept maps, the status bar names the mode") {

@@ -44,7 +44,9 @@ TEST_CASE("view settings: each view's settings read back into a fresh view give 
         {"image", R"({"average":true,"column":false,"keep_mass":true,"keep_mass_share":0.25})"},
         {"similarity", R"({"first_col":3.0,"first_row":1.0,"zoom":2.0})"},
     };
-    for (const auto& [name, settings] : chosen) {
+    for (const auto& entry : chosen) {
+        const std::string& name = entry.first;   // not a structured binding: CAPTURE's lambda reads it
+        const std::string& settings = entry.second;
         CAPTURE(name);
         const auto view = view_named(name);
         CHECK(view->restore(settings).empty());

@@ -5,6 +5,7 @@
 
 #include "core/nn/attention.h"
 #include "core/nn/head_mask.h"
+#include "core/nn/layer_traces.h"
 #include "core/nn/mask.h"
 #include "core/tensor/matrix.h"
 
@@ -33,7 +34,8 @@ struct RunOptions {
     bool keep_layer_inputs = false;
     // Interactive work redoes only what changed: when only heads at layers >= resume_layer
     // are ablated differently from a previous run on the same input and mask (kept with
-    // keep_layer_inputs), the layers before resume_layer are copied from it, not computed.
+    // keep_layer_inputs), the layers before resume_layer are taken from it (shared, not
+    // copied: LayerTraces), not computed.
     const ModelTrace* resume_from = nullptr;
     Eigen::Index resume_layer = 0;
     // Causal models (GPT-2), when text was typed or edited at its end: the first
@@ -64,8 +66,8 @@ struct RunOptions {
 };
 
 struct ModelTrace {
-    std::vector<AttentionTrace> layers;   // [L]
-    OptionalMask mask;                    // [T, T], the same for every layer; absent = all allowed
+    LayerTraces layers;   // [L], shared with the run a run resumed from
+    OptionalMask mask;    // [T, T], the same for every layer; absent = all allowed
     // [T, E] after the last layer (and final norm); only the rows a head reads when it
     // reads some alone (a ViT classifier: [1, E], [CLS]; DeiT's with a teacher: [2, E]).
     Matrix hidden;

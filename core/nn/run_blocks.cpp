@@ -69,8 +69,8 @@ AttentionOptions layer_options(const RunOptions& options, const Block& block, Ei
     return attention;
 }
 
-// RunOptions::resume_from: checks the request against the run, copies the layers before
-// resume_layer (and their inputs) into `run`, sets `x` to what the first computed layer
+// RunOptions::resume_from: checks the request against the run, shares the layers before
+// resume_layer with it and copies their inputs into `run`, sets `x` to what the first computed layer
 // consumes and returns its index; 0 when not resuming.
 Eigen::Index resume(const std::string& model, const Stack& stack, const RunOptions& options, StackRun& run, Matrix& x) {
     const ModelTrace* from = options.resume_from;
@@ -102,7 +102,7 @@ Eigen::Index resume(const std::string& model, const Stack& stack, const RunOptio
                         (options.on_map ? "streams them" : "keeps them"));
         }
     }
-    run.trace.layers.assign(from->layers.begin(), from->layers.begin() + l);
+    run.trace.layers.share_first(from->layers, static_cast<std::size_t>(l));
     if (options.keep_layer_inputs)
         run.trace.layer_inputs.assign(from->layer_inputs.begin(), from->layer_inputs.begin() + l);
     x = from->layer_inputs[l];
@@ -170,23 +170,24 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
         if (options.keep_layer_inputs)
             run.trace.layer_inputs.push_back(p > 0 ? stack_rows(options.prefix_from->layer_inputs[at], p, x) : x);
         AttentionOptions attention = layer_options(options, block, l, mask);
+        AttentionTrace computed;
         if (p > 0) {
             const AttentionTrace& kept_layer = options.prefix_from->layers[at];
             attention.keep = mask_rows_from(mask, p);   // the new queries' rows (at positions p..)
-            const AttentionTrace computed = block_forward(stack.spec, block, x, attention, -1, {&kept_layer, p});
-            run.trace.layers.push_back(join_prefix(block.attention, kept_layer, computed, p, mask, attention));
+            const AttentionTrace rows = block_forward(stack.spec, block, x, attention, -1, {&kept_layer, p});
+            computed = join_prefix(block.attention, kept_layer, rows, p, mask, attention);
         } else {
             const Eigen::Index mlp_rows = l + 1 == L ? last_mlp_rows : -1;
-            run.trace.layers.push_back(block_forward(stack.spec, block, x, attention, mlp_rows));
+            computed = block_forward(stack.spec, block, x, attention, mlp_rows);
         }
         if (options.on_map && options.detail_at(l) != TraceDetail::all_stages) {
             // A streamed run keeps what computes its maps again: the heads' joined
             // contexts and the output projection ([T, D] and [T, E] a layer, a gigabyte
             // over Llama-3.2-1B at T = 4,096) have gone into the stream and are let go.
-            AttentionTrace& kept = run.trace.layers.back();
-            kept.concat.resize(0, 0);
-            kept.output.resize(0, 0);
+            computed.concat.resize(0, 0);
+            computed.output.resize(0, 0);
         }
+        run.trace.layers.push_back(std::move(computed));
         if (options.on_layer) options.on_layer(l + 1, L);
     }
     run.x = std::move(x);

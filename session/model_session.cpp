@@ -16,6 +16,7 @@ void ModelSession::adopt(std::shared_ptr<const Model> model, const ModelChoice& 
     output_labels_.reset();
     intact_key_.reset();
     intact_trace_.reset();
+    intact_run_.reset();
     last_key_.reset();
     last_run_.reset();
 }
@@ -96,27 +97,21 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     snapshot->causal = request.causal.value_or(snapshot->info.causal);
     RunOptions options = options_for(request, *snapshot);
     snapshot->ablated = options.disabled_heads.any();
+    options.last_logit_rows = logit_rows;
     snapshot->options = options;
     options.keep_layer_inputs = request.keeps.resumable;
-    options.last_logit_rows = logit_rows;
     RunKey key{snapshot->input.embeddings, snapshot->causal, request.forbidden};
     snapshot->input_key = input_key_text(request.model, key);
 
-    // A run resumes from one that kept or streamed its maps as this one does.
-    LastRun last;
-    if (request.keeps.resumable && last_run_ && last_key_ && last_run_->maps_streamed == snapshot->maps_streamed)
-        last = {&*last_key_, &last_run_->options, &last_run_->trace};
-    ReusePlan plan = plan_reuse(last, key, options, snapshot->info.n_layers);
-    if (snapshot->maps_streamed) plan.prefix_rows = 0;   // a streamed run computes every row
-    apply_reuse(plan, last, options);
-    if (plan.resume) snapshot->resumed_at = plan.resume_layer;
-    snapshot->reused_positions = plan.prefix_rows;
-    if (snapshot->maps_streamed) stream_maps(*snapshot, request, options, control);
-    const bool thumbnails_land = snapshot->maps_streamed && !snapshot->thumbnails.empty();
-    options.on_layer = layer_progress(control, "", thumbnails_land ? snapshot.get() : nullptr);
-    snapshot->trace = model_->forward(snapshot->input, options);
-    if (request.keeps.metrics) measure_heads(*snapshot);
-
+    if (const Snapshot* held = held_answer(*snapshot, key, request)) {
+        // Nothing to compute: the layers are shared with the held run, its logits copied.
+        snapshot->trace = held->trace;
+        snapshot->metrics = held->metrics;
+        snapshot->thumbnails = held->thumbnails;
+        snapshot->resumed_at = snapshot->info.n_layers;
+    } else {
+        run_main(*snapshot, key, request, options, control);
+    }
     // The runs below show maps only, from the first layer.
     options.resume_from = nullptr;
     options.prefix_from = nullptr;
@@ -132,6 +127,37 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     }
     snapshot->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return snapshot;
+}
+
+void ModelSession::run_main(Snapshot& snapshot, const RunKey& key, const Request& request, RunOptions options,
+                            const ComputeControl& control) {
+    // A run resumes from one that kept or streamed its maps as this one does.
+    LastRun last;
+    if (request.keeps.resumable && last_run_ && last_key_ && last_run_->maps_streamed == snapshot.maps_streamed)
+        last = {&*last_key_, &last_run_->options, &last_run_->trace};
+    ReusePlan plan = plan_reuse(last, key, options, snapshot.info.n_layers);
+    if (snapshot.maps_streamed) plan.prefix_rows = 0;   // a streamed run computes every row
+    apply_reuse(plan, last, options);
+    if (plan.resume) snapshot.resumed_at = plan.resume_layer;
+    snapshot.reused_positions = plan.prefix_rows;
+    if (snapshot.maps_streamed) stream_maps(snapshot, request, options, control);
+    const bool thumbnails_land = snapshot.maps_streamed && !snapshot.thumbnails.empty();
+    options.on_layer = layer_progress(control, "", thumbnails_land ? &snapshot : nullptr);
+    snapshot.trace = model_->forward(snapshot.input, options);
+    if (request.keeps.metrics) measure_heads(snapshot);
+}
+
+const Snapshot* ModelSession::held_answer(const Snapshot& snapshot, const RunKey& key, const Request& request) const {
+    if (snapshot.ablated || !intact_run_ || !intact_key_ || !(*intact_key_ == key)) return nullptr;
+    const Snapshot& held = *intact_run_;
+    const RunOptions& ran = held.options;
+    const RunOptions& asked = snapshot.options;
+    const bool same_run = held.maps_streamed == snapshot.maps_streamed && ran.stages_layer == asked.stages_layer &&
+                          ran.detail == asked.detail && ran.last_logit_rows == asked.last_logit_rows;
+    const bool keeps_enough =
+        (!request.keeps.resumable || held.trace.layer_inputs.size() == held.trace.layers.size()) &&
+        (!request.keeps.metrics || !held.metrics.empty());
+    return same_run && keeps_enough ? &held : nullptr;
 }
 
 void ModelSession::check_room(const Snapshot& snapshot, Eigen::Index logit_rows) const {
@@ -196,7 +222,9 @@ void ModelSession::run_intact(Snapshot& snapshot, const RunKey& key, RunOptions 
             // The run before had every head on, with this input and mask (a head was just
             // switched off): it is the intact run, and a second forward would only repeat it.
             intact_trace_ = std::shared_ptr<const ModelTrace>(last_run_, &last_run_->trace);
+            intact_run_ = last_run_;
         } else {
+            intact_run_.reset();
             options.disabled_heads = {};
             options.on_layer = layer_progress(control, "intact");
             intact_trace_ = std::make_shared<const ModelTrace>(model_->forward(snapshot.input, options));

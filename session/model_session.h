@@ -73,10 +73,17 @@ private:
     void label_outputs(Snapshot& snapshot);
     // `logit_rows`: as RunOptions::last_logit_rows.
     void check_room(const Snapshot& snapshot, Eigen::Index logit_rows) const;
+    // The request's own run (resumed from the last where it can be) and its metrics.
+    void run_main(Snapshot& snapshot, const RunKey& key, const Request& request, RunOptions options,
+                  const ComputeControl& control);
     void run_intact(Snapshot& snapshot, const RunKey& key, RunOptions options, const ComputeControl& control);
     void stream_maps(Snapshot& snapshot, const Request& request, RunOptions& options,
                      const ComputeControl& control) const;
     void measure_heads(Snapshot& snapshot) const;
+    // The run this session holds that answers `snapshot`'s request already, or null: with
+    // every head on again, the intact run kept while heads were off (switching the last
+    // head back on), when it ran as this request asks.
+    const Snapshot* held_answer(const Snapshot& snapshot, const RunKey& key, const Request& request) const;
     // One of the request's variants (run_variant.h) into snapshot.variants.
     void run_variant(Snapshot& snapshot, const RunVariant& variant, RunOptions options,
                      const ComputeControl& control) const;
@@ -87,6 +94,9 @@ private:
     std::optional<RunKey> intact_key_;
     std::shared_ptr<const ModelTrace> intact_trace_;
     bool intact_streamed_ = false;   // whether intact_trace_ streamed its maps
+    // When intact_trace_ is a whole run the session made (the one before a head was
+    // switched off), that run: it can be shown again as it is.
+    std::shared_ptr<const Snapshot> intact_run_;
     std::optional<RunKey> last_key_;
     std::shared_ptr<const Snapshot> last_run_;
 };

@@ -46,7 +46,7 @@ struct Snapshot {
     std::optional<OutputChange> effect;   // how far the disabled heads moved the output
     // The runs the request's variants asked for (Request::variants), by name.
     std::map<std::string, VariantRun> variants;
-    Eigen::Index resumed_at = 0;         // the first layer computed; earlier ones were reused from the last run
+    Eigen::Index resumed_at = 0;         // the first layer computed; earlier ones were reused (L: none computed)
     Eigen::Index reused_positions = 0;   // positions copied from the last run (text typed at the end, causal models)
     RgbImage image;                      // image models: the picture as the model saw it (input.pixels)
     double compute_ms = 0.0;             // the computation, without loading the model

@@ -175,17 +175,21 @@ TEST_CASE("toggle-bench: the test window switches the head off and on, one line 
     INFO("stderr: " << run.err);
     REQUIRE(run.exit_code == 0);
     const std::regex line(
-        R"(toggle ([12]): head 1\.2 (off|on): compute ([0-9.]+) ms, on screen ([0-9.]+) ms after the )"
-        R"(switch, settled ([0-9.]+) ms\n)");
+        R"(toggle ([12]): head 1\.2 (off|on): compute ([0-9.]+) ms \(([^)]+)\), on screen ([0-9.]+) ms )"
+        R"(after the switch, settled ([0-9.]+) ms\n)");
     auto it = std::sregex_iterator(run.out.begin(), run.out.end(), line);
     std::vector<std::smatch> lines(it, std::sregex_iterator());
     REQUIRE(lines.size() == 2);
     CHECK(lines[0][2] == "off");   // the first switch turns the head off, the second on again
     CHECK(lines[1][2] == "on");
+    // Off: layer 1 and after are computed again (toy-text has 2 layers); on again: the run
+    // shown before the switch off is the answer, and nothing is computed.
+    CHECK(lines[0][4] == "layers 1-1");
+    CHECK(lines[1][4] == "no layer, a held run");
     for (const std::smatch& m : lines) {
         const double compute = std::stod(m[3]);
-        const double on_screen = std::stod(m[4]);
-        const double settled = std::stod(m[5]);
+        const double on_screen = std::stod(m[5]);
+        const double settled = std::stod(m[6]);
         CHECK(compute > 0.0);
         CHECK(on_screen >= compute);   // the run is inside the time to the screen
         CHECK(settled >= on_screen);

@@ -477,6 +477,51 @@ TEST_CASE("worker: toggling a head resumes at its layer, and the result equals a
     CHECK(other->input_key != first->input_key);
 }
 
+TEST_CASE("worker: a resumed run shares the layers before its first with the run before, and a head switched back on "
+          "is answered by the intact run held") {
+    Worker worker;
+    Request r;
+    r.model.name = "builtin:tiny-story";
+    r.input.text = "the cat sat on the mat";
+    const auto run = [&] { return result_of(worker, r); };
+    const auto intact = run();
+    const Eigen::Index L = intact->info.n_layers;
+    REQUIRE(L >= 2);
+    REQUIRE(intact->trace.logits.size() != 0);
+    r.disabled_heads = HeadMask(L, intact->info.n_heads);
+    r.disabled_heads.set(1, 0);
+    const auto off = run();
+    CHECK(off->resumed_at == 1);
+    CHECK(off->trace.layers.shares(0, intact->trace.layers));    // the very layer, not a copy
+    CHECK(!off->trace.layers.shares(1, intact->trace.layers));   // computed again
+    CHECK(off->intact == std::shared_ptr<const ModelTrace>(intact, &intact->trace));
+    // On again: nothing computed, the intact run's layers, logits and metrics shown.
+    r.disabled_heads = {};
+    const auto on = run();
+    CHECK(on->resumed_at == L);
+    CHECK(!on->ablated);
+    CHECK(!on->effect.has_value());
+    for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l)
+        CHECK(on->trace.layers.shares(l, intact->trace.layers));
+    CHECK(on->trace.logits == intact->trace.logits);
+    CHECK(on->trace.layer_inputs.size() == static_cast<std::size_t>(L));
+    REQUIRE(on->metrics.size() == intact->metrics.size());
+    for (std::size_t n = 0; n < on->metrics.size(); ++n) CHECK(on->metrics[n].entropy == intact->metrics[n].entropy);
+    // ... equal to a run from scratch.
+    const auto model = open_model(r.model.name, ToyConfig{});
+    const ModelTrace fresh = model->forward(on->input, RunOptions{});
+    CHECK((on->trace.logits - fresh.logits).cwiseAbs().maxCoeff() < 1e-5f);
+    // Off and on again, with the Stages view on another layer: that run kept another
+    // layer's stages, so it is computed (from the lower of the two layers), not held.
+    r.disabled_heads = off->options.disabled_heads;
+    (void)run();
+    r.disabled_heads = {};
+    r.stages_layer = 0;
+    const auto staged = run();
+    CHECK(staged->resumed_at == 0);
+    CHECK(detail_of(staged->trace.layers[0]) == TraceDetail::all_stages);
+}
+
 TEST_CASE("worker: wakes the window's loop once per answered request, results and errors alike") {
     Worker worker;
     std::atomic<int> wakes{0};

@@ -1,6 +1,7 @@
 #include "tests/gui/harness/toggle_bench.h"
 
 #include "session/app_state.h"
+#include "session/snapshot.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -51,9 +52,17 @@ public:
         const auto ms_since_switch = [&](Clock::time_point t) {
             return std::chrono::duration<double, std::milli>(t - switched_at_).count();
         };
-        std::printf("toggle %d: head %d.%d %s: compute %.1f ms, on screen %.1f ms after the switch, settled %.1f ms\n",
+        // Which layers the run computed: from the first switched one, or none where the
+        // session held the answer (a head switched back on: the intact run).
+        const session::Snapshot& shown = *app_.shown();
+        const std::string computed =
+            shown.resumed_at >= shown.info.n_layers
+                ? std::string("no layer, a held run")
+                : "layers " + std::to_string(shown.resumed_at) + "-" + std::to_string(shown.info.n_layers - 1);
+        std::printf("toggle %d: head %d.%d %s: compute %.1f ms (%s), on screen %.1f ms after the switch, "
+                    "settled %.1f ms\n",
                     ++done_, state.layer, state.head, state.disabled_heads.off(state.layer, state.head) ? "off" : "on",
-                    app_.shown()->compute_ms, ms_since_switch(*drawn_at_), ms_since_switch(Clock::now()));
+                    shown.compute_ms, computed.c_str(), ms_since_switch(*drawn_at_), ms_since_switch(Clock::now()));
         std::fflush(stdout);
         waiting_ = false;
         rested_since_.reset();

@@ -401,8 +401,13 @@ void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
     if (same_shape) {
         panel("B", "B: " + sides.b_title, *b, sides.mask_b, tb, labels_b, hover);
         ImGui::SameLine();
+        // Weights that differ by less than this are two sums' rounding, not a difference:
+        // drawn as none rather than spread over the whole colour scale.
+        constexpr float least_difference = 1e-4f;
         const Matrix diff = *a - *b;
-        panel("D", "A - B", diff, nullptr, context.signed_texture(key + "d", diff, nullptr), labels_a, hover);
+        const bool none = diff.size() == 0 || diff.cwiseAbs().maxCoeff() < least_difference;
+        panel("D", none ? "A - B: none above 0.0001" : "A - B", diff, nullptr,
+              context.signed_texture(key + "d", diff, nullptr, least_difference), labels_a, hover);
     } else {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(("B: " + sides.b_title).c_str());

@@ -122,15 +122,11 @@ const HeatmapTexture& ViewContext::weights_texture(const std::string& key, const
     });
 }
 
-const HeatmapTexture& ViewContext::signed_texture(const std::string& key, const Matrix& values, const Mask* allowed) {
+const HeatmapTexture& ViewContext::signed_texture(const std::string& key, const Matrix& values, const Mask* allowed,
+                                                  float least_bound) {
     return textures_.get(key, [&] {
         // Diverging: 0 in the middle, the largest |value| at either end.
-        float bound = 0.0f;
-        for (Eigen::Index i = 0; i < values.size(); ++i) {
-            if (std::isfinite(values.data()[i])) bound = std::max(bound, std::abs(values.data()[i]));
-        }
-        bound = std::max(bound, 1e-12f);
-        Matrix shifted = values.unaryExpr([bound](float v) { return std::isfinite(v) ? 0.5f + 0.5f * v / bound : v; });
+        Matrix shifted = centre_signed(values, least_bound);
         // The masked scores hold -inf where the mask forbids: drawn as masked (grey, as the
         // legend says), not as "not finite", which is checked first and kept for the rest.
         if (allowed != nullptr && allowed->rows() == values.rows() && allowed->cols() == values.cols()) {

@@ -68,7 +68,10 @@ public:
     // on another thread that holds the snapshot) under the current colour map and scale.
     const HeatmapTexture& weights_texture(const std::string& key, const Matrix& weights);
     // Signed values on a diverging map, 0 in the middle; `allowed` greys masked cells.
-    const HeatmapTexture& signed_texture(const std::string& key, const Matrix& values, const Mask* allowed);
+    // `least_bound`: the smallest |value| drawn at either end, so that values all below it
+    // (rounding) stay near the middle instead of spreading over the whole map.
+    const HeatmapTexture& signed_texture(const std::string& key, const Matrix& values, const Mask* allowed,
+                                         float least_bound = 1e-12f);
     // The shown picture with `heat` (one cell per patch of a grid_w x grid_h grid) over
     // it, at the cursor, as large as fits `room` keeping the grid's aspect.
     PictureRect draw_picture_with_heat(const HeatmapTexture& heat, int grid_w, int grid_h, ImVec2 room);

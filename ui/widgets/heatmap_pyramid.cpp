@@ -114,4 +114,13 @@ MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colorma
     return levels;
 }
 
+Matrix centre_signed(const Matrix& values, float least_bound) {
+    float bound = 0.0f;
+    for (Eigen::Index i = 0; i < values.size(); ++i) {
+        if (std::isfinite(values.data()[i])) bound = std::max(bound, std::abs(values.data()[i]));
+    }
+    bound = std::max({bound, least_bound, 1e-12f});
+    return values.unaryExpr([bound](float v) { return std::isfinite(v) ? 0.5f + 0.5f * v / bound : v; });
+}
+
 }   // namespace headscope::ui

@@ -45,4 +45,8 @@ Matrix mip_max_pool(const Matrix& values);
 // it is masked, and in the not-finite colour when any cell under it is not finite.
 MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colormap map, float scale_max = 1.0f);
 
+// Signed values placed on a diverging map's [0, 1]: 0 at 0.5, the largest finite |value|
+// (or `least_bound`, if larger) at either end; values not finite are kept as they are.
+Matrix centre_signed(const Matrix& values, float least_bound);
+
 }   // namespace headscope::ui

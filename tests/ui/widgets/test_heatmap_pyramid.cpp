@@ -154,3 +154,24 @@ TEST_CASE("mip levels: an empty map is one empty level") {
     CHECK(levels[0].width == 0);
     CHECK(levels[0].pixels.empty());
 }
+
+TEST_CASE("centre_signed: 0 in the middle, the largest |value| at an end, rounding kept near the middle") {
+    Matrix values(1, 4);
+    values << 0.2f, -0.1f, 0.0f, std::nanf("");
+    const Matrix placed = centre_signed(values, 1e-4f);
+    CHECK(placed(0, 0) == doctest::Approx(1.0f));
+    CHECK(placed(0, 1) == doctest::Approx(0.25f));
+    CHECK(placed(0, 2) == 0.5f);
+    CHECK(std::isnan(placed(0, 3)));
+    // Differences of 1e-7 (two sums' rounding) under a floor of 1e-4: 0.0005 from the
+    // middle, not spread to the ends.
+    Matrix rounding(1, 2);
+    rounding << 1e-7f, -1e-7f;
+    const Matrix near = centre_signed(rounding, 1e-4f);
+    CHECK(std::abs(near(0, 0) - 0.5f) == doctest::Approx(5e-4f));
+    CHECK(std::abs(near(0, 1) - 0.5f) == doctest::Approx(5e-4f));
+    // Without a floor they would reach both ends.
+    const Matrix spread = centre_signed(rounding, 0.0f);
+    CHECK(spread(0, 0) == doctest::Approx(1.0f));
+    CHECK(spread(0, 1) == doctest::Approx(0.0f));
+}

@@ -48,8 +48,9 @@ private:
     std::shared_ptr<const Matrix> rollout_shown_;
     std::uint64_t rollout_shown_generation_ = 0;
     std::string rollout_key(ViewContext& context) const;
-    void draw_patch_rollout(ViewContext& context, const Matrix& R, const std::string& key);
-    void draw_token_rollout(ViewContext& context, const Matrix& R);
+    // `row`: the row drawn (own_.row where this rollout has it, else -1: the default).
+    void draw_patch_rollout(ViewContext& context, const Matrix& R, const std::string& key, int chosen);
+    void draw_token_rollout(ViewContext& context, const Matrix& R, int row);
 };
 
 namespace {
@@ -178,23 +179,24 @@ void RolloutView::draw(ViewContext& context) {
         return;
     }
     const Matrix& R = *shown_rollout;
-    if (own_.row >= static_cast<int>(R.rows())) own_.row = -1;
-
+    // A row past this rollout's end is drawn as the default, not forgotten: a session
+    // restored for a longer input chose it while this shorter result is still up.
+    const int row = own_.row < static_cast<int>(R.rows()) ? own_.row : -1;
     if (shown.info.takes_image && shown.input.grid_width > 0) {
-        draw_patch_rollout(context, R, key);
+        draw_patch_rollout(context, R, key, row);
     } else {
-        draw_token_rollout(context, R);
+        draw_token_rollout(context, R, row);
     }
 }
 
 // [CLS]'s row over the patches (or the chosen patch's), as vit-explain draws it.
-void RolloutView::draw_patch_rollout(ViewContext& context, const Matrix& R, const std::string& key) {
+void RolloutView::draw_patch_rollout(ViewContext& context, const Matrix& R, const std::string& key, int chosen) {
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
     const ModelInput& input = shown.input;
     const int L = static_cast<int>(shown.info.n_layers);
     const RolloutOptions& o = own_.options;
-    const int row = own_.row >= 0 ? own_.row : 0;
+    const int row = chosen >= 0 ? chosen : 0;
     const int prefix = input.n_prefix_tokens;
     const int gw = input.grid_width;
     const int gh = input.grid_height;
@@ -221,7 +223,7 @@ void RolloutView::draw_patch_rollout(ViewContext& context, const Matrix& R, cons
 }
 
 // Text: a bar over each token, for the row chosen.
-void RolloutView::draw_token_rollout(ViewContext& context, const Matrix& R) {
+void RolloutView::draw_token_rollout(ViewContext& context, const Matrix& R, int row) {
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
     const ModelInput& input = shown.input;
@@ -230,19 +232,19 @@ void RolloutView::draw_token_rollout(ViewContext& context, const Matrix& R) {
     const int T = static_cast<int>(R.rows());
     const bool causal = shown.causal;
     const char* default_row = causal ? "the last token" : "every position (mean)";
-    std::string current = own_.row < 0 ? default_row : input.labels[static_cast<std::size_t>(own_.row)];
+    std::string current = row < 0 ? default_row : input.labels[static_cast<std::size_t>(row)];
     ImGui::SetNextItemWidth(px(240.0f));
     if (ImGui::BeginCombo("what draws on the tokens", current.c_str())) {
-        if (ImGui::Selectable(default_row, own_.row < 0)) own_.row = -1;
+        if (ImGui::Selectable(default_row, row < 0)) own_.row = -1;
         for (int i = 0; i < T; ++i) {
             const std::string label = std::to_string(i) + ": " + input.labels[static_cast<std::size_t>(i)];
-            if (ImGui::Selectable(label.c_str(), own_.row == i)) own_.row = i;
+            if (ImGui::Selectable(label.c_str(), row == i)) own_.row = i;
         }
         ImGui::EndCombo();
     }
     RowVector bars;
-    if (own_.row >= 0) {
-        bars = R.row(own_.row);
+    if (row >= 0) {
+        bars = R.row(row);
     } else if (causal) {
         bars = R.row(T - 1);
     } else {
@@ -254,7 +256,7 @@ void RolloutView::draw_token_rollout(ViewContext& context, const Matrix& R) {
                        "stream. Bar height: share of %s drawn from each token.",
                        o.start_layer, o.end_layer < 0 ? L - 1 : o.end_layer, current.c_str());
     ImGui::PopStyleColor();
-    draw_token_bars(input.labels, bars, max, state.colormap, own_.row);
+    draw_token_bars(input.labels, bars, max, state.colormap, row);
 }
 
 std::string RolloutView::rollout_key(ViewContext& context) const {

@@ -12,11 +12,13 @@ bool has_norm(const Norm& norm) { return norm.weight.size() != 0; }
 // differs between a full run and a run after kept positions.
 template <typename Attend>
 AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, Eigen::Index mlp_rows, Attend&& attend) {
+    const Eigen::Index n = mlp_rows >= 0 ? std::min(mlp_rows, x.rows()) : x.rows();   // the MLP's rows
     if (spec.norm_placement == NormPlacement::post) {
         if (spec.residual == Residual::parallel) throw Error("a block cannot be both post-norm and parallel");
         AttentionTrace attention = attend(x);
         x = norm_forward(block.attention_norm, x + attention.output);
-        x = norm_forward(block.mlp_norm, x + mlp_forward(block.mlp, x));
+        auto rows = x.topRows(n);
+        rows = norm_forward(block.mlp_norm, rows + mlp_forward(block.mlp, rows));
         return attention;
     }
     const Matrix attention_input = norm_forward(block.attention_norm, x);   // [T, E]
@@ -25,14 +27,15 @@ AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, E
         attention.output = norm_forward(block.attention_output_norm, attention.output);
     }
     if (spec.residual == Residual::parallel) {
-        const Matrix mlp_out = has_norm(block.mlp_norm) ? mlp_forward(block.mlp, norm_forward(block.mlp_norm, x))
-                                                        : mlp_forward(block.mlp, attention_input);
+        const Matrix mlp_out = has_norm(block.mlp_norm)
+                                   ? mlp_forward(block.mlp, norm_forward(block.mlp_norm, x.topRows(n)))
+                                   : mlp_forward(block.mlp, attention_input.topRows(n));
         x += attention.output;
-        x += mlp_out;
+        x.topRows(n) += mlp_out;
         return attention;
     }
     x += attention.output;
-    auto rows = x.topRows(mlp_rows >= 0 ? std::min(mlp_rows, x.rows()) : x.rows());
+    auto rows = x.topRows(n);
     if (has_norm(block.mlp_output_norm)) {
         rows += norm_forward(block.mlp_output_norm, mlp_forward(block.mlp, norm_forward(block.mlp_norm, rows)));
     } else {

@@ -58,8 +58,9 @@ struct KeptPositions {
 
 // One block over x [T, E] (the positions after `after`'s), in place; returns its
 // attention, the queries against all p + T keys. `mlp_rows` >= 0: only x's first rows go
-// through the MLP (the last layer of a classifier that reads [CLS] alone); the other rows
-// are then left after attention (pre-norm, sequential blocks only).
+// through the MLP (the last layer of a classifier that reads [CLS] alone; 0: none, for a
+// layer's stages alone); the other rows are then left after attention (and its norm, in a
+// post-norm block), not to be read.
 AttentionTrace block_forward(const BlockSpec& spec, const Block& block, Matrix& x, const AttentionOptions& options,
                              Eigen::Index mlp_rows = -1, const KeptPositions& after = {});
 

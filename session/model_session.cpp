@@ -103,7 +103,9 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     RunKey key{snapshot->input.embeddings, snapshot->causal, request.forbidden};
     snapshot->input_key = input_key_text(request.model, key);
 
-    if (const Snapshot* held = held_answer(*snapshot, key, request)) {
+    // (Not for a caller that takes each map as it is made: a held run makes none.)
+    const Snapshot* held = control.on_map ? nullptr : held_answer(*snapshot, key, request);
+    if (held != nullptr) {
         // Nothing to compute: the layers are shared with the held run, its logits copied.
         snapshot->trace = held->trace;
         snapshot->metrics = held->metrics;

@@ -6,7 +6,7 @@ namespace headscope::session {
 
 double Snapshot::kept_bytes() const {
     double bytes = trace_bytes(trace);
-    if (intact) bytes += trace_bytes(*intact);
+    if (intact) bytes += trace_bytes(*intact, &trace);   // the layers before the first ablated one are shared
     for (const auto& [name, run] : variants) {
         if (run.trace) bytes += trace_bytes(*run.trace);
     }

@@ -55,8 +55,11 @@ public:
         friend const_iterator operator+(difference_type n, const_iterator i) { return i += n; }
         friend const_iterator operator-(const_iterator i, difference_type n) { return i -= n; }
         friend difference_type operator-(const const_iterator& a, const const_iterator& b) { return a.at_ - b.at_; }
-        friend bool operator==(const const_iterator& a, const const_iterator& b) = default;
-        friend auto operator<=>(const const_iterator& a, const const_iterator& b) = default;
+        friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.at_ == b.at_; }
+        friend bool operator<(const const_iterator& a, const const_iterator& b) { return a.at_ < b.at_; }
+        friend bool operator>(const const_iterator& a, const const_iterator& b) { return b < a; }
+        friend bool operator<=(const const_iterator& a, const const_iterator& b) { return !(b < a); }
+        friend bool operator>=(const const_iterator& a, const const_iterator& b) { return !(a < b); }
 
     private:
         Held::const_iterator at_;
@@ -87,5 +90,6 @@ public:
 private:
     Held layers_;
 };
+static_assert(std::random_access_iterator<LayerTraces::const_iterator>);
 
 }   // namespace headscope

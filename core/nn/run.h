@@ -77,8 +77,9 @@ struct ModelTrace {
 
 // Whether a kept layer holds every stage (TraceDetail::all_stages) or the maps only.
 TraceDetail detail_of(const AttentionTrace& layer);
-// The bytes a trace holds (every matrix and mask in it), for a window's memory line.
-double trace_bytes(const ModelTrace& trace);
+// The bytes a trace holds (every matrix and mask in it), for a window's memory line;
+// without the layers it shares with `counted` (a run it resumed from, counted already).
+double trace_bytes(const ModelTrace& trace, const ModelTrace* counted = nullptr);
 
 // Whether a kept layer streamed its maps (RunOptions::on_map): it holds queries and keys, no maps.
 bool streamed(const AttentionTrace& layer);

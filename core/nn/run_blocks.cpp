@@ -11,10 +11,12 @@ TraceDetail detail_of(const AttentionTrace& layer) {
     return !layer.heads.empty() && layer.heads[0].scores.size() != 0 ? TraceDetail::all_stages : TraceDetail::weights;
 }
 
-double trace_bytes(const ModelTrace& trace) {
+double trace_bytes(const ModelTrace& trace, const ModelTrace* counted) {
     double values = 0;
     const auto add = [&](const Matrix& m) { values += static_cast<double>(m.size()); };
-    for (const AttentionTrace& layer : trace.layers) {
+    for (std::size_t l = 0; l < trace.layers.size(); ++l) {
+        if (counted != nullptr && trace.layers.shares(l, counted->layers)) continue;
+        const AttentionTrace& layer = trace.layers[l];
         for (const HeadTrace& head : layer.heads) {
             for (const Matrix* m : {&head.weights, &head.q, &head.k, &head.q_unrotated, &head.k_unrotated, &head.v,
                                     &head.scores, &head.masked, &head.context}) {

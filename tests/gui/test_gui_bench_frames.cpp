@@ -190,7 +190,7 @@ TEST_CASE("toggle-bench: the test window switches the head off and on, one line 
         const double compute = std::stod(m[3]);
         const double on_screen = std::stod(m[5]);
         const double settled = std::stod(m[6]);
-        CHECK(compute > 0.0);
+        CHECK(compute >= 0.0);         // a held run's copy can take under 0.05 ms
         CHECK(on_screen >= compute);   // the run is inside the time to the screen
         CHECK(settled >= on_screen);
     }

@@ -495,6 +495,9 @@ TEST_CASE("worker: a resumed run shares the layers before its first with the run
     CHECK(off->trace.layers.shares(0, intact->trace.layers));    // the very layer, not a copy
     CHECK(!off->trace.layers.shares(1, intact->trace.layers));   // computed again
     CHECK(off->intact == std::shared_ptr<const ModelTrace>(intact, &intact->trace));
+    // The memory line counts a shared layer once.
+    CHECK(trace_bytes(intact->trace, &off->trace) < trace_bytes(intact->trace));
+    CHECK(off->kept_bytes() < trace_bytes(off->trace) + trace_bytes(intact->trace));
     // On again: nothing computed, the intact run's layers, logits and metrics shown.
     r.disabled_heads = {};
     const auto on = run();
@@ -520,6 +523,15 @@ TEST_CASE("worker: a resumed run shares the layers before its first with the run
     const auto staged = run();
     CHECK(staged->resumed_at == 0);
     CHECK(detail_of(staged->trace.layers[0]) == TraceDetail::all_stages);
+    // Off and on again with the causal mask flipped: another input key, computed whole.
+    r.stages_layer.reset();
+    r.disabled_heads = off->options.disabled_heads;
+    (void)run();
+    r.disabled_heads = {};
+    r.causal = false;
+    const auto flipped = run();
+    CHECK(flipped->resumed_at == 0);
+    CHECK(!flipped->causal);
 }
 
 TEST_CASE("worker: wakes the window's loop once per answered request, results and errors alike") {

@@ -161,6 +161,7 @@ session::BackgroundJobs::Work ViewContext::importance_work() const {
     return session::BackgroundJobs::job<ImportanceScan>([snapshot](const LoadControl& control) {
         RunOptions options = snapshot->options;
         options.disabled_heads = {};
+        options.last_logit_rows = -1;   // KL over every position, whatever rows the shown run kept
         // A long input's runs stream their maps here too: the scan reads outputs only.
         if (snapshot->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
         return std::make_shared<const ImportanceScan>(

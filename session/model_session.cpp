@@ -237,7 +237,7 @@ void ModelSession::run_intact(Snapshot& snapshot, const RunKey& key, RunOptions 
     snapshot.intact = intact_trace_;
     snapshot.effect = output_change(*intact_trace_, snapshot.trace);
     if (snapshot.trace.logits.size() != 0)
-        snapshot.intact_logits = std::shared_ptr<const Matrix>(intact_trace_, &intact_trace_->logits);
+        snapshot.intact_logits = std::shared_ptr<const Matrix>(intact_trace_, &intact_trace_->logits.get());
 }
 
 void ModelSession::measure_heads(Snapshot& snapshot) const {

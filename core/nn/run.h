@@ -8,6 +8,7 @@
 #include "core/nn/layer_traces.h"
 #include "core/nn/mask.h"
 #include "core/tensor/matrix.h"
+#include "core/tensor/shared_matrix.h"
 
 #include <functional>
 #include <optional>
@@ -71,8 +72,11 @@ struct ModelTrace {
     // [T, E] after the last layer (and final norm); only the rows a head reads when it
     // reads some alone (a ViT classifier: [1, E], [CLS]; DeiT's with a teacher: [2, E]).
     Matrix hidden;
-    Matrix logits;                      // [T, V] or [1, labels]; empty when the model has no head
-    std::vector<Matrix> layer_inputs;   // [L] x [T, E] entering each layer (RunOptions::keep_layer_inputs), else empty
+    // [T, V] or [1, labels]; empty when the model has no head. Shared by copies of the trace.
+    SharedMatrix logits;
+    // [L] x [T, E] entering each layer (RunOptions::keep_layer_inputs), else empty; shared
+    // by copies of the trace and by the runs resumed from it.
+    std::vector<SharedMatrix> layer_inputs;
 };
 
 // Whether a kept layer holds every stage (TraceDetail::all_stages) or the maps only.

@@ -3,6 +3,7 @@
 #include "core/base/error.h"
 #include "core/nn/prefix_reuse.h"
 
+#include <algorithm>
 #include <string>
 
 namespace headscope {
@@ -27,8 +28,16 @@ double trace_bytes(const ModelTrace& trace, const ModelTrace* counted) {
             add(*m);
     }
     add(trace.hidden);
-    add(trace.logits);
-    for (const Matrix& m : trace.layer_inputs) add(m);
+    // What `counted` holds already (the very matrix, shared) is not counted again.
+    const auto held_by_counted = [&](const SharedMatrix& m) {
+        if (counted == nullptr) return false;
+        return m.shares(counted->logits) ||
+               std::ranges::any_of(counted->layer_inputs, [&](const SharedMatrix& o) { return m.shares(o); });
+    };
+    if (!held_by_counted(trace.logits)) add(trace.logits);
+    for (const SharedMatrix& m : trace.layer_inputs) {
+        if (!held_by_counted(m)) add(m);
+    }
     const double mask = trace.mask ? static_cast<double>(trace.mask->size()) : 0.0;
     return values * sizeof(float) + mask;
 }
@@ -50,6 +59,11 @@ Stack layer_norm_stack(BlockSpec spec, Eigen::Index n_layers, Eigen::Index n_hea
 Matrix StackRun::joined(Matrix ModelTrace::*member, Matrix computed) const {
     if (first_row == 0) return computed;
     return stack_rows(kept->*member, first_row, computed);
+}
+
+Matrix StackRun::joined(SharedMatrix ModelTrace::*member, Matrix computed) const {
+    if (first_row == 0) return computed;
+    return stack_rows((kept->*member).get(), first_row, computed);
 }
 
 namespace {

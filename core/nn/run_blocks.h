@@ -38,6 +38,7 @@ struct StackRun {
     // `computed` (rows first_row ..) under the kept run's first rows of `member`, when
     // rows were reused; `computed` itself otherwise.
     Matrix joined(Matrix ModelTrace::*member, Matrix computed) const;
+    Matrix joined(SharedMatrix ModelTrace::*member, Matrix computed) const;
 };
 
 // Runs x [T, E] through every block as `options` ask, under the run's mask: the family's

@@ -99,7 +99,7 @@ TEST_CASE("streamed maps: the views' maps, metrics and every extra run equal a r
             REQUIRE(streamed->variant(variant)->trace);
             check_same_maps(*streamed, *streamed->variant(variant)->trace, *kept, *kept->variant(variant)->trace);
         }
-        CHECK(streamed->trace.logits == kept->trace.logits);
+        CHECK(streamed->trace.logits.get() == kept->trace.logits.get());
         REQUIRE(streamed->effect.has_value());
         CHECK(streamed->effect->value == kept->effect->value);
         REQUIRE(streamed->metrics.size() == kept->metrics.size());
@@ -139,7 +139,7 @@ TEST_CASE("streamed maps: toggling a head resumes the streamed run, the Stages l
     check_same_maps(*toggled, toggled->trace, *fresh, fresh->trace);
     REQUIRE(toggled->metrics.size() == fresh->metrics.size());
     for (std::size_t n = 0; n < fresh->metrics.size(); ++n) check_same_metrics(toggled->metrics[n], fresh->metrics[n]);
-    CHECK(toggled->trace.logits == fresh->trace.logits);
+    CHECK(toggled->trace.logits.get() == fresh->trace.logits.get());
 }
 
 TEST_CASE("a head switched off after a run with every head on: that run is the intact one, not run again") {
@@ -183,10 +183,10 @@ TEST_CASE("streamed maps: the window's decoder keeps its last row's logits, comp
     CHECK(streamed->trace.logits.rows() == 1);
     CHECK(streamed->intact->logits.rows() == 1);
     CHECK(streamed->logit_rows() == T);
-    CHECK(streamed->trace.logits == kept->trace.logits.bottomRows(1));
+    CHECK(streamed->trace.logits.get() == kept->trace.logits.get().bottomRows(1));
     for (int row = 0; row < T; ++row) {
         CAPTURE(row);
-        CHECK(streamed->logits_row(streamed->trace, row) == kept->trace.logits.row(row));
+        CHECK(streamed->logits_row(streamed->trace, row) == kept->trace.logits.get().row(row));
         CHECK(streamed->logits_row(*streamed->intact, row) == kept->intact->logits.row(row));
         const PredictionTable a = prediction_table(*streamed, row, 5);
         const PredictionTable b = prediction_table(*kept, row, 5);

@@ -45,12 +45,11 @@ TEST_CASE("predictions: which rows, and the ablated top-k beside the intact one"
     s.trace.logits = Matrix::Zero(1, 5);   // a classifier
     CHECK(prediction_target(s, 2).kind == PredictionKind::classes);
     CHECK(prediction_target(s, 2).rows == std::vector<int>{0});
-    s.trace.logits.resize(0, 0);
+    s.trace.logits = Matrix();
     CHECK(prediction_target(s, 0).kind == PredictionKind::none);
 
     // Softmax of (ln 1, ln 3, ln 6) = (0.1, 0.3, 0.6); intact (ln 6, ln 3, ln 1).
-    s.trace.logits = Matrix(1, 3);
-    s.trace.logits << std::log(1.0f), std::log(3.0f), std::log(6.0f);
+    s.trace.logits = Matrix{{std::log(1.0f), std::log(3.0f), std::log(6.0f)}};
     auto labels = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"cat", "dog\n", "emu"});
     s.output_labels = labels;
     PredictionTable alone = prediction_table(s, 0, 2);
@@ -62,10 +61,9 @@ TEST_CASE("predictions: which rows, and the ablated top-k beside the intact one"
     CHECK(alone.intact.empty());
 
     auto intact = std::make_shared<ModelTrace>();
-    intact->logits = Matrix(1, 3);
-    intact->logits << std::log(6.0f), std::log(3.0f), std::log(1.0f);
+    intact->logits = Matrix{{std::log(6.0f), std::log(3.0f), std::log(1.0f)}};
     s.intact = intact;
-    s.intact_logits = std::shared_ptr<const Matrix>(intact, &intact->logits);
+    s.intact_logits = std::shared_ptr<const Matrix>(intact, &intact->logits.get());
     s.ablated = true;
     const PredictionTable both = prediction_table(s, 0, 2);
     REQUIRE(both.intact.size() == 2);

@@ -165,11 +165,12 @@ public:
         if (options.causal.value_or(info_.causal)) trace.mask = mask_causal(T, T);
         int enabled = 2;
         for (Eigen::Index h = 0; h < 2; ++h) enabled -= options.disabled_heads.off(0, h) ? 1 : 0;
-        trace.logits = Matrix::Zero(T, 3);
+        Matrix logits = Matrix::Zero(T, 3);
         for (Eigen::Index t = 0; t < T; ++t) {
-            trace.logits(t, 0) = static_cast<float>(enabled);
-            trace.logits(t, 2) = static_cast<float>(t);
+            logits(t, 0) = static_cast<float>(enabled);
+            logits(t, 2) = static_cast<float>(t);
         }
+        trace.logits = std::move(logits);
         return trace;
     }
     std::string output_label(Eigen::Index index) const override { return "out" + std::to_string(index); }
@@ -495,6 +496,8 @@ TEST_CASE("worker: a resumed run shares the layers before its first with the run
     CHECK(off->trace.layers.shares(0, intact->trace.layers));    // the very layer, not a copy
     CHECK(!off->trace.layers.shares(1, intact->trace.layers));   // computed again
     CHECK(off->intact == std::shared_ptr<const ModelTrace>(intact, &intact->trace));
+    CHECK(off->trace.layer_inputs[0].shares(intact->trace.layer_inputs[0]));   // the stream into layer 0 too
+    CHECK(!off->trace.logits.shares(intact->trace.logits));
     // The memory line counts a shared layer once.
     CHECK(trace_bytes(intact->trace, &off->trace) < trace_bytes(intact->trace));
     CHECK(off->kept_bytes() < trace_bytes(off->trace) + trace_bytes(intact->trace));
@@ -506,14 +509,15 @@ TEST_CASE("worker: a resumed run shares the layers before its first with the run
     CHECK(!on->effect.has_value());
     for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l)
         CHECK(on->trace.layers.shares(l, intact->trace.layers));
-    CHECK(on->trace.logits == intact->trace.logits);
-    CHECK(on->trace.layer_inputs.size() == static_cast<std::size_t>(L));
+    CHECK(on->trace.logits.shares(intact->trace.logits));   // shared, not copied
+    REQUIRE(on->trace.layer_inputs.size() == static_cast<std::size_t>(L));
+    CHECK(on->trace.layer_inputs[0].shares(intact->trace.layer_inputs[0]));
     REQUIRE(on->metrics.size() == intact->metrics.size());
     for (std::size_t n = 0; n < on->metrics.size(); ++n) CHECK(on->metrics[n].entropy == intact->metrics[n].entropy);
     // ... equal to a run from scratch.
     const auto model = open_model(r.model.name, ToyConfig{});
     const ModelTrace fresh = model->forward(on->input, RunOptions{});
-    CHECK((on->trace.logits - fresh.logits).cwiseAbs().maxCoeff() < 1e-5f);
+    CHECK((on->trace.logits.get() - fresh.logits.get()).cwiseAbs().maxCoeff() < 1e-5f);
     // Off and on again, with the Stages view on another layer: that run kept another
     // layer's stages, so it is computed (from the lower of the two layers), not held.
     r.disabled_heads = off->options.disabled_heads;
@@ -610,7 +614,7 @@ TEST_CASE("worker: typing at the end of a GPT-2 text computes only the new posit
     RunOptions options;
     options.detail = TraceDetail::all_stages;
     const ModelTrace fresh = model->forward(typed->input, options);
-    CHECK((typed->trace.logits - fresh.logits).cwiseAbs().maxCoeff() < 1e-4f);
+    CHECK((typed->trace.logits.get() - fresh.logits.get()).cwiseAbs().maxCoeff() < 1e-4f);
     for (std::size_t l = 0; l < fresh.layers.size(); ++l) {
         for (std::size_t h = 0; h < fresh.layers[l].heads.size(); ++h) {
             CHECK((typed->trace.layers[l].heads[h].weights - fresh.layers[l].heads[h].weights).cwiseAbs().maxCoeff() <

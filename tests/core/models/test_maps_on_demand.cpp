@@ -45,7 +45,7 @@ void check_on_demand(const Model& model, const ModelInput& input, RunOptions opt
     const ModelTrace run = model.forward(input, options);
     const ModelInfo& info = model.info();
     REQUIRE(static_cast<Eigen::Index>(streamed.size()) == info.n_layers * info.n_heads);
-    CHECK(run.logits == kept.logits);
+    CHECK(run.logits.get() == kept.logits.get());
     CHECK(run.hidden == kept.hidden);
     for (Eigen::Index l = 0; l < info.n_layers; ++l) {
         for (Eigen::Index h = 0; h < info.n_heads; ++h) {
@@ -125,22 +125,22 @@ TEST_CASE("maps on demand: resumed from a streamed run only, no kept prefix, the
     RunOptions last;
     last.last_logit_rows = 3;
     const ModelTrace tail = model->forward(input, last);
-    CHECK(tail.logits == kept.logits.bottomRows(3));
+    CHECK(tail.logits.get() == kept.logits.get().bottomRows(3));
     // Any other row, computed from the kept final hidden state: the same numbers.
     const Eigen::Index T = kept.logits.rows();
     for (Eigen::Index row = 0; row < T; ++row) {
         CAPTURE(row);
-        CHECK(model->logits_rows(tail, row, 1) == kept.logits.row(row));
-        CHECK(model->logits_rows(kept, row, 1) == kept.logits.row(row));
+        CHECK(model->logits_rows(tail, row, 1) == kept.logits.get().row(row));
+        CHECK(model->logits_rows(kept, row, 1) == kept.logits.get().row(row));
     }
-    CHECK(model->logits_rows(tail, 1, T - 2) == kept.logits.middleRows(1, T - 2));   // across the kept rows
+    CHECK(model->logits_rows(tail, 1, T - 2) == kept.logits.get().middleRows(1, T - 2));   // across the kept rows
     CHECK_THROWS_WITH_AS(model->logits_rows(tail, T - 1, 2), doctest::Contains("no logits for positions"), Error);
     last.last_logit_rows = 0;   // none kept (dump writes them a piece at a time)
     const ModelTrace none = model->forward(input, last);
     CHECK(none.logits.rows() == 0);
-    CHECK(model->logits_rows(none, 0, T) == kept.logits);
+    CHECK(model->logits_rows(none, 0, T) == kept.logits.get());
     last.last_logit_rows = 1000;
-    CHECK(model->forward(input, last).logits == kept.logits);
+    CHECK(model->forward(input, last).logits.get() == kept.logits.get());
 }
 
 TEST_CASE("maps on demand: a streamed run resumed after a head is switched off equals one run from the start") {
@@ -163,7 +163,7 @@ TEST_CASE("maps on demand: a streamed run resumed after a head is switched off e
     const ModelTrace from_start = model->forward(input, whole);
     const ModelTrace after = model->forward(input, resumed);
     CHECK(handed == std::vector<Eigen::Index>(static_cast<std::size_t>(info.n_heads), info.n_layers - 1));
-    CHECK(after.logits == from_start.logits);
+    CHECK(after.logits.get() == from_start.logits.get());
     for (Eigen::Index l = 0; l < info.n_layers; ++l) {
         for (Eigen::Index h = 0; h < info.n_heads; ++h) {
             CHECK(model->head_map(after, l, h) == model->head_map(from_start, l, h));

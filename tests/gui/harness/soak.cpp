@@ -78,7 +78,7 @@ std::string first_non_finite(const Snapshot& s) {
                 }
             }
         }
-        if (!trace.logits.allFinite()) return std::string("the logits (") + which + ")";
+        if (!trace.logits.get().allFinite()) return std::string("the logits (") + which + ")";
         return {};
     };
     std::string what = check(s.trace, "the run on screen");

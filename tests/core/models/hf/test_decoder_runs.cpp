@@ -22,7 +22,7 @@ const std::string checkpoints = std::string(HEADSCOPE_SOURCE_DIR) + "/tests/chec
 // Every layer's maps and the logits of two runs of the same input, within `tolerance`.
 void check_same_run(const ModelTrace& got, const ModelTrace& expected, double tolerance) {
     REQUIRE(got.layers.size() == expected.layers.size());
-    CHECK(max_diff(got.logits, expected.logits.cast<double>()) < 10 * tolerance);
+    CHECK(max_diff(got.logits.get(), expected.logits.get().cast<double>()) < 10 * tolerance);
     for (std::size_t l = 0; l < got.layers.size(); ++l) {
         CAPTURE(l);
         const AttentionTrace& g = got.layers[l];
@@ -97,7 +97,7 @@ TEST_CASE("decoders: a resumed run after a head is switched off equals the run f
         resumed.resume_from = &intact;
         resumed.resume_layer = L - 1;
         check_same_run(model->forward(input, resumed), expected, 1e-6);
-        CHECK(max_diff(expected.logits, intact.logits.cast<double>()) > 1e-4);   // the head mattered
+        CHECK(max_diff(expected.logits.get(), intact.logits.get().cast<double>()) > 1e-4);   // the head mattered
     }
 }
 
@@ -115,7 +115,7 @@ TEST_CASE("decoders: switching off a key/value group zeroes each of its query he
     const ModelTrace plain = model->forward(input, RunOptions{});
     // The maps stay (the heads still look); what reaches the stream changes.
     CHECK(t.layers[0].heads[0].weights == plain.layers[0].heads[0].weights);
-    CHECK(max_diff(t.logits, plain.logits.cast<double>()) > 1e-4);
+    CHECK(max_diff(t.logits.get(), plain.logits.get().cast<double>()) > 1e-4);
 }
 
 TEST_CASE("decoders: the model says which layers slide and how heads share keys and values") {

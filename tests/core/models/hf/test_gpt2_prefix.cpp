@@ -48,11 +48,11 @@ TEST_CASE("GPT-2: typing at the end reuses the unchanged start, and equals the r
             reuse.prefix_from = &kept;
             reuse.prefix_rows = p;
             const ModelTrace got = model->forward(input, reuse);
-            CHECK(max_diff(got.logits, expected.logits.cast<double>()) < 1e-4);
+            CHECK(max_diff(got.logits.get(), expected.logits.get().cast<double>()) < 1e-4);
             CHECK(max_diff(got.hidden, expected.hidden.cast<double>()) < 1e-5);
             REQUIRE(got.layer_inputs.size() == 2);
             for (std::size_t l = 0; l < 2; ++l) {
-                CHECK(max_diff(got.layer_inputs[l], expected.layer_inputs[l].cast<double>()) < 1e-5);
+                CHECK(max_diff(got.layer_inputs[l].get(), expected.layer_inputs[l].get().cast<double>()) < 1e-5);
                 const AttentionTrace& g = got.layers[l];
                 const AttentionTrace& e = expected.layers[l];
                 CHECK(max_diff(g.output, e.output.cast<double>()) < 1e-5);

@@ -121,7 +121,11 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     options.stages_layer = -1;
     if (snapshot->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
     label_outputs(*snapshot);
-    if (snapshot->ablated && request.keeps.intact_run) run_intact(*snapshot, key, options, control);
+    if (snapshot->ablated && request.keeps.intact_run) take_intact(*snapshot, key, options, control);
+    if (held == nullptr && request.keeps.metrics) reuse_metrics(*snapshot);
+    publish_maps_first(snapshot, request, control, start);
+    if (held == nullptr && request.keeps.metrics) measure_heads(*snapshot);
+    if (snapshot->intact) snapshot->effect = output_change(*snapshot->intact, snapshot->trace);
     for (const RunVariant& variant : request.variants) run_variant(*snapshot, variant, options, control);
     if (request.keeps.resumable) {
         last_key_ = std::move(key);
@@ -129,6 +133,29 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     }
     snapshot->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return snapshot;
+}
+
+void ModelSession::publish_maps_first(std::shared_ptr<Snapshot>& snapshot, const Request& request,
+                                      const ComputeControl& control, std::chrono::steady_clock::time_point start) {
+    // A view that asked for a variant run waits for it: the maps alone would show it nothing.
+    if (!control.on_maps || !request.variants.empty()) return;
+    const Snapshot& run = *snapshot;
+    const auto T = static_cast<double>(run.input.embeddings.rows());
+    const Eigen::Index measured_layers =
+        request.keeps.metrics && !run.maps_streamed ? run.info.n_layers - run.resumed_at : 0;
+    const double cells = static_cast<double>(measured_layers * run.info.n_heads) * T * T;
+    const double compared = run.intact ? static_cast<double>(run.trace.logits.size() != 0 ? run.trace.logits.size()
+                                                                                          : run.trace.hidden.size())
+                                       : 0.0;
+    const double work = cells + 1.5 * compared;
+    if (work == 0.0 || work < control.maps_first_above) return;   // nothing left, or little
+    // Moved, not copied, on the way to the screen; the numbers then go into a copy.
+    auto maps = std::make_shared<Snapshot>(std::move(*snapshot));
+    maps->numbers_pending = true;
+    maps->compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    control.on_maps(maps);
+    *snapshot = *maps;
+    snapshot->numbers_pending = false;
 }
 
 void ModelSession::run_main(Snapshot& snapshot, const RunKey& key, const Request& request, RunOptions options,
@@ -146,7 +173,6 @@ void ModelSession::run_main(Snapshot& snapshot, const RunKey& key, const Request
     const bool thumbnails_land = snapshot.maps_streamed && !snapshot.thumbnails.empty();
     options.on_layer = layer_progress(control, "", thumbnails_land ? &snapshot : nullptr);
     snapshot.trace = model_->forward(snapshot.input, options);
-    if (request.keeps.metrics) measure_heads(snapshot);
 }
 
 const Snapshot* ModelSession::held_answer(const Snapshot& snapshot, const RunKey& key, const Request& request) const {
@@ -214,8 +240,8 @@ void ModelSession::label_outputs(Snapshot& snapshot) {
     snapshot.output_labels = output_labels_;
 }
 
-void ModelSession::run_intact(Snapshot& snapshot, const RunKey& key, RunOptions options,
-                              const ComputeControl& control) {
+void ModelSession::take_intact(Snapshot& snapshot, const RunKey& key, RunOptions options,
+                               const ComputeControl& control) {
     // What the disabled heads change: the same input and mask with every head on, run
     // once and kept while only the choice of disabled heads changes.
     if (!intact_trace_ || !intact_key_ || !(*intact_key_ == key) || intact_streamed_ != snapshot.maps_streamed) {
@@ -235,9 +261,19 @@ void ModelSession::run_intact(Snapshot& snapshot, const RunKey& key, RunOptions 
         intact_streamed_ = snapshot.maps_streamed;
     }
     snapshot.intact = intact_trace_;
-    snapshot.effect = output_change(*intact_trace_, snapshot.trace);
     if (snapshot.trace.logits.size() != 0)
         snapshot.intact_logits = std::shared_ptr<const Matrix>(intact_trace_, &intact_trace_->logits.get());
+}
+
+void ModelSession::reuse_metrics(Snapshot& snapshot) const {
+    // Layers before the resumed one have the maps of the last run: so do their metrics.
+    // (A streamed run copied them as it began: stream_maps.)
+    if (snapshot.maps_streamed) return;
+    const auto reused = static_cast<std::size_t>(snapshot.resumed_at * snapshot.info.n_heads);
+    if (reused > 0 && last_run_ && last_run_->metrics.size() >= reused) {
+        snapshot.metrics.assign(last_run_->metrics.begin(),
+                                last_run_->metrics.begin() + static_cast<std::ptrdiff_t>(reused));
+    }
 }
 
 void ModelSession::measure_heads(Snapshot& snapshot) const {
@@ -258,12 +294,6 @@ void ModelSession::measure_heads(Snapshot& snapshot) const {
             }
         }
         return;
-    }
-    // Layers before the resumed one have the maps of the last run: so do their metrics.
-    const auto reused = static_cast<std::size_t>(snapshot.resumed_at * snapshot.info.n_heads);
-    if (reused > 0 && last_run_ && last_run_->metrics.size() >= reused) {
-        snapshot.metrics.assign(last_run_->metrics.begin(),
-                                last_run_->metrics.begin() + static_cast<std::ptrdiff_t>(reused));
     }
     const std::vector<HeadMetrics> computed =
         compute_model_metrics(snapshot.trace, metric_context(snapshot.input, snapshot.info),

@@ -11,6 +11,7 @@
 #include "session/snapshot.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,6 +43,15 @@ struct ComputeControl {
     // When set, the main run streams its maps (whatever Request::maps says) and hands each
     // here as it is made (RunOptions::on_map): `dump` writes them to its file.
     std::function<void(Eigen::Index layer, Eigen::Index head, const Matrix& weights)> on_map;
+    // When set, a long run's maps are handed here (on the computing thread) as soon as the
+    // forward is done, before the numbers read from them: the metrics of the layers it
+    // computed and the output change of the disabled heads, which on a long input take
+    // long enough to see. That snapshot says so (Snapshot::numbers_pending); the one
+    // compute() returns has everything.
+    std::function<void(std::shared_ptr<const Snapshot> maps_only)> on_maps;
+    // The numbers' work (map cells measured + 1.5 x logits compared; roughly a millisecond
+    // per million on two cores) below which one publish (and one redraw) is enough.
+    double maps_first_above = 30e6;
 };
 
 // A computation stopped through ComputeControl::cancel; nothing of it was kept.
@@ -73,12 +83,20 @@ private:
     void label_outputs(Snapshot& snapshot);
     // `logit_rows`: as RunOptions::last_logit_rows.
     void check_room(const Snapshot& snapshot, Eigen::Index logit_rows) const;
-    // The request's own run (resumed from the last where it can be) and its metrics.
+    // The request's own run (resumed from the last where it can be).
     void run_main(Snapshot& snapshot, const RunKey& key, const Request& request, RunOptions options,
                   const ComputeControl& control);
-    void run_intact(Snapshot& snapshot, const RunKey& key, RunOptions options, const ComputeControl& control);
+    // The run with every head on beside an ablated one (snapshot.intact), made or taken.
+    void take_intact(Snapshot& snapshot, const RunKey& key, RunOptions options, const ComputeControl& control);
+    // Hands `snapshot` as it is to control.on_maps when the numbers still to compute are
+    // worth showing the maps before; leaves `snapshot` the same.
+    static void publish_maps_first(std::shared_ptr<Snapshot>& snapshot, const Request& request,
+                                   const ComputeControl& control, std::chrono::steady_clock::time_point start);
     void stream_maps(Snapshot& snapshot, const Request& request, RunOptions& options,
                      const ComputeControl& control) const;
+    // The metrics of the layers a resumed run took from the last run, copied from it.
+    void reuse_metrics(Snapshot& snapshot) const;
+    // The metrics of the layers the run computed (after reuse_metrics).
     void measure_heads(Snapshot& snapshot) const;
     // The run this session holds that answers `snapshot`'s request already, or null: with
     // every head on again, the intact run kept while heads were off (switching the last

@@ -44,6 +44,10 @@ struct Snapshot {
     // the compare view, its output for the effect below). Null otherwise.
     std::shared_ptr<const ModelTrace> intact;
     std::optional<OutputChange> effect;   // how far the disabled heads moved the output
+    // Handed on with the maps before the numbers read from them (ComputeControl::on_maps):
+    // `metrics` then ends at the first layer computed, and `effect` is not in yet. The
+    // snapshot of the same generation that follows has both.
+    bool numbers_pending = false;
     // The runs the request's variants asked for (Request::variants), by name.
     std::map<std::string, VariantRun> variants;
     Eigen::Index resumed_at = 0;         // the first layer computed; earlier ones were reused (L: none computed)

@@ -172,6 +172,7 @@ std::shared_ptr<Snapshot> Worker::compute(ModelSession& session, const Request& 
         }
         if (notify) notify();   // the window redraws its progress line
     };
+    control.on_maps = [this](std::shared_ptr<const Snapshot> maps_only) { publish_maps(std::move(maps_only)); };
     std::shared_ptr<Snapshot> snapshot;
     try {
         snapshot = session.compute(request, generation, control);
@@ -246,6 +247,19 @@ void Worker::publish(Answer answer, std::shared_ptr<Snapshot> snapshot) {
         answered_ = answer.generation;
         answer_ = std::move(answer);
         if (snapshot) latest_ = std::move(snapshot);
+        notify = on_answer_;
+    }
+    if (notify) notify();
+}
+
+void Worker::publish_maps(std::shared_ptr<const Snapshot> maps_only) {
+    // The result goes up now; the request stays unanswered (busy) until its numbers are in.
+    std::function<void()> notify;
+    {
+        std::lock_guard lock(mutex_);
+        latest_ = std::move(maps_only);
+        computing_ = ComputeProgress{};
+        computing_->run = "the heads' metrics and the output change";
         notify = on_answer_;
     }
     if (notify) notify();

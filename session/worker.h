@@ -54,7 +54,8 @@ public:
     // model load in progress for another model than the request's is stopped.
     std::uint64_t submit(Request request);
 
-    // The newest successful result, or null before the first.
+    // The newest successful result, or null before the first. A long run's maps come
+    // first, before the numbers read from them (Snapshot::numbers_pending), while busy().
     std::shared_ptr<const Snapshot> latest() const;
     // The error of the newest request, if it failed (empty otherwise), and its generation.
     std::pair<std::uint64_t, std::string> latest_error() const;
@@ -101,6 +102,8 @@ private:
     std::unique_ptr<Model> load(const ModelChoice& choice);
     static Answer failed(std::exception_ptr error, std::uint64_t generation, const ModelChoice& model, bool in_load);
     void publish(Answer answer, std::shared_ptr<Snapshot> snapshot);
+    // A long run's maps, before its numbers (ComputeControl::on_maps).
+    void publish_maps(std::shared_ptr<const Snapshot> maps_only);
 
     const ModelLoader loader_;
     mutable std::mutex mutex_;

@@ -221,7 +221,8 @@ void AppWindow::take_answer() {
 
 void AppWindow::run_start_hooks() {
     // Each waits for the first result of the chosen model to the newest request.
-    const bool first_result = shown_ && !showing_other_model() && shown_->generation == submitted_;
+    const bool first_result =
+        shown_ && !showing_other_model() && shown_->generation == submitted_ && !shown_->numbers_pending;
     if (start_choices_ && first_result) {
         start_notes_ =
             start_choice_notes(*start_choices_, shown_->info, static_cast<Eigen::Index>(shown_->input.labels.size()));

@@ -134,15 +134,21 @@ void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
     const auto n_disabled = static_cast<int>(state.disabled_heads.count());
     const std::vector<PredictionTable>& shown_tables = tables(shown, target);
     const bool compare = shown.ablated && !shown_tables.empty() && !shown_tables.front().intact.empty();
-    if (compare && shown.effect && shown.effect->measure == EffectMeasure::kl_divergence) {
+    const bool kl = shown.trace.logits.size() != 0;
+    if (compare && kl && (shown.numbers_pending || shown.effect)) {
         char text[96];
-        std::snprintf(text, sizeof text,
-                      shown.info.classifier ? "   KL(intact || ablated) = %.4g nats, over the classes"
-                      : shown.trace.logits.rows() < shown.logit_rows()
-                          // A long run kept the last row's logits alone (Keeps::logits_when_shown).
-                          ? "   KL(intact || ablated) = %.4g nats, at the last position"
-                          : "   KL(intact || ablated) = %.4g nats, mean over positions",
-                      shown.effect->value);
+        if (shown.numbers_pending) {
+            // The maps came first (Snapshot::numbers_pending): the line keeps its place.
+            std::snprintf(text, sizeof text, "   KL(intact || ablated): measuring...");
+        } else {
+            std::snprintf(text, sizeof text,
+                          shown.info.classifier ? "   KL(intact || ablated) = %.4g nats, over the classes"
+                          : shown.trace.logits.rows() < shown.logit_rows()
+                              // A long run kept the last row's logits alone (Keeps::logits_when_shown).
+                              ? "   KL(intact || ablated) = %.4g nats, at the last position"
+                              : "   KL(intact || ablated) = %.4g nats, mean over positions",
+                          shown.effect->value);
+        }
         // Beside the heading where it fits, else under it: never cut at the panel's edge.
         ImGui::SameLine();
         if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(text).x) ImGui::NewLine();

@@ -21,6 +21,8 @@ std::string activity_text(const WindowStatus& status) {
                       status.progress->run.c_str(), static_cast<long>(status.progress->layers_done),
                       static_cast<long>(status.progress->n_layers));
         activity = text;
+    } else if (status.progress && !status.progress->run.empty()) {
+        activity = "   computing " + status.progress->run + "...";
     } else if (status.computing) {
         activity = "   computing...";
     }

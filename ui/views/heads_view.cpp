@@ -60,6 +60,8 @@ void draw_ablation_effect(const Snapshot& shown) {
             ImGui::Text("Disabled heads change the final hidden states by %.2f%% (relative, Frobenius norm)",
                         100.0 * e.value);
         }
+    } else if (shown.numbers_pending && shown.ablated) {
+        ImGui::TextDisabled("Disabled heads: measuring how far they move the output...");
     } else {
         ImGui::TextDisabled(
             "No head disabled: tick \"disable\" beside a head (left panel) to see what its absence changes.");

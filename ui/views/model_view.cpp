@@ -69,7 +69,10 @@ struct GridValues {
 
     std::optional<double> of(int l, int h) const {
         if (importance) return static_cast<double>(importance->effect(l, h));
-        return metric_value(metrics[static_cast<std::size_t>(l * shown.info.n_heads + h)], metric);
+        // Metrics end early while a run's numbers are still coming (Snapshot::numbers_pending).
+        const auto at = static_cast<std::size_t>(l * shown.info.n_heads + h);
+        if (at >= metrics.size()) return std::nullopt;
+        return metric_value(metrics[at], metric);
     }
     double span() const { return high > low ? high - low : 1.0; }
 };

@@ -1,0 +1,119 @@
+// A run's maps before its numbers (ComputeControl::on_maps): a window shows a switched
+// head's maps as soon as the forward is done, and the metrics of the layers computed and
+// the output change follow. The early snapshot shares the run (layers, logits, the kept
+// residual stream) with the one compute() returns, lacks only those numbers, and the
+// final one equals a session's that handed nothing on early.
+
+#include "core/analysis/ablation_effects.h"
+#include "session/model_session.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace headscope;
+using namespace headscope::session;
+
+namespace {
+
+ModelSession session_on(const ModelChoice& choice) {
+    ModelSession session;
+    session.adopt(open_model_choice(choice, {}), choice);
+    return session;
+}
+
+Request story_request() {
+    Request r;
+    r.model.name = "builtin:tiny-story";
+    r.input.text = "the cat sat on the mat because the cat was tired";
+    return r;
+}
+
+}   // namespace
+
+TEST_CASE("session: a switched head's maps come first, sharing the run, and its numbers follow") {
+    Request r = story_request();
+    ModelSession session = session_on(r.model);
+    ModelSession plain = session_on(r.model);   // hands nothing on early
+    std::vector<std::shared_ptr<const Snapshot>> early;
+    ComputeControl control;
+    control.on_maps = [&](std::shared_ptr<const Snapshot> maps) { early.push_back(std::move(maps)); };
+    control.maps_first_above = 0.0;   // at any size: the demo model's numbers take microseconds
+
+    const auto intact = session.compute(r, 1, control);
+    (void)plain.compute(r, 1);
+    // A run with every head on has its metrics still to measure: its maps came first too.
+    REQUIRE(early.size() == 1);
+    CHECK(early[0]->numbers_pending);
+    CHECK(early[0]->metrics.empty());
+    CHECK(!intact->numbers_pending);
+    CHECK(early[0]->trace.logits.shares(intact->trace.logits));
+
+    const Eigen::Index L = intact->info.n_layers;
+    const Eigen::Index H = intact->info.n_heads;
+    r.disabled_heads = HeadMask(L, H);
+    r.disabled_heads.set(1, 0);
+    const auto off = session.compute(r, 2, control);
+    const auto expected = plain.compute(r, 2);
+    REQUIRE(early.size() == 2);
+    const Snapshot& maps = *early[1];
+    CHECK(maps.generation == 2);
+    CHECK(maps.numbers_pending);
+    CHECK(!off->numbers_pending);
+    // The run itself, shared: every layer, the logits, the residual stream kept.
+    CHECK(maps.resumed_at == 1);
+    for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) CHECK(off->trace.layers.shares(l, maps.trace.layers));
+    CHECK(off->trace.logits.shares(maps.trace.logits));
+    REQUIRE(off->trace.layer_inputs.size() == static_cast<std::size_t>(L));
+    CHECK(off->trace.layer_inputs[1].shares(maps.trace.layer_inputs[1]));
+    CHECK(maps.intact == off->intact);
+    CHECK(maps.intact_logits == off->intact_logits);
+    // What came later: the metrics of the layers computed (those before it were the last
+    // run's already) and the output change.
+    CHECK(maps.metrics.size() == static_cast<std::size_t>(1 * H));
+    CHECK(!maps.effect.has_value());
+    REQUIRE(off->effect.has_value());
+    REQUIRE(expected->effect.has_value());
+    CHECK(off->effect->measure == EffectMeasure::kl_divergence);
+    CHECK(off->effect->value == expected->effect->value);
+    CHECK(off->effect->value > 0.0);
+    REQUIRE(off->metrics.size() == expected->metrics.size());
+    REQUIRE(off->metrics.size() == static_cast<std::size_t>(L * H));
+    for (std::size_t n = 0; n < off->metrics.size(); ++n) {
+        CAPTURE(n);
+        CHECK(off->metrics[n].layer == expected->metrics[n].layer);
+        CHECK(off->metrics[n].head == expected->metrics[n].head);
+        CHECK(off->metrics[n].entropy == expected->metrics[n].entropy);
+        CHECK(off->metrics[n].prev_token == expected->metrics[n].prev_token);
+    }
+    for (std::size_t n = 0; n < maps.metrics.size(); ++n) CHECK(maps.metrics[n].entropy == off->metrics[n].entropy);
+    CHECK(off->trace.logits.get() == expected->trace.logits.get());
+
+    // On again: the held intact run answers, nothing is left to compute, nothing comes early.
+    r.disabled_heads = {};
+    const auto on = session.compute(r, 3, control);
+    CHECK(early.size() == 2);
+    CHECK(on->resumed_at == L);
+    CHECK(on->trace.logits.shares(intact->trace.logits));
+}
+
+TEST_CASE("session: numbers under the threshold, or a view waiting for a variant run, come in one snapshot") {
+    Request r = story_request();
+    ModelSession session = session_on(r.model);
+    int early = 0;
+    ComputeControl control;
+    control.on_maps = [&](const std::shared_ptr<const Snapshot>&) { ++early; };
+    // The default: a demo model's numbers are far below what is worth a frame of its own.
+    const auto small = session.compute(r, 1, control);
+    CHECK(early == 0);
+    CHECK(!small->metrics.empty());
+    // A variant (the causal mask flipped, for Compare) is part of what the view shows.
+    control.maps_first_above = 0.0;
+    r.variants.push_back(RunVariant{.name = "flipped", .flip_causal = true});
+    const auto with_variant = session.compute(r, 2, control);
+    CHECK(early == 0);
+    CHECK(with_variant->variant("flipped") != nullptr);
+}

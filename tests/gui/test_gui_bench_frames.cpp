@@ -194,5 +194,13 @@ TEST_CASE("toggle-bench: the test window switches the head off and on, one line 
         CHECK(on_screen >= compute);   // the run is inside the time to the screen
         CHECK(settled >= on_screen);
     }
+    // The engine alone, the same switch, in the same process: the ratio the window is judged by.
+    std::smatch engine;
+    REQUIRE(std::regex_search(
+        run.out, engine,
+        std::regex(R"(engine: head 1\.2 off recomputed by the model alone: median ([0-9.]+) ms of 5; )"
+                   R"(the window's switches off on screen: median ([0-9.]+) ms of 1, ([0-9.]+) x )"
+                   R"(the engine\n)")));
+    CHECK(std::stod(engine[2]) == doctest::Approx(std::stod(lines[0][5])).epsilon(0.001));
     CHECK(run_app("--toggle-bench 2 --soak 5", false, HEADSCOPE_TEST_WINDOW).exit_code != 0);
 }

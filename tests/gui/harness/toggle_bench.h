@@ -3,8 +3,11 @@
 // result is in, the selected head is switched off and on N times (as its checkbox does),
 // each switch after `gap` seconds of rest, and one line per switch says what the worker's
 // run took (Snapshot::compute_ms, the status bar's "compute") and how long after the
-// switch its result was on screen. Compare with `headscope-cli bench --disable-heads L.H
-// --incremental` on the same model and input (docs/performance.md).
+// switch its result was on screen (a long run's maps, which come before its metrics and
+// output change; "settled": those in too). After the last switch one line times the same
+// switch off recomputed by the model alone, in this process, as `headscope-cli bench
+// --disable-heads L.H --incremental` does, and gives the window's ratio to it
+// (docs/performance.md).
 
 #include "app/gui/frame_hooks.h"
 #include "ui/app_window.h"

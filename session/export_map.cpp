@@ -141,6 +141,9 @@ std::size_t export_heads_table(const Snapshot& shown, const ImportanceScan* scan
 }
 
 std::string heads_table_csv(const Snapshot& shown, const ImportanceScan* scan) {
+    // The maps of a long run come before its metrics (Snapshot::numbers_pending): the
+    // window offers the table once they are in.
+    if (shown.numbers_pending) throw Error("the heads table: the heads' metrics are still being measured");
     AnalysisReport report;
     report.model = shown.info.name;
     report.tokens = shown.input.labels;

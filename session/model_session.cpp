@@ -122,9 +122,13 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     if (snapshot->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
     label_outputs(*snapshot);
     if (snapshot->ablated && request.keeps.intact_run) take_intact(*snapshot, key, options, control);
-    if (held == nullptr && request.keeps.metrics) reuse_metrics(*snapshot);
+    // A streamed run's metrics landed as it went (but for the Stages view's layer, one
+    // layer): measured before the maps go up. A run that kept its maps is measured after.
+    const bool measured = held == nullptr && request.keeps.metrics;
+    if (measured) reuse_metrics(*snapshot);
+    if (measured && snapshot->maps_streamed) measure_heads(*snapshot);
     publish_maps_first(snapshot, request, control, start);
-    if (held == nullptr && request.keeps.metrics) measure_heads(*snapshot);
+    if (measured && !snapshot->maps_streamed) measure_heads(*snapshot);
     if (snapshot->intact) snapshot->effect = output_change(*snapshot->intact, snapshot->trace);
     for (const RunVariant& variant : request.variants) run_variant(*snapshot, variant, options, control);
     if (request.keeps.resumable) {

@@ -245,6 +245,13 @@ void Worker::publish(Answer answer, std::shared_ptr<Snapshot> snapshot) {
         std::lock_guard lock(mutex_);
         running_ = false;
         answered_ = answer.generation;
+        // A run whose maps went up before its numbers, and then failed (out of memory in
+        // the metrics): its maps stay, no longer said to be waiting for anything.
+        if (!snapshot && latest_ && latest_->numbers_pending && latest_->generation == answer.generation) {
+            auto maps_only = std::make_shared<Snapshot>(*latest_);   // shares the run
+            maps_only->numbers_pending = false;
+            latest_ = std::move(maps_only);
+        }
         answer_ = std::move(answer);
         if (snapshot) latest_ = std::move(snapshot);
         notify = on_answer_;

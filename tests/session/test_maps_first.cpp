@@ -5,6 +5,7 @@
 // final one equals a session's that handed nothing on early.
 
 #include "core/analysis/ablation_effects.h"
+#include "session/export_map.h"
 #include "session/model_session.h"
 #include "test_support.h"
 
@@ -116,4 +117,35 @@ TEST_CASE("session: numbers under the threshold, or a view waiting for a variant
     const auto with_variant = session.compute(r, 2, control);
     CHECK(early == 0);
     CHECK(with_variant->variant("flipped") != nullptr);
+}
+
+TEST_CASE("session: a streamed run's maps come first with the Stages layer measured, and the heads table waits") {
+    Request r = story_request();
+    r.maps = MapsPolicy::stream;
+    r.stages_layer = 1;   // the layer that keeps its maps whole: summarised apart
+    ModelSession session = session_on(r.model);
+    std::shared_ptr<const Snapshot> early;
+    ComputeControl control;
+    control.on_maps = [&](std::shared_ptr<const Snapshot> maps) { early = std::move(maps); };
+    control.maps_first_above = 0.0;
+    const auto intact = session.compute(r, 1, control);
+    CHECK(early == nullptr);   // streamed: the metrics landed on the way; nothing left
+    r.disabled_heads = HeadMask(intact->info.n_layers, intact->info.n_heads);
+    r.disabled_heads.set(0, 1);
+    const auto off = session.compute(r, 2, control);
+    REQUIRE(early != nullptr);   // the output change was left
+    CHECK(early->maps_streamed);
+    CHECK(!early->effect.has_value());
+    CHECK(off->effect.has_value());
+    REQUIRE(early->thumbnails.size() == off->thumbnails.size());
+    REQUIRE(early->metrics.size() == off->metrics.size());
+    for (std::size_t n = 0; n < off->metrics.size(); ++n) {
+        CAPTURE(n);
+        CHECK(early->thumbnails[n].size() != 0);   // the Stages layer's too
+        CHECK(early->thumbnails[n] == off->thumbnails[n]);
+        CHECK(early->metrics[n].entropy == off->metrics[n].entropy);
+    }
+    // The heads table is written from the whole snapshot only.
+    CHECK_THROWS_WITH_AS(heads_table_csv(*early, nullptr), doctest::Contains("still being measured"), Error);
+    CHECK(heads_table_csv(*off, nullptr).find("entropy") != std::string::npos);
 }

@@ -122,9 +122,12 @@ void ExportDialog::draw(const session::AppState& state) {
     ImGui::Text("From %s on %zu tokens", shown_->info.name.c_str(), shown_->input.labels.size());
     draw_choices();
     const bool writing = jobs_.busy();
-    ImGui::BeginDisabled(writing);
-    if (prompt_.draw("Save", true) && !writing) save(state);
+    // A long run's metrics follow its maps (Snapshot::numbers_pending): the table waits for them.
+    const bool measuring = what_ == ExportWhat::heads_table && shown_->numbers_pending;
+    ImGui::BeginDisabled(writing || measuring);
+    if (prompt_.draw("Save", true) && !writing && !measuring) save(state);
     ImGui::EndDisabled();
+    if (measuring) ImGui::TextDisabled("the heads' metrics are being measured...");
     if (writing) draw_job_progress(jobs_, job_key_, "writing", {});
     show_outcome();
     ImGui::End();

@@ -119,14 +119,19 @@ void HeadsView::draw(ViewContext& context) {
         draw_importance_map(context, *scan, key, avail, plot_w, plot_h);
     }
 
-    if (ImGui::SmallButton("Copy table")) {
+    ImGui::BeginDisabled(shown.numbers_pending);   // the metrics of the layers computed are on their way
+    const bool copy = ImGui::SmallButton("Copy table");
+    ImGui::EndDisabled();
+    if (copy) {
         // Every metric of every head (and the importance when scanned), tab-separated: the
         // table's fields are numbers and names without commas.
         std::string table = session::heads_table_csv(shown, scan.get());
         std::replace(table.begin(), table.end(), ',', '\t');
         copy_to_clipboard(table);
     }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("every head's metrics to the clipboard, to paste in a spreadsheet");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip(shown.numbers_pending ? "the heads' metrics are being measured"
+                                                : "every head's metrics to the clipboard, to paste in a spreadsheet");
     draw_metrics_table(context, scan.get());
 }
 

@@ -91,7 +91,9 @@ private:
         intact.disabled_heads = {};
         intact.keep_layer_inputs = true;
         intact.on_layer = nullptr;
+        // A run that streamed its maps (a long input) is timed streaming them too.
         intact.on_map = nullptr;
+        if (shown.maps_streamed) intact.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
         const ModelTrace kept = shown.model_ref->forward(shown.input, intact);
         RunOptions resumed = intact;
         resumed.keep_layer_inputs = false;

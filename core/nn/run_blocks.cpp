@@ -56,15 +56,14 @@ Stack layer_norm_stack(BlockSpec spec, Eigen::Index n_layers, Eigen::Index n_hea
     return stack;
 }
 
-Matrix StackRun::joined(Matrix ModelTrace::*member, Matrix computed) const {
+template <class Kept>
+Matrix StackRun::joined(Kept ModelTrace::*member, Matrix computed) const {
     if (first_row == 0) return computed;
-    return stack_rows(kept->*member, first_row, computed);
+    const Matrix& kept_rows = kept->*member;
+    return stack_rows(kept_rows, first_row, computed);
 }
-
-Matrix StackRun::joined(SharedMatrix ModelTrace::*member, Matrix computed) const {
-    if (first_row == 0) return computed;
-    return stack_rows((kept->*member).get(), first_row, computed);
-}
+template Matrix StackRun::joined(Matrix ModelTrace::*, Matrix) const;
+template Matrix StackRun::joined(SharedMatrix ModelTrace::*, Matrix) const;
 
 namespace {
 

@@ -37,8 +37,9 @@ struct StackRun {
 
     // `computed` (rows first_row ..) under the kept run's first rows of `member`, when
     // rows were reused; `computed` itself otherwise.
-    Matrix joined(Matrix ModelTrace::*member, Matrix computed) const;
-    Matrix joined(SharedMatrix ModelTrace::*member, Matrix computed) const;
+    // (`member`: a Matrix or a SharedMatrix of the trace.)
+    template <class Kept>
+    Matrix joined(Kept ModelTrace::*member, Matrix computed) const;
 };
 
 // Runs x [T, E] through every block as `options` ask, under the run's mask: the family's

@@ -176,7 +176,8 @@ TEST_CASE("toggle-bench: the test window switches the head off and on, one line 
     REQUIRE(run.exit_code == 0);
     const std::regex line(
         R"(toggle ([12]): head 1\.2 (off|on): compute ([0-9.]+) ms \(([^)]+)\), on screen ([0-9.]+) ms )"
-        R"(after the switch, settled ([0-9.]+) ms\n)");
+        R"(after the switch, settled ([0-9.]+) ms, ([0-9]+) page faults to the screen)"
+        R"((; the engine alone right after: ([0-9.]+) ms)?\n)");
     auto it = std::sregex_iterator(run.out.begin(), run.out.end(), line);
     std::vector<std::smatch> lines(it, std::sregex_iterator());
     REQUIRE(lines.size() == 2);
@@ -198,9 +199,15 @@ TEST_CASE("toggle-bench: the test window switches the head off and on, one line 
     std::smatch engine;
     REQUIRE(std::regex_search(
         run.out, engine,
-        std::regex(R"(engine: head 1\.2 off recomputed by the model alone: median ([0-9.]+) ms of 5; )"
-                   R"(the window's switches off on screen: median ([0-9.]+) ms of 1, ([0-9.]+) x )"
-                   R"(the engine\n)")));
-    CHECK(std::stod(engine[2]) == doctest::Approx(std::stod(lines[0][5])).epsilon(0.001));
+        std::regex(R"(engine: head 1\.2 off recomputed by the model alone after each switch off: median )"
+                   R"(([0-9.]+) ms \(([0-9]+) page faults\); the window's switches off on screen: median )"
+                   R"(([0-9.]+) ms; paired, the window took ([0-9.]+) x the engine \(median of 1\)\n)")));
+    // A pair was timed (the window held the intact run to resume from), on the switch off's line.
+    REQUIRE(lines[0][9].matched);
+    CHECK(!lines[1][9].matched);
+    CHECK(std::stod(engine[1]) == doctest::Approx(std::stod(lines[0][9])).epsilon(0.001));
+    CHECK(std::stod(engine[1]) > 0.0);
+    CHECK(std::stod(engine[3]) == doctest::Approx(std::stod(lines[0][5])).epsilon(0.001));
+    CHECK(std::stod(engine[4]) == doctest::Approx(std::stod(engine[3]) / std::stod(engine[1])).epsilon(0.02));
     CHECK(run_app("--toggle-bench 2 --soak 5", false, HEADSCOPE_TEST_WINDOW).exit_code != 0);
 }

@@ -4,10 +4,10 @@
 // each switch after `gap` seconds of rest, and one line per switch says what the worker's
 // run took (Snapshot::compute_ms, the status bar's "compute") and how long after the
 // switch its result was on screen (a long run's maps, which come before its metrics and
-// output change; "settled": those in too). After the last switch one line times the same
-// switch off recomputed by the model alone, in this process, as `headscope-cli bench
-// --disable-heads L.H --incremental` does, and gives the window's ratio to it
-// (docs/performance.md).
+// output change; "settled": those in too) and the page faults it took. Right after each
+// switch off, the same switch is recomputed by the model alone, in this process, as
+// `headscope-cli bench --disable-heads L.H --incremental` does; the last line gives the
+// medians and the window's paired ratio to the engine (docs/performance.md).
 
 #include "app/gui/frame_hooks.h"
 #include "ui/app_window.h"

@@ -82,6 +82,12 @@ TEST_CASE("bench --as-window: the window's request for the same edit, beside the
               doctest::Approx(out.at("window_recompute_ms_median").get<double>() /
                               out.at("recompute_ms_median").get<double>()));
         CHECK(out.at("window_maps_streamed") == false);
+        // The maps go up with the numbers or before them, inside the round (one round here).
+        const double maps_ms = out.at("window_maps_ms_median").get<double>();
+        CHECK(maps_ms > 0.0);
+        CHECK(maps_ms <= out.at("window_recompute_ms_median").get<double>());
+        CHECK(out.at("window_maps_over_engine").get<double>() ==
+              doctest::Approx(maps_ms / out.at("recompute_ms_median").get<double>()));
     }
     check_bad_input(run_cli({"bench", "--model", "builtin:toy-text", "--text", "a b c", "--as-window"}),
                     "--as-window needs --incremental or --appended");

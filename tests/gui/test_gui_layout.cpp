@@ -106,15 +106,21 @@ std::vector<std::string> layout_faults(const std::vector<Item>& all, float scale
     return faults;
 }
 
-void check_layout(const std::string& args, const std::string& size, float scale) {
+// `session`: a session file's text, opened with --session (instead of --fresh in `args`).
+void check_layout(const std::string& args, const std::string& size, float scale, const std::string& session = "") {
     TempDir dir;
     const std::string rects = dir.file("items.tsv");
+    std::string session_flag;
+    if (!session.empty()) {
+        headscope::test::write_bytes(dir.file("session.json"), session);
+        session_flag = " --session '" + dir.file("session.json") + "'";
+    }
     char flags[128];
     std::snprintf(flags, sizeof flags, " --size %s --scale %g", size.c_str(), static_cast<double>(scale));
     const std::string command =
         "XDG_CONFIG_HOME='" + dir.path().string() + "' " + headscope::test::xvfb_run_prefix(dir, "2100x1400") +
         "'" HEADSCOPE_TEST_WINDOW "' --screenshot '" + dir.file("shot.png") + "' --item-rects '" + rects + "' " + args +
-        flags + " 2>'" + dir.file("err") + "' </dev/null";
+        session_flag + flags + " 2>'" + dir.file("err") + "' </dev/null";
     INFO(args << flags);
     REQUIRE(headscope::test::run_command(command, dir.file("err")) == 0);
     const std::vector<Item> items = read_items(rects);
@@ -153,6 +159,11 @@ TEST_CASE("gui layout: every view at 1024x640 and at 2x scale: nothing cut off, 
         }
         // The Heads view with its importance map (labelled layers x heads) beside the plot.
         check_layout("--fresh --view heads --scan-importance", size, scale);
+        // A head off: the predictions panel's KL line (under its heading when narrow) and
+        // the intact model's table beside the ablated one.
+        check_layout("", size, scale,
+                     R"({"headscope_session":1,"model":{"name":"builtin:tiny-story"},"disabled_heads":)"
+                     R"({"layers":2,"heads":4,"off":[[1,0]]},"layer":1,"head":0,"view":"matrix"})");
     }
 }
 

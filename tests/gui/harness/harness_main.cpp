@@ -1,12 +1,14 @@
 // headscope-test-window: the desktop app with the modes only tests use (harness_modes.h),
 // built by the tests and never installed. `--soak N`: the scripted user (soak.h);
 // `--item-rects FILE`, with --screenshot: where every control of the screenshot's frame
-// lies (item_rects.h); `--toggle-bench N`: the window's recompute timed as a user meets it
+// lies (item_rects.h); `--drawn-text FILE`, with --screenshot: every text it drew, and
+// where (drawn_text.h); `--toggle-bench N`: the window's recompute timed as a user meets it
 // (toggle_bench.h).
 
 #include "app/gui/harness_modes.h"
 #include "core/base/error.h"
 #include "core/models/assets.h"
+#include "tests/gui/harness/drawn_text.h"
 #include "tests/gui/harness/item_rects.h"
 #include "tests/gui/harness/soak.h"
 #include "tests/gui/harness/toggle_bench.h"
@@ -50,22 +52,25 @@ private:
     SoakDriver driver_;
 };
 
-// The screenshot's hook, and the items of the frame it wrote.
-class ItemRectsHook final : public FrameHook {
+// The screenshot's hook, and the items and text of the frame it wrote (each file when asked).
+class FrameRecordHook final : public FrameHook {
 public:
-    ItemRectsHook(std::string path, std::unique_ptr<FrameHook> screenshot)
-        : path_(std::move(path)), screenshot_(std::move(screenshot)) {
-        record_item_rects();
+    FrameRecordHook(std::string item_rects, std::string drawn_text, std::unique_ptr<FrameHook> screenshot)
+        : item_rects_(std::move(item_rects)), drawn_text_(std::move(drawn_text)), screenshot_(std::move(screenshot)) {
+        if (!item_rects_.empty()) record_item_rects();
+        if (!drawn_text_.empty()) record_drawn_text();
     }
     bool lets_loop_sleep() const override { return screenshot_->lets_loop_sleep(); }
     void frame_started() override {
         clear_item_rects();
+        clear_drawn_text();
         screenshot_->frame_started();
     }
     bool after_render(const RenderedFrame& frame) override {
         if (!screenshot_->after_render(frame)) return false;
         try {
-            write_item_rects(path_);
+            if (!item_rects_.empty()) write_item_rects(item_rects_);
+            if (!drawn_text_.empty()) write_drawn_text(drawn_text_);
         } catch (const Error& e) {
             std::fprintf(stderr, "headscope: %s\n", e.what());
             failed_ = true;
@@ -75,7 +80,8 @@ public:
     int finish() override { return failed_ ? 2 : screenshot_->finish(); }
 
 private:
-    std::string path_;
+    std::string item_rects_;
+    std::string drawn_text_;
     std::unique_ptr<FrameHook> screenshot_;
     bool failed_ = false;
 };
@@ -91,6 +97,8 @@ public:
         cli.add_option("--soak-seed", soak_seed_, "The seed of --soak's actions")->capture_default_str();
         cli.add_option("--item-rects", item_rects_,
                        "With --screenshot: write where every control of the screenshot's frame lies to this file");
+        cli.add_option("--drawn-text", drawn_text_,
+                       "With --screenshot: write every text the screenshot's frame drew, and where, to this file");
         cli.add_option("--toggle-bench", toggles_,
                        "Once the first result is in, switch the selected head off and on N times, resting between, "
                        "and print what each recompute took")
@@ -99,7 +107,9 @@ public:
             ->capture_default_str()
             ->check(CLI::Range(0.0, 600.0));
     }
-    bool chosen() const override { return soak_actions_ > 0 || !item_rects_.empty() || toggles_ > 0; }
+    bool chosen() const override {
+        return soak_actions_ > 0 || !item_rects_.empty() || !drawn_text_.empty() || toggles_ > 0;
+    }
     void check(const GuiOptions& options) const override {
         if (soak_actions_ > 0 && (!options.screenshot_path.empty() || options.bench_frames > 0)) {
             throw CLI::ValidationError("--soak", "cannot be used with --screenshot or --bench-frames");
@@ -110,12 +120,15 @@ public:
         if (!item_rects_.empty() && options.screenshot_path.empty()) {
             throw CLI::ValidationError("--item-rects", "needs --screenshot (the frame whose controls it lists)");
         }
+        if (!drawn_text_.empty() && options.screenshot_path.empty()) {
+            throw CLI::ValidationError("--drawn-text", "needs --screenshot (the frame whose text it lists)");
+        }
     }
     std::unique_ptr<FrameHook> make_hook(const GuiOptions& /*options*/, ui::AppWindow& app,
                                          std::unique_ptr<FrameHook> own) override {
         if (soak_actions_ > 0) return std::make_unique<SoakHook>(soak_actions_, soak_seed_, app);
         if (toggles_ > 0) return make_toggle_bench(app, toggles_, toggle_gap_);
-        return std::make_unique<ItemRectsHook>(item_rects_, std::move(own));
+        return std::make_unique<FrameRecordHook>(item_rects_, drawn_text_, std::move(own));
     }
     // A soak opens many bad files: it keeps its own recent list, in its scratch folder.
     std::string recent_list_path() const override {
@@ -126,6 +139,7 @@ private:
     int soak_actions_ = 0;
     std::uint64_t soak_seed_ = 1;
     std::string item_rects_;
+    std::string drawn_text_;
     int toggles_ = 0;
     double toggle_gap_ = 3.0;
 };

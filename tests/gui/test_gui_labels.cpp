@@ -1,0 +1,158 @@
+// The labels the views draw straight onto the screen (the Model grid's heads and layers,
+// the names of the Similarity view's dots, the importance map's axes), and the
+// predictions panel's lines, read from what the frame drew: the window's test build
+// (headscope-test-window --drawn-text) lists every text of the screenshot's frame and
+// where it lies (tests/gui/harness/drawn_text.h).
+
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using headscope::test::TempDir;
+
+namespace {
+
+struct Drawn {
+    float x = 0.0f;
+    float y = 0.0f;
+    std::string text;
+};
+
+std::vector<Drawn> read_drawn(const std::string& path) {
+    std::vector<Drawn> drawn;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        const std::size_t tab = line.find('\t');
+        REQUIRE_MESSAGE(tab != std::string::npos, "a line the harness should not write: " << line);
+        Drawn d;
+        std::istringstream at(line.substr(0, tab));
+        at >> d.x >> d.y;
+        REQUIRE_MESSAGE(at, "a line the harness should not write: " << line);
+        d.text = line.substr(tab + 1);
+        drawn.push_back(d);
+    }
+    return drawn;
+}
+
+// The frame's text once the first result is drawn, with `args` (and a session file's
+// text, when given, opened with --session).
+std::vector<Drawn> drawn_text(const std::string& args, const std::string& session = "",
+                              const std::string& size = "1280x800") {
+    TempDir dir;
+    std::string session_flag;
+    if (!session.empty()) {
+        headscope::test::write_bytes(dir.file("session.json"), session);
+        session_flag = " --session '" + dir.file("session.json") + "'";
+    }
+    const std::string text_file = dir.file("drawn.tsv");
+    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
+                                headscope::test::xvfb_run_prefix(dir, size == "1280x800" ? "1280x800" : "2100x1400") +
+                                "'" HEADSCOPE_TEST_WINDOW "'" + (session.empty() ? " --fresh" : "") + " --size " +
+                                size + " --screenshot '" + dir.file("shot.png") + "' --drawn-text '" + text_file +
+                                "' " + args + session_flag + " 2>'" + dir.file("err") + "' </dev/null";
+    INFO(args);
+    REQUIRE(headscope::test::run_command(command, dir.file("err")) == 0);
+    return read_drawn(text_file);
+}
+
+// Each of `texts` as last drawn in the frame (the map beside a table or an axis that
+// uses the same words is drawn after them), in the order asked; a failed check names
+// each one not drawn.
+std::vector<Drawn> find_each(const std::vector<Drawn>& drawn, const std::vector<std::string>& texts) {
+    std::vector<Drawn> found;
+    for (const std::string& text : texts) {
+        const auto it = std::find_if(drawn.rbegin(), drawn.rend(), [&](const Drawn& d) { return d.text == text; });
+        CHECK_MESSAGE(it != drawn.rend(), "not drawn: " << text);
+        if (it != drawn.rend()) found.push_back(*it);
+    }
+    return found;
+}
+
+bool drawn_containing(const std::vector<Drawn>& drawn, const std::string& part) {
+    return std::any_of(drawn.begin(), drawn.end(),
+                       [&](const Drawn& d) { return d.text.find(part) != std::string::npos; });
+}
+
+}   // namespace
+
+TEST_CASE("gui labels: the Model grid names its head columns H0..H3 left to right and its layer rows L0, L1") {
+    const std::vector<Drawn> drawn = drawn_text("--view model");
+    const std::vector<Drawn> heads = find_each(drawn, {"H0", "H1", "H2", "H3"});
+    const std::vector<Drawn> layers = find_each(drawn, {"L0", "L1"});
+    REQUIRE(heads.size() == 4);
+    REQUIRE(layers.size() == 2);
+    // One row of labels over the columns, evenly spaced (one thumbnail apart), left to right.
+    const float step = heads[1].x - heads[0].x;
+    CHECK(step > 50.0f);
+    for (std::size_t h = 1; h < heads.size(); ++h) {
+        CHECK(heads[h].y == doctest::Approx(heads[0].y));
+        CHECK(heads[h].x - heads[h - 1].x == doctest::Approx(step).epsilon(0.02));
+    }
+    // The layer labels: one column left of the grid, layer 0 above layer 1, both under the heads' row.
+    CHECK(layers[0].x == doctest::Approx(layers[1].x));
+    CHECK(layers[0].x < heads[0].x);
+    CHECK(layers[0].y > heads[0].y);
+    CHECK(layers[1].y - layers[0].y > 50.0f);
+}
+
+TEST_CASE("gui labels: the Similarity view's map names each of its 8 heads' dots layer.head") {
+    const std::vector<Drawn> drawn = drawn_text("--view similarity");
+    const std::vector<Drawn> dots = find_each(drawn, {"0.0", "0.1", "0.2", "0.3", "1.0", "1.1", "1.2", "1.3"});
+    REQUIRE(dots.size() == 8);
+    // Where the 2-D map placed each head: neither a row nor a column of labels (the
+    // matrix beside it names its rows and columns with the same words), nor one pile.
+    std::vector<float> xs;
+    std::vector<float> ys;
+    for (const Drawn& d : dots) {
+        xs.push_back(d.x);
+        ys.push_back(d.y);
+    }
+    const auto spread = [](std::vector<float> v) {
+        return *std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end());
+    };
+    CHECK(spread(xs) > 30.0f);
+    CHECK(spread(ys) > 10.0f);
+}
+
+TEST_CASE("gui labels: the importance map labels its layers and heads, and its plot's axis") {
+    const std::vector<Drawn> drawn = drawn_text("--view heads --scan-importance");
+    const std::vector<Drawn> labels = find_each(drawn, {"L0", "L1", "H0", "H1", "H2", "H3"});
+    REQUIRE(labels.size() == 6);
+    CHECK(labels[0].x == doctest::Approx(labels[1].x));   // the layers down one side
+    CHECK(labels[1].y > labels[0].y);
+    for (std::size_t i = 3; i < labels.size(); ++i) {   // the heads along the top, in order
+        CHECK(labels[i].y == doctest::Approx(labels[2].y));
+        CHECK(labels[i].x > labels[i - 1].x);
+    }
+    CHECK(labels[2].y < labels[0].y);
+}
+
+TEST_CASE("gui labels: with a head off at 1024x640 the predictions panel keeps its KL line and all five rows, "
+          "intact beside ablated") {
+    const std::string session =
+        R"({"headscope_session":1,"model":{"name":"builtin:tiny-story"},"disabled_heads":{"layers":2,"heads":4,)"
+        R"("off":[[1,0]]},"layer":1,"head":0,"view":"matrix"})";
+    const std::vector<Drawn> drawn = drawn_text("", session, "1024x640");
+    CHECK(drawn_containing(drawn, "KL(intact || ablated) = "));
+    CHECK(!drawn_containing(drawn, "measuring"));   // the numbers are in before the screenshot
+    find_each(drawn, {"intact model", "vs intact"});
+    // Five rows of percentages for each of the two tables (intact, ablated), the last
+    // above the status bar.
+    std::vector<float> rows;
+    for (const Drawn& d : drawn) {
+        if (d.text.size() >= 2 && d.text.back() == '%' &&
+            d.text.find_first_not_of(" 0123456789.%") == std::string::npos)
+            rows.push_back(d.y);
+    }
+    CHECK(rows.size() == 10);
+    CHECK(!rows.empty());
+    if (!rows.empty()) CHECK(*std::max_element(rows.begin(), rows.end()) < 640.0f - 30.0f);
+}

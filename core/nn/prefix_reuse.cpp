@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace headscope {
 
@@ -80,7 +81,7 @@ Matrix stack_square(const Matrix& kept, Eigen::Index p, const Matrix& computed, 
 
 }   // namespace
 
-AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace& kept, const AttentionTrace& computed,
+AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace& kept, AttentionTrace computed,
                            Eigen::Index p, const OptionalMask& mask, const AttentionOptions& options) {
     const TraceDetail detail = options.detail;
     AttentionTrace out;
@@ -89,18 +90,18 @@ AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace
     const Eigen::Index T = p + computed.output.rows();
     for (std::size_t h = 0; h < computed.heads.size(); ++h) {
         const HeadTrace& a = kept.heads[h];
-        const HeadTrace& b = computed.heads[h];
+        HeadTrace& b = computed.heads[h];
         HeadTrace& head = out.heads[h];
         head.weights = stack_square(a.weights, p, b.weights, 0.0f);   // the earlier rows see no new key
         if (detail != TraceDetail::all_stages) continue;
         head.q = stack_rows(a.q, p, b.q);
-        head.k = b.k;   // every key, computed
+        head.k = std::move(b.k);   // every key, computed
         if (b.q_unrotated.size() != 0) {
             // Before the rotation only the new positions' were computed.
             head.q_unrotated = stack_rows(a.q_unrotated, p, b.q_unrotated);
             head.k_unrotated = stack_rows(a.k_unrotated, p, b.k_unrotated);
         }
-        head.v = b.v;
+        head.v = std::move(b.v);
         head.context = stack_rows(a.context, p, b.context);
         // Scores come before the mask: the earlier queries against the new keys are real
         // numbers (masked out afterwards), computed here.
@@ -114,8 +115,8 @@ AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace
     }
     if (detail == TraceDetail::all_stages) out.input = stack_rows(kept.input, p, computed.input);
     out.concat = stack_rows(kept.concat, p, computed.concat);
-    out.keys = computed.keys;   // every position's, when kept
-    out.values = computed.values;
+    out.keys = std::move(computed.keys);   // every position's, when kept
+    out.values = std::move(computed.values);
     out.output = stack_rows(kept.output, p, computed.output);
     return out;
 }

@@ -31,8 +31,11 @@ Matrix stack_rows(const Matrix& top, Eigen::Index p, const Matrix& bottom);
 // TraceDetail::all_stages, `computed` holds k and v for all T keys, and the kept rows'
 // scores against the new keys (before the mask) are computed here from their queries.
 // `weights` are the layer's (its score scale and cap); `options` its detail and window,
-// `mask` the run's [T, T] mask.
-AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace& kept, const AttentionTrace& computed,
+// `mask` the run's [T, T] mask. `computed` is taken: what already covers all T positions
+// (its keys and values, a stage's k and v) moves into the result rather than being copied
+// (a window that keeps them so that typing can resume holds 6 MB of them a layer at
+// GPT-2 small's T = 1,000).
+AttentionTrace join_prefix(const AttentionWeights& weights, const AttentionTrace& kept, AttentionTrace computed,
                            Eigen::Index p, const OptionalMask& mask, const AttentionOptions& options);
 
 }   // namespace headscope

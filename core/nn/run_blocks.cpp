@@ -189,8 +189,9 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
         if (p > 0) {
             const AttentionTrace& kept_layer = options.prefix_from->layers[at];
             attention.keep = mask_rows_from(mask, p);   // the new queries' rows (at positions p..)
-            const AttentionTrace rows = block_forward(stack.spec, block, x, attention, -1, {&kept_layer, p});
-            computed = join_prefix(block.attention, kept_layer, rows, p, mask, attention);
+            computed =
+                join_prefix(block.attention, kept_layer,
+                            block_forward(stack.spec, block, x, attention, -1, {&kept_layer, p}), p, mask, attention);
         } else {
             const Eigen::Index mlp_rows = l + 1 == L ? last_mlp_rows : -1;
             computed = block_forward(stack.spec, block, x, attention, mlp_rows);

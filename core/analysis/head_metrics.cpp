@@ -151,75 +151,100 @@ private:
     std::vector<float> block_max_, scratch_, candidates_;   // workspaces, kept between rows
 };
 
-HeadMetrics metrics_of(const Matrix& weights, const Prepared& p) {
-    if (weights.rows() != p.T || weights.cols() != p.T) {
-        throw Error("metrics: a map is " + shape_text(weights.rows(), weights.cols()) + ", expected " +
-                    shape_text(p.T, p.T));
-    }
+// The totals over rows [from, T) of `weights` added to `start` (the totals over rows
+// [0, from)), each row's terms in the order measuring every row adds them. `kept`, when
+// given, gets the totals after each of the last metric_totals_kept rows.
+HeadMetricSums::Totals row_totals(const Matrix& weights, const Prepared& p, HeadMetricSums::Totals t, Eigen::Index from,
+                                  HeadMetricSums* kept) {
     const Eigen::Index T = p.T;
     const Eigen::Index n_patches = p.patch_distance.rows();
-    // Sums over the rows that count, divided by how many there were at the end.
-    double entropy = 0.0, entropy_norm = 0.0, distance = 0.0, max_weight = 0.0, top_k = 0.0;
-    double sink = 0.0, special = 0.0, diag = 0.0, prev = 0.0, induction = 0.0;
-    int n_rows = 0, n_distance_rows = 0, n_prev_rows = 0, n_induction_rows = 0;
-    std::vector<bool> counts(static_cast<std::size_t>(T), false);
+    const Eigen::Index keep_from = std::max(from, T - metric_totals_kept);
+    if (kept != nullptr) {
+        kept->first = keep_from;
+        kept->at.clear();
+        if (keep_from == from) kept->at.push_back(t);
+    }
+    // The induction pairs are in row order: those of the rows measured here, from the first.
+    auto pair = std::lower_bound(
+        p.induction.begin(), p.induction.end(), from,
+        [](const std::pair<Eigen::Index, Eigen::Index>& a, Eigen::Index row) { return a.first < row; });
     RowTopFinder find_top;
-    for (Eigen::Index i = 0; i < T; ++i) {
+    for (Eigen::Index i = from; i < T; ++i) {
         const Eigen::Index n_keys = p.n_allowed[static_cast<std::size_t>(i)];
         // Text reads a row up to its last allowed key; images' patch distances take it whole.
         const Eigen::Index n = n_patches == 0 ? p.row_end[static_cast<std::size_t>(i)] : T;
         const auto row = weights.row(i).head(n).array();
         // A fully masked row has all-zero weights (softmax_rows): it has no distribution.
-        if (n_keys == 0 || !(row.sum() > 0.0f)) continue;
-        counts[static_cast<std::size_t>(i)] = true;
-        ++n_rows;
-        // 0 ln 0 = 0: zeros are clamped inside the log only (0 * ln(tiny) = 0), branch-free.
-        const double h = -static_cast<double>((row * row.max(std::numeric_limits<float>::min()).log()).sum());
-        entropy += h;
-        if (n_keys > 1) entropy_norm += h / std::log(static_cast<double>(n_keys));
-        if (n_patches == 0) {
-            distance +=
-                static_cast<double>((row * (p.offsets.head(n).transpose() - static_cast<float>(i)).abs()).sum());
-            ++n_distance_rows;
-        } else if (i >= p.n_prefix) {
-            // Images: only patch-to-patch attention, renormalised over the patches; a row
-            // with all its weight on the prefix tokens has no distance.
-            const auto patches = row.tail(n_patches);
-            const float mass = patches.sum();
-            if (mass > 0.0f) {
-                distance += static_cast<double>((patches * p.patch_distance.row(i - p.n_prefix).array()).sum() / mass);
-                ++n_distance_rows;
+        const bool counts = n_keys != 0 && row.sum() > 0.0f;
+        for (; pair != p.induction.end() && pair->first == i; ++pair) {
+            if (!counts) continue;
+            t.induction += static_cast<double>(weights(i, pair->second));
+            ++t.induction_rows;
+        }
+        if (counts) {
+            ++t.rows;
+            // 0 ln 0 = 0: zeros are clamped inside the log only (0 * ln(tiny) = 0), branch-free.
+            const double h = -static_cast<double>((row * row.max(std::numeric_limits<float>::min()).log()).sum());
+            t.entropy += h;
+            if (n_keys > 1) t.entropy_norm += h / std::log(static_cast<double>(n_keys));
+            if (n_patches == 0) {
+                t.distance +=
+                    static_cast<double>((row * (p.offsets.head(n).transpose() - static_cast<float>(i)).abs()).sum());
+                ++t.distance_rows;
+            } else if (i >= p.n_prefix) {
+                // Images: only patch-to-patch attention, renormalised over the patches; a row
+                // with all its weight on the prefix tokens has no distance.
+                const auto patches = row.tail(n_patches);
+                const float mass = patches.sum();
+                if (mass > 0.0f) {
+                    t.distance +=
+                        static_cast<double>((patches * p.patch_distance.row(i - p.n_prefix).array()).sum() / mass);
+                    ++t.distance_rows;
+                }
+            }
+            const RowTop best = find_top(weights.data() + i * T, n, p.top_k);
+            t.max_weight += static_cast<double>(best.max);
+            t.top_k += best.top_k;
+            t.sink += static_cast<double>(weights(i, 0));
+            for (const Eigen::Index j : p.special) t.special += static_cast<double>(weights(i, j));
+            t.diag += static_cast<double>(weights(i, i));
+            if (i >= 1) {
+                t.prev += static_cast<double>(weights(i, i - 1));
+                ++t.prev_rows;
             }
         }
-        const RowTop best = find_top(weights.data() + i * T, n, p.top_k);
-        max_weight += static_cast<double>(best.max);
-        top_k += best.top_k;
-        sink += static_cast<double>(weights(i, 0));
-        for (const Eigen::Index j : p.special) special += static_cast<double>(weights(i, j));
-        diag += static_cast<double>(weights(i, i));
-        if (i >= 1) {
-            prev += static_cast<double>(weights(i, i - 1));
-            ++n_prev_rows;
-        }
+        if (kept != nullptr && i + 1 >= keep_from) kept->at.push_back(t);
     }
-    for (const auto& [i, key] : p.induction) {
-        if (!counts[static_cast<std::size_t>(i)]) continue;
-        induction += static_cast<double>(weights(i, key));
-        ++n_induction_rows;
-    }
+    return t;
+}
+
+// The means the metrics are, from the totals over every row.
+HeadMetrics metrics_from(const HeadMetricSums::Totals& t, bool has_ids) {
     const auto mean = [](double total, int n) { return n > 0 ? total / n : 0.0; };
     HeadMetrics m;
-    m.entropy = mean(entropy, n_rows);
-    m.entropy_norm = mean(entropy_norm, n_rows);
-    m.mean_distance = mean(distance, n_distance_rows);
-    m.max_weight = mean(max_weight, n_rows);
-    m.top_k_mass = mean(top_k, n_rows);
-    m.sink_mass = mean(sink, n_rows);
-    m.special_mass = mean(special, n_rows);
-    m.diag = mean(diag, n_rows);
-    m.prev_token = mean(prev, n_prev_rows);
-    if (p.has_ids && n_induction_rows > 0) m.induction = induction / n_induction_rows;
+    m.entropy = mean(t.entropy, t.rows);
+    m.entropy_norm = mean(t.entropy_norm, t.rows);
+    m.mean_distance = mean(t.distance, t.distance_rows);
+    m.max_weight = mean(t.max_weight, t.rows);
+    m.top_k_mass = mean(t.top_k, t.rows);
+    m.sink_mass = mean(t.sink, t.rows);
+    m.special_mass = mean(t.special, t.rows);
+    m.diag = mean(t.diag, t.rows);
+    m.prev_token = mean(t.prev, t.prev_rows);
+    if (has_ids && t.induction_rows > 0) m.induction = t.induction / t.induction_rows;
     return m;
+}
+
+void check_map_shape(const Matrix& weights, const Prepared& p) {
+    if (weights.rows() != p.T || weights.cols() != p.T) {
+        throw Error("metrics: a map is " + shape_text(weights.rows(), weights.cols()) + ", expected " +
+                    shape_text(p.T, p.T));
+    }
+}
+
+HeadMetrics metrics_of(const Matrix& weights, const Prepared& p) {
+    check_map_shape(weights, p);
+    return metrics_from(row_totals(weights, p, {}, 0, nullptr), p.has_ids);
 }
 
 constexpr std::array<std::string_view, metric_count> metric_names = {
@@ -262,7 +287,8 @@ HeadMetrics compute_head_metrics(const Matrix& weights, const Mask* allowed, con
 }
 
 std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const MetricContext& context,
-                                               std::size_t first_layer) {
+                                               std::size_t first_layer, std::vector<HeadMetricSums>* sums,
+                                               Eigen::Index from_row) {
     std::vector<HeadMetrics> out;
     if (trace.layers.empty() || trace.layers[0].heads.empty()) return out;
     const Matrix& first = trace.layers[0].heads[0].weights;
@@ -276,18 +302,45 @@ std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const Me
     std::vector<const Matrix*> maps;
     for (std::size_t l = first_layer; l < trace.layers.size(); ++l) {
         for (const HeadTrace& head : trace.layers[l].heads) {
-            if (head.weights.rows() != p.T || head.weights.cols() != p.T) {
-                throw Error("metrics: a map is " + shape_text(head.weights.rows(), head.weights.cols()) +
-                            ", expected " + shape_text(p.T, p.T));
-            }
+            check_map_shape(head.weights, p);
             maps.push_back(&head.weights);
         }
     }
-    out.resize(maps.size());
     const auto n = static_cast<Eigen::Index>(maps.size());
-    parallel_items(n, 20.0 * static_cast<double>(p.T * p.T) * static_cast<double>(n), [&](Eigen::Index i) {
-        out[static_cast<std::size_t>(i)] = metrics_of(*maps[static_cast<std::size_t>(i)], p);
+    std::vector<HeadMetricSums::Totals> start(maps.size());
+    // The kept totals before row p that this run's last rows still reach: a later edit
+    // further back than p can start from them.
+    std::vector<std::vector<HeadMetricSums::Totals>> earlier(from_row > 0 ? maps.size() : 0);
+    if (from_row > 0) {
+        if (sums == nullptr || sums->size() != maps.size() || from_row > p.T) {
+            throw Error("metrics: rows from " + std::to_string(from_row) + " need every head's totals through it");
+        }
+        for (std::size_t i = 0; i < maps.size(); ++i) {
+            const HeadMetricSums& kept = (*sums)[i];
+            if (kept.through(from_row) == nullptr) {
+                throw Error("metrics: a head's totals through row " + std::to_string(from_row) + " were not kept");
+            }
+            start[i] = *kept.through(from_row);
+            for (Eigen::Index c = std::max(p.T - metric_totals_kept, kept.first); c < from_row; ++c)
+                earlier[i].push_back(*kept.through(c));
+        }
+    }
+    if (sums != nullptr) {
+        sums->resize(maps.size());
+        for (HeadMetricSums& head : *sums) head.at.reserve(static_cast<std::size_t>(metric_totals_kept) + 1);
+    }
+    out.resize(maps.size());
+    const double rows = static_cast<double>(p.T - from_row);
+    parallel_items(n, 20.0 * rows * static_cast<double>(p.T) * static_cast<double>(n), [&](Eigen::Index i) {
+        const auto at = static_cast<std::size_t>(i);
+        HeadMetricSums* kept = sums != nullptr ? &(*sums)[at] : nullptr;
+        out[at] = metrics_from(row_totals(*maps[at], p, start[at], from_row, kept), p.has_ids);
     });
+    for (std::size_t i = 0; i < earlier.size(); ++i) {
+        HeadMetricSums& head = (*sums)[i];
+        head.at.insert(head.at.begin(), earlier[i].begin(), earlier[i].end());
+        head.first -= static_cast<Eigen::Index>(earlier[i].size());
+    }
     std::size_t at = 0;
     for (std::size_t l = first_layer; l < trace.layers.size(); ++l) {
         for (std::size_t h = 0; h < trace.layers[l].heads.size(); ++h, ++at) {

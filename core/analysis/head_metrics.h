@@ -72,10 +72,37 @@ struct HeadMetrics {
 // 12 x 12 heads at T = 1024, one thread: ~0.6 s (-march=native), ~1.2 s (x86-64 baseline).
 HeadMetrics compute_head_metrics(const Matrix& weights, const Mask* allowed, const MetricContext& context);
 
+// What one head's metrics are means of: running totals over its map's rows, taken in row
+// order, kept for each of the last rows measured (up to metric_totals_kept of them). A run
+// whose first p rows are a kept run's (tokens typed or deleted at the end of a causal
+// input: those rows of every map are the same) then measures rows p.. alone, from the
+// kept totals at p, and gets the numbers measuring every row gives, bit for bit.
+struct HeadMetricSums {
+    struct Totals {
+        double entropy = 0.0, entropy_norm = 0.0, distance = 0.0, max_weight = 0.0, top_k = 0.0;
+        double sink = 0.0, special = 0.0, diag = 0.0, prev = 0.0, induction = 0.0;
+        int rows = 0, distance_rows = 0, prev_rows = 0, induction_rows = 0;
+    };
+    Eigen::Index first = 0;   // at[k]: the totals over rows [0, first + k)
+    std::vector<Totals> at;   // the last entry: over every row of the map
+    // The totals over rows [0, rows), or null when they were not kept.
+    const Totals* through(Eigen::Index rows) const {
+        const Eigen::Index k = rows - first;
+        return k >= 0 && k < static_cast<Eigen::Index>(at.size()) ? &at[static_cast<std::size_t>(k)] : nullptr;
+    }
+};
+inline constexpr Eigen::Index metric_totals_kept = 16;
+
 // Every layer x head of a trace, in order (layer-major).
 // `first_layer` > 0 leaves out the layers before it (a run resumed there reuses their metrics).
+// `sums`, when given: the measured heads' totals (HeadMetricSums) are written there, one per
+// head returned. With `from_row` = p > 0 it must hold that many already, each with its
+// totals through row p (a kept run's, whose first p rows every map shares; the caller
+// knows the input's first p ids and special positions are that run's too): only rows p..
+// are read. Else headscope::Error.
 std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const MetricContext& context,
-                                               std::size_t first_layer = 0);
+                                               std::size_t first_layer = 0, std::vector<HeadMetricSums>* sums = nullptr,
+                                               Eigen::Index from_row = 0);
 
 // The metrics by name, for sorting, colouring and export.
 enum class Metric {

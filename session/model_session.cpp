@@ -109,6 +109,7 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
         // Nothing to compute: the layers are shared with the held run, its logits copied.
         snapshot->trace = held->trace;
         snapshot->metrics = held->metrics;
+        snapshot->metric_sums = held->metric_sums;
         snapshot->thumbnails = held->thumbnails;
         snapshot->resumed_at = snapshot->info.n_layers;
     } else {
@@ -140,14 +141,19 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
 }
 
 void ModelSession::publish_maps_first(std::shared_ptr<Snapshot>& snapshot, const Request& request,
-                                      const ComputeControl& control, std::chrono::steady_clock::time_point start) {
+                                      const ComputeControl& control,
+                                      std::chrono::steady_clock::time_point start) const {
     // A view that asked for a variant run waits for it: the maps alone would show it nothing.
     if (!control.on_maps || !request.variants.empty()) return;
     const Snapshot& run = *snapshot;
     const auto T = static_cast<double>(run.input.embeddings.rows());
     const Eigen::Index measured_layers =
         request.keeps.metrics && !run.maps_streamed ? run.info.n_layers - run.resumed_at : 0;
-    const double cells = static_cast<double>(measured_layers * run.info.n_heads) * T * T;
+    // Text typed at the end: only the maps' new rows are measured (measure_heads).
+    const Eigen::Index from_row =
+        measured_layers > 0 ? measured_rows_reusable(run, metric_context(run.input, run.info)) : 0;
+    const double cells =
+        static_cast<double>(measured_layers * run.info.n_heads) * T * (T - static_cast<double>(from_row));
     const double compared = run.intact ? static_cast<double>(run.trace.logits.size() != 0 ? run.trace.logits.size()
                                                                                           : run.trace.hidden.size())
                                        : 0.0;
@@ -172,11 +178,12 @@ void ModelSession::run_main(Snapshot& snapshot, const RunKey& key, const Request
     if (snapshot.maps_streamed) plan.prefix_rows = 0;   // a streamed run computes every row
     apply_reuse(plan, last, options);
     if (plan.resume) snapshot.resumed_at = plan.resume_layer;
-    snapshot.reused_positions = plan.prefix_rows;
+
     if (snapshot.maps_streamed) stream_maps(snapshot, request, options, control);
     const bool thumbnails_land = snapshot.maps_streamed && !snapshot.thumbnails.empty();
     options.on_layer = layer_progress(control, "", thumbnails_land ? &snapshot : nullptr);
     snapshot.trace = model_->forward(snapshot.input, options);
+    snapshot.reused_positions = snapshot.trace.reused_rows;   // what the model took as it was
 }
 
 const Snapshot* ModelSession::held_answer(const Snapshot& snapshot, const RunKey& key, const Request& request) const {
@@ -277,7 +284,30 @@ void ModelSession::reuse_metrics(Snapshot& snapshot) const {
     if (reused > 0 && last_run_ && last_run_->metrics.size() >= reused) {
         snapshot.metrics.assign(last_run_->metrics.begin(),
                                 last_run_->metrics.begin() + static_cast<std::ptrdiff_t>(reused));
+        if (last_run_->metric_sums.size() >= reused) {
+            snapshot.metric_sums.assign(last_run_->metric_sums.begin(),
+                                        last_run_->metric_sums.begin() + static_cast<std::ptrdiff_t>(reused));
+        }
     }
+}
+
+Eigen::Index ModelSession::measured_rows_reusable(const Snapshot& snapshot, const MetricContext& context) const {
+    // Text typed or edited at the end: every map's first p rows are the last run's, and so
+    // are their totals, if the ids and special positions the metrics read there are too.
+    const Eigen::Index p = snapshot.reused_positions;
+    const auto heads = static_cast<std::size_t>(snapshot.info.n_layers * snapshot.info.n_heads);
+    if (p <= 0 || snapshot.resumed_at != 0 || !last_run_ || last_run_->metric_sums.size() != heads) return 0;
+    const MetricContext last = metric_context(last_run_->input, last_run_->info);
+    const auto same_first = [p](const auto& a, const auto& b) {
+        const auto n = static_cast<std::size_t>(p);
+        return (a.empty() && b.empty()) ||
+               (a.size() >= n && b.size() >= n && std::equal(a.begin(), a.begin() + p, b.begin()));
+    };
+    if (!same_first(context.ids, last.ids) || !same_first(context.special, last.special)) return 0;
+    for (const HeadMetricSums& head : last_run_->metric_sums) {
+        if (head.through(p) == nullptr) return 0;
+    }
+    return p;
 }
 
 void ModelSession::measure_heads(Snapshot& snapshot) const {
@@ -299,10 +329,20 @@ void ModelSession::measure_heads(Snapshot& snapshot) const {
         }
         return;
     }
+    const MetricContext context = metric_context(snapshot.input, snapshot.info);
+    const std::size_t first_layer = snapshot.metrics.empty() ? 0 : static_cast<std::size_t>(snapshot.resumed_at);
+    const Eigen::Index from_row = measured_rows_reusable(snapshot, context);
+    std::vector<HeadMetricSums> sums;
+    if (from_row > 0) sums = last_run_->metric_sums;
     const std::vector<HeadMetrics> computed =
-        compute_model_metrics(snapshot.trace, metric_context(snapshot.input, snapshot.info),
-                              snapshot.metrics.empty() ? 0 : static_cast<std::size_t>(snapshot.resumed_at));
+        compute_model_metrics(snapshot.trace, context, first_layer, &sums, from_row);
     snapshot.metrics.insert(snapshot.metrics.end(), computed.begin(), computed.end());
+    // Whole only when the layers before the measured ones brought theirs.
+    if (snapshot.metric_sums.size() == first_layer * static_cast<std::size_t>(snapshot.info.n_heads)) {
+        snapshot.metric_sums.insert(snapshot.metric_sums.end(), sums.begin(), sums.end());
+    } else {
+        snapshot.metric_sums.clear();
+    }
 }
 
 void ModelSession::run_variant(Snapshot& snapshot, const RunVariant& variant, RunOptions options,

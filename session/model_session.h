@@ -90,14 +90,18 @@ private:
     void take_intact(Snapshot& snapshot, const RunKey& key, RunOptions options, const ComputeControl& control);
     // Hands `snapshot` as it is to control.on_maps when the numbers still to compute are
     // worth showing the maps before; leaves `snapshot` the same.
-    static void publish_maps_first(std::shared_ptr<Snapshot>& snapshot, const Request& request,
-                                   const ComputeControl& control, std::chrono::steady_clock::time_point start);
+    void publish_maps_first(std::shared_ptr<Snapshot>& snapshot, const Request& request, const ComputeControl& control,
+                            std::chrono::steady_clock::time_point start) const;
     void stream_maps(Snapshot& snapshot, const Request& request, RunOptions& options,
                      const ComputeControl& control) const;
     // The metrics of the layers a resumed run took from the last run, copied from it.
     void reuse_metrics(Snapshot& snapshot) const;
     // The metrics of the layers the run computed (after reuse_metrics).
     void measure_heads(Snapshot& snapshot) const;
+    // The first row of the maps measure_heads must read: the positions the model reused
+    // from the last run (Snapshot::reused_positions) when that run kept every head's
+    // totals through them and the metrics read the same ids and special tokens there; else 0.
+    Eigen::Index measured_rows_reusable(const Snapshot& snapshot, const MetricContext& context) const;
     // The run this session holds that answers `snapshot`'s request already, or null: with
     // every head on again, the intact run kept while heads were off (switching the last
     // head back on), when it ran as this request asks.

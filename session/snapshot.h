@@ -34,6 +34,10 @@ struct Snapshot {
     bool causal = false;                // whether trace ran with the causal mask
     bool ablated = false;               // whether some head was disabled in trace
     std::vector<HeadMetrics> metrics;   // [L * H] of trace, layer-major (core/analysis/head_metrics.h)
+    // [L * H] the totals `metrics` are means of (HeadMetricSums), for a run measured whole
+    // from its maps; empty otherwise. The next run that shares its first positions
+    // (text typed or edited at the end) measures only its later rows from them.
+    std::vector<HeadMetricSums> metric_sums;
     // Whether the runs streamed their maps (a long input: Request::maps): each layer then
     // keeps its queries and keys, and head_map() computes a map when a view shows it.
     bool maps_streamed = false;

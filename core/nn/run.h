@@ -77,6 +77,9 @@ struct ModelTrace {
     // [L] x [T, E] entering each layer (RunOptions::keep_layer_inputs), else empty; shared
     // by copies of the trace and by the runs resumed from it.
     std::vector<SharedMatrix> layer_inputs;
+    // The positions whose rows of every layer came from RunOptions::prefix_from as they
+    // were (0: every row computed, as where the rotation depends on the length).
+    Eigen::Index reused_rows = 0;
 };
 
 // Whether a kept layer holds every stage (TraceDetail::all_stages) or the maps only.

@@ -208,6 +208,7 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
     }
     run.x = std::move(x);
     run.first_row = p;
+    run.trace.reused_rows = p;
     run.kept = p > 0 ? options.prefix_from : nullptr;
     return run;
 }

@@ -629,6 +629,11 @@ TEST_CASE("worker: typing at the end of a GPT-2 text computes only the new posit
         }
     }
     REQUIRE(typed->metrics.size() == first->metrics.size());
+    // Measured from the first run's totals over the kept rows (HeadMetricSums), the
+    // metrics are what measuring every row of the typed run's maps gives, bit for bit.
+    CHECK(first->metric_sums.size() == first->metrics.size());
+    CHECK(typed->metric_sums.size() == typed->metrics.size());
+    CHECK(typed->metrics == compute_model_metrics(typed->trace, metric_context(typed->input, typed->info)));
     // An edit in the middle changes an early position: nothing after it is reused.
     r.input.text = "a cat sat on the mat";
     const auto edited = run();

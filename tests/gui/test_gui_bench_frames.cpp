@@ -211,3 +211,29 @@ TEST_CASE("toggle-bench: the test window switches the head off and on, one line 
     CHECK(std::stod(engine[4]) == doctest::Approx(std::stod(engine[3]) / std::stod(engine[1])).epsilon(0.02));
     CHECK(run_app("--toggle-bench 2 --soak 5", false, HEADSCOPE_TEST_WINDOW).exit_code != 0);
 }
+
+TEST_CASE("type-bench: the test window types at the end of the input, each edit beside the engine's own") {
+    const Run run = run_app("--model builtin:tiny-story --tokens 5,6,7,8 --type-bench 2 --toggle-gap 0.2", true,
+                            HEADSCOPE_TEST_WINDOW);
+    INFO("stderr: " << run.err);
+    REQUIRE(run.exit_code == 0);
+    const std::regex line(R"(type ([12]): typed at the end: compute ([0-9.]+) ms \(([0-9]+) positions reused\), )"
+                          R"(on screen ([0-9.]+) ms after the switch, settled ([0-9.]+) ms, [0-9]+ page faults to )"
+                          R"(the screen; the engine alone right after: ([0-9.]+) ms\n)");
+    auto it = std::sregex_iterator(run.out.begin(), run.out.end(), line);
+    std::vector<std::smatch> lines(it, std::sregex_iterator());
+    REQUIRE(lines.size() == 2);
+    // Token ids: the first id typed again, one position more each time; every earlier
+    // position reused, and the engine's pair computed from the run shown before.
+    CHECK(lines[0][3] == "4");
+    CHECK(lines[1][3] == "5");
+    for (const std::smatch& m : lines) {
+        CHECK(std::stod(m[4]) >= std::stod(m[2]));
+        CHECK(std::stod(m[6]) > 0.0);
+    }
+    CHECK(std::regex_search(run.out, std::regex(R"(engine: the same edit recomputed by the model alone after each: )"
+                                                R"(median [0-9.]+ ms \([0-9]+ page faults\); the window's edits on )"
+                                                R"(screen: median [0-9.]+ ms; paired, the window took [0-9.]+ x the )"
+                                                R"(engine \(median of 2\)\n)")));
+    CHECK(run_app("--type-bench 2 --toggle-bench 2", false, HEADSCOPE_TEST_WINDOW).exit_code != 0);
+}

@@ -103,18 +103,25 @@ public:
                        "Once the first result is in, switch the selected head off and on N times, resting between, "
                        "and print what each recompute took")
             ->check(CLI::Range(1, 1000));
-        cli.add_option("--toggle-gap", toggle_gap_, "Seconds of rest before each --toggle-bench switch")
+        cli.add_option("--type-bench", typed_,
+                       "Once the first result is in, type N tokens at the end of the input one at a time, resting "
+                       "between, and print what each recompute took beside the engine's")
+            ->check(CLI::Range(1, 1000));
+        cli.add_option("--toggle-gap", toggle_gap_, "Seconds of rest before each --toggle-bench switch (or token)")
             ->capture_default_str()
             ->check(CLI::Range(0.0, 600.0));
     }
     bool chosen() const override {
-        return soak_actions_ > 0 || !item_rects_.empty() || !drawn_text_.empty() || toggles_ > 0;
+        return soak_actions_ > 0 || !item_rects_.empty() || !drawn_text_.empty() || toggles_ > 0 || typed_ > 0;
     }
     void check(const GuiOptions& options) const override {
         if (soak_actions_ > 0 && (!options.screenshot_path.empty() || options.bench_frames > 0)) {
             throw CLI::ValidationError("--soak", "cannot be used with --screenshot or --bench-frames");
         }
-        if (toggles_ > 0 && (soak_actions_ > 0 || !options.screenshot_path.empty() || options.bench_frames > 0)) {
+        if (toggles_ > 0 && typed_ > 0)
+            throw CLI::ValidationError("--toggle-bench", "cannot be used with --type-bench");
+        if ((toggles_ > 0 || typed_ > 0) &&
+            (soak_actions_ > 0 || !options.screenshot_path.empty() || options.bench_frames > 0)) {
             throw CLI::ValidationError("--toggle-bench", "cannot be used with --soak, --screenshot or --bench-frames");
         }
         if (!item_rects_.empty() && options.screenshot_path.empty()) {
@@ -128,6 +135,7 @@ public:
                                          std::unique_ptr<FrameHook> own) override {
         if (soak_actions_ > 0) return std::make_unique<SoakHook>(soak_actions_, soak_seed_, app);
         if (toggles_ > 0) return make_toggle_bench(app, toggles_, toggle_gap_);
+        if (typed_ > 0) return make_toggle_bench(app, typed_, toggle_gap_, true);
         return std::make_unique<FrameRecordHook>(item_rects_, drawn_text_, std::move(own));
     }
     // A soak opens many bad files: it keeps its own recent list, in its scratch folder.
@@ -141,6 +149,7 @@ private:
     std::string item_rects_;
     std::string drawn_text_;
     int toggles_ = 0;
+    int typed_ = 0;
     double toggle_gap_ = 3.0;
 };
 

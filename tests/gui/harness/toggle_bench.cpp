@@ -29,8 +29,8 @@ long minor_faults() {
 
 class ToggleBench final : public FrameHook {
 public:
-    ToggleBench(ui::AppWindow& app, int toggles, double gap_seconds)
-        : app_(app), toggles_(toggles), gap_(gap_seconds) {}
+    ToggleBench(ui::AppWindow& app, int toggles, double gap_seconds, bool type_tokens)
+        : app_(app), toggles_(toggles), gap_(gap_seconds), type_tokens_(type_tokens) {}
 
     // The window rests between switches as it does for a user.
     bool lets_loop_sleep() const override { return true; }
@@ -40,7 +40,19 @@ public:
         if (!rested_since_) rested_since_ = Clock::now();
         if (std::chrono::duration<double>(Clock::now() - *rested_since_).count() < gap_) return;
         session::AppState& state = app_.state();
-        session::toggle_disabled(state, state.layer, state.head);
+        if (type_tokens_) {
+            // Token ids: the first one typed again at the end (a valid id of any vocabulary);
+            // text: its first character. The run shown now is what the engine's own
+            // recompute starts from.
+            before_ = app_.shown()->trace;
+            if (state.text_is_ids) {
+                state.text.append(",").append(std::to_string(app_.shown()->input.ids.front()));
+            } else {
+                state.text.push_back(state.text.front());
+            }
+        } else {
+            session::toggle_disabled(state, state.layer, state.head);
+        }
         switched_at_ = Clock::now();
         faults_at_switch_ = minor_faults();
         generation_ = app_.shown()->generation;
@@ -72,27 +84,32 @@ public:
             return std::chrono::duration<double, std::milli>(t - switched_at_).count();
         };
         // Which layers the run computed: from the first switched one, or none where the
-        // session held the answer (a head switched back on: the intact run).
+        // session held the answer (a head switched back on: the intact run). Typed: the
+        // positions it took from the run before.
         const session::Snapshot& shown = *app_.shown();
         const std::string computed =
-            shown.resumed_at >= shown.info.n_layers
+            type_tokens_ ? std::to_string(shown.reused_positions) + " positions reused"
+            : shown.resumed_at >= shown.info.n_layers
                 ? std::string("no layer, a held run")
                 : "layers " + std::to_string(shown.resumed_at) + "-" + std::to_string(shown.info.n_layers - 1);
         const bool off = state.disabled_heads.off(state.layer, state.head);
         const double on_screen_ms = ms_since_switch(*drawn_at_);
         const double settled_ms = ms_since_switch(Clock::now());
         std::string engine_part;
-        if (off) {
+        if (off || type_tokens_) {
             off_on_screen_ms_.push_back(on_screen_ms);
-            engine_ms_.push_back(time_engine(state.layer, state.head));
+            engine_ms_.push_back(type_tokens_ ? time_engine_typed() : time_engine(state.layer, state.head));
             char text[64];
             std::snprintf(text, sizeof text, "; the engine alone right after: %.3f ms", engine_ms_.back());
             engine_part = text;
         }
-        std::printf("toggle %d: head %d.%d %s: compute %.1f ms (%s), on screen %.1f ms after the switch, "
-                    "settled %.1f ms, %ld page faults to the screen%s\n",
-                    ++done_, state.layer, state.head, off ? "off" : "on", drawn_compute_ms_, computed.c_str(),
-                    on_screen_ms, settled_ms, drawn_faults_, engine_part.c_str());
+        char what[64];
+        std::snprintf(what, sizeof what, type_tokens_ ? "type %d: typed at the end" : "toggle %d: head %d.%d %s",
+                      ++done_, state.layer, state.head, off ? "off" : "on");
+        std::printf("%s: compute %.1f ms (%s), on screen %.1f ms after the switch, settled %.1f ms, %ld page faults "
+                    "to the screen%s\n",
+                    what, drawn_compute_ms_, computed.c_str(), on_screen_ms, settled_ms, drawn_faults_,
+                    engine_part.c_str());
         std::fflush(stdout);
         waiting_ = false;
         rested_since_.reset();
@@ -132,6 +149,26 @@ private:
         return ms;
     }
 
+    // The same token appended, recomputed by the model alone from the run shown before it
+    // (as `headscope-cli bench --appended 1` does: the positions before it reused).
+    double time_engine_typed() {
+        const session::Snapshot& shown = *app_.shown();
+        if (!shown.model_ref || !before_ || shown.maps_streamed || shown.reused_positions == 0) return 0.0;
+        RunOptions appended = shown.options;
+        appended.keep_layer_inputs = false;
+        appended.on_layer = nullptr;
+        appended.on_map = nullptr;
+        appended.prefix_from = &*before_;
+        appended.prefix_rows = shown.reused_positions;   // the positions the window's run reused
+        const long faults_before = minor_faults();
+        const auto start = Clock::now();
+        (void)shown.model_ref->forward(shown.input, appended);
+        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+        engine_faults_.push_back(minor_faults() - faults_before);
+        before_.reset();
+        return ms;
+    }
+
     // The medians of the pairs, and the median of their ratios: the figure the window is
     // judged by (the engine's time + 15%, docs/performance.md).
     void print_engine_reference(int layer, int head) const {
@@ -144,11 +181,15 @@ private:
             if (engine_ms_[i] > 0.0) ratios.push_back(off_on_screen_ms_[i] / engine_ms_[i]);
         }
         std::vector<double> faults(engine_faults_.begin(), engine_faults_.end());
-        std::printf("engine: head %d.%d off recomputed by the model alone after each switch off: median %.3f ms "
-                    "(%.0f page faults); the window's switches off on screen: median %.1f ms; paired, the window "
-                    "took %.2f x the engine (median of %zu)\n",
-                    layer, head, median(engine_ms_), median(faults), median(off_on_screen_ms_), median(ratios),
-                    ratios.size());
+        char what[96];
+        std::snprintf(what, sizeof what,
+                      type_tokens_ ? "the same edit recomputed by the model alone after each"
+                                   : "head %d.%d off recomputed by the model alone after each switch off",
+                      layer, head);
+        std::printf("engine: %s: median %.3f ms (%.0f page faults); the window's %s on screen: median %.1f ms; "
+                    "paired, the window took %.2f x the engine (median of %zu)\n",
+                    what, median(engine_ms_), median(faults), type_tokens_ ? "edits" : "switches off",
+                    median(off_on_screen_ms_), median(ratios), ratios.size());
         std::fflush(stdout);
     }
 
@@ -168,7 +209,9 @@ private:
     double drawn_compute_ms_ = 0.0;               // the worker's time for the run drawn then
     long drawn_faults_ = 0;                       // page faults from the switch to that frame
     long faults_at_switch_ = 0;
-    std::vector<double> off_on_screen_ms_;   // each switch off's time to the screen
+    bool type_tokens_;                       // --type-bench: tokens typed at the end, not heads switched
+    std::optional<ModelTrace> before_;       // typed: the run shown before the token, for the engine's pair
+    std::vector<double> off_on_screen_ms_;   // each switch off's (or token's) time to the screen
     std::vector<double> engine_ms_;          // the engine's time for it, timed right after (0: none)
     std::vector<long> engine_faults_;        // the page faults of that engine run
     Clock::time_point switched_at_;
@@ -178,8 +221,8 @@ private:
 
 }   // namespace
 
-std::unique_ptr<FrameHook> make_toggle_bench(ui::AppWindow& app, int toggles, double gap_seconds) {
-    return std::make_unique<ToggleBench>(app, toggles, gap_seconds);
+std::unique_ptr<FrameHook> make_toggle_bench(ui::AppWindow& app, int toggles, double gap_seconds, bool type_tokens) {
+    return std::make_unique<ToggleBench>(app, toggles, gap_seconds, type_tokens);
 }
 
 }   // namespace headscope::gui

@@ -8,6 +8,10 @@
 // switch off, the same switch is recomputed by the model alone, in this process, as
 // `headscope-cli bench --disable-heads L.H --incremental` does; the last line gives the
 // medians and the window's paired ratio to the engine (docs/performance.md).
+// `--type-bench N` (type_tokens): the same for N edits at the end of the input, one at a
+// time (token ids: its first id typed again; text: its first character), each paired with
+// the engine's recompute from the run shown before it, reusing the positions the window's
+// run reused, as `headscope-cli bench --appended` does.
 
 #include "app/gui/frame_hooks.h"
 #include "ui/app_window.h"
@@ -17,6 +21,7 @@
 
 namespace headscope::gui {
 
-std::unique_ptr<FrameHook> make_toggle_bench(ui::AppWindow& app, int toggles, double gap_seconds);
+std::unique_ptr<FrameHook> make_toggle_bench(ui::AppWindow& app, int toggles, double gap_seconds,
+                                             bool type_tokens = false);
 
 }   // namespace headscope::gui

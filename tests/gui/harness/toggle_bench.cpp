@@ -27,9 +27,9 @@ long minor_faults() {
     return usage.ru_minflt;
 }
 
-class ToggleBench final : public FrameHook {
+class EditBench final : public FrameHook {
 public:
-    ToggleBench(ui::AppWindow& app, int toggles, double gap_seconds, bool type_tokens)
+    EditBench(ui::AppWindow& app, int toggles, double gap_seconds, bool type_tokens)
         : app_(app), toggles_(toggles), gap_(gap_seconds), type_tokens_(type_tokens) {}
 
     // The window rests between switches as it does for a user.
@@ -127,45 +127,45 @@ private:
     // the engine's own time moves by a quarter from one minute to the next.
     double time_engine(int layer, int head) {
         const session::Snapshot& shown = *app_.shown();
-        if (!shown.model_ref || !shown.intact ||
-            static_cast<int>(shown.intact->layer_inputs.size()) != shown.info.n_layers) {
+        if (!shown.intact || static_cast<int>(shown.intact->layer_inputs.size()) != shown.info.n_layers) {
             return 0.0;   // no kept run to resume from: not a run this bench can pair
         }
         RunOptions resumed = shown.options;
-        resumed.keep_layer_inputs = false;
-        resumed.on_layer = nullptr;
-        // A run that streamed its maps (a long input) is timed streaming them too.
-        resumed.on_map = nullptr;
-        if (shown.maps_streamed) resumed.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
         resumed.disabled_heads = HeadMask(shown.info.n_layers, shown.info.n_heads);
         resumed.disabled_heads.set(layer, head);
         resumed.resume_from = shown.intact.get();
         resumed.resume_layer = layer;
-        const long faults_before = minor_faults();
-        const auto start = Clock::now();
-        (void)shown.model_ref->forward(shown.input, resumed);
-        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-        engine_faults_.push_back(minor_faults() - faults_before);
+        return time_model_alone(resumed);
+    }
+
+    // The same edit recomputed by the model alone from the run shown before it, reusing the
+    // positions the window's run reused (as `headscope-cli bench --appended` does).
+    double time_engine_typed() {
+        const session::Snapshot& shown = *app_.shown();
+        if (!before_ || shown.maps_streamed || shown.reused_positions == 0) return 0.0;
+        RunOptions appended = shown.options;
+        appended.prefix_from = &*before_;
+        appended.prefix_rows = shown.reused_positions;
+        const double ms = time_model_alone(appended);
+        before_.reset();
         return ms;
     }
 
-    // The same token appended, recomputed by the model alone from the run shown before it
-    // (as `headscope-cli bench --appended 1` does: the positions before it reused).
-    double time_engine_typed() {
+    // The shown run's model on its input with `options`, timed, keeping nothing for a later
+    // run and reporting no progress, as the engine's bench runs it; its page faults noted.
+    double time_model_alone(RunOptions options) {
         const session::Snapshot& shown = *app_.shown();
-        if (!shown.model_ref || !before_ || shown.maps_streamed || shown.reused_positions == 0) return 0.0;
-        RunOptions appended = shown.options;
-        appended.keep_layer_inputs = false;
-        appended.on_layer = nullptr;
-        appended.on_map = nullptr;
-        appended.prefix_from = &*before_;
-        appended.prefix_rows = shown.reused_positions;   // the positions the window's run reused
+        if (!shown.model_ref) return 0.0;
+        options.keep_layer_inputs = false;
+        options.on_layer = nullptr;
+        // A run that streamed its maps (a long input) is timed streaming them too.
+        options.on_map = nullptr;
+        if (shown.maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
         const long faults_before = minor_faults();
         const auto start = Clock::now();
-        (void)shown.model_ref->forward(shown.input, appended);
+        (void)shown.model_ref->forward(shown.input, options);
         const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
         engine_faults_.push_back(minor_faults() - faults_before);
-        before_.reset();
         return ms;
     }
 
@@ -222,7 +222,7 @@ private:
 }   // namespace
 
 std::unique_ptr<FrameHook> make_toggle_bench(ui::AppWindow& app, int toggles, double gap_seconds, bool type_tokens) {
-    return std::make_unique<ToggleBench>(app, toggles, gap_seconds, type_tokens);
+    return std::make_unique<EditBench>(app, toggles, gap_seconds, type_tokens);
 }
 
 }   // namespace headscope::gui

@@ -15,7 +15,13 @@ namespace headscope {
 
 void reuse_freed_memory() {
 #if defined(__GLIBC__)
+    // No block is mapped on its own (M_MMAP_MAX 0; the threshold too, should a glibc
+    // ignore that), and every thread allocates from the one heap: a thread's own arena
+    // maps any block larger than its 64 MiB heaps whatever M_MMAP_MAX says, and unmaps it
+    // when it is freed. GPT-2's [T, V] logits at T = 1,000 (200 MB) were such a block.
     mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_ARENA_MAX, 1);
     // What a run frees is what the next one needs; 1 GiB covers GPT-2 small's 144 maps at
     // T=1024 (576 MiB) with room for its activations.
     mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -48,15 +49,22 @@ void on_drop(GLFWwindow* window, int count, const char** paths) {
 // While the worker computes, progress is drawn with a fifth of the time at most: a frame
 // of a 1,000-token map under software rendering takes 100-250 ms, and at ten such frames
 // a second the worker, at idle priority, got so little of the cores that a head toggled
-// at T = 1,000 took 4.4 s instead of 0.9 s.
+// at T = 1,000 took 4.4 s instead of 0.9 s. The first progress frame comes a quarter of a
+// second into the work, later ones every half second: each takes a core from one of the
+// worker's threads, and its parallel loops then all wait for the one held up.
 class IdleWait {
 public:
     void before_frame(AppWindow& app, std::chrono::steady_clock::duration previous_frame) {
         if (frames_left_ > 0 || !app.still()) return;
         const bool working = app.working();
         const double frame_s = std::chrono::duration<double>(previous_frame).count();
-        const double timeout = working ? std::max(0.25, 4.0 * frame_s) : 0.5;
         const double slept_from = glfwGetTime();
+        if (!working) working_since_.reset();
+        if (working && !working_since_) working_since_ = slept_from;
+        const bool first_progress = working && slept_from - *working_since_ < 0.25;
+        const double timeout = !working         ? 0.5
+                               : first_progress ? std::max(0.25, 4.0 * frame_s)
+                                                : std::max(0.5, 8.0 * frame_s);
         bool early = false;
         for (;;) {
             const double left = timeout - (glfwGetTime() - slept_from);
@@ -71,10 +79,14 @@ public:
         // Woken early: input or a result, worth a few frames (one while computing). Timed out: one.
         frames_left_ = early && !working ? 3 : 1;
     }
-    void after_frame(const AppWindow& app) { frames_left_ = app.still() ? frames_left_ - 1 : 3; }
+    void after_frame(const AppWindow& app) {
+        frames_left_ = app.still() ? frames_left_ - 1 : 3;
+        if (!app.working()) working_since_.reset();
+    }
 
 private:
     int frames_left_ = 3;
+    std::optional<double> working_since_;   // glfwGetTime() when the work in progress was first seen
 };
 
 void run_loop(headscope::gui::Platform& platform, AppWindow& app, headscope::gui::FrameHook* hook) {

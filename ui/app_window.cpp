@@ -28,6 +28,10 @@ namespace {
 constexpr float status_height = 26.0f;
 constexpr float splitter_width = 6.0f;
 constexpr float controls_min_width = 260.0f;
+// How long a new result's first frame may wait for its big maps' textures (a 1,000 x 1,000
+// map's levels: 16 ms alone under software rendering), once: past it, the old map is
+// drawn and the new one goes up a frame later, as before.
+constexpr std::chrono::milliseconds result_texture_wait{100};
 
 // A vertical bar between the controls and the views: dragged, it moves the border; a
 // double click puts it back. `width` is in 1x pixels, so it keeps its place when the
@@ -156,6 +160,7 @@ void AppWindow::take_latest() {
         !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
     const bool had_model = shown_ != nullptr;
     worker_.dispose(std::exchange(shown_, latest));
+    took_result_ = true;
     if (new_model && had_model) {
         // Heads switched off and a custom mask were chosen for the last model's heads
         // and positions: another model starts without them (--disable, given before any
@@ -446,6 +451,8 @@ void AppWindow::act_on(const MenuChoice& choice) {
 
 void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     textures_.begin_frame(previous_frame);
+    // A new result's first frame shows its maps, not the last result's for another frame.
+    if (std::exchange(took_result_, false)) textures_.wait_for_results(result_texture_wait);
     handle_keys();
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);

@@ -156,6 +156,7 @@ private:
     std::uint64_t submitted_ = 0;
     session::Request last_request_;
     bool has_request_ = false;
+    bool took_result_ = false;   // since the last frame: the next frame may wait for its maps' textures
     std::shared_ptr<const session::Snapshot> shown_;
     Colormap textures_colormap_ = Colormap::viridis;
     session::HeatScale textures_scale_ = session::HeatScale::shared;

@@ -11,7 +11,8 @@
 //
 // A map too big for any frame's budget (a 1024 x 1024 matrix: 40-80 ms to pool and colour
 // on the window's thread under llvmpipe, beside the rasteriser and the worker) is rebuilt
-// on a thread of its own instead (get_in_background), and uploaded once it is done.
+// on a thread of its own instead (get_in_background), and uploaded once it is done; the
+// first frame of a new result waits a little for it (wait_for_results).
 
 #include "ui/widgets/heatmap_texture.h"
 
@@ -54,27 +55,16 @@ public:
     }
     // As get(key, make) for a heatmap, but once the texture exists a rebuild runs on a
     // thread of its own while frames draw the previous content; the first frame after it
-    // finishes uploads it. `prepare` runs here, on the caller's thread, and only when a
-    // build starts; the job it returns runs after this call returns, so it must own what
-    // it reads (gathered in `prepare`, never once per frame: a 1024 x 1024 map's copy is
-    // 4 MB). A texture never built is built here, at once. The levels a job made are freed
-    // on the next job's thread (see below).
+    // finishes uploads it (or this one, if it may wait: wait_for_results). `prepare` runs here, on the caller's thread,
+    // and only when a build starts; the job it returns runs after this call returns, so it must own what it reads
+    // (gathered in `prepare`, never once per frame: a 1024 x 1024 map's copy is 4 MB). A texture never built is built
+    // here, at once. The levels a job made are freed on the next job's thread (see below).
     using BackgroundJob = std::function<MipLevels()>;
     const Texture& get_in_background(const std::string& key, const std::function<BackgroundJob()>& prepare) {
         Entry& entry = entries_[key];
-        if (entry.building.valid() && entry.building.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-            // get() rethrows what the job threw, as get() does; the entry stays stale and is tried again.
-            MipLevels levels = entry.building.get();
-            entry.texture.upload(levels);
-            // Freed by the next rebuild's thread, not here: on the window's thread, giving
-            // back a 1024 x 1024 map's 5.6 MB of levels took 5-8 ms while the worker was
-            // unmapping its previous result. At most one per map drawn meanwhile waits.
-            retired_.push_back(std::move(levels));
-            entry.epoch = entry.building_epoch;   // stale again if invalidated meanwhile: rebuilt below
-        }
+        take_finished(entry, Clock::duration::zero());
         if (entry.epoch == epoch_) return entry.texture;
         if (entry.texture.empty()) return get_or_build(key, [&] { return prepare()(); });
-        ++deferred_;
         if (!entry.building.valid()) {
             entry.building =
                 std::async(std::launch::async, [job = prepare(), retired = std::exchange(retired_, {})]() mutable {
@@ -83,6 +73,14 @@ public:
                 });
             entry.building_epoch = epoch_;
         }
+        // A frame allowed to wait (wait_for_results) spends what is left of its allowance here.
+        if (wait_left_ > Clock::duration::zero()) {
+            const auto start = Clock::now();
+            take_finished(entry, wait_left_);
+            wait_left_ -= std::min(wait_left_, Clock::now() - start);
+            if (entry.epoch == epoch_) return entry.texture;
+        }
+        ++deferred_;
         return entry.texture;
     }
     void invalidate() { ++epoch_; }
@@ -97,7 +95,14 @@ public:
         budget_ = rebuild_budget(std::max(previous_frame - spent_, Clock::duration::zero()));
         spent_ = Clock::duration::zero();
         deferred_ = 0;
+        wait_left_ = Clock::duration::zero();
     }
+    // This frame (after begin_frame) may wait up to `limit` in all for the background
+    // rebuilds it starts or finds under way, and draw their new content: the first frame of
+    // a new result, which would otherwise show the old map for a frame or two while its
+    // levels are made (16-50 ms for a 1,000 x 1,000 map under software rendering) and put
+    // it up a frame later, when the person has been waiting for exactly that map.
+    void wait_for_results(Clock::duration limit) { wait_left_ = limit; }
     // False while a stale texture was drawn from its previous content since the last
     // begin_frame(): the screen is not yet the newest result's (screenshots wait).
     bool caught_up() const { return deferred_ == 0; }
@@ -110,6 +115,18 @@ private:
         std::future<MipLevels> building;
         std::uint64_t building_epoch = 0;
     };
+    // Uploads the entry's rebuild once it is done, waiting up to `wait` for it. Its levels
+    // are freed by the next rebuild's thread, not here: on the window's thread, giving back
+    // a 1024 x 1024 map's 5.6 MB of levels took 5-8 ms while the worker was unmapping its
+    // previous result. At most one per map drawn meanwhile waits. get() rethrows what the
+    // job threw, as get() does; the entry stays stale and is tried again.
+    void take_finished(Entry& entry, Clock::duration wait) {
+        if (!entry.building.valid() || entry.building.wait_for(wait) != std::future_status::ready) return;
+        MipLevels levels = entry.building.get();
+        entry.texture.upload(levels);
+        retired_.push_back(std::move(levels));
+        entry.epoch = entry.building_epoch;   // stale again if invalidated meanwhile: rebuilt after
+    }
     // Marked built only after the upload: a `make` that throws is tried again next frame.
     template <typename Make>
     const Texture& get_or_build(const std::string& key, const Make& make) {
@@ -134,6 +151,7 @@ private:
     Clock::duration spent_{};               // rebuilding, this frame
     int deferred_ = 0;                      // stale textures drawn as they were, this frame
     std::vector<MipLevels> retired_;        // uploaded levels, for the next background rebuild to free
+    Clock::duration wait_left_{};           // wait_for_results: what this frame may still wait
 };
 
 using TexturePool = BasicTexturePool<HeatmapTexture>;

@@ -134,6 +134,56 @@ TEST_CASE("a result that lands while its map is being rebuilt: the running job f
     CHECK(pool.get_in_background("w", prepare).uploads == 3);
 }
 
+TEST_CASE("a new result's first frame waits for its map's job and draws it, and a job past the wait is drawn later") {
+    Pool pool;
+    int version = 1;
+    std::promise<void> release;
+    const std::shared_future<void> released = release.get_future().share();
+    const auto prepare = [&]() -> Pool::BackgroundJob {
+        // Version 3's job waits for the test: longer than any frame may wait.
+        return [width = version, released] {
+            if (width == 3) released.wait();
+            return levels_of_width(width);
+        };
+    };
+    pool.begin_frame(0ms);
+    pool.get_in_background("w", prepare);
+    // Allowed to wait: the job started in this frame is drawn in this frame.
+    version = 2;
+    pool.invalidate();
+    pool.begin_frame(0ms);
+    pool.wait_for_results(10s);
+    CHECK(pool.get_in_background("w", prepare).width == 2);
+    CHECK(pool.caught_up());
+    // Not allowed (an ordinary frame): the old picture until the job lands.
+    version = 4;
+    pool.invalidate();
+    pool.begin_frame(0ms);
+    const CountingTexture& drawn = pool.get_in_background("w", prepare);
+    CHECK((drawn.width == 2 && !pool.caught_up()));
+    REQUIRE(frames_until_uploaded(pool, "w", prepare, 4));
+    // An allowance left unspent (nothing was stale) ends with its frame: the next frame,
+    // with a job that never ends until released, does not wait for it.
+    pool.begin_frame(0ms);
+    pool.wait_for_results(10s);
+    CHECK(pool.get_in_background("w", prepare).width == 4);
+    version = 3;
+    pool.invalidate();
+    pool.begin_frame(0ms);
+    auto start = std::chrono::steady_clock::now();
+    CHECK(pool.get_in_background("w", prepare).width == 4);
+    CHECK(std::chrono::steady_clock::now() - start < 5s);
+    // A job that outlasts the wait: the frame gives up after it and draws the old picture.
+    pool.begin_frame(0ms);
+    pool.wait_for_results(20ms);
+    start = std::chrono::steady_clock::now();
+    CHECK(pool.get_in_background("w", prepare).width == 4);
+    CHECK(std::chrono::steady_clock::now() - start >= 20ms);
+    CHECK_FALSE(pool.caught_up());
+    release.set_value();
+    REQUIRE(frames_until_uploaded(pool, "w", prepare, 3));
+}
+
 TEST_CASE("stale maps beyond the frame's budget are drawn as they were, and rebuilt in later frames") {
     Pool pool;
     int built = 0;

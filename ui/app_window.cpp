@@ -341,6 +341,12 @@ bool AppWindow::take_progress_wake() { return progress_woke_->exchange(false); }
 
 bool AppWindow::working() const { return worker_.busy() || scan_jobs_.busy() || view_jobs_.busy(); }
 
+bool AppWindow::only_output_left() const {
+    if (scan_jobs_.busy() || view_jobs_.busy()) return false;
+    const std::optional<ComputeProgress> now = worker_.computing();
+    return now && now->n_layers > 0 && now->layers_done >= now->n_layers;
+}
+
 bool AppWindow::settled() const {
     return has_request_ && !worker_.busy() && !scan_jobs_.busy() && !view_jobs_.busy() && !scan_on_first_result_ &&
            !showcase_on_first_result_ && textures_.caught_up() && worker_.answered() == submitted_ &&

@@ -107,6 +107,9 @@ public:
     bool still() const;
     // True while the model or an analysis computes (their progress is on screen).
     bool working() const;
+    // True while the model's run has every layer done and only its output is left (the
+    // logits, the handing over): no analysis runs, and no progress line will say more.
+    bool only_output_left() const;
     // True once the newest request has been answered and its result (or error) is shown,
     // and no analysis for it is still running.
     bool settled() const;

@@ -62,12 +62,21 @@ public:
         if (!working) working_since_.reset();
         if (working && !working_since_) working_since_ = slept_from;
         const bool first_progress = working && slept_from - *working_since_ < 0.25;
-        const double timeout = !working         ? 0.5
-                               : first_progress ? std::max(0.25, 4.0 * frame_s)
-                                                : std::max(0.5, 8.0 * frame_s);
+        const double period = !working         ? 0.5
+                              : first_progress ? std::max(0.25, 4.0 * frame_s)
+                                               : std::max(0.5, 8.0 * frame_s);
+        double timeout = period;
         bool early = false;
+        bool extended = false;
         for (;;) {
-            const double left = timeout - (glfwGetTime() - slept_from);
+            double left = timeout - (glfwGetTime() - slept_from);
+            // Every layer done: the result is nearer than anything a progress frame would
+            // add, and a frame drawn just before it lands puts it on screen a frame late.
+            if (left <= 0.0 && working && !extended && app.only_output_left()) {
+                extended = true;
+                timeout += period;
+                left = timeout - (glfwGetTime() - slept_from);
+            }
             if (left <= 0.0) break;
             glfwWaitEventsTimeout(left);
             early = glfwGetTime() - slept_from < timeout;

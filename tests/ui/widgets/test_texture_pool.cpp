@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -43,6 +44,27 @@ bool frames_until_uploaded(Pool& pool, const std::string& key, const std::functi
     }
     return false;
 }
+
+// Jobs that make levels of the current `version`'s width; the job of version `held`
+// waits until release(), so a test can have a job outlast frames.
+struct HeldJobs {
+    explicit HeldJobs(int held_version) : held(held_version) {}
+    int version = 1;
+    int prepared = 0;
+    int held;
+    std::promise<void> released_promise;
+    std::shared_future<void> released = released_promise.get_future().share();
+    std::function<Pool::BackgroundJob()> prepare() {
+        return [this]() -> Pool::BackgroundJob {
+            ++prepared;
+            return [width = version, wait = version == held, done = released] {
+                if (wait) done.wait();
+                return levels_of_width(width);
+            };
+        };
+    }
+    void release() { released_promise.set_value(); }
+};
 
 }   // namespace
 
@@ -100,63 +122,47 @@ TEST_CASE("a background map's job (and the copies it owns) is prepared only when
 
 TEST_CASE("a result that lands while its map is being rebuilt: the running job finishes, then one more starts") {
     Pool pool;
-    int prepared = 0;
-    int version = 1;
-    std::promise<void> release;
-    const std::shared_future<void> released = release.get_future().share();
-    const auto prepare = [&]() -> Pool::BackgroundJob {
-        ++prepared;
-        // Version 2's job waits for the test, so version 3 arrives while it runs.
-        return [width = version, released] {
-            if (width == 2) released.wait();
-            return levels_of_width(width);
-        };
-    };
+    // Version 2's job waits for the test, so version 3 arrives while it runs.
+    HeldJobs jobs(2);
+    const auto prepare = jobs.prepare();
     pool.begin_frame(0ms);
     pool.get_in_background("w", prepare);
-    version = 2;
+    jobs.version = 2;
     pool.invalidate();
     pool.begin_frame(0ms);
     pool.get_in_background("w", prepare);
-    CHECK(prepared == 2);
-    version = 3;
+    CHECK(jobs.prepared == 2);
+    jobs.version = 3;
     pool.invalidate();
     for (int frame = 0; frame < 20; ++frame) {
         pool.begin_frame(0ms);
         CHECK(pool.get_in_background("w", prepare).width == 1);
         CHECK_FALSE(pool.caught_up());
     }
-    CHECK(prepared == 2);   // no second job beside the running one
-    release.set_value();
+    CHECK(jobs.prepared == 2);   // no second job beside the running one
+    jobs.release();
     REQUIRE(frames_until_uploaded(pool, "w", prepare, 3));
-    CHECK(prepared == 3);
+    CHECK(jobs.prepared == 3);
     // Version 2 was uploaded when it landed, then version 3.
     CHECK(pool.get_in_background("w", prepare).uploads == 3);
 }
 
 TEST_CASE("a new result's first frame waits for its map's job and draws it, and a job past the wait is drawn later") {
     Pool pool;
-    int version = 1;
-    std::promise<void> release;
-    const std::shared_future<void> released = release.get_future().share();
-    const auto prepare = [&]() -> Pool::BackgroundJob {
-        // Version 3's job waits for the test: longer than any frame may wait.
-        return [width = version, released] {
-            if (width == 3) released.wait();
-            return levels_of_width(width);
-        };
-    };
+    // Version 3's job waits for the test: longer than any frame may wait.
+    HeldJobs jobs(3);
+    const auto prepare = jobs.prepare();
     pool.begin_frame(0ms);
     pool.get_in_background("w", prepare);
     // Allowed to wait: the job started in this frame is drawn in this frame.
-    version = 2;
+    jobs.version = 2;
     pool.invalidate();
     pool.begin_frame(0ms);
     pool.wait_for_results(10s);
     CHECK(pool.get_in_background("w", prepare).width == 2);
     CHECK(pool.caught_up());
     // Not allowed (an ordinary frame): the old picture until the job lands.
-    version = 4;
+    jobs.version = 4;
     pool.invalidate();
     pool.begin_frame(0ms);
     const CountingTexture& drawn = pool.get_in_background("w", prepare);
@@ -167,7 +173,7 @@ TEST_CASE("a new result's first frame waits for its map's job and draws it, and 
     pool.begin_frame(0ms);
     pool.wait_for_results(10s);
     CHECK(pool.get_in_background("w", prepare).width == 4);
-    version = 3;
+    jobs.version = 3;
     pool.invalidate();
     pool.begin_frame(0ms);
     auto start = std::chrono::steady_clock::now();
@@ -180,7 +186,7 @@ TEST_CASE("a new result's first frame waits for its map's job and draws it, and 
     CHECK(pool.get_in_background("w", prepare).width == 4);
     CHECK(std::chrono::steady_clock::now() - start >= 20ms);
     CHECK_FALSE(pool.caught_up());
-    release.set_value();
+    jobs.release();
     REQUIRE(frames_until_uploaded(pool, "w", prepare, 3));
 }
 

@@ -45,6 +45,10 @@ RunOptions ModelSession::options_for(const Request& request, const Snapshot& sna
 
 namespace {
 
+bool cancelled(const ComputeControl& control) {
+    return control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed);
+}
+
 // Reports each layer of the run named `run` through `control`, and stops the run when asked.
 // Each layer done: stop when asked, else report it. The main run of a streamed model
 // (`landing`) hands on the thumbnails and metrics landed so far too (copies: the run goes
@@ -52,7 +56,7 @@ namespace {
 std::function<void(Eigen::Index, Eigen::Index)> layer_progress(const ComputeControl& control, std::string run,
                                                                const Snapshot* landing = nullptr) {
     return [&control, run = std::move(run), landing](Eigen::Index done, Eigen::Index n) {
-        if (control.cancel != nullptr && control.cancel->load(std::memory_order_relaxed)) throw ComputeCancelled();
+        if (cancelled(control)) throw ComputeCancelled();
         if (!control.on_progress) return;
         ComputeProgress progress;
         progress.run = run;
@@ -68,6 +72,21 @@ std::function<void(Eigen::Index, Eigen::Index)> layer_progress(const ComputeCont
         }
         control.on_progress(progress);
     };
+}
+
+// The rows of a decoder's logits the run left for after its maps (ModelSession::defers_logits):
+// a request for every row whose trace holds fewer. (A classifier's one row is all it has.)
+Eigen::Index deferred_logit_rows(const Snapshot& snapshot) {
+    const ModelTrace& trace = snapshot.trace;
+    if (!snapshot.info.causal || snapshot.info.classifier) return 0;
+    if (snapshot.options.last_logit_rows >= 0 || trace.logits.size() == 0) return 0;
+    return std::max<Eigen::Index>(0, trace.hidden.rows() - trace.logits.rows());
+}
+
+// A language-model head over `rows` positions (a [rows, E] x [E, V] product) in the
+// units of ComputeControl::maps_first_above: about 2 x 64 flops to a measured map cell.
+double head_work(const ModelInfo& info, Eigen::Index rows) {
+    return static_cast<double>(rows) * static_cast<double>(info.n_outputs) * static_cast<double>(info.width) / 64.0;
 }
 
 }   // namespace
@@ -129,6 +148,7 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     if (measured) reuse_metrics(*snapshot);
     if (measured && snapshot->maps_streamed) measure_heads(*snapshot);
     publish_maps_first(snapshot, request, control, start);
+    complete_logits(*snapshot, control);
     if (measured && !snapshot->maps_streamed) measure_heads(*snapshot);
     if (snapshot->intact) snapshot->effect = output_change(*snapshot->intact, snapshot->trace);
     for (const RunVariant& variant : request.variants) run_variant(*snapshot, variant, options, control);
@@ -157,7 +177,7 @@ void ModelSession::publish_maps_first(std::shared_ptr<Snapshot>& snapshot, const
     const double compared = run.intact ? static_cast<double>(run.trace.logits.size() != 0 ? run.trace.logits.size()
                                                                                           : run.trace.hidden.size())
                                        : 0.0;
-    const double work = cells + 1.5 * compared;
+    const double work = cells + 1.5 * compared + head_work(run.info, deferred_logit_rows(run));
     if (work == 0.0 || work < control.maps_first_above) return;   // nothing left, or little
     // Moved, not copied, on the way to the screen; the numbers then go into a copy.
     auto maps = std::make_shared<Snapshot>(std::move(*snapshot));
@@ -180,6 +200,7 @@ void ModelSession::run_main(Snapshot& snapshot, const RunKey& key, const Request
     if (plan.resume) snapshot.resumed_at = plan.resume_layer;
 
     if (snapshot.maps_streamed) stream_maps(snapshot, request, options, control);
+    if (defers_logits(snapshot, request, options, control)) options.last_logit_rows = 1;
     const bool thumbnails_land = snapshot.maps_streamed && !snapshot.thumbnails.empty();
     options.on_layer = layer_progress(control, "", thumbnails_land ? &snapshot : nullptr);
     snapshot.trace = model_->forward(snapshot.input, options);
@@ -237,6 +258,38 @@ void ModelSession::stream_maps(Snapshot& snapshot, const Request& request, RunOp
         snapshot.metrics[at] = summary.metrics;
         snapshot.thumbnails[at] = std::move(summary.pooled_max);
     };
+}
+
+bool ModelSession::defers_logits(const Snapshot& snapshot, const Request& request, const RunOptions& options,
+                                 const ComputeControl& control) const {
+    // A decoder's head over every position is a product as big as a few layers at T =
+    // 1,000 (T x E x V): where the maps go up first, they need not wait for it. The last
+    // row, the one the predictions show, comes with them; any other a view asks for before
+    // the rest is computed from the final hidden state (Snapshot::logits_row). Not for a
+    // run that reuses the positions of the last: its head computes the new rows only.
+    const ModelInfo& info = snapshot.info;
+    if (!control.on_maps || !request.variants.empty() || snapshot.maps_streamed) return false;
+    if (!info.causal || info.classifier || info.n_outputs == 0) return false;
+    if (options.last_logit_rows >= 0 || options.prefix_from != nullptr) return false;
+    return head_work(info, snapshot.input.embeddings.rows()) >= control.maps_first_above;
+}
+
+void ModelSession::complete_logits(Snapshot& snapshot, const ComputeControl& control) const {
+    const Eigen::Index left = deferred_logit_rows(snapshot);
+    if (left == 0) return;
+    const ModelTrace& trace = snapshot.trace;
+    const Eigen::Index kept = trace.logits.rows();
+    Matrix logits(left + kept, trace.logits.cols());
+    logits.bottomRows(kept) = trace.logits.get();
+    // A block of rows at a time: no second [T, V] beside the first, and each block's
+    // product still big enough to run at full speed.
+    constexpr Eigen::Index block_rows = 256;
+    for (Eigen::Index first = 0; first < left; first += block_rows) {
+        if (cancelled(control)) throw ComputeCancelled();
+        const Eigen::Index n = std::min(block_rows, left - first);
+        logits.middleRows(first, n) = model_->logits_rows(trace, first, n);
+    }
+    snapshot.trace.logits = std::move(logits);
 }
 
 void ModelSession::label_outputs(Snapshot& snapshot) {

@@ -94,6 +94,14 @@ private:
                             std::chrono::steady_clock::time_point start) const;
     void stream_maps(Snapshot& snapshot, const Request& request, RunOptions& options,
                      const ComputeControl& control) const;
+    // Whether run_main leaves a decoder's head over every position until after the maps are
+    // up (the last row computed with them): when they go up first and the head would take
+    // long enough to see.
+    bool defers_logits(const Snapshot& snapshot, const Request& request, const RunOptions& options,
+                       const ComputeControl& control) const;
+    // The logits rows a run left for after its maps (defers_logits), computed from its
+    // final hidden state: after it, the trace holds every row, as a run that kept them.
+    void complete_logits(Snapshot& snapshot, const ComputeControl& control) const;
     // The metrics of the layers a resumed run took from the last run, copied from it.
     void reuse_metrics(Snapshot& snapshot) const;
     // The metrics of the layers the run computed (after reuse_metrics).

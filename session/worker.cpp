@@ -266,7 +266,7 @@ void Worker::publish_maps(std::shared_ptr<const Snapshot> maps_only) {
         std::lock_guard lock(mutex_);
         latest_ = std::move(maps_only);
         computing_ = ComputeProgress{};
-        computing_->run = "the heads' metrics and the output change";
+        computing_->run = "the logits, the heads' metrics and the output change";
         notify = on_answer_;
     }
     if (notify) notify();

@@ -1,8 +1,9 @@
 // A run's maps before its numbers (ComputeControl::on_maps): a window shows a switched
-// head's maps as soon as the forward is done, and the metrics of the layers computed and
-// the output change follow. The early snapshot shares the run (layers, logits, the kept
-// residual stream) with the one compute() returns, lacks only those numbers, and the
-// final one equals a session's that handed nothing on early.
+// head's maps as soon as the forward is done, and the metrics of the layers computed, a
+// decoder's head over every position but the last, and the output change follow. The
+// early snapshot shares the run (layers, the kept residual stream) with the one compute()
+// returns, lacks only those numbers, and the final one equals a session's that handed
+// nothing on early.
 
 #include "core/analysis/ablation_effects.h"
 #include "session/export_map.h"
@@ -11,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,13 +47,24 @@ TEST_CASE("session: a switched head's maps come first, sharing the run, and its 
     control.maps_first_above = 0.0;   // at any size: the demo model's numbers take microseconds
 
     const auto intact = session.compute(r, 1, control);
-    (void)plain.compute(r, 1);
+    const auto plain_intact = plain.compute(r, 1);
     // A run with every head on has its metrics still to measure: its maps came first too.
     REQUIRE(early.size() == 1);
     CHECK(early[0]->numbers_pending);
     CHECK(early[0]->metrics.empty());
     CHECK(!intact->numbers_pending);
-    CHECK(early[0]->trace.logits.shares(intact->trace.logits));
+    // The head over every position waited for the maps, but for the last row (the one the
+    // predictions show); another row asked for meanwhile is computed from the hidden state,
+    // the same numbers. The final snapshot holds every row, as the plain session's.
+    const Eigen::Index T = intact->trace.hidden.rows();
+    CHECK(early[0]->trace.logits.rows() == 1);
+    REQUIRE(intact->trace.logits.rows() == T);
+    CHECK(intact->trace.logits.get() == plain_intact->trace.logits.get());
+    CHECK(early[0]->logit_rows() == T);
+    for (int row = 0; row < static_cast<int>(T); ++row) {
+        CAPTURE(row);
+        CHECK(early[0]->logits_row(early[0]->trace, row) == intact->trace.logits.row(row));
+    }
 
     const Eigen::Index L = intact->info.n_layers;
     const Eigen::Index H = intact->info.n_heads;
@@ -67,7 +80,8 @@ TEST_CASE("session: a switched head's maps come first, sharing the run, and its 
     // The run itself, shared: every layer, the logits, the residual stream kept.
     CHECK(maps.resumed_at == 1);
     for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) CHECK(off->trace.layers.shares(l, maps.trace.layers));
-    CHECK(off->trace.logits.shares(maps.trace.logits));
+    CHECK(maps.trace.logits.rows() == 1);
+    CHECK(off->trace.logits.rows() == T);
     REQUIRE(off->trace.layer_inputs.size() == static_cast<std::size_t>(L));
     CHECK(off->trace.layer_inputs[1].shares(maps.trace.layer_inputs[1]));
     CHECK(maps.intact == off->intact);
@@ -148,4 +162,54 @@ TEST_CASE("session: a streamed run's maps come first with the Stages layer measu
     // The heads table is written from the whole snapshot only.
     CHECK_THROWS_WITH_AS(heads_table_csv(*early, nullptr), doctest::Contains("still being measured"), Error);
     CHECK(heads_table_csv(*off, nullptr).find("entropy") != std::string::npos);
+}
+
+TEST_CASE("session: a decoder's head waits for the maps on a whole run, not on text typed at the end") {
+    Request r = story_request();
+    ModelSession session = session_on(r.model);
+    std::vector<std::shared_ptr<const Snapshot>> early;
+    ComputeControl control;
+    control.on_maps = [&](std::shared_ptr<const Snapshot> maps) { early.push_back(std::move(maps)); };
+    control.maps_first_above = 0.0;
+    (void)session.compute(r, 1, control);
+    REQUIRE(early.size() == 1);
+    CHECK(early[0]->trace.logits.rows() == 1);
+    // Typed at the end: the run reuses the positions before, and its head computes the new
+    // rows only, with the maps; the kept rows are the last run's.
+    r.input.text += " and slept";
+    const auto typed = session.compute(r, 2, control);
+    REQUIRE(early.size() == 2);
+    CHECK(typed->reused_positions > 0);
+    CHECK(early[1]->trace.logits.rows() == typed->trace.hidden.rows());
+    CHECK(early[1]->trace.logits.shares(typed->trace.logits));
+    // Under the threshold (a short input's head takes microseconds): computed in the forward.
+    ModelSession small = session_on(r.model);
+    ComputeControl quiet;
+    quiet.on_maps = control.on_maps;
+    const auto whole = small.compute(r, 1, quiet);
+    CHECK(early.size() == 2);
+    CHECK(whole->trace.logits.rows() == whole->trace.hidden.rows());
+}
+
+TEST_CASE("session: a request that comes while the head's rows are still to compute stops them") {
+    Request r = story_request();
+    ModelSession session = session_on(r.model);
+    std::atomic<bool> cancel{false};
+    std::shared_ptr<const Snapshot> early;
+    ComputeControl control;
+    control.cancel = &cancel;
+    control.maps_first_above = 0.0;
+    control.on_maps = [&](std::shared_ptr<const Snapshot> maps) {
+        early = std::move(maps);
+        cancel = true;   // a newer request, once the maps are up
+    };
+    CHECK_THROWS_AS((void)session.compute(r, 1, control), ComputeCancelled);
+    REQUIRE(early != nullptr);
+    CHECK(early->trace.logits.rows() == 1);
+    // Nothing of it was kept: the next run computes from the start, every row.
+    cancel = false;
+    control.on_maps = nullptr;
+    const auto again = session.compute(r, 2, control);
+    CHECK(again->resumed_at == 0);
+    CHECK(again->trace.logits.rows() == again->trace.hidden.rows());
 }

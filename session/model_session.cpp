@@ -93,7 +93,10 @@ double head_work(const ModelInfo& info, Eigen::Index rows) {
 
 std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uint64_t generation,
                                                 const ComputeControl& control) {
-    return compute_on(request, encode_run_input(*model_, request.input), generation, control);
+    // Typed at the end, or the same input again: the shared positions keep their embeddings.
+    ModelInput input = last_run_ ? encode_run_input(*model_, request.input, last_run_->input)
+                                 : encode_run_input(*model_, request.input);
+    return compute_on(request, std::move(input), generation, control);
 }
 
 std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, ModelInput input, std::uint64_t generation,

@@ -24,21 +24,22 @@ std::vector<std::int64_t> token_ids_typed(const std::string& text, const std::st
     return parse_index_list(what, list, "464,3797,3332");
 }
 
-ModelInput encode_run_input(const Model& model, const RunInput& input) {
+ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before) {
     const auto picture = [&] { return model.encode_image(decode_image_file(input.image_path), input.image_options); };
+    const auto ids = [&](const std::string& what) {
+        return model.encode_ids_after(token_ids_typed(input.text, what), before);
+    };
     switch (input.kind) {
-    case RunInput::Kind::sentence: return model.encode_text(input.text);
-    case RunInput::Kind::token_ids: return model.encode_ids(token_ids_typed(input.text, input.ids_name));
+    case RunInput::Kind::sentence: return model.encode_text_after(input.text, before);
+    case RunInput::Kind::token_ids: return ids(input.ids_name);
     case RunInput::Kind::image: return picture();
     case RunInput::Kind::as_model_reads: break;
     }
     const ModelInfo info = model.info();
-    if (info.reads_ids_only)
-        return model.encode_ids(
-            token_ids_typed(input.text, input.ids_name + " (the checkpoint has no tokenizer files)"));
+    if (info.reads_ids_only) return ids(input.ids_name + " (the checkpoint has no tokenizer files)");
     if (info.takes_image) return picture();
-    if (input.ids_typed) return model.encode_ids(token_ids_typed(input.text, input.ids_name));
-    return model.encode_text(input.text);
+    if (input.ids_typed) return ids(input.ids_name);
+    return model.encode_text_after(input.text, before);
 }
 
 }   // namespace headscope::session

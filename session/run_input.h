@@ -35,7 +35,9 @@ struct RunInput {
 };
 
 // The model's input for `input` (throws headscope::Error naming what is wrong with it).
-ModelInput encode_run_input(const Model& model, const RunInput& input);
+// `before`: an input the model encoded earlier (the last run's), whose embeddings the
+// positions it shares with this one from the start may take (Model::encode_text_after).
+ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before = {});
 
 // A text box's token ids: comma-separated whole numbers, spaces and line breaks around
 // them ignored ("464, 3797, 3332"), read by the parser of headscope-cli's --tokens;

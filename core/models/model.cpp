@@ -20,6 +20,12 @@ ModelInput Model::encode_ids(std::span<const std::int64_t>) const {
     throw Error(info().name + " takes images, not token ids (use --image)");
 }
 
+ModelInput Model::encode_text_after(std::string_view text, const ModelInput&) const { return encode_text(text); }
+
+ModelInput Model::encode_ids_after(std::span<const std::int64_t> ids, const ModelInput&) const {
+    return encode_ids(ids);
+}
+
 std::string Model::output_label(Eigen::Index index) const { return std::to_string(index); }
 
 Matrix Model::logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const {

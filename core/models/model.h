@@ -106,6 +106,14 @@ public:
     ModelInput encode_image(const RgbImage& image) const { return encode_image(image, ImageOptions{}); }
     virtual ModelInput encode_image(const RgbImage& image, const ImageOptions& options) const;
     virtual ModelInput encode_ids(std::span<const std::int64_t> ids) const;
+    // As encode_text and encode_ids, given `before`, an input this model encoded: where the
+    // model embeds each position from its id and place alone (a decoder's table lookups),
+    // the positions on which both inputs hold the same ids from the first on take
+    // `before`'s embeddings, bit for bit what the lookups give, and only the rest are
+    // looked up (a token typed at the end of 1,000 reads one row of a mapped table, not
+    // 1,000 faulted in and handed back). Any other model encodes afresh.
+    virtual ModelInput encode_text_after(std::string_view text, const ModelInput& before) const;
+    virtual ModelInput encode_ids_after(std::span<const std::int64_t> ids, const ModelInput& before) const;
 
     virtual ModelTrace forward(const ModelInput& input, const RunOptions& options) const = 0;
     // Head `head`'s map at `layer` of `trace` (a run of this model): the kept one, or where

@@ -83,6 +83,12 @@ public:
     ModelInput encode_ids(std::span<const std::int64_t> ids) const override {
         return named([&] { return model_->encode_ids(ids); });
     }
+    ModelInput encode_text_after(std::string_view text, const ModelInput& before) const override {
+        return named([&] { return model_->encode_text_after(text, before); });
+    }
+    ModelInput encode_ids_after(std::span<const std::int64_t> ids, const ModelInput& before) const override {
+        return named([&] { return model_->encode_ids_after(ids, before); });
+    }
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override {
         return named([&] { return model_->forward(input, options); });
     }

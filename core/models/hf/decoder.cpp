@@ -272,32 +272,52 @@ void HfDecoderModel::describe(const std::string& folder, const std::string& head
     for (const auto& [key, value] : c.settings) info_.settings[key] = value;
 }
 
-ModelInput HfDecoderModel::embed(std::vector<std::int64_t> ids) const {
+ModelInput HfDecoderModel::embed(std::vector<std::int64_t> ids, const ModelInput& before) const {
     mapped_.check();
-    ModelInput input;
-    input.embeddings = weights_.embed.gather_rows(ids);   // [T, E]
-    if (config_.embedding_scale != 1.0f) input.embeddings *= config_.embedding_scale;
+    const auto T = static_cast<Eigen::Index>(ids.size());
+    Eigen::Index kept = 0;   // positions whose rows `before` holds
+    if (before.embeddings.cols() == info_.width &&
+        static_cast<Eigen::Index>(before.ids.size()) == before.embeddings.rows()) {
+        const auto most = std::min(T, before.embeddings.rows());
+        while (kept < most && ids[static_cast<std::size_t>(kept)] == before.ids[static_cast<std::size_t>(kept)]) ++kept;
+    }
+    Matrix looked_up = weights_.embed.gather_rows(std::span(ids).subspan(static_cast<std::size_t>(kept)));
+    if (config_.embedding_scale != 1.0f) looked_up *= config_.embedding_scale;
     if (weights_.positions.size() != 0) {
-        std::vector<std::int64_t> positions(ids.size());
-        std::iota(positions.begin(), positions.end(), std::int64_t{0});
-        input.embeddings += weights_.positions.gather_rows(positions);
+        std::vector<std::int64_t> positions(static_cast<std::size_t>(T - kept));
+        std::iota(positions.begin(), positions.end(), kept);
+        looked_up += weights_.positions.gather_rows(positions);
+    }
+    ModelInput input;
+    if (kept == 0) {
+        input.embeddings = std::move(looked_up);   // [T, E]
+    } else {
+        input.embeddings.resize(T, info_.width);
+        input.embeddings.topRows(kept) = before.embeddings.topRows(kept);
+        input.embeddings.bottomRows(T - kept) = looked_up;
     }
     input.ids = std::move(ids);
     return input;
 }
 
-ModelInput HfDecoderModel::encode_text(std::string_view text) const {
+ModelInput HfDecoderModel::encode_text(std::string_view text) const { return encode_text_after(text, ModelInput{}); }
+
+ModelInput HfDecoderModel::encode_text_after(std::string_view text, const ModelInput& before) const {
     ModelInput tokens =
         tokens_->encode(text, config_.max_tokens, config_.vocab_size, info_.name, config_.max_tokens_field);
-    ModelInput input = embed(std::move(tokens.ids));
+    ModelInput input = embed(std::move(tokens.ids), before);
     input.labels = std::move(tokens.labels);
     input.spans = std::move(tokens.spans);
     return input;
 }
 
 ModelInput HfDecoderModel::encode_ids(std::span<const std::int64_t> ids) const {
+    return encode_ids_after(ids, ModelInput{});
+}
+
+ModelInput HfDecoderModel::encode_ids_after(std::span<const std::int64_t> ids, const ModelInput& before) const {
     hf_check_token_ids(ids, config_.vocab_size, config_.max_tokens, info_.name, config_.max_tokens_field);
-    ModelInput input = embed(std::vector<std::int64_t>(ids.begin(), ids.end()));
+    ModelInput input = embed(std::vector<std::int64_t>(ids.begin(), ids.end()), before);
     input.labels = tokens_->labels(ids);
     return input;
 }

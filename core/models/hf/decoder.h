@@ -144,6 +144,8 @@ public:
     const ModelInfo& info() const override { return info_; }
     ModelInput encode_text(std::string_view text) const override;
     ModelInput encode_ids(std::span<const std::int64_t> ids) const override;
+    ModelInput encode_text_after(std::string_view text, const ModelInput& before) const override;
+    ModelInput encode_ids_after(std::span<const std::int64_t> ids, const ModelInput& before) const override;
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override;
     Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
         return stack_head_map(weights_.stack, trace, layer, head);
@@ -161,7 +163,9 @@ public:
 private:
     void describe(const std::string& folder, const std::string& head, const HfTensorTable& table,
                   const HfWeights& stored);
-    ModelInput embed(std::vector<std::int64_t> ids) const;
+    // `ids` embedded, the rows on which they agree with `before`'s from the first on copied
+    // from it (a position's embedding is its token's row, scaled, plus its place's).
+    ModelInput embed(std::vector<std::int64_t> ids, const ModelInput& before) const;
     // `few_rows`: a run that reads its last rows' logits alone, whose LM head is not laid
     // out to be kept (WeightMatrix::multiply_streamed), the same numbers either way.
     Matrix lm_logits(const Matrix& hidden, bool few_rows = false) const;

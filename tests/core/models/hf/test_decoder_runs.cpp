@@ -79,6 +79,49 @@ TEST_CASE("decoders: typing at the end reuses the start and equals the run from 
     }
 }
 
+TEST_CASE("decoders: an input typed on from another takes the positions they share from it, bit for bit") {
+    for (const char* name : decoders) {
+        CAPTURE(name);
+        const auto model = open_model(checkpoints + name, ToyConfig{});
+        const std::vector<std::int64_t> ids = ids_of(12);
+        const ModelInput fresh = model->encode_ids(ids);
+        for (const Eigen::Index p : {0, 5, 12}) {
+            CAPTURE(p);
+            std::vector<std::int64_t> earlier(ids.begin(), ids.begin() + p);
+            earlier.push_back(1);   // then something else (p = 12: one token more than now)
+            const ModelInput before = model->encode_ids(earlier);
+            const ModelInput after = model->encode_ids_after(ids, before);
+            CHECK(after.embeddings == fresh.embeddings);   // scaled (Gemma) and placed (GPT-2) alike
+            CHECK(after.ids == fresh.ids);
+            CHECK(after.labels == fresh.labels);
+            // The shared rows are copied, not looked up again: rows marked in `before` come
+            // through, and the row after them is the model's own.
+            ModelInput marked = before;
+            marked.embeddings.topRows(p).setConstant(42.0f);
+            const ModelInput copied = model->encode_ids_after(ids, marked);
+            CHECK((copied.embeddings.topRows(p).array() == 42.0f).all());
+            CHECK(copied.embeddings.bottomRows(12 - p) == fresh.embeddings.bottomRows(12 - p));
+        }
+        // Another model's input (another width) is not read.
+        ModelInput other = fresh;
+        other.embeddings = Matrix::Constant(12, fresh.embeddings.cols() + 1, 42.0f);
+        CHECK(model->encode_ids_after(ids, other).embeddings == fresh.embeddings);
+    }
+    // Text: the tokenizer's ids, then the same rule.
+    const auto llama = open_model(checkpoints + "llama_tiny", ToyConfig{});
+    const ModelInput short_text = llama->encode_text("the cat sat");
+    ModelInput marked = short_text;
+    marked.embeddings.row(0).setConstant(42.0f);
+    const ModelInput longer = llama->encode_text_after("the cat sat on the mat", marked);
+    const ModelInput longer_fresh = llama->encode_text("the cat sat on the mat");
+    REQUIRE(longer.embeddings.rows() == longer_fresh.embeddings.rows());
+    CHECK((longer.embeddings.row(0).array() == 42.0f).all());
+    CHECK(longer.embeddings.bottomRows(longer.embeddings.rows() - 1) ==
+          longer_fresh.embeddings.bottomRows(longer.embeddings.rows() - 1));
+    CHECK(longer.spans == longer_fresh.spans);
+    CHECK(llama->encode_text_after("the cat sat on the mat", short_text).embeddings == longer_fresh.embeddings);
+}
+
 TEST_CASE("decoders: a resumed run after a head is switched off equals the run from scratch") {
     for (const char* name : decoders) {
         CAPTURE(name);

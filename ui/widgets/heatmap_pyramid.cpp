@@ -1,5 +1,7 @@
 #include "ui/widgets/heatmap_pyramid.h"
 
+#include "core/tensor/parallel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,6 +14,10 @@ namespace {
 constexpr float loudest = std::numeric_limits<float>::infinity();   // not finite: always shown
 constexpr float quietest = -loudest;                                // masked: shown only alone
 
+// A cell's work in parallel_ranges' units, about: a 1,000 x 1,000 map's levels are made on
+// every core (the window waits for them after each typed character), a thumbnail's on one.
+constexpr double cell_work = 10.0;
+
 // Each texel the value of its footprint with the greatest rank(value).
 template <typename Rank>
 Matrix pool_by(const Matrix& values, Rank rank) {
@@ -20,25 +26,28 @@ Matrix pool_by(const Matrix& values, Rank rank) {
     const int next_rows = mip_next_size(rows);
     const int next_cols = mip_next_size(cols);
     Matrix out(next_rows, next_cols);
-    for (int i = 0; i < next_rows; ++i) {
-        const MipFootprint r = mip_footprint(i, rows, next_rows);
-        for (int j = 0; j < next_cols; ++j) {
-            const MipFootprint c = mip_footprint(j, cols, next_cols);
-            float best = values(r.first, c.first);
-            float best_rank = rank(best);
-            for (int y = r.first; y <= r.last; ++y) {
-                for (int x = c.first; x <= c.last; ++x) {
-                    const float v = values(y, x);
-                    const float k = rank(v);
-                    if (k > best_rank) {
-                        best = v;
-                        best_rank = k;
-                    }
-                }
-            }
-            out(i, j) = best;
-        }
-    }
+    parallel_ranges(next_rows, cell_work * static_cast<double>(values.size()),
+                    [&](Eigen::Index first, Eigen::Index last) {
+                        for (auto i = static_cast<int>(first); i < static_cast<int>(last); ++i) {
+                            const MipFootprint r = mip_footprint(i, rows, next_rows);
+                            for (int j = 0; j < next_cols; ++j) {
+                                const MipFootprint c = mip_footprint(j, cols, next_cols);
+                                float best = values(r.first, c.first);
+                                float best_rank = rank(best);
+                                for (int y = r.first; y <= r.last; ++y) {
+                                    for (int x = c.first; x <= c.last; ++x) {
+                                        const float v = values(y, x);
+                                        const float k = rank(v);
+                                        if (k > best_rank) {
+                                            best = v;
+                                            best_rank = k;
+                                        }
+                                    }
+                                }
+                                out(i, j) = best;
+                            }
+                        }
+                    });
     return out;
 }
 
@@ -53,18 +62,24 @@ RgbaImage colour(const Matrix& values, Colormap map) {
     image.width = static_cast<int>(values.cols());
     image.height = static_cast<int>(values.rows());
     image.pixels.resize(static_cast<std::size_t>(values.size()) * 4);
-    // Every cell through the colour map in one pass, then the few sentinels painted over.
-    const std::span<const float> cells(values.data(), static_cast<std::size_t>(values.size()));
-    colormap_lookup_many(map, cells, image.pixels.data());
-    for (std::size_t k = 0; k < cells.size(); ++k) {
-        if (!std::isinf(cells[k])) continue;
-        const Rgba8 c = cells[k] == loudest ? not_finite_colour : masked_colour;
-        std::uint8_t* out = image.pixels.data() + 4 * k;
-        out[0] = c.r;
-        out[1] = c.g;
-        out[2] = c.b;
-        out[3] = c.a;
-    }
+    // Each range of rows: its cells through the colour map in one pass, then the few
+    // sentinels painted over.
+    const auto width = static_cast<std::size_t>(values.cols());
+    parallel_ranges(
+        values.rows(), cell_work * static_cast<double>(values.size()), [&](Eigen::Index first, Eigen::Index last) {
+            const auto begin = static_cast<std::size_t>(first) * width;
+            const std::span<const float> cells(values.data() + begin, static_cast<std::size_t>(last - first) * width);
+            colormap_lookup_many(map, cells, image.pixels.data() + 4 * begin);
+            for (std::size_t k = 0; k < cells.size(); ++k) {
+                if (!std::isinf(cells[k])) continue;
+                const Rgba8 c = cells[k] == loudest ? not_finite_colour : masked_colour;
+                std::uint8_t* out = image.pixels.data() + 4 * (begin + k);
+                out[0] = c.r;
+                out[1] = c.g;
+                out[2] = c.b;
+                out[3] = c.a;
+            }
+        });
     return image;
 }
 
@@ -88,18 +103,21 @@ MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colorma
     // finite before masked).
     const float inverse = scale_max > 0.0f ? 1.0f / scale_max : 1.0f;
     Matrix values(weights.rows(), weights.cols());
-    for (Eigen::Index i = 0; i < weights.rows(); ++i) {
-        for (Eigen::Index j = 0; j < weights.cols(); ++j) {
-            const float w = weights(i, j);
-            if (!std::isfinite(w)) {
-                values(i, j) = loudest;
-            } else if (allowed && !(*allowed)(i, j)) {
-                values(i, j) = quietest;
-            } else {
-                values(i, j) = std::clamp(w * inverse, 0.0f, 1.0f);
-            }
-        }
-    }
+    parallel_ranges(weights.rows(), cell_work * static_cast<double>(weights.size()),
+                    [&](Eigen::Index first, Eigen::Index last) {
+                        for (Eigen::Index i = first; i < last; ++i) {
+                            for (Eigen::Index j = 0; j < weights.cols(); ++j) {
+                                const float w = weights(i, j);
+                                if (!std::isfinite(w)) {
+                                    values(i, j) = loudest;
+                                } else if (allowed && !(*allowed)(i, j)) {
+                                    values(i, j) = quietest;
+                                } else {
+                                    values(i, j) = std::clamp(w * inverse, 0.0f, 1.0f);
+                                }
+                            }
+                        }
+                    });
     MipLevels levels;
     if (values.size() == 0) {
         levels.push_back(colour(values, map));

@@ -198,7 +198,9 @@ void ModelSession::run_main(Snapshot& snapshot, const RunKey& key, const Request
     if (request.keeps.resumable && last_run_ && last_key_ && last_run_->maps_streamed == snapshot.maps_streamed)
         last = {&*last_key_, &last_run_->options, &last_run_->trace};
     ReusePlan plan = plan_reuse(last, key, options, snapshot.info.n_layers);
-    if (snapshot.maps_streamed) plan.prefix_rows = 0;   // a streamed run computes every row
+    // A streamed run computes every row, and so does a model that cannot take them (whose
+    // head over every position is then left for after the maps, as for any whole run).
+    if (snapshot.maps_streamed || !snapshot.info.reuses_prefix) plan.prefix_rows = 0;
     apply_reuse(plan, last, options);
     if (plan.resume) snapshot.resumed_at = plan.resume_layer;
 
@@ -274,7 +276,8 @@ bool ModelSession::defers_logits(const Snapshot& snapshot, const Request& reques
     if (!control.on_maps || !request.variants.empty() || snapshot.maps_streamed) return false;
     if (!info.causal || info.classifier || info.n_outputs == 0) return false;
     if (options.last_logit_rows >= 0 || options.prefix_from != nullptr) return false;
-    return head_work(info, snapshot.input.embeddings.rows()) >= control.maps_first_above;
+    // The rows left for later, as publish_maps_first weighs them: all but the last.
+    return head_work(info, snapshot.input.embeddings.rows() - 1) >= control.maps_first_above;
 }
 
 void ModelSession::complete_logits(Snapshot& snapshot, const ComputeControl& control) const {

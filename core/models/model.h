@@ -37,6 +37,9 @@ struct ModelInfo {
     bool takes_image = false;
     bool causal = false;       // masks the future unless told otherwise
     bool classifier = false;   // logits are one row for the whole input ([1, labels]), not [T, V]
+    // A causal run given RunOptions::prefix_from takes those positions from it, computing the
+    // rest (false: it computes every row, as encoders and length-dependent rotary positions do).
+    bool reuses_prefix = false;
     // The logits' columns: V for a language-model head, the labels of a classifier; 0: no head.
     Eigen::Index n_outputs = 0;
     int image_size = 0;   // square input side in pixels (image models)

@@ -65,6 +65,13 @@ Matrix StackRun::joined(Kept ModelTrace::*member, Matrix computed) const {
 template Matrix StackRun::joined(Matrix ModelTrace::*, Matrix) const;
 template Matrix StackRun::joined(SharedMatrix ModelTrace::*, Matrix) const;
 
+bool stack_reuses_prefix(const Stack& stack) {
+    for (const Block& block : stack.blocks) {
+        if (block.attention.rotary.active() && block.attention.rotary.depends_on_length()) return false;
+    }
+    return true;
+}
+
 namespace {
 
 // What differs per layer: its disabled heads, its detail, its window (narrowing the run's mask).
@@ -124,22 +131,12 @@ Eigen::Index resume(const std::string& model, const Stack& stack, const RunOptio
     return l;
 }
 
-// Dynamic NTK and LongRoPE turn every position by angles that depend on the sequence's
-// length, so a longer run's first rows differ from a kept shorter run's: such a stack
-// computes every row (reusing none is always exact).
-bool rotation_depends_on_length(const Stack& stack) {
-    for (const Block& block : stack.blocks) {
-        if (block.attention.rotary.active() && block.attention.rotary.depends_on_length()) return true;
-    }
-    return false;
-}
-
 // RunOptions::prefix_from, where it applies: the p rows of every layer that come from the
 // kept run, only the later positions computed, their queries against every key. A whole
 // run reuses none: 0.
 Eigen::Index reused_prefix_rows(const std::string& model, const Stack& stack, const RunOptions& options,
                                 const OptionalMask& mask, Eigen::Index T) {
-    if (options.prefix_from == nullptr || rotation_depends_on_length(stack)) return 0;
+    if (options.prefix_from == nullptr || !stack_reuses_prefix(stack)) return 0;
     check_prefix_reuse(model, stack.n_layers(), options, mask, T);
     return options.prefix_rows;
 }

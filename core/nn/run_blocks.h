@@ -42,6 +42,12 @@ struct StackRun {
     Matrix joined(Kept ModelTrace::*member, Matrix computed) const;
 };
 
+// Whether a run of `stack` takes a kept run's first rows as they are (RunOptions::prefix_from).
+// Not where the rotary positions are turned by angles that depend on the sequence's length
+// (dynamic NTK, LongRoPE): a longer run's first rows differ from a kept shorter run's, so
+// such a stack computes every row (reusing none is always exact).
+bool stack_reuses_prefix(const Stack& stack);
+
 // Runs x [T, E] through every block as `options` ask, under the run's mask: the family's
 // own (spec.causal) or the one options.causal asks for, ANDed with options.keep; each
 // block's window narrows it. `model` names the model in errors. `last_mlp_rows` >= 0: the

@@ -191,6 +191,31 @@ TEST_CASE("session: a decoder's head waits for the maps on a whole run, not on t
     CHECK(whole->trace.logits.rows() == whole->trace.hidden.rows());
 }
 
+TEST_CASE("session: a model that computes every row of typed text leaves its head for after the maps too") {
+    // Dynamic NTK turns every position by angles that depend on the length: the model
+    // takes no kept positions (ModelInfo::reuses_prefix), so its typed run is a whole run.
+    Request r;
+    r.model.name = HEADSCOPE_SOURCE_DIR;   // appended: GCC 12 mis-warns on a literal + std::string
+    r.model.name += "/tests/checkpoints/llama_tiny_dynamic";
+    r.input.ids_typed = true;
+    r.input.text = "5, 42, 79, 116, 153, 190, 27, 64, 101";
+    ModelSession session = session_on(r.model);
+    REQUIRE_FALSE(session.model()->info().reuses_prefix);
+    std::vector<std::shared_ptr<const Snapshot>> early;
+    ComputeControl control;
+    control.on_maps = [&](std::shared_ptr<const Snapshot> maps) { early.push_back(std::move(maps)); };
+    control.maps_first_above = 0.0;
+    (void)session.compute(r, 1, control);
+    r.input.text += ", 138";
+    const auto typed = session.compute(r, 2, control);
+    REQUIRE(early.size() == 2);
+    CHECK(typed->reused_positions == 0);
+    CHECK(early[1]->trace.logits.rows() == 1);   // the last row, with the maps
+    CHECK(typed->trace.logits.rows() == 10);
+    ModelSession plain = session_on(r.model);
+    CHECK(typed->trace.logits.get() == plain.compute(r, 1)->trace.logits.get());
+}
+
 TEST_CASE("session: a request that comes while the head's rows are still to compute stops them") {
     Request r = story_request();
     ModelSession session = session_on(r.model);

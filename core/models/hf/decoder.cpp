@@ -243,6 +243,7 @@ void HfDecoderModel::describe(const std::string& folder, const std::string& head
     info_.takes_text = true;
     info_.reads_ids_only = !tokens_->has_tokenizer();
     info_.causal = true;
+    info_.reuses_prefix = stack_reuses_prefix(weights_.stack);
     info_.n_outputs = c.vocab_size;
     info_.n_parameters = count_bound([&](auto& b) { bind_tensors(std::as_const(weights_), c, family_.names, b); });
     info_.warnings = table.warnings();

@@ -395,6 +395,7 @@ private:
         info_.max_tokens = config_.max_tokens;
         info_.takes_text = true;
         info_.causal = true;
+        info_.reuses_prefix = stack_reuses_prefix(stack_);
         stack_.spec.causal = true;
         info_.settings["arch"] = "modern";
         info_.settings["init"] = "random";

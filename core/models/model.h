@@ -38,7 +38,8 @@ struct ModelInfo {
     bool causal = false;       // masks the future unless told otherwise
     bool classifier = false;   // logits are one row for the whole input ([1, labels]), not [T, V]
     // A causal run given RunOptions::prefix_from takes those positions from it, computing the
-    // rest (false: it computes every row, as encoders and length-dependent rotary positions do).
+    // rest (false: it computes every row, as the checkpoint encoders and length-dependent
+    // rotary positions do).
     bool reuses_prefix = false;
     // The logits' columns: V for a language-model head, the labels of a classifier; 0: no head.
     Eigen::Index n_outputs = 0;

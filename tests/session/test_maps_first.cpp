@@ -214,6 +214,17 @@ TEST_CASE("session: a model that computes every row of typed text leaves its hea
     CHECK(typed->trace.logits.rows() == 10);
     ModelSession plain = session_on(r.model);
     CHECK(typed->trace.logits.get() == plain.compute(r, 1)->trace.logits.get());
+
+    // A stack without such positions reuses them, the demo encoder too once made causal.
+    Request toy;
+    toy.model.name = "builtin:toy-text";
+    toy.causal = true;
+    toy.input.text = "the cat sat on the mat";
+    ModelSession toy_session = session_on(toy.model);
+    CHECK(toy_session.model()->info().reuses_prefix);
+    (void)toy_session.compute(toy, 1);
+    toy.input.text += " again";
+    CHECK(toy_session.compute(toy, 2)->reused_positions == 6);
 }
 
 TEST_CASE("session: a request that comes while the head's rows are still to compute stops them") {

@@ -22,17 +22,19 @@ namespace {
 constexpr Eigen::Index background_cells = 256 * 256;
 
 // A map's texture levels under the colour map and scale.
-MipLevels weights_levels(const Matrix& weights, const Mask* allowed, Colormap map, HeatScale scale) {
+MipLevels weights_levels(const Matrix& weights, const Mask* allowed, Colormap map, HeatScale scale,
+                         LevelThreads threads = LevelThreads::calling) {
     switch (scale) {
-    case HeatScale::per_head: return heatmap_mip_levels(weights, allowed, map, std::max(weights.maxCoeff(), 1e-12f));
+    case HeatScale::per_head:
+        return heatmap_mip_levels(weights, allowed, map, std::max(weights.maxCoeff(), 1e-12f), threads);
     case HeatScale::log: {
         // log(1 + 999 w) / log(1000): 0 -> 0, 0.001 -> 0.1, 1 -> 1.
         const Matrix lifted = weights.unaryExpr([](float w) { return std::log1p(999.0f * w) / std::log(1000.0f); });
-        return heatmap_mip_levels(lifted, allowed, map, 1.0f);
+        return heatmap_mip_levels(lifted, allowed, map, 1.0f, threads);
     }
     case HeatScale::shared: break;
     }
-    return heatmap_mip_levels(weights, allowed, map, 1.0f);
+    return heatmap_mip_levels(weights, allowed, map, 1.0f, threads);
 }
 
 }   // namespace
@@ -117,7 +119,8 @@ const HeatmapTexture& ViewContext::weights_texture(const std::string& key, const
                 scale = state_.scale]() mutable {
             const std::shared_ptr<const Matrix> held_map = std::move(map);
             const std::shared_ptr<const Mask> held_mask = std::move(allowed);
-            return weights_levels(*held_map, held_mask.get(), colormap, scale);
+            // Off the window's thread: the levels may use every core (the window waits for them).
+            return weights_levels(*held_map, held_mask.get(), colormap, scale, LevelThreads::every_core);
         };
     });
 }

@@ -43,7 +43,15 @@ Matrix mip_max_pool(const Matrix& values);
 // farthest from its middle 0.5 wins, so strong negatives survive too) and each level
 // coloured through the colour map. A texel is drawn masked only when every cell under
 // it is masked, and in the not-finite colour when any cell under it is not finite.
-MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colormap map, float scale_max = 1.0f);
+//
+// `threads`: on the calling thread, or on every core (parallel_ranges) for a big map: the
+// choice of a map's background builder (the window waits for a 1,000 x 1,000 map's levels
+// after each typed character; TexturePool::get_in_background also runs it in the frame when
+// the map has no texture yet, and the frame waits for it then), not of a frame's own
+// textures, whose extra threads would take the cores from the worker (at idle priority).
+enum class LevelThreads { calling, every_core };
+MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colormap map, float scale_max = 1.0f,
+                             LevelThreads threads = LevelThreads::calling);
 
 // Signed values placed on a diverging map's [0, 1]: 0 at 0.5, the largest finite |value|
 // (or `least_bound`, if larger) at either end; values not finite are kept as they are.

@@ -133,6 +133,7 @@ protected:
             stack_.blocks.push_back(std::move(block));
         }
         final_norm_ = toy::unit_norm(config_.width);
+        info_.reuses_prefix = stack_reuses_prefix(stack_);   // when a run is made causal (--causal, C)
     }
 
     // The blocks' tensors, as tools/demo_reference.py reads them (after the model's own).

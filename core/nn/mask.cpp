@@ -45,4 +45,21 @@ OptionalMask mask_and(const OptionalMask& a, const OptionalMask& b) {
     return Mask(*a && *b);
 }
 
+bool masks_agree(const Mask& a, const Mask& b, Eigen::Index rows, Eigen::Index cols) {
+    for (Eigen::Index i = 0; i < rows; ++i) {
+        const bool* row_a = a.data() + i * a.cols();
+        if (!std::equal(row_a, row_a + cols, b.data() + i * b.cols())) return false;
+    }
+    return true;
+}
+
+bool mask_allows_any(const Mask& mask, Eigen::Index first_row, Eigen::Index rows, Eigen::Index first_col,
+                     Eigen::Index cols) {
+    for (Eigen::Index i = first_row; i < first_row + rows; ++i) {
+        const bool* row = mask.data() + i * mask.cols() + first_col;
+        if (std::find(row, row + cols, true) != row + cols) return true;
+    }
+    return false;
+}
+
 }   // namespace headscope

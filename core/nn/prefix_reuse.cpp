@@ -1,6 +1,7 @@
 #include "core/nn/prefix_reuse.h"
 
 #include "core/base/error.h"
+#include "core/nn/mask.h"
 #include "core/tensor/memory_reuse.h"
 #include "core/tensor/parallel.h"
 
@@ -46,12 +47,12 @@ void check_prefix_reuse(const std::string& model, Eigen::Index n_layers, const R
     if (!mask) {
         throw Error(who + "without a causal mask every position sees the changed ones");
     }
-    if (mask->topRightCorner(p, T - p).any()) {
+    if (mask_allows_any(*mask, 0, p, p, T - p)) {
         throw Error(who + "a position before " + std::to_string(p) +
                     " sees a later one (the mask is not causal there)");
     }
     const bool kept_mask_fits =
-        kept->mask && kept->mask->rows() >= p && (kept->mask->topLeftCorner(p, p) == mask->topLeftCorner(p, p)).all();
+        kept->mask && kept->mask->rows() >= p && kept->mask->cols() >= p && masks_agree(*kept->mask, *mask, p, p);
     if (!kept_mask_fits) throw Error(who + "the kept run had another attention mask");
 }
 

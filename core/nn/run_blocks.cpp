@@ -1,6 +1,7 @@
 #include "core/nn/run_blocks.h"
 
 #include "core/base/error.h"
+#include "core/nn/mask.h"
 #include "core/nn/prefix_reuse.h"
 
 #include <algorithm>
@@ -111,7 +112,7 @@ Eigen::Index resume(const std::string& model, const Stack& stack, const RunOptio
     const OptionalMask& mask = run.trace.mask;
     const bool same_mask = from->mask.has_value() == mask.has_value() &&
                            (!mask || (from->mask->rows() == mask->rows() && from->mask->cols() == mask->cols() &&
-                                      (*from->mask == *mask).all()));
+                                      masks_agree(*from->mask, *mask, mask->rows(), mask->cols())));
     if (!same_mask) throw Error(model + ": the run to resume from had another attention mask");
     for (Eigen::Index copied = 0; copied < l; ++copied) {
         const AttentionTrace& layer = from->layers[static_cast<std::size_t>(copied)];

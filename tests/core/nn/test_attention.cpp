@@ -257,6 +257,25 @@ TEST_CASE("shape errors are headscope::Error with both shapes named") {
     CHECK_THROWS_AS(attention_forward(w, Matrix(0, 8)), Error);
 }
 
+TEST_CASE("masks compared and searched a row at a time: corners of different sizes, one cell apart") {
+    const Mask small = mask_causal(3, 3);
+    Mask big = mask_causal(5, 6);
+    CHECK(masks_agree(small, big, 3, 3));   // a causal mask's corner is the smaller causal mask
+    CHECK(masks_agree(big, small, 2, 3));
+    big(2, 1) = false;
+    CHECK_FALSE(masks_agree(small, big, 3, 3));
+    CHECK(masks_agree(small, big, 2, 3));   // the changed cell outside the rows compared
+    CHECK(masks_agree(small, big, 3, 1));   // ... or outside the columns
+    // Above the diagonal a causal mask allows nothing; one cell allowed there is found.
+    CHECK_FALSE(mask_allows_any(big, 0, 4, 4, 2));
+    CHECK_FALSE(mask_allows_any(big, 1, 2, 3, 3));
+    big(3, 5) = true;
+    CHECK(mask_allows_any(big, 0, 4, 4, 2));
+    CHECK_FALSE(mask_allows_any(big, 0, 3, 4, 2));   // row 3 not searched
+    CHECK_FALSE(mask_allows_any(big, 0, 4, 4, 1));   // column 5 not searched
+    CHECK(mask_allows_any(big, 4, 1, 0, 1));
+}
+
 TEST_CASE("padding mask: padded keys get weight 0 in every row, and compose with causal") {
     const bool valid[] = {true, true, false, true};
     const Mask padding = mask_padding(3, valid);

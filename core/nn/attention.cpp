@@ -12,6 +12,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace headscope {
@@ -436,11 +437,18 @@ struct Unrotated {
     Matrix k;   // [Tk or Tn, Dkv]: the keys computed in this call
 };
 
+// Keys and values a caller assembled for one call (kept rows and new): the trace takes
+// them, rather than a copy, where it keeps them (a typed token's run keeps every layer's).
+struct OwnKeysValues {
+    Matrix* keys = nullptr;
+    Matrix* values = nullptr;
+};
+
 // The heads, from the projected q [Tq, D], k and v [Tk, D]; x_q is the queries' input
 // (kept with TraceDetail::all_stages, with `unrotated` when the weights rotate).
 AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, const ConstMatrixRef& q,
                       const ConstMatrixRef& k, const ConstMatrixRef& v, const AttentionOptions& options,
-                      const Unrotated& unrotated = {}) {
+                      const Unrotated& unrotated = {}, OwnKeysValues own = {}) {
     const HeadsPlan plan = make_plan(w, q, k, v, options);
     const bool streamed = options.on_map && !plan.all_stages;
     AttentionTrace trace = allocated_trace(plan, x_q, q.rows(), k.rows(), streamed);
@@ -463,9 +471,17 @@ AttentionTrace attend(const AttentionWeights& w, const ConstMatrixRef& x_q, cons
         }
     }
     if (streamed) trace.queries = q;
-    if (options.keep_keys_values || streamed) trace.keys = k;
-    if (options.keep_keys_values) trace.values = v;
     trace.output = linear_forward(w.out, trace.concat);
+    // Last: `k` and `v` may view the matrices moved here.
+    const auto keep = [](Matrix& kept, const ConstMatrixRef& used, Matrix* own) {
+        if (own != nullptr) {
+            kept = std::move(*own);
+        } else {
+            kept = used;
+        }
+    };
+    if (options.keep_keys_values || streamed) keep(trace.keys, k, own.keys);
+    if (options.keep_keys_values) keep(trace.values, v, own.values);
     return trace;
 }
 
@@ -578,7 +594,7 @@ AttentionTrace attention_forward_after(const AttentionWeights& w, const ConstMat
     Matrix v(p + Tn, D);
     v.topRows(p) = kept_values.topRows(p);
     v.bottomRows(Tn) = now.values();
-    return attend(w, x_new, now.queries(), k, v, options, unrotated);
+    return attend(w, x_new, now.queries(), k, v, options, unrotated, {&k, &v});
 }
 
 AttentionTrace attention_forward(const AttentionWeights& weights, const ConstMatrixRef& x,

@@ -2,6 +2,7 @@
 
 #include "core/analysis/head_summary.h"
 #include "core/base/error.h"
+#include "core/nn/prefix_reuse.h"
 #include "core/tensor/parallel.h"
 
 #include <algorithm>
@@ -87,6 +88,13 @@ Eigen::Index deferred_logit_rows(const Snapshot& snapshot) {
 // units of ComputeControl::maps_first_above: about 2 x 64 flops to a measured map cell.
 double head_work(const ModelInfo& info, Eigen::Index rows) {
     return static_cast<double>(rows) * static_cast<double>(info.n_outputs) * static_cast<double>(info.width) / 64.0;
+}
+
+// The head's rows left for after the maps, `rows` of them, of which the first `reused` are
+// the last run's (copied: a value copied counted as a map cell measured, both one pass
+// over memory) and the others computed.
+double deferred_head_work(const ModelInfo& info, Eigen::Index rows, Eigen::Index reused) {
+    return head_work(info, rows - reused) + static_cast<double>(reused) * static_cast<double>(info.n_outputs);
 }
 
 }   // namespace
@@ -180,7 +188,9 @@ void ModelSession::publish_maps_first(std::shared_ptr<Snapshot>& snapshot, const
     const double compared = run.intact ? static_cast<double>(run.trace.logits.size() != 0 ? run.trace.logits.size()
                                                                                           : run.trace.hidden.size())
                                        : 0.0;
-    const double work = cells + 1.5 * compared + head_work(run.info, deferred_logit_rows(run));
+    const Eigen::Index deferred = deferred_logit_rows(run);
+    const double work =
+        cells + 1.5 * compared + deferred_head_work(run.info, deferred, std::min(deferred, run.reused_positions));
     if (work == 0.0 || work < control.maps_first_above) return;   // nothing left, or little
     // Moved, not copied, on the way to the screen; the numbers then go into a copy.
     auto maps = std::make_shared<Snapshot>(std::move(*snapshot));
@@ -270,32 +280,41 @@ bool ModelSession::defers_logits(const Snapshot& snapshot, const Request& reques
     // A decoder's head over every position is a product as big as a few layers at T =
     // 1,000 (T x E x V): where the maps go up first, they need not wait for it. The last
     // row, the one the predictions show, comes with them; any other a view asks for before
-    // the rest is computed from the final hidden state (Snapshot::logits_row). Not for a
-    // run that reuses the positions of the last: its head computes the new rows only.
+    // the rest is computed from the final hidden state (Snapshot::logits_row). A run that
+    // reuses the positions of the last leaves their rows too: copied, they are still GPT-2's
+    // 200 MB at T = 1,000, a tenth of a typed token's run.
     const ModelInfo& info = snapshot.info;
     if (!control.on_maps || !request.variants.empty() || snapshot.maps_streamed) return false;
     if (!info.causal || info.classifier || info.n_outputs == 0) return false;
-    if (options.last_logit_rows >= 0 || options.prefix_from != nullptr) return false;
+    if (options.last_logit_rows >= 0) return false;
     // The rows left for later, as publish_maps_first weighs them: all but the last.
-    return head_work(info, snapshot.input.embeddings.rows() - 1) >= control.maps_first_above;
+    const Eigen::Index rows = snapshot.input.embeddings.rows() - 1;
+    const Eigen::Index reused = options.prefix_from != nullptr ? std::min(options.prefix_rows, rows) : 0;
+    return deferred_head_work(info, rows, reused) >= control.maps_first_above;
 }
 
 void ModelSession::complete_logits(Snapshot& snapshot, const ComputeControl& control) const {
     const Eigen::Index left = deferred_logit_rows(snapshot);
     if (left == 0) return;
     const ModelTrace& trace = snapshot.trace;
+    // The positions the run took from the last one have its rows, as the model's own
+    // run would have copied them (where that run kept every row).
+    const ModelTrace* before = last_run_ ? &last_run_->trace : nullptr;
+    const bool before_whole = before != nullptr && before->logits.rows() == before->hidden.rows();
+    const Eigen::Index copied = before_whole ? std::min({snapshot.reused_positions, left, before->logits.rows()}) : 0;
     const Eigen::Index kept = trace.logits.rows();
-    Matrix logits(left + kept, trace.logits.cols());
-    logits.bottomRows(kept) = trace.logits.get();
+    Matrix computed(left - copied + kept, trace.logits.cols());   // rows `copied` on
+    computed.bottomRows(kept) = trace.logits.get();
     // A block of rows at a time: no second [T, V] beside the first, and each block's
     // product still big enough to run at full speed.
     constexpr Eigen::Index block_rows = 256;
-    for (Eigen::Index first = 0; first < left; first += block_rows) {
+    for (Eigen::Index first = copied; first < left; first += block_rows) {
         if (cancelled(control)) throw ComputeCancelled();
         const Eigen::Index n = std::min(block_rows, left - first);
-        logits.middleRows(first, n) = model_->logits_rows(trace, first, n);
+        computed.middleRows(first - copied, n) = model_->logits_rows(trace, first, n);
     }
-    snapshot.trace.logits = std::move(logits);
+    if (cancelled(control)) throw ComputeCancelled();
+    snapshot.trace.logits = copied > 0 ? stack_rows(before->logits.get(), copied, computed) : std::move(computed);
 }
 
 void ModelSession::label_outputs(Snapshot& snapshot) {

@@ -99,8 +99,9 @@ private:
     // long enough to see.
     bool defers_logits(const Snapshot& snapshot, const Request& request, const RunOptions& options,
                        const ComputeControl& control) const;
-    // The logits rows a run left for after its maps (defers_logits), computed from its
-    // final hidden state: after it, the trace holds every row, as a run that kept them.
+    // The logits rows a run left for after its maps (defers_logits): the positions it
+    // reused, the last run's rows; the others computed from its final hidden state. After
+    // it, the trace holds every row, as a run that kept them.
     void complete_logits(Snapshot& snapshot, const ComputeControl& control) const;
     // The metrics of the layers a resumed run took from the last run, copied from it.
     void reuse_metrics(Snapshot& snapshot) const;

@@ -47,6 +47,11 @@ void check_prefix_reuse(const std::string& model, Eigen::Index n_layers, const R
     if (!mask) {
         throw Error(who + "without a causal mask every position sees the changed ones");
     }
+    if (mask->rows() != T || mask->cols() != T) {
+        throw Error(who + "the attention mask is [" + std::to_string(mask->rows()) + ", " +
+                    std::to_string(mask->cols()) + "], expected [" + std::to_string(T) + ", " + std::to_string(T) +
+                    "]");
+    }
     if (mask_allows_any(*mask, 0, p, p, T - p)) {
         throw Error(who + "a position before " + std::to_string(p) +
                     " sees a later one (the mask is not causal there)");

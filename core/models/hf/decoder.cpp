@@ -325,6 +325,13 @@ ModelInput HfDecoderModel::encode_ids_after(std::span<const std::int64_t> ids, c
 
 ModelTrace HfDecoderModel::forward(const ModelInput& input, const RunOptions& options) const {
     mapped_.check();
+    // Every row's logits are joined from the kept run's: it must hold one per position.
+    const ModelTrace* kept = options.prefix_from;
+    if (kept != nullptr && options.last_logit_rows < 0 && kept->logits.rows() != kept->hidden.rows()) {
+        throw Error(info_.name + ": cannot reuse the unchanged start of the input: the kept run kept the logits of " +
+                    std::to_string(kept->logits.rows()) + " of its " + std::to_string(kept->hidden.rows()) +
+                    " positions (RunOptions::last_logit_rows), and this run asks for every row");
+    }
     StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, options);
     run.trace.hidden = run.joined(&ModelTrace::hidden, norm_forward(weights_.final_norm, run.x));
     if (options.last_logit_rows >= 0) {

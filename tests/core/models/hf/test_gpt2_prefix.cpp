@@ -115,4 +115,22 @@ TEST_CASE("GPT-2: a prefix that cannot be reused is refused in one line") {
     keep_mask(1, 0) = false;   // a different mask over the kept rows
     reuse.keep = keep_mask;
     CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("another attention mask"), Error);
+    // A custom mask of another size, with no causal one to meet it first.
+    reuse.causal = false;
+    reuse.keep = Mask::Constant(3, 3, true);
+    CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("expected [4, 4]"), Error);
+    reuse.causal.reset();
+    reuse.keep.reset();
+    // A kept run with the logits of its last row only (or none): its row 0 is position 3's.
+    for (const Eigen::Index kept_rows : {Eigen::Index{1}, Eigen::Index{0}}) {
+        RunOptions last_rows = keep;
+        last_rows.last_logit_rows = kept_rows;
+        const ModelTrace few_logits = model->forward(input, last_rows);
+        reuse.prefix_from = &few_logits;
+        reuse.prefix_rows = 1;
+        CHECK_THROWS_WITH_AS(model->forward(input, reuse), doctest::Contains("asks for every row"), Error);
+        RunOptions last_only = reuse;   // a run that wants its own last row only takes them
+        last_only.last_logit_rows = 1;
+        CHECK(model->forward(input, last_only).logits.get().isApprox(kept.logits.get().bottomRows(1), 1e-5f));
+    }
 }

@@ -24,8 +24,8 @@ void check_prefix_reuse(const std::string& model, Eigen::Index n_layers, const R
         throw Error(who + std::to_string(p) + " unchanged positions of " + std::to_string(T) + " (expected 1.." +
                     std::to_string(T - 1) + ")");
     }
-    if (static_cast<Eigen::Index>(kept->layers.size()) != n_layers || kept->hidden.rows() < p ||
-        (kept->logits.size() != 0 && kept->logits.rows() < p)) {
+    // (The logits are checked where they are joined: HfDecoderModel::forward.)
+    if (static_cast<Eigen::Index>(kept->layers.size()) != n_layers || kept->hidden.rows() < p) {
         throw Error(who + "the kept run does not cover those positions");
     }
     for (const AttentionTrace& layer : kept->layers) {

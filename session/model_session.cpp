@@ -281,8 +281,8 @@ bool ModelSession::defers_logits(const Snapshot& snapshot, const Request& reques
     // 1,000 (T x E x V): where the maps go up first, they need not wait for it. The last
     // row, the one the predictions show, comes with them; any other a view asks for before
     // the rest is computed from the final hidden state (Snapshot::logits_row). A run that
-    // reuses the positions of the last leaves their rows too: copied, they are still GPT-2's
-    // 200 MB at T = 1,000, a tenth of a typed token's run.
+    // reuses the positions of the last leaves their rows too: copied, they are still [T, V]
+    // (GPT-2's 200 MB at T = 1,000), a pass over memory the maps need not wait for.
     const ModelInfo& info = snapshot.info;
     if (!control.on_maps || !request.variants.empty() || snapshot.maps_streamed) return false;
     if (!info.causal || info.classifier || info.n_outputs == 0) return false;

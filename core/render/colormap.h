@@ -27,6 +27,10 @@ Rgba8 colormap_lookup(Colormap map, float t);
 // the same colours, with the map chosen once instead of per cell (a 1024 x 1024
 // heatmap's texture is 1.4 M lookups).
 void colormap_lookup_many(Colormap map, std::span<const float> values, std::uint8_t* rgba);
+// As colormap_lookup_many, but +infinity is drawn in not_finite_colour and -infinity in
+// masked_colour: a heatmap's cells marked as such before they are coloured (the window's
+// texture levels), coloured in the same pass as the rest.
+void colormap_lookup_marked(Colormap map, std::span<const float> values, std::uint8_t* rgba);
 
 // Drawn where a mask forbids the pair: a neutral grey no colour map produces at any
 // level, so "masked" never reads as "weight 0".

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 using namespace headscope;
@@ -46,8 +47,19 @@ TEST_CASE("colour maps match matplotlib's at the ends and the middle") {
 TEST_CASE("colour maps: the many-cell lookup gives each cell's colour, bytes round half away from zero") {
     std::vector<float> values;
     for (int k = -2000; k <= 22000; ++k) values.push_back(static_cast<float>(k) / 20000.0f);   // -0.1 .. 1.1
-    for (float special : {std::nanf(""), INFINITY, -INFINITY, 0.5f, 127.5f / 255.0f, 1.0f - 1e-7f})
+    for (float special : {std::nanf(""), INFINITY, -INFINITY, 0.5f, 127.5f / 255.0f, 1.0f - 1e-7f, -0.0f})
         values.push_back(special);
+    // Each table entry's edge and a float either side (where the index and the shares
+    // change), then values scattered over [0, 1], in an order that mixes the specials into
+    // runs of eight (the lookup takes eight cells at a time).
+    for (int entry = 0; entry <= 255; ++entry) {
+        const float edge = static_cast<float>(entry) / 255.0f;
+        values.insert(values.end(), {std::nextafter(edge, -1.0f), edge, std::nextafter(edge, 2.0f)});
+    }
+    std::mt19937 random(7);
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    for (int k = 0; k < 50000; ++k) values.push_back(unit(random));
+    std::shuffle(values.begin() + 24001, values.end(), random);
     for (Colormap map : {Colormap::viridis, Colormap::magma, Colormap::cividis, Colormap::greys, Colormap::coolwarm}) {
         std::vector<std::uint8_t> rgba(values.size() * 4);
         colormap_lookup_many(map, values, rgba.data());
@@ -65,6 +77,35 @@ TEST_CASE("colour maps: the many-cell lookup gives each cell's colour, bytes rou
             static_cast<std::uint8_t>(std::lround(std::clamp(1.0f - std::clamp(t, 0.0f, 1.0f), 0.0f, 1.0f) * 255.0f));
         INFO("t " << t);
         REQUIRE(colormap_lookup(Colormap::greys, t) == Rgba8{v, v, v, 255});
+    }
+}
+
+TEST_CASE("colour maps: the marked lookup draws +inf as not finite and -inf as masked, the rest as the plain one") {
+    // Runs of eight with a mark at each place, and a tail shorter than eight.
+    std::vector<float> values;
+    for (int k = 0; k < 8 * 10 + 5; ++k) values.push_back(static_cast<float>(k % 17) / 16.0f);
+    for (std::size_t k = 0; k < values.size(); k += 9) values[k] = INFINITY;
+    for (std::size_t k = 4; k < values.size(); k += 7) values[k] = -INFINITY;
+    values[values.size() - 2] = -INFINITY;
+    values[values.size() - 1] = std::nanf("");
+    for (Colormap map : {Colormap::viridis, Colormap::greys, Colormap::coolwarm}) {
+        std::vector<std::uint8_t> marked(values.size() * 4);
+        std::vector<std::uint8_t> plain(values.size() * 4);
+        colormap_lookup_marked(map, values, marked.data());
+        colormap_lookup_many(map, values, plain.data());
+        for (std::size_t k = 0; k < values.size(); ++k) {
+            const Rgba8 got{marked[4 * k], marked[4 * k + 1], marked[4 * k + 2], marked[4 * k + 3]};
+            const Rgba8 as_plain{plain[4 * k], plain[4 * k + 1], plain[4 * k + 2], plain[4 * k + 3]};
+            INFO(colormap_name(map) << " cell " << k << " value " << values[k]);
+            if (values[k] == INFINITY || std::isnan(values[k])) {
+                CHECK(got == not_finite_colour);
+            } else if (values[k] == -INFINITY) {
+                CHECK(got == masked_colour);
+                CHECK(as_plain == colormap_lookup(map, 0.0f));   // the plain lookup clamps it
+            } else {
+                CHECK(got == as_plain);
+            }
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <span>
+#include <vector>
 
 namespace headscope::ui {
 
@@ -26,12 +27,16 @@ Matrix pool_by(const Matrix& values, Rank rank, LevelThreads threads = LevelThre
     const int next_rows = mip_next_size(rows);
     const int next_cols = mip_next_size(cols);
     Matrix out(next_rows, next_cols);
+    // The columns' footprints once, not once per row (two divisions per texel otherwise).
+    std::vector<MipFootprint> column_footprints(static_cast<std::size_t>(next_cols));
+    for (int j = 0; j < next_cols; ++j)
+        column_footprints[static_cast<std::size_t>(j)] = mip_footprint(j, cols, next_cols);
     parallel_ranges(next_rows, cell_work(threads) * static_cast<double>(values.size()),
                     [&](Eigen::Index first, Eigen::Index last) {
                         for (auto i = static_cast<int>(first); i < static_cast<int>(last); ++i) {
                             const MipFootprint r = mip_footprint(i, rows, next_rows);
                             for (int j = 0; j < next_cols; ++j) {
-                                const MipFootprint c = mip_footprint(j, cols, next_cols);
+                                const MipFootprint c = column_footprints[static_cast<std::size_t>(j)];
                                 float best = values(r.first, c.first);
                                 float best_rank = rank(best);
                                 for (int y = r.first; y <= r.last; ++y) {
@@ -57,30 +62,25 @@ constexpr auto rank_sequential = [](float v) { return v; };
 // coolwarm: 0.5 is "no difference"; both ends are strong. The sentinels keep their order.
 constexpr auto rank_diverging = [](float v) { return std::isinf(v) ? v : std::abs(v - 0.5f); };
 
-RgbaImage colour(const Matrix& values, Colormap map, LevelThreads threads) {
+RgbaImage blank_image(Eigen::Index rows, Eigen::Index cols) {
     RgbaImage image;
-    image.width = static_cast<int>(values.cols());
-    image.height = static_cast<int>(values.rows());
-    image.pixels.resize(static_cast<std::size_t>(values.size()) * 4);
-    // Each range of rows: its cells through the colour map in one pass, then the few
-    // sentinels painted over.
-    const auto width = static_cast<std::size_t>(values.cols());
+    image.width = static_cast<int>(cols);
+    image.height = static_cast<int>(rows);
+    image.pixels.resize(static_cast<std::size_t>(rows * cols) * 4);
+    return image;
+}
+
+// Rows [first, last) of `values` into `image`'s pixels: the sentinels as their marks.
+void colour_rows(const Matrix& values, Eigen::Index first, Eigen::Index last, Colormap map, RgbaImage& image) {
+    const auto begin = static_cast<std::size_t>(first * values.cols());
+    const std::span<const float> cells(values.data() + begin, static_cast<std::size_t>((last - first) * values.cols()));
+    colormap_lookup_marked(map, cells, image.pixels.data() + 4 * begin);
+}
+
+RgbaImage colour(const Matrix& values, Colormap map, LevelThreads threads) {
+    RgbaImage image = blank_image(values.rows(), values.cols());
     parallel_ranges(values.rows(), cell_work(threads) * static_cast<double>(values.size()),
-                    [&](Eigen::Index first, Eigen::Index last) {
-                        const auto begin = static_cast<std::size_t>(first) * width;
-                        const std::span<const float> cells(values.data() + begin,
-                                                           static_cast<std::size_t>(last - first) * width);
-                        colormap_lookup_many(map, cells, image.pixels.data() + 4 * begin);
-                        for (std::size_t k = 0; k < cells.size(); ++k) {
-                            if (!std::isinf(cells[k])) continue;
-                            const Rgba8 c = cells[k] == loudest ? not_finite_colour : masked_colour;
-                            std::uint8_t* out = image.pixels.data() + 4 * (begin + k);
-                            out[0] = c.r;
-                            out[1] = c.g;
-                            out[2] = c.b;
-                            out[3] = c.a;
-                        }
-                    });
+                    [&](Eigen::Index first, Eigen::Index last) { colour_rows(values, first, last, map, image); });
     return image;
 }
 
@@ -105,6 +105,10 @@ MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colorma
     // finite before masked).
     const float inverse = scale_max > 0.0f ? 1.0f / scale_max : 1.0f;
     Matrix values(weights.rows(), weights.cols());
+    MipLevels levels;
+    levels.push_back(blank_image(weights.rows(), weights.cols()));
+    if (values.size() == 0) return levels;
+    // Level 0 coloured a row at a time as its values are made, while they are in cache.
     parallel_ranges(weights.rows(), cell_work(threads) * static_cast<double>(weights.size()),
                     [&](Eigen::Index first, Eigen::Index last) {
                         for (Eigen::Index i = first; i < last; ++i) {
@@ -118,18 +122,13 @@ MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colorma
                                     values(i, j) = std::clamp(w * inverse, 0.0f, 1.0f);
                                 }
                             }
+                            colour_rows(values, i, i + 1, map, levels.front());
                         }
                     });
-    MipLevels levels;
-    if (values.size() == 0) {
-        levels.push_back(colour(values, map, threads));
-        return levels;
-    }
     const bool diverging = map == Colormap::coolwarm;
-    for (;;) {
-        levels.push_back(colour(values, map, threads));
-        if (values.rows() == 1 && values.cols() == 1) break;
+    while (values.rows() > 1 || values.cols() > 1) {
         values = diverging ? pool_by(values, rank_diverging, threads) : pool_by(values, rank_sequential, threads);
+        levels.push_back(colour(values, map, threads));
     }
     return levels;
 }

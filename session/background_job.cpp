@@ -1,6 +1,7 @@
 #include "session/background_job.h"
 
 #include "core/base/error.h"
+#include "session/idle_priority.h"
 
 #include <algorithm>
 #include <exception>
@@ -90,6 +91,10 @@ std::any BackgroundJobs::find(const std::string& key) const {
 }
 
 void BackgroundJobs::run() {
+    // Behind the window as the worker is: a view's job that starts with a new result (the
+    // Matrix view's hover score, a forward of the shown layer on both cores) otherwise took
+    // the cores from the frame that draws that result, and put it up 5-10 ms later.
+    compute_at_idle_priority();
     for (;;) {
         std::pair<std::string, Work> job;
         std::uint64_t epoch = 0;

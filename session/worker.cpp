@@ -1,8 +1,7 @@
 #include "session/worker.h"
 
 #include "core/base/error.h"
-
-#include <sched.h>
+#include "session/idle_priority.h"
 
 #include <exception>
 #include <new>
@@ -106,13 +105,7 @@ std::optional<ModelInfo> Worker::model_in_use_info() const {
 }
 
 void Worker::run() {
-    // Computing yields to drawing: the forward runs on every core (core/tensor/parallel.h), and
-    // the window must keep 30 fps meanwhile. SCHED_IDLE, not a nice value: a thread of the
-    // window that wakes preempts it at once, where nice 10 still let a frame wait behind
-    // it (docs/performance.md). The threads this one starts for a forward inherit the policy.
-    // The cost: other busy programs on the machine come first as well.
-    sched_param idle{};
-    (void)::sched_setscheduler(0, SCHED_IDLE, &idle);
+    compute_at_idle_priority();
     ModelSession session;
     while (std::optional<std::pair<std::uint64_t, Request>> job = next_job()) {
         const std::uint64_t generation = job->first;

@@ -3,12 +3,14 @@
 #include "core/base/error.h"
 #include "session/idle_priority.h"
 
+#include <algorithm>
 #include <exception>
 #include <new>
 
 namespace headscope::session {
 
-Worker::Worker(ModelLoader loader) : loader_(std::move(loader)), thread_([this] { run(); }) {}
+Worker::Worker(ModelLoader loader, std::chrono::milliseconds maps_wait)
+    : loader_(std::move(loader)), maps_wait_(maps_wait), thread_([this] { run(); }) {}
 
 Worker::~Worker() {
     {
@@ -252,8 +254,17 @@ void Worker::publish(Answer answer, std::shared_ptr<Snapshot> snapshot) {
     if (notify) notify();
 }
 
+void Worker::maps_on_screen(std::uint64_t generation) {
+    {
+        std::lock_guard lock(mutex_);
+        maps_on_screen_ = std::max(maps_on_screen_, generation);
+    }
+    wake_.notify_all();
+}
+
 void Worker::publish_maps(std::shared_ptr<const Snapshot> maps_only) {
     // The result goes up now; the request stays unanswered (busy) until its numbers are in.
+    const std::uint64_t generation = maps_only->generation;
     std::function<void()> notify;
     {
         std::lock_guard lock(mutex_);
@@ -263,6 +274,13 @@ void Worker::publish_maps(std::shared_ptr<const Snapshot> maps_only) {
         notify = on_answer_;
     }
     if (notify) notify();
+    // The numbers wait until the window has drawn the maps: its frame makes the shown map's
+    // texture levels then, and the numbers' first step (copying the kept rows' logits,
+    // hundreds of MB) took the memory bandwidth those need, idle priority or not
+    // (docs/performance.md). Not past a limit: a minimised window draws nothing, and a
+    // Worker may have no window at all.
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, maps_wait_, [&] { return stop_ || pending_.has_value() || maps_on_screen_ >= generation; });
 }
 
 void Worker::set_on_progress(std::function<void()> notify) {

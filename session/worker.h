@@ -15,6 +15,7 @@
 #include "session/snapshot.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -45,7 +46,11 @@ struct Answer {
 
 class Worker {
 public:
-    explicit Worker(ModelLoader loader = open_model_choice);
+    // How long a run's numbers wait at most for the window to draw its maps (publish_maps):
+    // the frame that draws them waits at most 100 ms for their texture (ui/app_window.cpp).
+    static constexpr std::chrono::milliseconds default_maps_wait{150};
+
+    explicit Worker(ModelLoader loader = open_model_choice, std::chrono::milliseconds maps_wait = default_maps_wait);
     ~Worker();
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
@@ -75,6 +80,9 @@ public:
     // 1024 tokens holds gigabytes, and giving them back to the kernel took the window's
     // thread a visible pause.
     void dispose(std::shared_ptr<const Snapshot> old);
+    // The window drew the maps of `generation` (a result whose numbers are pending): the
+    // worker, which waits for this after putting the maps up, goes on to the numbers.
+    void maps_on_screen(std::uint64_t generation);
     // The computation in progress (which run, layer k of L), if any.
     std::optional<ComputeProgress> computing() const;
     // Stops the computation in progress (no effect when none is): its request is answered
@@ -102,10 +110,12 @@ private:
     std::unique_ptr<Model> load(const ModelChoice& choice);
     static Answer failed(std::exception_ptr error, std::uint64_t generation, const ModelChoice& model, bool in_load);
     void publish(Answer answer, std::shared_ptr<Snapshot> snapshot);
-    // A long run's maps, before its numbers (ComputeControl::on_maps).
+    // A long run's maps, before its numbers (ComputeControl::on_maps); returns once the
+    // window drew them, or after maps_wait_, or when a newer request comes.
     void publish_maps(std::shared_ptr<const Snapshot> maps_only);
 
     const ModelLoader loader_;
+    const std::chrono::milliseconds maps_wait_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     std::optional<std::pair<std::uint64_t, Request>> pending_;
@@ -114,6 +124,7 @@ private:
     bool stop_ = false;
     std::uint64_t next_generation_ = 1;
     std::uint64_t answered_ = 0;
+    std::uint64_t maps_on_screen_ = 0;   // the generation whose maps the window drew last
     std::shared_ptr<const Snapshot> latest_;
     Answer answer_;
     std::optional<ModelChoice> model_in_use_;

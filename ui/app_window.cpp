@@ -507,6 +507,8 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     const bool in_gesture =
         io.WantTextInput || ImGui::IsMouseDown(ImGuiMouseButton_Left) || ImGui::IsMouseDown(ImGuiMouseButton_Right);
     history_.observe(state_.model, edits_of(state_), in_gesture, ImGui::GetTime());
+    // The worker waits with the numbers until the maps are drawn (Worker::maps_on_screen).
+    if (shown_ && shown_->numbers_pending && textures_.caught_up()) worker_.maps_on_screen(shown_->generation);
 }
 
 void AppWindow::draw_messages() {

@@ -309,6 +309,65 @@ TEST_CASE("worker: a long computation shows layer k of L, and Cancel or a newer 
     CHECK(worker.latest_answer().failure == Failure::none);
 }
 
+namespace {
+
+// The maps of `generation` once the worker put them up before their numbers (bounded at 30 s).
+std::shared_ptr<const Snapshot> maps_of(const Worker& worker, std::uint64_t generation) {
+    for (int i = 0; i < 3000; ++i) {
+        const std::shared_ptr<const Snapshot> latest = worker.latest();
+        if (latest && latest->generation == generation) return latest;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return nullptr;
+}
+
+// 1 layer x 2 heads at T = 4,000: the heads' metrics are work enough for the maps to come
+// first (ComputeControl::maps_first_above).
+Request long_fake_request(std::size_t length) { return fake_request("fake:a", std::string(length, 'a')); }
+
+}   // namespace
+
+TEST_CASE("worker: a long run's numbers wait for the window to draw its maps, then follow") {
+    FakeLoader fake;
+    // A wait with no limit a test could reach: the numbers come only once the window says so.
+    Worker worker(fake.loader(), std::chrono::minutes(10));
+    const auto generation = worker.submit(long_fake_request(4000));
+    const std::shared_ptr<const Snapshot> maps = maps_of(worker, generation);
+    REQUIRE(maps);
+    REQUIRE(maps->numbers_pending);
+    // Not drawn: the numbers (a few ms of metrics here) do not come.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    CHECK(worker.latest() == maps);
+    CHECK(worker.busy());
+    // Another generation's word is not this one's.
+    worker.maps_on_screen(generation - 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK(worker.latest() == maps);
+    worker.maps_on_screen(generation);
+    REQUIRE(wait_for(worker, generation));
+    const auto whole = worker.latest();
+    CHECK_FALSE(whole->numbers_pending);
+    CHECK(whole->metrics.size() == 2);
+    CHECK(whole->generation == generation);
+
+    // A newer request ends the wait: the one waiting is stopped, the newer one answered.
+    const auto waiting = worker.submit(long_fake_request(4001));
+    REQUIRE(maps_of(worker, waiting));
+    const auto newer = worker.submit(fake_request("fake:a", "abc"));
+    REQUIRE(wait_for(worker, newer));
+    CHECK(worker.latest()->generation == newer);
+    CHECK(worker.latest_answer().failure == Failure::none);
+}
+
+TEST_CASE("worker: with no window to draw them, a long run's numbers come after the wait's limit") {
+    FakeLoader fake;
+    Worker worker(fake.loader(), std::chrono::milliseconds(1));
+    const auto generation = worker.submit(long_fake_request(4000));
+    REQUIRE(wait_for(worker, generation));
+    CHECK_FALSE(worker.latest()->numbers_pending);
+    CHECK(worker.latest()->metrics.size() == 2);
+}
+
 TEST_CASE("worker: a request for another model stops a load in progress (the newest request wins)") {
     FakeLoader fake;
     Worker worker(fake.loader());

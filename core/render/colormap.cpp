@@ -26,7 +26,7 @@ std::uint32_t round_to_byte(float v) {
 }
 
 // r, g, b, a in memory order, as one 32-bit store.
-std::uint32_t packed(std::uint32_t r, std::uint32_t g, std::uint32_t b, std::uint32_t a) {
+constexpr std::uint32_t packed(std::uint32_t r, std::uint32_t g, std::uint32_t b, std::uint32_t a) {
     if constexpr (std::endian::native == std::endian::little) return r | g << 8 | b << 16 | a << 24;
     return r << 24 | g << 16 | b << 8 | a;
 }
@@ -75,10 +75,15 @@ std::uint32_t table_colour(const Channels& table, float t) {
     const float x = t * 255.0f;
     const auto i = static_cast<std::size_t>(std::min(x, 254.0f));
     const float f = x - static_cast<float>(i);
-    // One fused multiply-add, written out: a compiler may otherwise fuse either product,
-    // and the 8-cell path below must give the same bytes.
+    // Where the machine fuses multiply-adds, one written out: a compiler may otherwise fuse
+    // either product, and the 8-cell path below must give the same bytes. Elsewhere there is
+    // nothing to fuse, and std::fma would be a library call per channel.
     const auto channel = [&](const std::array<float, 256>& c) {
+#if defined(__FMA__)
         return round_to_byte(std::fma(c[i], 1.0f - f, c[i + 1] * f));
+#else
+        return round_to_byte(c[i] * (1.0f - f) + c[i + 1] * f);
+#endif
     };
     const std::uint32_t pixel = packed(channel(table.r), channel(table.g), channel(table.b), 255);
     return nan ? packed(not_finite_colour) : pixel;
@@ -92,9 +97,9 @@ std::uint32_t grey_colour(float t) {
     return nan ? packed(not_finite_colour) : packed(v, v, v, 255);
 }
 
-// The map chosen once per heatmap, then no call per cell: with the lround call gone, a
-// 1024 x 1024 map's texture levels take 12 ms instead of 27. colormap_lookup and
-// colormap_lookup_many both use table_colour and grey_colour, so they agree to the bit.
+// The map chosen once per heatmap, then no call per cell. colormap_lookup and the many-cell
+// lookups agree to the bit: both use table_colour and grey_colour, or (8 cells at a time,
+// below) the same arithmetic.
 template <typename Colour>
 void colour_each(std::span<const float> values, std::uint8_t* rgba, Colour colour) {
     for (std::size_t k = 0; k < values.size(); ++k) {
@@ -133,9 +138,12 @@ __m256i table_channel(__m256i low_pixels, __m256i high_pixels, int shift, __m256
     return _mm256_slli_epi32(_mm256_set_m128i(second, first), shift);
 }
 
-// A table's entries as packed pixels, for the gathers above.
-std::array<std::uint32_t, 256> packed_entries(const Channels& table) {
-    std::array<std::uint32_t, 256> pixels{};
+// A table's entries as packed pixels, for the gathers above: made once, at compile time
+// (the levels of a heatmap look a row up at a time).
+using PackedEntries = std::array<std::uint32_t, 256>;
+
+constexpr PackedEntries packed_entries(const Channels& table) {
+    PackedEntries pixels{};
     for (std::size_t i = 0; i < 256; ++i) {
         const auto byte = [](float v) { return static_cast<std::uint32_t>(v); };
         pixels[i] = packed(byte(table.r[i]), byte(table.g[i]), byte(table.b[i]), 255);
@@ -143,11 +151,23 @@ std::array<std::uint32_t, 256> packed_entries(const Channels& table) {
     return pixels;
 }
 
+constexpr PackedEntries viridis_entries = packed_entries(viridis_channels);
+constexpr PackedEntries magma_entries = packed_entries(magma_channels);
+constexpr PackedEntries cividis_entries = packed_entries(cividis_channels);
+constexpr PackedEntries coolwarm_entries = packed_entries(coolwarm_channels);
+
+const PackedEntries& entries_of(const Channels& table) {
+    if (&table == &magma_channels) return magma_entries;
+    if (&table == &cividis_channels) return cividis_entries;
+    if (&table == &coolwarm_channels) return coolwarm_entries;
+    return viridis_entries;
+}
+
 // table_colour of each value, 8 at a time (the rest one by one): a heatmap's texture
 // levels are mostly this lookup, and one cell at a time it left the vector units idle.
 template <bool marked>
 void table_colour_each(const Channels& table, std::span<const float> values, std::uint8_t* rgba) {
-    const std::array<std::uint32_t, 256> entries = packed_entries(table);
+    const PackedEntries& entries = entries_of(table);
     const auto* entry_base = reinterpret_cast<const int*>(entries.data());
     const __m256 zero = _mm256_setzero_ps();
     const __m256 one = _mm256_set1_ps(1.0f);

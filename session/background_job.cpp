@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <exception>
 #include <new>
+#include <vector>
 
 namespace headscope::session {
 
@@ -128,12 +129,19 @@ void BackgroundJobs::run() {
         } catch (const std::exception& e) {
             error = std::string("internal error: ") + e.what();
         }
+        // Results pushed out are freed after the lock (declared before it): this thread runs
+        // at idle priority, and the window's thread takes the lock every frame.
+        std::vector<std::any> evicted;
         std::lock_guard lock(mutex_);
         running_key_.clear();
         if (epoch != epoch_) continue;   // forgotten while it ran: it belongs to another model
         if (result.has_value()) {
             while (results_.size() >= kept_results && !result_order_.empty()) {
-                results_.erase(result_order_.front());
+                const auto oldest = results_.find(result_order_.front());
+                if (oldest != results_.end()) {
+                    evicted.push_back(std::move(oldest->second));
+                    results_.erase(oldest);
+                }
                 result_order_.pop_front();
             }
             results_[job.first] = std::move(result);

@@ -22,8 +22,8 @@ namespace headscope {
 // toggle's time at T = 1,000); the soak test's 1,000 actions grow RSS by a few MiB with
 // reuse. Blocks over 32 MiB (GPT-2's [T, V] logits) were still mapped and unmapped with
 // each run until every thread shared the one heap. The price of the one heap: threads
-// take its lock in turn, so the window's thread may wait for a malloc of the worker's,
-// which runs at SCHED_IDLE; that wait is short unless other programs keep every core busy
+// take its lock in turn, so the window's thread may wait for a malloc of the worker's (or
+// a background job's), which run at SCHED_IDLE; that wait is short unless other programs keep every core busy
 // (and then the worker's run is slow anyway). The forward's threads allocate nothing
 // inside their parallel regions.
 void reuse_freed_memory();

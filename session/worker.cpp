@@ -92,8 +92,11 @@ std::optional<ComputeProgress> Worker::computing() const {
 }
 
 void Worker::cancel_compute() {
-    std::lock_guard lock(mutex_);
-    if (computing_) cancel_.store(true);
+    {
+        std::lock_guard lock(mutex_);
+        if (computing_) cancel_.store(true);
+    }
+    wake_.notify_all();   // a run waiting for its maps to be drawn stops waiting
 }
 
 std::optional<ModelChoice> Worker::model_in_use() const {
@@ -274,13 +277,13 @@ void Worker::publish_maps(std::shared_ptr<const Snapshot> maps_only) {
         notify = on_answer_;
     }
     if (notify) notify();
-    // The numbers wait until the window has drawn the maps: its frame makes the shown map's
-    // texture levels then, and the numbers' first step (copying the kept rows' logits,
-    // hundreds of MB) took the memory bandwidth those need, idle priority or not
-    // (docs/performance.md). Not past a limit: a minimised window draws nothing, and a
-    // Worker may have no window at all.
+    // The numbers wait until the window's frame has made and uploaded the maps' textures:
+    // the numbers' first step (copying the kept rows' logits, hundreds of MB) took the
+    // memory bandwidth those need, idle priority or not (docs/performance.md). Not past a
+    // limit: a minimised window draws nothing, and a Worker may have no window at all.
     std::unique_lock lock(mutex_);
-    wake_.wait_for(lock, maps_wait_, [&] { return stop_ || pending_.has_value() || maps_on_screen_ >= generation; });
+    wake_.wait_for(lock, maps_wait_,
+                   [&] { return stop_ || pending_.has_value() || cancel_.load() || maps_on_screen_ >= generation; });
 }
 
 void Worker::set_on_progress(std::function<void()> notify) {

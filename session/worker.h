@@ -46,9 +46,10 @@ struct Answer {
 
 class Worker {
 public:
-    // How long a run's numbers wait at most for the window to draw its maps (publish_maps):
-    // the frame that draws them waits at most 100 ms for their texture (ui/app_window.cpp).
-    static constexpr std::chrono::milliseconds default_maps_wait{150};
+    // How long a run's numbers wait at most for the window to draw its maps (publish_maps),
+    // from when they go up: a frame under way then (100-250 ms under software rendering at
+    // T = 1,000), and the next, which waits up to 100 ms for their textures (ui/app_window.cpp).
+    static constexpr std::chrono::milliseconds default_maps_wait{300};
 
     explicit Worker(ModelLoader loader = open_model_choice, std::chrono::milliseconds maps_wait = default_maps_wait);
     ~Worker();
@@ -80,8 +81,9 @@ public:
     // 1024 tokens holds gigabytes, and giving them back to the kernel took the window's
     // thread a visible pause.
     void dispose(std::shared_ptr<const Snapshot> old);
-    // The window drew the maps of `generation` (a result whose numbers are pending): the
-    // worker, which waits for this after putting the maps up, goes on to the numbers.
+    // The window's frame made and uploaded the textures of the maps of `generation` (a
+    // result whose numbers are pending): the worker, which waits for this after putting the
+    // maps up, goes on to the numbers.
     void maps_on_screen(std::uint64_t generation);
     // The computation in progress (which run, layer k of L), if any.
     std::optional<ComputeProgress> computing() const;
@@ -111,7 +113,7 @@ private:
     static Answer failed(std::exception_ptr error, std::uint64_t generation, const ModelChoice& model, bool in_load);
     void publish(Answer answer, std::shared_ptr<Snapshot> snapshot);
     // A long run's maps, before its numbers (ComputeControl::on_maps); returns once the
-    // window drew them, or after maps_wait_, or when a newer request comes.
+    // window drew them, or after maps_wait_, or on a newer request or a Cancel.
     void publish_maps(std::shared_ptr<const Snapshot> maps_only);
 
     const ModelLoader loader_;

@@ -331,6 +331,7 @@ TEST_CASE("worker: a long run's numbers wait for the window to draw its maps, th
     FakeLoader fake;
     // A wait with no limit a test could reach: the numbers come only once the window says so.
     Worker worker(fake.loader(), std::chrono::minutes(10));
+    REQUIRE(wait_for(worker, worker.submit(fake_request("fake:a", "abc"))));   // generation 1
     const auto generation = worker.submit(long_fake_request(4000));
     const std::shared_ptr<const Snapshot> maps = maps_of(worker, generation);
     REQUIRE(maps);
@@ -339,7 +340,8 @@ TEST_CASE("worker: a long run's numbers wait for the window to draw its maps, th
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     CHECK(worker.latest() == maps);
     CHECK(worker.busy());
-    // Another generation's word is not this one's.
+    // An older generation's word is not this one's.
+    REQUIRE(generation > 1);
     worker.maps_on_screen(generation - 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     CHECK(worker.latest() == maps);
@@ -352,16 +354,29 @@ TEST_CASE("worker: a long run's numbers wait for the window to draw its maps, th
 
     // A newer request ends the wait: the one waiting is stopped, the newer one answered.
     const auto waiting = worker.submit(long_fake_request(4001));
-    REQUIRE(maps_of(worker, waiting));
+    const auto waiting_maps = maps_of(worker, waiting);
+    REQUIRE(waiting_maps);
+    REQUIRE(waiting_maps->numbers_pending);
     const auto newer = worker.submit(fake_request("fake:a", "abc"));
     REQUIRE(wait_for(worker, newer));
     CHECK(worker.latest()->generation == newer);
     CHECK(worker.latest_answer().failure == Failure::none);
+
+    // So does a Cancel: the run waiting is answered (its numbers stop where they next look
+    // at the Cancel; this model's have no such place, and finish) with no word from the
+    // window, which would otherwise take the ten minutes above.
+    const auto cancelled = worker.submit(long_fake_request(4002));
+    const auto cancelled_maps = maps_of(worker, cancelled);
+    REQUIRE(cancelled_maps);
+    REQUIRE(cancelled_maps->numbers_pending);
+    worker.cancel_compute();
+    REQUIRE(wait_for(worker, cancelled));
+    CHECK(worker.answered() == cancelled);
 }
 
-TEST_CASE("worker: with no window to draw them, a long run's numbers come after the wait's limit") {
+TEST_CASE("worker: with no window to draw them, a long run's numbers come all the same, after the wait's limit") {
     FakeLoader fake;
-    Worker worker(fake.loader(), std::chrono::milliseconds(1));
+    Worker worker(fake.loader());
     const auto generation = worker.submit(long_fake_request(4000));
     REQUIRE(wait_for(worker, generation));
     CHECK_FALSE(worker.latest()->numbers_pending);

@@ -24,4 +24,10 @@ struct RgbaImage {
 // through the colour map (scale_max > 0; 1 for the shared 0..1 scale).
 RgbaImage heatmap_image(const Matrix& weights, const Mask* allowed, Colormap map, float scale_max = 1.0f);
 
+// Row `row` of what heatmap_image draws, one float per cell into `out` (weights.cols() of
+// them): weight / scale_max clamped to [0, 1], +infinity where the weight is not finite,
+// -infinity where the mask forbids the cell; colormap_lookup_marked colours them. The
+// window's texture levels start from these too, and pool them.
+void heatmap_marked_row(const Matrix& weights, const Mask* allowed, float scale_max, Eigen::Index row, float* out);
+
 }   // namespace headscope

@@ -12,9 +12,6 @@ namespace headscope::ui {
 
 namespace {
 
-constexpr float loudest = std::numeric_limits<float>::infinity();   // not finite: always shown
-constexpr float quietest = -loudest;                                // masked: shown only alone
-
 // A cell's work in parallel_ranges' units, about, where the levels may use every core: a
 // 1,000 x 1,000 map's are then made on all of them, a thumbnail's on one.
 double cell_work(LevelThreads threads) { return threads == LevelThreads::every_core ? 10.0 : 0.0; }
@@ -100,10 +97,8 @@ Matrix mip_max_pool(const Matrix& values) { return pool_by(values, rank_sequenti
 
 MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colormap map, float scale_max,
                              LevelThreads threads) {
-    // What heatmap_image draws, as one float per cell: the colour-map position in
-    // [0, 1], or a sentinel for the two special colours (checked in its order: not
-    // finite before masked).
-    const float inverse = scale_max > 0.0f ? 1.0f / scale_max : 1.0f;
+    // What heatmap_image draws, as one float per cell (heatmap_marked_row): the
+    // colour-map position in [0, 1], or a mark for the two special colours.
     Matrix values(weights.rows(), weights.cols());
     MipLevels levels;
     levels.push_back(blank_image(weights.rows(), weights.cols()));
@@ -112,16 +107,7 @@ MipLevels heatmap_mip_levels(const Matrix& weights, const Mask* allowed, Colorma
     parallel_ranges(weights.rows(), cell_work(threads) * static_cast<double>(weights.size()),
                     [&](Eigen::Index first, Eigen::Index last) {
                         for (Eigen::Index i = first; i < last; ++i) {
-                            for (Eigen::Index j = 0; j < weights.cols(); ++j) {
-                                const float w = weights(i, j);
-                                if (!std::isfinite(w)) {
-                                    values(i, j) = loudest;
-                                } else if (allowed && !(*allowed)(i, j)) {
-                                    values(i, j) = quietest;
-                                } else {
-                                    values(i, j) = std::clamp(w * inverse, 0.0f, 1.0f);
-                                }
-                            }
+                            heatmap_marked_row(weights, allowed, scale_max, i, values.row(i).data());
                             colour_rows(values, i, i + 1, map, levels.front());
                         }
                     });

@@ -278,10 +278,12 @@ TEST_CASE("worker: a long computation shows layer k of L, and Cancel or a newer 
     const auto before = worker.latest();
     CHECK_FALSE(worker.computing().has_value());
 
-    // The computation in progress, once the worker has started one (bounded at 30 s).
+    // The computation in progress, once the worker has started one and the run has said
+    // how many layers it has (bounded at 30 s): until its first report the worker holds an
+    // empty progress (0 layers), which a slow machine lets a test see.
     const auto computing = [&] {
         std::optional<ComputeProgress> progress = worker.computing();
-        for (int i = 0; i < 3000 && !progress; ++i) {
+        for (int i = 0; i < 3000 && !(progress && progress->n_layers > 0); ++i) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
             progress = worker.computing();
         }

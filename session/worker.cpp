@@ -1,11 +1,13 @@
 #include "session/worker.h"
 
 #include "core/base/error.h"
+#include "core/tensor/memory_reuse.h"
 #include "session/idle_priority.h"
 
 #include <algorithm>
 #include <exception>
 #include <new>
+#include <utility>
 
 namespace headscope::session {
 
@@ -136,9 +138,15 @@ std::optional<std::pair<std::uint64_t, Request>> Worker::next_job() {
     for (;;) {
         std::vector<std::shared_ptr<const Snapshot>> done;   // results the window let go of
         std::optional<std::pair<std::uint64_t, Request>> job;
+        std::size_t reserve = 0;
         {
             std::unique_lock lock(mutex_);
-            wake_.wait(lock, [this] { return stop_ || pending_.has_value() || !disposed_.empty(); });
+            const auto woken = [this] { return stop_ || pending_.has_value() || !disposed_.empty(); };
+            if (reserve_wanted_ == 0) {
+                wake_.wait(lock, woken);
+            } else if (!wake_.wait_for(lock, reserve_after, woken)) {
+                reserve = std::exchange(reserve_wanted_, 0);   // rested: the window let go of what it showed before
+            }
             if (stop_) return std::nullopt;
             done.swap(disposed_);
             if (pending_.has_value()) {
@@ -149,6 +157,13 @@ std::optional<std::pair<std::uint64_t, Request>> Worker::next_job() {
         }
         done.clear();   // freed here, outside the lock, not on the window's thread
         if (job) return job;
+        if (reserve > 0) {
+            // A few milliseconds a step; a new request stops it after the step under way.
+            (void)reserve_freed_memory(reserve, [this] {
+                std::lock_guard lock(mutex_);
+                return stop_ || pending_.has_value();
+            });
+        }
     }
 }
 
@@ -251,7 +266,11 @@ void Worker::publish(Answer answer, std::shared_ptr<Snapshot> snapshot) {
             latest_ = std::move(maps_only);
         }
         answer_ = std::move(answer);
-        if (snapshot) latest_ = std::move(snapshot);
+        if (snapshot) {
+            const auto bytes = static_cast<std::size_t>(snapshot->kept_bytes());
+            reserve_wanted_ = bytes >= least_reserve ? bytes : 0;
+            latest_ = std::move(snapshot);
+        }
         notify = on_answer_;
     }
     if (notify) notify();

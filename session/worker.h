@@ -51,6 +51,13 @@ public:
     // T = 1,000), and the next, which waits up to 100 ms for their textures (ui/app_window.cpp).
     static constexpr std::chrono::milliseconds default_maps_wait{300};
 
+    // How long the worker rests after a result before it makes sure the heap holds freed
+    // memory for the next run (reserve_freed_memory): by then the window has let go of the
+    // result it showed before, whose memory the next run reuses.
+    static constexpr std::chrono::milliseconds reserve_after{500};
+    // Results smaller than this are not worth it: their runs fault in their memory quickly.
+    static constexpr std::size_t least_reserve = std::size_t{64} << 20;
+
     explicit Worker(ModelLoader loader = open_model_choice, std::chrono::milliseconds maps_wait = default_maps_wait);
     ~Worker();
     Worker(const Worker&) = delete;
@@ -104,7 +111,8 @@ public:
 
 private:
     void run();
-    // The next request to compute (freeing disposed results while waiting); none once stopping.
+    // The next request to compute (freeing disposed results, and reserving memory for the
+    // next run, while waiting); none once stopping.
     std::optional<std::pair<std::uint64_t, Request>> next_job();
     // Computes `request` with its progress readable and the stop flag armed.
     std::shared_ptr<Snapshot> compute(ModelSession& session, const Request& request, std::uint64_t generation);
@@ -127,6 +135,9 @@ private:
     std::uint64_t next_generation_ = 1;
     std::uint64_t answered_ = 0;
     std::uint64_t maps_on_screen_ = 0;   // the generation whose maps the window drew last
+    // The bytes of the last result, for which the heap should hold freed memory once the
+    // worker rests (0: nothing to do): the next run is computed while that one is shown.
+    std::size_t reserve_wanted_ = 0;
     std::shared_ptr<const Snapshot> latest_;
     Answer answer_;
     std::optional<ModelChoice> model_in_use_;

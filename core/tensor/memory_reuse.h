@@ -11,6 +11,7 @@
 // the process and are reused.
 
 #include <cstddef>
+#include <functional>
 
 namespace headscope {
 
@@ -27,6 +28,19 @@ namespace headscope {
 // (and then the worker's run is slow anyway). The forward's threads allocate nothing
 // inside their parallel regions.
 void reuse_freed_memory();
+
+// Grows the heap's free memory, written once so the kernel has given it pages, to `bytes`,
+// as far as the heap keeps it (its trim threshold above) and at most half the memory the
+// kernel says is available; returns the bytes of free memory it added (0: enough was free,
+// or none could be kept). `stop` is asked between steps of 32 MiB; what was written by then
+// stays.
+// Why: a window shows one run while it computes the next, so the first edit after a
+// model's first run found no freed memory and faulted in all of the new run's (GPT-2
+// small at T = 1,000: 180,000 faults, a first typed token 5x the later ones). The worker
+// does this while it idles, asking for the shown run's size. New memory is asked to come
+// in 2 MiB pages (advise_huge_pages). A no-op under AddressSanitizer, whose allocator
+// holds freed blocks back, and off glibc.
+std::size_t reserve_freed_memory(std::size_t bytes, const std::function<bool()>& stop);
 
 // Asks the kernel to back a freshly allocated block with 2 MiB pages (Linux transparent
 // huge pages, which Debian leaves to programs that ask: "madvise"), before it is first

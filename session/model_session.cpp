@@ -215,7 +215,10 @@ void ModelSession::run_main(Snapshot& snapshot, const RunKey& key, const Request
     if (plan.resume) snapshot.resumed_at = plan.resume_layer;
 
     if (snapshot.maps_streamed) stream_maps(snapshot, request, options, control);
-    if (defers_logits(snapshot, request, options, control)) options.last_logit_rows = 1;
+    if (defers_logits(snapshot, request, options, control)) {
+        options.last_logit_rows = 1;
+        options.other_logit_rows_follow = true;   // complete_logits
+    }
     const bool thumbnails_land = snapshot.maps_streamed && !snapshot.thumbnails.empty();
     options.on_layer = layer_progress(control, "", thumbnails_land ? &snapshot : nullptr);
     snapshot.trace = model_->forward(snapshot.input, options);

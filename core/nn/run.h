@@ -64,6 +64,11 @@ struct RunOptions {
     // rows), where the rest are not read: at T = 4,096 a 128k vocabulary's [T, V] logits
     // are 2 GB. -1: every row's.
     Eigen::Index last_logit_rows = -1;
+    // With last_logit_rows: the other rows are computed right after (Model::logits_rows; a
+    // window's maps go up first), so the head is laid out for its products once and kept,
+    // rather than a slab at a time for the last rows (WeightMatrix::multiply_streamed) and
+    // again whole for the rest.
+    bool other_logit_rows_follow = false;
 };
 
 struct ModelTrace {

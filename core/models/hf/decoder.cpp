@@ -336,7 +336,7 @@ ModelTrace HfDecoderModel::forward(const ModelInput& input, const RunOptions& op
     run.trace.hidden = run.joined(&ModelTrace::hidden, norm_forward(weights_.final_norm, run.x));
     if (options.last_logit_rows >= 0) {
         const Eigen::Index rows = std::min(options.last_logit_rows, run.trace.hidden.rows());
-        run.trace.logits = lm_logits(run.trace.hidden.bottomRows(rows), true);
+        run.trace.logits = lm_logits(run.trace.hidden.bottomRows(rows), !options.other_logit_rows_follow);
     } else {
         // The LM head for the computed rows only (a reused prefix keeps its logits).
         run.trace.logits = run.joined(&ModelTrace::logits, lm_logits(run.trace.hidden.bottomRows(run.x.rows())));

@@ -126,6 +126,10 @@ TEST_CASE("maps on demand: resumed from a streamed run only, no kept prefix, the
     last.last_logit_rows = 3;
     const ModelTrace tail = model->forward(input, last);
     CHECK(tail.logits.get() == kept.logits.get().bottomRows(3));
+    // The head laid out whole for them (the rest to follow): the same numbers.
+    RunOptions rest_follow = last;
+    rest_follow.other_logit_rows_follow = true;
+    CHECK(model->forward(input, rest_follow).logits.get() == kept.logits.get().bottomRows(3));
     // Any other row, computed from the kept final hidden state: the same numbers.
     const Eigen::Index T = kept.logits.rows();
     for (Eigen::Index row = 0; row < T; ++row) {

@@ -66,6 +66,12 @@ PredictionTarget prediction_target(const Snapshot& snapshot, int query) {
 PredictionTable prediction_table(const Snapshot& snapshot, int row, int k) {
     PredictionTable table;
     table.row = row;
+    const bool row_kept = snapshot.logits_kept(snapshot.trace, row) &&
+                          (!snapshot.intact_logits || !snapshot.intact || snapshot.logits_kept(*snapshot.intact, row));
+    if (snapshot.numbers_pending && !row_kept) {
+        table.waiting = true;
+        return table;
+    }
     const Matrix logits = snapshot.logits_row(snapshot.trace, row);
     if (logits.size() == 0) return table;
     const Matrix intact =

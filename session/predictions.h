@@ -36,11 +36,16 @@ struct PredictionLine {
 
 struct PredictionTable {
     int row = 0;
+    // Left for the snapshot's numbers (Snapshot::numbers_pending): its maps came first and
+    // the row's logits are not among those kept yet; computing them would hold up the
+    // window's frame. `shown` and `intact` are then empty.
+    bool waiting = false;
     std::vector<PredictionLine> shown;    // top-k of the snapshot's run (with its disabled heads); other = intact
     std::vector<PredictionLine> intact;   // when heads are disabled: top-k with every head on; other = ablated
 };
 
-// The top `k` of logits row `row` (softmax, core/top_predictions), labelled from the snapshot.
+// The top `k` of logits row `row` (softmax, core/top_predictions), labelled from the
+// snapshot; waiting where the row is still to come with the numbers.
 PredictionTable prediction_table(const Snapshot& snapshot, int row, int k);
 
 // The tables as text to paste into a spreadsheet: a header, then one tab-separated line

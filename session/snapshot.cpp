@@ -24,6 +24,11 @@ Matrix Snapshot::logits_row(const ModelTrace& run, int row) const {
     return model_ref->logits_rows(run, row, 1);
 }
 
+bool Snapshot::logits_kept(const ModelTrace& run, int row) const {
+    const Eigen::Index rows = logit_rows();
+    return run.logits.size() != 0 && row >= rows - run.logits.rows() && row < rows;
+}
+
 Eigen::Index Snapshot::logit_rows() const {
     if (trace.logits.size() == 0) return 0;
     // A run that kept its last rows of a head at every position (a decoder's) has the

@@ -84,6 +84,9 @@ struct Snapshot {
     // a long run kept its last row only (Keeps::logits_when_shown), computed from the
     // run's final hidden state (the same numbers). Empty when the run has none for it.
     Matrix logits_row(const ModelTrace& run, int row) const;
+    // Whether logits_row(run, row) reads a kept row rather than computing it (the head's
+    // product over the vocabulary: GPT-2's 39 M multiply-adds).
+    bool logits_kept(const ModelTrace& run, int row) const;
     // How many logits rows the runs give logits_row(): T for a head at every position
     // (language models), their kept rows otherwise (a classifier's one), 0 without a head.
     Eigen::Index logit_rows() const;

@@ -8,6 +8,7 @@
 #include "core/analysis/ablation_effects.h"
 #include "session/export_map.h"
 #include "session/model_session.h"
+#include "session/predictions.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
@@ -64,7 +65,21 @@ TEST_CASE("session: a switched head's maps come first, sharing the run, and its 
     for (int row = 0; row < static_cast<int>(T); ++row) {
         CAPTURE(row);
         CHECK(early[0]->logits_row(early[0]->trace, row) == intact->trace.logits.row(row));
+        CHECK(early[0]->logits_kept(early[0]->trace, row) == (row == T - 1));
+        CHECK(intact->logits_kept(intact->trace, row));
     }
+    // The predictions panel leaves a pinned earlier row for the numbers rather than compute
+    // it on the window's thread; the last row is there at once, and every row once they are in.
+    const PredictionTable waiting = prediction_table(*early[0], 0, 5);
+    CHECK(waiting.waiting);
+    CHECK(waiting.shown.empty());
+    const PredictionTable last_row = prediction_table(*early[0], static_cast<int>(T) - 1, 5);
+    CHECK_FALSE(last_row.waiting);
+    CHECK(last_row.shown.size() == 5);
+    const PredictionTable first_row = prediction_table(*intact, 0, 5);
+    CHECK_FALSE(first_row.waiting);
+    CHECK(first_row.shown.size() == 5);
+    CHECK(predictions_tsv({waiting}) == predictions_tsv({PredictionTable{}}));   // nothing to copy yet
 
     const Eigen::Index L = intact->info.n_layers;
     const Eigen::Index H = intact->info.n_heads;

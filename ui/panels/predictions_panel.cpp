@@ -80,10 +80,11 @@ float PredictionsPanel::height(const Snapshot& shown, const PredictionTarget& ta
 }
 
 const std::vector<PredictionTable>& PredictionsPanel::tables(const Snapshot& shown, const PredictionTarget& target) {
-    if (generation_ != shown.generation || rows_ != target.rows) {
+    if (generation_ != shown.generation || numbers_pending_ != shown.numbers_pending || rows_ != target.rows) {
         tables_.clear();
         for (const int row : target.rows) tables_.push_back(prediction_table(shown, row, n_predictions));
         generation_ = shown.generation;
+        numbers_pending_ = shown.numbers_pending;
         rows_ = target.rows;
     }
     return tables_;
@@ -160,7 +161,11 @@ void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
         if (n > 0) ImGui::SameLine();
         ImGui::BeginGroup();
         ImGui::PushID(static_cast<int>(n));
-        draw_table(shown, shown_tables[n], target, compare, n_disabled, width, n_tables);
+        if (shown_tables[n].waiting) {
+            ImGui::TextDisabled("at %d: computing...", shown_tables[n].row);
+        } else {
+            draw_table(shown, shown_tables[n], target, compare, n_disabled, width, n_tables);
+        }
         ImGui::PopID();
         ImGui::EndGroup();
     }

@@ -31,6 +31,7 @@ private:
                            std::size_t n_tables);
 
     std::uint64_t generation_ = 0;
+    bool numbers_pending_ = false;   // of that generation's snapshot: its numbers follow under the same one
     std::vector<int> rows_;
     std::vector<session::PredictionTable> tables_;
 };

@@ -1,7 +1,6 @@
 #include "session/worker.h"
 
 #include "core/base/error.h"
-#include "core/tensor/memory_reuse.h"
 #include "session/idle_priority.h"
 
 #include <algorithm>
@@ -11,8 +10,8 @@
 
 namespace headscope::session {
 
-Worker::Worker(ModelLoader loader, std::chrono::milliseconds maps_wait)
-    : loader_(std::move(loader)), maps_wait_(maps_wait), thread_([this] { run(); }) {}
+Worker::Worker(ModelLoader loader, std::chrono::milliseconds maps_wait, MemoryReserve reserve)
+    : loader_(std::move(loader)), maps_wait_(maps_wait), reserve_(std::move(reserve)), thread_([this] { run(); }) {}
 
 Worker::~Worker() {
     {
@@ -125,6 +124,7 @@ void Worker::run() {
                 in_load = true;
                 session.adopt(load(request.model), request.model);
                 in_load = false;
+                reserved_for_ = 0;
             }
             snapshot = compute(session, request, generation);
         } catch (...) {
@@ -159,10 +159,13 @@ std::optional<std::pair<std::uint64_t, Request>> Worker::next_job() {
         if (job) return job;
         if (reserve > 0) {
             // A few milliseconds a step; a new request stops it after the step under way.
-            (void)reserve_freed_memory(reserve, [this] {
+            bool stopped = false;
+            (void)reserve_(reserve, [&] {
                 std::lock_guard lock(mutex_);
-                return stop_ || pending_.has_value();
+                stopped = stop_ || pending_.has_value();
+                return stopped;
             });
+            if (!stopped) reserved_for_ = reserve;
         }
     }
 }
@@ -268,7 +271,7 @@ void Worker::publish(Answer answer, std::shared_ptr<Snapshot> snapshot) {
         answer_ = std::move(answer);
         if (snapshot) {
             const auto bytes = static_cast<std::size_t>(snapshot->kept_bytes());
-            reserve_wanted_ = bytes >= least_reserve ? bytes : 0;
+            reserve_wanted_ = bytes >= least_reserve && bytes > reserved_for_ + reserved_for_ / 8 ? bytes : 0;
             latest_ = std::move(snapshot);
         }
         notify = on_answer_;

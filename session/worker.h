@@ -10,6 +10,7 @@
 // of the previous model stay valid.
 
 #include "core/base/load_control.h"
+#include "core/tensor/memory_reuse.h"
 #include "session/model_session.h"
 #include "session/request.h"
 #include "session/snapshot.h"
@@ -58,7 +59,12 @@ public:
     // Results smaller than this are not worth it: their runs fault in their memory quickly.
     static constexpr std::size_t least_reserve = std::size_t{64} << 20;
 
-    explicit Worker(ModelLoader loader = open_model_choice, std::chrono::milliseconds maps_wait = default_maps_wait);
+    // How the worker tops the heap's free memory up (reserve_freed_memory: bytes wanted, and
+    // whether to stop); a test watches it through its own.
+    using MemoryReserve = std::function<std::size_t(std::size_t bytes, const std::function<bool()>& stop)>;
+
+    explicit Worker(ModelLoader loader = open_model_choice, std::chrono::milliseconds maps_wait = default_maps_wait,
+                    MemoryReserve reserve = reserve_freed_memory);
     ~Worker();
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
@@ -126,6 +132,7 @@ private:
 
     const ModelLoader loader_;
     const std::chrono::milliseconds maps_wait_;
+    const MemoryReserve reserve_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     std::optional<std::pair<std::uint64_t, Request>> pending_;
@@ -138,6 +145,12 @@ private:
     // The bytes of the last result, for which the heap should hold freed memory once the
     // worker rests (0: nothing to do): the next run is computed while that one is shown.
     std::size_t reserve_wanted_ = 0;
+    // The size of result the heap was last topped up for, since the model loaded (worker
+    // thread only). Results no bigger find the memory freed by those before them (each
+    // edit's run frees the one shown before the last), so only the first result, and one
+    // that outgrows it by an eighth, ask: asking after every result would take memory that
+    // something else holds for a moment (an analysis job) and grow the heap past what it keeps.
+    std::size_t reserved_for_ = 0;
     std::shared_ptr<const Snapshot> latest_;
     Answer answer_;
     std::optional<ModelChoice> model_in_use_;

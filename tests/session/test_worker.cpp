@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <mutex>
 #include <thread>
 
 using namespace headscope;
@@ -383,6 +384,96 @@ TEST_CASE("worker: with no window to draw them, a long run's numbers come all th
     REQUIRE(wait_for(worker, generation));
     CHECK_FALSE(worker.latest()->numbers_pending);
     CHECK(worker.latest()->metrics.size() == 2);
+}
+
+namespace {
+
+// What the worker asked of the heap (Worker::MemoryReserve): each call's bytes, and whether
+// it saw a stop. `hold` makes the next call wait for its stop (a request coming in).
+struct ReserveLog {
+    std::mutex mutex;
+    std::vector<std::size_t> asked;
+    std::vector<bool> stopped;
+    std::atomic<bool> hold = false;
+
+    std::vector<std::size_t> calls() {
+        std::lock_guard lock(mutex);
+        return asked;
+    }
+    bool stopped_at(std::size_t n) {
+        std::lock_guard lock(mutex);
+        return stopped.at(n);
+    }
+    // Waits (bounded) until `n` calls have ended.
+    bool wait_calls(std::size_t n) {
+        for (int i = 0; i < 1000; ++i) {
+            {
+                std::lock_guard lock(mutex);
+                if (stopped.size() >= n) return true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    }
+    static Worker::MemoryReserve of(std::shared_ptr<ReserveLog> log) {
+        return [log](std::size_t bytes, const std::function<bool()>& stop) -> std::size_t {
+            {
+                std::lock_guard lock(log->mutex);
+                log->asked.push_back(bytes);
+            }
+            bool saw_stop = stop();
+            if (log->hold.exchange(false)) {
+                for (int i = 0; !saw_stop && i < 1000; ++i) {   // bounded: a failing test cannot hang
+                    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                    saw_stop = stop();
+                }
+            }
+            std::lock_guard lock(log->mutex);
+            log->stopped.push_back(saw_stop);
+            return 0;
+        };
+    }
+};
+
+}   // namespace
+
+TEST_CASE("worker: resting after a big result, it tops the heap up for the next run once, and a request stops it") {
+    FakeLoader fake;
+    const auto log = std::make_shared<ReserveLog>();
+    Worker worker(fake.loader(), Worker::default_maps_wait, ReserveLog::of(log));
+    const auto rest = Worker::reserve_after + std::chrono::milliseconds(300);
+    // A small result (a few KB): its run's memory faults in quickly, nothing asked.
+    REQUIRE(wait_for(worker, worker.submit(fake_request("fake:a", "abc"))));
+    std::this_thread::sleep_for(rest);
+    CHECK(log->calls().empty());
+    // 2 maps of 4,000 x 4,000 (128 MB): once the worker has rested, the heap is asked to
+    // hold that much free, the size of the result shown.
+    REQUIRE(wait_for(worker, worker.submit(long_fake_request(4000))));
+    REQUIRE(log->wait_calls(1));
+    const std::size_t big = static_cast<std::size_t>(worker.latest()->kept_bytes());
+    CHECK(big >= Worker::least_reserve);
+    CHECK(log->calls() == std::vector<std::size_t>{big});
+    // As big again: the run it replaces frees what the next needs; nothing asked.
+    REQUIRE(wait_for(worker, worker.submit(long_fake_request(4001))));
+    std::this_thread::sleep_for(rest);
+    CHECK(log->calls().size() == 1);
+    // An eighth bigger or more: asked again. A request coming in meanwhile stops it...
+    log->hold = true;
+    REQUIRE(wait_for(worker, worker.submit(long_fake_request(4500))));
+    const std::size_t bigger = static_cast<std::size_t>(worker.latest()->kept_bytes());
+    for (int i = 0; i < 1000 && log->calls().size() < 2; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(log->calls().size() == 2);
+    CHECK(log->calls().back() == bigger);
+    const auto interrupting = worker.submit(long_fake_request(4500));
+    REQUIRE(log->wait_calls(2));
+    CHECK(log->stopped_at(1));
+    REQUIRE(wait_for(worker, interrupting));
+    CHECK(worker.latest()->generation == interrupting);
+    // ... and, not done, it is asked again after the next result.
+    REQUIRE(log->wait_calls(3));
+    CHECK(log->calls().back() == static_cast<std::size_t>(worker.latest()->kept_bytes()));
+    CHECK_FALSE(log->stopped_at(2));
 }
 
 TEST_CASE("worker: a request for another model stops a load in progress (the newest request wins)") {

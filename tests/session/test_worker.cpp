@@ -125,7 +125,9 @@ TEST_CASE("worker: the custom mask reaches the model, ANDed with the causal mask
 namespace {
 
 // Text in, one position per character; logits [T, 3]: column 0 counts the enabled heads
-// of layer 0, column 1 is 0, column 2 the position.
+// of layer 0, column 1 is 0, column 2 the position. "fake:late-fail" is a causal model
+// that says its head is big (its rows are then left for after the maps) and fails to
+// compute them.
 class FakeModel final : public Model {
 public:
     FakeModel(std::string name, bool causal, std::shared_ptr<std::atomic<int>> forwards)
@@ -136,6 +138,13 @@ public:
         info_.width = 2;
         info_.takes_text = true;
         info_.causal = causal;
+        if (info_.name == "fake:late-fail") {
+            info_.causal = true;
+            // A head's rows worth leaving for after the maps (ModelSession's head_work); its
+            // logits still have 3 columns.
+            info_.n_outputs = 100000;
+            info_.width = 100;
+        }
     }
     const ModelInfo& info() const override { return info_; }
     ModelInput encode_text(std::string_view text) const override {
@@ -172,7 +181,16 @@ public:
             logits(t, 2) = static_cast<float>(t);
         }
         trace.logits = std::move(logits);
+        if (info_.n_outputs > 0) {
+            trace.hidden = Matrix::Zero(T, 2);
+            const Eigen::Index kept = options.last_logit_rows < 0 ? T : std::min(options.last_logit_rows, T);
+            trace.logits = Matrix(trace.logits.get().bottomRows(kept));
+        }
         return trace;
+    }
+    Matrix logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const override {
+        if (info_.name == "fake:late-fail") throw Error(info_.name + ": the head's rows failed");
+        return Model::logits_rows(trace, first, n);
     }
     std::string output_label(Eigen::Index index) const override { return "out" + std::to_string(index); }
     std::vector<OwnedTensor> export_weights() const override { return {}; }
@@ -375,6 +393,27 @@ TEST_CASE("worker: a long run's numbers wait for the window to draw its maps, th
     worker.cancel_compute();
     REQUIRE(wait_for(worker, cancelled));
     CHECK(worker.answered() == cancelled);
+}
+
+TEST_CASE("worker: a run that fails after its maps went up keeps them on screen, no longer waiting, with its error") {
+    FakeLoader fake;
+    Worker worker(fake.loader(), std::chrono::milliseconds(50));
+    const auto generation = worker.submit(fake_request("fake:late-fail", std::string(300, 'a')));
+    const std::shared_ptr<const Snapshot> maps = maps_of(worker, generation);
+    REQUIRE(maps);
+    CHECK(maps->numbers_pending);
+    CHECK(maps->trace.logits.rows() == 1);   // the last row came with the maps
+    REQUIRE(wait_for(worker, generation));
+    const Answer answer = worker.latest_answer();
+    CHECK(answer.generation == generation);
+    CHECK(answer.failure == Failure::compute);
+    CHECK(answer.error == "fake:late-fail: the head's rows failed");
+    const auto kept = worker.latest();
+    REQUIRE(kept);
+    CHECK(kept->generation == generation);
+    CHECK_FALSE(kept->numbers_pending);   // the window stops saying "measuring..."
+    CHECK(kept->trace.layers.shares(0, maps->trace.layers));
+    CHECK_FALSE(worker.busy());
 }
 
 TEST_CASE("worker: with no window to draw them, a long run's numbers come all the same, after the wait's limit") {

@@ -124,7 +124,9 @@ void Worker::run() {
                 in_load = true;
                 session.adopt(load(request.model), request.model);
                 in_load = false;
-                reserved_for_ = 0;
+                reserved_for_ = 0;   // the last model's result sizes say nothing of this one's
+                std::lock_guard lock(mutex_);
+                reserve_wanted_ = 0;
             }
             snapshot = compute(session, request, generation);
         } catch (...) {
@@ -138,14 +140,15 @@ std::optional<std::pair<std::uint64_t, Request>> Worker::next_job() {
     for (;;) {
         std::vector<std::shared_ptr<const Snapshot>> done;   // results the window let go of
         std::optional<std::pair<std::uint64_t, Request>> job;
-        std::size_t reserve = 0;
+        std::size_t reserve_bytes = 0;
         {
             std::unique_lock lock(mutex_);
-            const auto woken = [this] { return stop_ || pending_.has_value() || !disposed_.empty(); };
+            const auto has_work = [this] { return stop_ || pending_.has_value() || !disposed_.empty(); };
             if (reserve_wanted_ == 0) {
-                wake_.wait(lock, woken);
-            } else if (!wake_.wait_for(lock, reserve_after, woken)) {
-                reserve = std::exchange(reserve_wanted_, 0);   // rested: the window let go of what it showed before
+                wake_.wait(lock, has_work);
+            } else if (!wake_.wait_for(lock, reserve_after, has_work)) {
+                // Rested: the window let go of what it showed before.
+                reserve_bytes = std::exchange(reserve_wanted_, 0);
             }
             if (stop_) return std::nullopt;
             done.swap(disposed_);
@@ -157,17 +160,24 @@ std::optional<std::pair<std::uint64_t, Request>> Worker::next_job() {
         }
         done.clear();   // freed here, outside the lock, not on the window's thread
         if (job) return job;
-        if (reserve > 0) {
-            // A few milliseconds a step; a new request stops it after the step under way.
-            bool stopped = false;
-            (void)reserve_(reserve, [&] {
-                std::lock_guard lock(mutex_);
-                stopped = stop_ || pending_.has_value();
-                return stopped;
-            });
-            if (!stopped) reserved_for_ = reserve;
-        }
+        if (reserve_bytes > 0) reserve_memory(reserve_bytes);
     }
+}
+
+void Worker::reserve_memory(std::size_t bytes) {
+    if (!reserve_) return;
+    // A few milliseconds a step; a new request stops it after the step under way.
+    bool stopped = false;
+    try {
+        (void)reserve_(bytes, [&] {
+            std::lock_guard lock(mutex_);
+            stopped = stop_ || pending_.has_value();
+            return stopped;
+        });
+    } catch (...) {
+        return;   // advice to the heap, nothing the window needs: the next run faults its memory in
+    }
+    if (!stopped) reserved_for_ = bytes;
 }
 
 std::shared_ptr<Snapshot> Worker::compute(ModelSession& session, const Request& request, std::uint64_t generation) {

@@ -120,6 +120,8 @@ private:
     // The next request to compute (freeing disposed results, and reserving memory for the
     // next run, while waiting); none once stopping.
     std::optional<std::pair<std::uint64_t, Request>> next_job();
+    // Tops the heap's free memory up to `bytes` (reserve_), until a request comes.
+    void reserve_memory(std::size_t bytes);
     // Computes `request` with its progress readable and the stop flag armed.
     std::shared_ptr<Snapshot> compute(ModelSession& session, const Request& request, std::uint64_t generation);
     // Opens `choice` with its progress readable and the stop flag armed.

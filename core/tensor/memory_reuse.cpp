@@ -73,20 +73,28 @@ std::size_t reserve_freed_memory(std::size_t bytes, const std::function<bool()>&
     const std::size_t free_before = mallinfo2().fordblks;
     if (free_before >= bytes) return 0;
     // Blocks of a step each, taken and written one at a time (the heap grows by a step only
-    // once what it had free is taken), then freed together into the heap's top: all that
-    // is then free was written, even where `stop` ended it early. Not past the trim
-    // threshold (with room for glibc's padding), whose top would be handed back.
+    // once what it had free is taken), then freed: those from the heap's top back into it,
+    // those from free chunks inside it back there; either way all that is then free was
+    // written, even where `stop` ended it early. Not past the trim threshold (with room for
+    // glibc's padding), whose top would be handed back.
     constexpr std::size_t step = 32 * mib;
     constexpr std::size_t page = 4096;
-    const std::size_t most = std::min(trim_threshold - 64 * mib, available_memory() / 2);
+    const std::size_t top_limit_bytes = std::min(trim_threshold - 64 * mib, available_memory() / 2);
     std::vector<void*> held;
+    held.reserve(top_limit_bytes / step + 1);   // no allocation between the blocks
     std::size_t held_bytes = 0;
     for (;;) {
         const struct mallinfo2 heap = mallinfo2();
         // What would be free with the blocks freed: it grows only as the heap does.
-        if (heap.fordblks + held_bytes >= bytes || heap.keepcost + held_bytes + step > most || stop()) break;
+        if (heap.fordblks + held_bytes >= bytes || heap.keepcost + held_bytes + step > top_limit_bytes || stop()) break;
         void* block = std::malloc(step);
         if (block == nullptr) break;
+        if (mallinfo2().hblkhd != heap.hblkhd) {
+            // Mapped on its own, not from the heap: this process never called
+            // reuse_freed_memory, and freeing it would hand it back. Nothing to keep.
+            std::free(block);
+            break;
+        }
         held.push_back(block);
         held_bytes += step;
         advise_huge_pages(block, step);

@@ -38,8 +38,9 @@ void reuse_freed_memory();
 // model's first run found no freed memory and faulted in all of the new run's (GPT-2
 // small at T = 1,000: 180,000 faults, a first typed token 5x the later ones). The worker
 // does this while it idles, asking for the shown run's size. New memory is asked to come
-// in 2 MiB pages (advise_huge_pages). A no-op under AddressSanitizer, whose allocator
-// holds freed blocks back, and off glibc.
+// in 2 MiB pages (advise_huge_pages). Only after reuse_freed_memory: a block mapped on its
+// own ends it. A no-op under AddressSanitizer, whose allocator holds freed blocks back, and
+// off glibc (or before 2.33, which has no mallinfo2).
 std::size_t reserve_freed_memory(std::size_t bytes, const std::function<bool()>& stop);
 
 // Asks the kernel to back a freshly allocated block with 2 MiB pages (Linux transparent

@@ -443,9 +443,9 @@ struct ReserveLog {
         std::lock_guard lock(mutex);
         return stopped.at(n);
     }
-    // Waits (bounded) until `n` calls have ended.
+    // Waits (bounded: 30 s, as the other waits here) until `n` calls have ended.
     bool wait_calls(std::size_t n) {
-        for (int i = 0; i < 1000; ++i) {
+        for (int i = 0; i < 3000; ++i) {
             {
                 std::lock_guard lock(mutex);
                 if (stopped.size() >= n) return true;
@@ -462,7 +462,7 @@ struct ReserveLog {
             }
             bool saw_stop = stop();
             if (log->hold.exchange(false)) {
-                for (int i = 0; !saw_stop && i < 1000; ++i) {   // bounded: a failing test cannot hang
+                for (int i = 0; !saw_stop && i < 3000; ++i) {   // bounded: a failing test cannot hang
                     std::this_thread::sleep_for(std::chrono::milliseconds(10));
                     saw_stop = stop();
                 }
@@ -500,7 +500,7 @@ TEST_CASE("worker: resting after a big result, it tops the heap up for the next 
     log->hold = true;
     REQUIRE(wait_for(worker, worker.submit(long_fake_request(4500))));
     const std::size_t bigger = static_cast<std::size_t>(worker.latest()->kept_bytes());
-    for (int i = 0; i < 1000 && log->calls().size() < 2; ++i)
+    for (int i = 0; i < 3000 && log->calls().size() < 2; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     REQUIRE(log->calls().size() == 2);
     CHECK(log->calls().back() == bigger);

@@ -126,15 +126,28 @@ bool PredictionsPanel::draw_heading(const Snapshot& shown, const PredictionTarge
 void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
     const PredictionTarget target = prediction_target(shown, state.query);
     if (target.kind != PredictionKind::none && !target.rows.empty()) {
-        // First on the line, where a narrow panel never cuts it off.
-        if (ImGui::SmallButton("Copy")) copy_to_clipboard(predictions_tsv(tables(shown, target)));
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("these predictions to the clipboard, tab-separated");
+        // First on the line, where a narrow panel never cuts it off. Not while a table
+        // waits for the run's numbers: a copy would leave it out without a word.
+        const std::vector<PredictionTable>& all = tables(shown, target);
+        const bool waiting =
+            std::any_of(all.begin(), all.end(), [](const PredictionTable& table) { return table.waiting; });
+        ImGui::BeginDisabled(waiting);
+        if (ImGui::SmallButton("Copy")) copy_to_clipboard(predictions_tsv(all));
+        ImGui::EndDisabled();
+        if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+            ImGui::SetTooltip(waiting ? "waiting for the run's numbers"
+                                      : "these predictions to the clipboard, tab-separated");
+        }
         ImGui::SameLine();
     }
     if (!draw_heading(shown, target)) return;
     const auto n_disabled = static_cast<int>(state.disabled_heads.count());
     const std::vector<PredictionTable>& shown_tables = tables(shown, target);
-    const bool compare = shown.ablated && !shown_tables.empty() && !shown_tables.front().intact.empty();
+    // Intact beside ablated, also while a table waits for the numbers (the KL line's place kept).
+    const bool compare =
+        shown.ablated && std::any_of(shown_tables.begin(), shown_tables.end(), [](const PredictionTable& table) {
+            return table.waiting || !table.intact.empty();
+        });
     const bool kl = shown.trace.logits.size() != 0;
     if (compare && kl && (shown.numbers_pending || shown.effect)) {
         char text[96];

@@ -38,9 +38,8 @@ constexpr std::size_t mib = std::size_t{1} << 20;
 // The heap keeps up to this much free at its top (reuse_freed_memory).
 constexpr std::size_t trim_threshold = 1024 * mib;
 
-#if defined(HEADSCOPE_RESERVES_HEAP)
-// MemAvailable (/proc/meminfo) in bytes: what the kernel could give without swapping. 0
-// when it cannot be read.
+}   // namespace
+
 std::size_t available_memory() {
     std::ifstream meminfo("/proc/meminfo");
     const std::string key = "MemAvailable:";
@@ -49,9 +48,6 @@ std::size_t available_memory() {
     }
     return 0;
 }
-#endif
-
-}   // namespace
 
 void reuse_freed_memory() {
 #if defined(__GLIBC__)

@@ -43,6 +43,10 @@ void reuse_freed_memory();
 // off glibc (or before 2.33, which has no mallinfo2).
 std::size_t reserve_freed_memory(std::size_t bytes, const std::function<bool()>& stop);
 
+// MemAvailable (/proc/meminfo) in bytes: what the kernel could give without swapping; 0
+// where it cannot be read (reserve_freed_memory takes at most half).
+std::size_t available_memory();
+
 // Asks the kernel to back a freshly allocated block with 2 MiB pages (Linux transparent
 // huge pages, which Debian leaves to programs that ask: "madvise"), before it is first
 // written. For blocks of 32 MiB and more only, whose inner whole 2 MiB pages hold nothing

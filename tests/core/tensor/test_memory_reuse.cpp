@@ -62,20 +62,23 @@ long minor_faults() {
     return usage.ru_minflt;
 }
 
-// MemAvailable in bytes (/proc/meminfo): reserve_freed_memory takes at most half.
-std::size_t available_bytes() {
-    std::ifstream meminfo("/proc/meminfo");
-    for (std::string line; std::getline(meminfo, line);) {
-        if (line.starts_with("MemAvailable:")) return std::stoull(line.substr(13)) * 1024;
-    }
-    return 0;
-}
-
 // A block the size of GPT-2's logits at T = 1,000, written end to end (a page per 4 KiB).
 void write_block(std::size_t bytes) {
     const std::unique_ptr<char[]> block(new char[bytes]);
     std::memset(block.get(), 1, bytes);
     CHECK(block[bytes - 1] == 1);
+}
+
+// The page faults of writing a new block of `bytes` on a thread of its own, as the window's
+// worker allocates.
+long faults_writing_on_new_thread(std::size_t bytes) {
+    long faults = 0;
+    std::thread([&] {
+        const long before = minor_faults();
+        write_block(bytes);
+        faults = minor_faults() - before;
+    }).join();
+    return faults;
 }
 
 }   // namespace
@@ -90,15 +93,8 @@ TEST_CASE("reuse_freed_memory: a 200 MB block freed and asked for again is the s
     write_block(logits);   // the heap grows to hold it once
     // Mapped on its own (glibc's default for a block this big, and a thread's own arena's
     // for any over 64 MiB) it would be unmapped when freed and fault in again: 51,200 pages
-    // of 4 KiB, or 100 huge ones. From a heap that kept it: none. A thread of its own, as
-    // the window's worker allocates.
-    long faults = 0;
-    std::thread([&] {
-        const long before = minor_faults();
-        write_block(logits);
-        faults = minor_faults() - before;
-    }).join();
-    CHECK(faults < 50);
+    // of 4 KiB, or 100 huge ones. From a heap that kept it: none.
+    CHECK(faults_writing_on_new_thread(logits) < 50);
 }
 
 TEST_CASE("reserve_freed_memory: the heap then holds that much freed memory, written, and stops when told") {
@@ -108,7 +104,7 @@ TEST_CASE("reserve_freed_memory: the heap then holds that much freed memory, wri
     }
     headscope::reuse_freed_memory();
     constexpr std::size_t block = 300u << 20;
-    if (available_bytes() / 2 < block + (64u << 20)) {
+    if (headscope::available_memory() / 2 < block + (64u << 20)) {
         MESSAGE(
             "under 700 MiB available (other tests beside this one): the reserve would stop short, nothing to check");
         return;
@@ -133,11 +129,5 @@ TEST_CASE("reserve_freed_memory: the heap then holds that much freed memory, wri
     CHECK(partly <= (64u << 20) + (1u << 20));
     // A new run's block of that size, on the worker's thread: memory already faulted in
     // (without the reserve: 76,800 faults of 4 KiB, or 150 huge pages).
-    long faults = 0;
-    std::thread([&] {
-        const long before = minor_faults();
-        write_block(block);
-        faults = minor_faults() - before;
-    }).join();
-    CHECK(faults < 50);
+    CHECK(faults_writing_on_new_thread(block) < 50);
 }

@@ -17,4 +17,11 @@ namespace headscope {
 // Returns [out_h * out_w, C] in the same order. Sizes must be at least 1.
 Matrix resize_grid_bicubic(const ConstMatrixRef& grid, int in_h, int in_w, int out_h, int out_w);
 
+// As interpolate(..., mode="bicubic", align_corners=False, antialias=True) on the CPU (what
+// DINOv2 with registers uses): Pillow's filter, Keys' cubic with A = -0.5, widened by the
+// scale when shrinking (support 2 * max(scale, 1)), over the source cells whose centres
+// fall in it, weights normalised to sum 1 over that window (no edge replicated). Separable:
+// the width first, then the height, each pass only where its size changes.
+Matrix resize_grid_bicubic_antialiased(const ConstMatrixRef& grid, int in_h, int in_w, int out_h, int out_w);
+
 }   // namespace headscope

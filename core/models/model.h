@@ -83,6 +83,8 @@ struct ModelInput {
     int grid_width = 0;
     int grid_height = 0;
     int n_prefix_tokens = 0;
+    // Of the prefix tokens, the registers (DINOv2 with registers: after [CLS], before the patches).
+    int n_register_tokens = 0;
     RgbImage pixels;   // images: the picture as the model saw it (resized / cut), under the patch grid
 };
 

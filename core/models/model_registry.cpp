@@ -8,6 +8,7 @@
 #include "core/models/hf/decoder.h"
 #include "core/models/hf/encoder.h"
 #include "core/models/hf/families/bert.h"
+#include "core/models/hf/families/dinov2.h"
 #include "core/models/hf/families/gemma.h"
 #include "core/models/hf/families/gemma2.h"
 #include "core/models/hf/families/gemma3.h"
@@ -171,6 +172,10 @@ const std::vector<HfFamily>& hf_families() {
          load_encoder<vit_family>,
          "ViT / DeiT image encoders and classifiers (ViTModel, ViTForImageClassification, DeiTModel, "
          "DeiTForImageClassification[WithTeacher])"},
+        {{"dinov2", "dinov2_with_registers"},
+         load_encoder<dinov2_family>,
+         "DINOv2 image encoders, with or without registers (Dinov2Model, Dinov2ForImageClassification, "
+         "Dinov2WithRegistersModel, Dinov2WithRegistersForImageClassification)"},
         {{"gpt2"}, load_decoder<gpt2_family>, "GPT-2 causal text models (GPT2Model, GPT2LMHeadModel)"},
         {{"bert"},
          load_encoder<bert_family>,

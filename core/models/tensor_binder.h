@@ -32,6 +32,15 @@ void bind_linear(Binder& b, const std::string& prefix, LinearT& linear, Eigen::I
     if (bias) b.vector(prefix + ".bias", linear.bias, out, why);
 }
 
+// Rows [first, first + n) of a bound Linear, as a view of it (no copy): a packed tensor's
+// parts (q/k/v in one qkv, gate and up in one gate_up).
+inline Linear linear_rows(const Linear& l, Eigen::Index first, Eigen::Index n) {
+    Linear part;
+    part.weight = l.weight.middle_rows(first, n);
+    if (l.bias.size() != 0) part.bias = l.bias.segment(first, n);
+    return part;
+}
+
 // GPT-2's Conv1D: NAME.weight stored [in, out], held as a Linear [out, in]; NAME.bias [out].
 template <typename Binder, typename LinearT>
 void bind_conv1d(Binder& b, const std::string& prefix, LinearT& linear, Eigen::Index in, Eigen::Index out,

@@ -13,6 +13,10 @@ bool has_norm(const Norm& norm) { return norm.weight.size() != 0; }
 template <typename Attend>
 AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, Eigen::Index mlp_rows, Attend&& attend) {
     const Eigen::Index n = mlp_rows >= 0 ? std::min(mlp_rows, x.rows()) : x.rows();   // the MLP's rows
+    const bool scaled = block.attention_output_scale.size() != 0 || block.mlp_output_scale.size() != 0;
+    if (scaled && (spec.norm_placement == NormPlacement::post || spec.residual == Residual::parallel)) {
+        throw Error("LayerScale needs a pre-norm, sequential block");
+    }
     if (spec.norm_placement == NormPlacement::post) {
         if (spec.residual == Residual::parallel) throw Error("a block cannot be both post-norm and parallel");
         AttentionTrace attention = attend(x);
@@ -26,6 +30,9 @@ AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, E
     if (has_norm(block.attention_output_norm)) {
         attention.output = norm_forward(block.attention_output_norm, attention.output);
     }
+    if (block.attention_output_scale.size() != 0) {
+        attention.output.array().rowwise() *= block.attention_output_scale.transpose().array();
+    }
     if (spec.residual == Residual::parallel) {
         const Matrix mlp_out = has_norm(block.mlp_norm)
                                    ? mlp_forward(block.mlp, norm_forward(block.mlp_norm, x.topRows(n)))
@@ -36,11 +43,10 @@ AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, E
     }
     x += attention.output;
     auto rows = x.topRows(n);
-    if (has_norm(block.mlp_output_norm)) {
-        rows += norm_forward(block.mlp_output_norm, mlp_forward(block.mlp, norm_forward(block.mlp_norm, rows)));
-    } else {
-        rows += mlp_forward(block.mlp, norm_forward(block.mlp_norm, rows));
-    }
+    Matrix mlp_out = mlp_forward(block.mlp, norm_forward(block.mlp_norm, rows));
+    if (has_norm(block.mlp_output_norm)) mlp_out = norm_forward(block.mlp_output_norm, mlp_out);
+    if (block.mlp_output_scale.size() != 0) mlp_out.array().rowwise() *= block.mlp_output_scale.transpose().array();
+    rows += mlp_out;
     return attention;
 }
 

@@ -8,6 +8,7 @@
 //   post-norm, sequential (BERT):              x = n1(x + attn(x));  x = n2(x + mlp(x))
 //   pre-norm, parallel (GPT-J, Pythia, Phi):   x += attn(n1(x)) + mlp(n2(x))   (n2 empty: n1(x) feeds both)
 //   pre- and post-norm (Gemma 2, 3):           x += o1(attn(n1(x)));  x += o2(mlp(n2(x)))
+//   pre-norm, LayerScale (DINOv2):             x += g1 * attn(n1(x));  x += g2 * mlp(n2(x))
 
 #include "core/nn/attention.h"
 #include "core/nn/layers.h"
@@ -43,6 +44,11 @@ struct Block {
     // (Gemma 2 and 3's post_attention_layernorm, post_feedforward_layernorm); empty: none.
     Norm attention_output_norm;
     Norm mlp_output_norm;
+    // Pre-norm, sequential blocks only: LayerScale (DINOv2's layer_scale1 / layer_scale2), each
+    // sublayer's output times a learned per-channel factor [E] before it joins the stream,
+    // after any output norm; empty: none.
+    Vector attention_output_scale;
+    Vector mlp_output_scale;
     // A sliding window (a query sees its W latest keys, itself included), on top of the
     // run's mask; 0: the run's mask alone.
     Eigen::Index window = 0;

@@ -179,6 +179,18 @@ TEST_CASE("checkpoints: hostile config, processor and index files are refused wi
                       j["size"] = {{"shortest_edge", 32}};
                   }),
            "field 'size': needs height and width");
+    broken("mlp_ratio", "dinov2_tiny", "config.json",
+           edited("dinov2_tiny", "config.json", [](J& j) { j["mlp_ratio"] = 0; }),
+           "field 'mlp_ratio': a positive number (the MLP is int(hidden_size * mlp_ratio) wide), got 0");
+    broken("registers_mismatch", "dinov2_reg_tiny", "config.json",
+           edited("dinov2_reg_tiny", "config.json", [](J& j) { j["num_register_tokens"] = 3; }),
+           "embeddings.register_tokens");
+    broken("edge_and_more", "dinov2_tiny", "preprocessor_config.json",
+           edited("dinov2_tiny", "preprocessor_config.json",
+                  [](J& j) {
+                      j["size"] = {{"shortest_edge", 32}, {"longest_edge", 64}};
+                  }),
+           "field 'size': needs height and width, or shortest_edge alone, got keys {longest_edge, shortest_edge}");
     broken("zero_std", "vit_tiny", "preprocessor_config.json",
            edited("vit_tiny", "preprocessor_config.json",
                   [](J& j) {

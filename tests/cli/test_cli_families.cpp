@@ -132,6 +132,31 @@ void check_vit_rest(const Dumped& d) {
     CHECK(tokens.back() == last);
 }
 
+// DINOv2 (tools/make_vision_checkpoints.py): the classifier's logits, and the tokens
+// [CLS], the registers [REG0] .. (after it, before the patches), p0 .. p(N-1) over the
+// picture's own grid where it ran at its own resolution.
+void check_dinov2_rest(const Dumped& d) {
+    CHECK_FALSE(d.ours.contains("input_ids"));
+    const auto labels = d.c.at("labels").get<std::vector<std::string>>();
+    if (labels.empty()) {
+        CHECK_FALSE(d.ours.contains("logits"));
+    } else {
+        check_close(d.ours, d.expected, "logits", {static_cast<std::int64_t>(labels.size())}, d.tolerance);
+    }
+    const auto tokens = tokens_of(d.ours);
+    REQUIRE(static_cast<std::int64_t>(tokens.size()) == d.T);
+    const auto R = d.c.at("registers").get<std::int64_t>();
+    const auto grid = d.c.at("grid").get<std::vector<std::int64_t>>();
+    REQUIRE(d.T == 1 + R + grid[0] * grid[1]);
+    CHECK(tokens[0] == "[CLS]");
+    for (std::int64_t r = 0; r < R; ++r)
+        CHECK(tokens[static_cast<std::size_t>(1 + r)] == "[REG" + std::to_string(r) + "]");
+    CHECK(tokens[static_cast<std::size_t>(1 + R)] == "p0");
+    std::string last = "p";   // built in two steps: GCC 12 mis-warns on "p" + std::string
+    last += std::to_string(grid[0] * grid[1] - 1);
+    CHECK(tokens.back() == last);
+}
+
 // The decoder families (tools/make_decoder_checkpoints.py): logits within the tolerance
 // times their largest magnitude (at least 1), the ids as given or as Hugging Face's
 // tokenizers library gave them, causal.
@@ -161,6 +186,14 @@ const Family families[] = {
      check_bert_rest},
     {"checkpoints", "make_vit_checkpoints.py", 12,
      [](const Dumped& d, const std::vector<float>& a) { check_rows_sum_to_one(a, d.T); }, check_vit_rest},
+    // DINOv2 (F32; SwiGLU in BF16 shards with a classifier) and with registers (F32 with a
+    // classifier, F16 without), processed and at their own resolution.
+    {"vision", "make_vision_checkpoints.py", 12,
+     [](const Dumped& d, const std::vector<float>& a) {
+         check_rows_sum_to_one(a, d.T);
+         CHECK(above_diagonal(a, d.T) > 0.1);   // not causal
+     },
+     check_dinov2_rest},
     // Llama (llama3, linear, yarn, dynamic RoPE), Mistral (sharded, windowed), Qwen 2 and 3,
     // Gemma 1-3, Phi-3 (LongRoPE short and long), Pythia: ids and text cases.
     {"decoders", "make_decoder_checkpoints.py", 26,

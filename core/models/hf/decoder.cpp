@@ -128,13 +128,6 @@ void bind_tensors(Weights& w, const DecoderConfig& c, const DecoderTensorNames& 
     }
 }
 
-Linear rows_of(const Linear& l, Eigen::Index first, Eigen::Index n) {
-    Linear part;
-    part.weight = l.weight.middle_rows(first, n);
-    if (l.bias.size() != 0) part.bias = l.bias.segment(first, n);
-    return part;
-}
-
 // The blocks laid out from the config, before their weights are bound.
 Stack layout_stack(const DecoderConfig& c) {
     Norm norm;
@@ -171,15 +164,15 @@ void finish_layers(DecoderWeights& w, const DecoderConfig& c, const DecoderTenso
         Block& block = w.stack.blocks[l];
         AttentionWeights& a = block.attention;
         if (n.qkv != QkvLayout::separate) {
-            a.q = rows_of(a.qkv, 0, D);
-            a.k = rows_of(a.qkv, D, Dkv);
-            a.v = rows_of(a.qkv, D + Dkv, Dkv);
+            a.q = linear_rows(a.qkv, 0, D);
+            a.k = linear_rows(a.qkv, D, Dkv);
+            a.v = linear_rows(a.qkv, D + Dkv, Dkv);
         }
         if (!c.qk_norm) a.q_norm = a.k_norm = Norm{};
         if (!c.output_norms) block.attention_output_norm = block.mlp_output_norm = Norm{};
         if (n.mlp == MlpLayout::packed) {
-            block.mlp.gate = rows_of(w.packed_mlp[l], 0, c.mlp_width);
-            block.mlp.up = rows_of(w.packed_mlp[l], c.mlp_width, c.mlp_width);
+            block.mlp.gate = linear_rows(w.packed_mlp[l], 0, c.mlp_width);
+            block.mlp.up = linear_rows(w.packed_mlp[l], c.mlp_width, c.mlp_width);
         }
         a.validate();
     }

@@ -13,20 +13,28 @@ namespace headscope {
 namespace {
 
 // One layer's tensors, in the order the computation reads them.
-template <typename BlockT, typename Binder>
-void bind_layer(BlockT& block, const EncoderConfig& c, const EncoderTensorNames& n, const std::string& at,
-                const StackShapeReasons& why, Binder& b) {
+template <typename BlockT, typename LinearT, typename Binder>
+void bind_layer(BlockT& block, LinearT& packed_mlp, const EncoderConfig& c, const EncoderTensorNames& n,
+                const std::string& at, const StackShapeReasons& why, Binder& b) {
     const Eigen::Index E = c.width;
+    const Eigen::Index I = c.mlp_width;
     const bool pre = c.norm_placement == NormPlacement::pre;
     if (pre) bind_norm(b, at + n.attention_norm, block.attention_norm, E, why.e);
     bind_linear(b, at + n.q, block.attention.q, E, E, why.e, c.qkv_bias);
     bind_linear(b, at + n.k, block.attention.k, E, E, why.e, c.qkv_bias);
     bind_linear(b, at + n.v, block.attention.v, E, E, why.e, c.qkv_bias);
     bind_linear(b, at + n.out, block.attention.out, E, E, why.e);
+    if (c.layer_scale) b.vector(at + n.attention_scale, block.attention_output_scale, E, why.e);
     if (!pre) bind_norm(b, at + n.attention_norm, block.attention_norm, E, why.e);
     if (pre) bind_norm(b, at + n.mlp_norm, block.mlp_norm, E, why.e);
-    bind_linear(b, at + n.up, block.mlp.up, c.mlp_width, E, why.mlp);
-    bind_linear(b, at + n.down, block.mlp.down, E, c.mlp_width, why.mlp);
+    if (c.gated_mlp) {
+        bind_linear(b, at + n.packed_gate_up, packed_mlp, 2 * I, E, why.mlp + " (gate and up)");
+        bind_linear(b, at + n.gated_down, block.mlp.down, E, I, why.mlp);
+    } else {
+        bind_linear(b, at + n.up, block.mlp.up, I, E, why.mlp);
+        bind_linear(b, at + n.down, block.mlp.down, E, I, why.mlp);
+    }
+    if (c.layer_scale) b.vector(at + n.mlp_scale, block.mlp_output_scale, E, why.e);
     if (!pre) bind_norm(b, at + n.mlp_norm, block.mlp_norm, E, why.e);
 }
 
@@ -37,7 +45,7 @@ void bind_tensors(Weights& w, Ends& ends, const EncoderConfig& c, const EncoderT
     const StackShapeReasons why("hidden_size", c.width, "intermediate_size", c.mlp_width);
     ends.bind(EncoderPart::inputs, c, why, b);
     for (std::size_t l = 0; l < w.stack.blocks.size(); ++l) {
-        bind_layer(w.stack.blocks[l], c, n, n.layers + std::to_string(l) + ".", why, b);
+        bind_layer(w.stack.blocks[l], w.packed_mlp[l], c, n, n.layers + std::to_string(l) + ".", why, b);
     }
     if (!n.final_norm.empty()) bind_norm(b, n.final_norm, w.final_norm, c.width, why.e);
     ends.bind(EncoderPart::head, c, why, b);
@@ -50,8 +58,22 @@ EncoderWeights layout_weights(const EncoderConfig& c) {
     w.stack = layer_norm_stack({c.norm_placement, Residual::sequential, false}, c.n_layers, c.n_heads, c.norm_eps,
                                c.activation);
     w.stack.max_tokens = c.max_run_tokens;
+    w.packed_mlp.resize(static_cast<std::size_t>(c.n_layers));
     w.final_norm.eps = c.norm_eps;
     return w;
+}
+
+// After binding: a gated MLP's gate and up as views of their one tensor.
+void finish_layers(EncoderWeights& w, const EncoderConfig& c) {
+    for (std::size_t l = 0; l < w.stack.blocks.size(); ++l) {
+        Block& block = w.stack.blocks[l];
+        if (c.gated_mlp) {
+            block.mlp.gate = linear_rows(w.packed_mlp[l], 0, c.mlp_width);
+            block.mlp.up = linear_rows(w.packed_mlp[l], c.mlp_width, c.mlp_width);
+            block.mlp.activation = Activation::silu;
+        }
+        block.attention.validate();
+    }
 }
 
 }   // namespace
@@ -95,7 +117,7 @@ HfEncoderModel::HfEncoderModel(const EncoderFamily& family, const std::string& f
     weights_ = layout_weights(c);
     HfTensorLoader loader(checkpoint.table);
     bind_tensors(weights_, *ends_, c, n, loader);
-    for (Block& block : weights_.stack.blocks) block.attention.validate();
+    finish_layers(weights_, c);
     ends_->finish_weights(c, checkpoint.table, folder);
     checkpoint.table.check_all_taken(std::set<std::string>(n.ignorable.begin(), n.ignorable.end()),
                                      ends_->architecture(c));

@@ -46,7 +46,9 @@ struct EncoderConfig {
     float norm_eps = 1e-12f;                             // every LayerNorm's (layer_norm_eps)
     NormPlacement norm_placement = NormPlacement::pre;   // post: BERT (the residual sum is normalised)
     bool qkv_bias = true;                                // biases on q, k and v
-    std::vector<std::string> id2label;                   // [num_labels]; "LABEL_i" where the file names none
+    bool layer_scale = false;            // DINOv2: each sublayer's output times a learned [E] (LayerScale)
+    bool gated_mlp = false;              // DINOv2's SwiGLU: silu(gate) * up from one packed [2I, E] tensor
+    std::vector<std::string> id2label;   // [num_labels]; "LABEL_i" where the file names none
 };
 
 // Where each layer's tensors live, after `<layers><l>.`. Each norm is bound where the
@@ -61,6 +63,12 @@ struct EncoderTensorNames {
     std::string mlp_norm = {};   // pre: the MLP's input; post: the sum after it
     std::string up = "intermediate.dense";
     std::string down = "output.dense";
+    // EncoderConfig::gated_mlp: gate then up rows in one tensor [2I, E], and the down projection.
+    std::string packed_gate_up = {};
+    std::string gated_down = {};
+    // EncoderConfig::layer_scale: each sublayer's factor [E].
+    std::string attention_scale = {};
+    std::string mlp_scale = {};
     std::string final_norm = {};   // after the last layer; empty: none (BERT)
     // Buffers and parameters transformers stores but this forward does not use: ignored.
     std::vector<std::string> ignorable = {};
@@ -192,8 +200,9 @@ struct EncoderFamily {
 
 // The stack's weights; the ends hold the family's own.
 struct EncoderWeights {
-    Stack stack;       // encoder.layer.{l}.*                [L]
-    Norm final_norm;   // EncoderTensorNames::final_norm     [E], or empty
+    Stack stack;                      // encoder.layer.{l}.*                [L]
+    std::vector<Linear> packed_mlp;   // [L] gate and up [2I, E] where gated_mlp (the blocks' gate and up view it)
+    Norm final_norm;                  // EncoderTensorNames::final_norm     [E], or empty
 };
 
 class HfEncoderModel final : public Model {

@@ -3,11 +3,11 @@
 #include "core/base/error.h"
 #include "core/models/hf/config_fields.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <tuple>
 
 namespace headscope {
 
@@ -16,33 +16,49 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// A processor size: an integer (square), {"height": h, "width": w}, or [h, w]
-// (transformers' get_size_dict). Returns {width, height}.
-std::pair<int, int> read_size(const HfFields& f, const std::string& name, std::pair<int, int> fallback) {
+// What a processor size reads as: {width, height}, or a shortest edge (width = height = 0).
+struct ProcessorSize {
+    int width = 0;
+    int height = 0;
+    int shortest_edge = 0;
+};
+
+// A processor size: an integer (square, or with `int_is_edge` the shortest edge, as
+// get_size_dict(default_to_square=False) reads it), {"height": h, "width": w}, [h, w], or
+// with `edge_allowed` {"shortest_edge": s}.
+ProcessorSize read_size(const HfFields& f, const std::string& name, ProcessorSize fallback, bool edge_allowed,
+                        bool int_is_edge) {
     const json* v = f.find(name);
     if (v == nullptr) return fallback;
     const std::int64_t hi = max_image_side;
     if (v->is_number_integer()) {
         const auto side = static_cast<int>(f.integer_value(name, *v, 1, hi));
-        return {side, side};
+        return int_is_edge ? ProcessorSize{0, 0, side} : ProcessorSize{side, side, 0};
     }
     if (v->is_array() && v->size() == 2) {
         const auto h = static_cast<int>(f.integer_value(name + "[0]", (*v)[0], 1, hi));
         const auto w = static_cast<int>(f.integer_value(name + "[1]", (*v)[1], 1, hi));
-        return {w, h};
+        return {w, h, 0};
     }
     if (v->is_object()) {
         if (v->contains("height") && v->contains("width")) {
             const auto h = static_cast<int>(f.integer_value(name + ".height", v->at("height"), 1, hi));
             const auto w = static_cast<int>(f.integer_value(name + ".width", v->at("width"), 1, hi));
-            return {w, h};
+            return {w, h, 0};
+        }
+        if (edge_allowed && v->contains("shortest_edge") && v->size() == 1) {
+            return {0, 0, static_cast<int>(f.integer_value(name + ".shortest_edge", v->at("shortest_edge"), 1, hi))};
         }
         std::vector<std::string> keys;
         for (const auto& item : v->items()) keys.push_back(item.key());
-        f.fail(name,
-               "needs height and width (as ViT's and DeiT's image processors do), got keys {" + hf_join(keys) + "}");
+        f.fail(name, std::string(edge_allowed ? "needs height and width, or shortest_edge alone"
+                                              : "needs height and width (as ViT's and DeiT's image processors do)") +
+                         ", got keys {" + hf_join(keys) + "}");
     }
-    f.fail(name, "an integer, {\"height\": h, \"width\": w} or [h, w]", *v);
+    f.fail(name,
+           edge_allowed ? "an integer, {\"height\": h, \"width\": w}, {\"shortest_edge\": s} or [h, w]"
+                        : "an integer, {\"height\": h, \"width\": w} or [h, w]",
+           *v);
 }
 
 // image_mean / image_std: one number for every channel, or three.
@@ -60,28 +76,46 @@ void read_channels(const HfFields& f, const std::string& name, float (&out)[3]) 
     }
 }
 
+// The processor families this build reads: their class names' defaults differ.
+enum class ProcessorKind {
+    vit,    // ViTImageProcessor: resize to a size, no crop
+    deit,   // DeiTImageProcessor: 256 px bicubic, centre crop 224
+    bit,    // BitImageProcessor (DINOv2) and CLIPImageProcessor: shortest edge 224 bicubic, centre crop 224
+};
+
 // The processor class the file names (or `model_type`'s), with that class's defaults.
-// Returns whether it is DeiT's, which crops.
-bool read_processor_class(const HfFields& f, const std::string& model_type, HfImageProcessorConfig& p) {
-    const std::string fallback = model_type == "deit" ? "DeiTImageProcessor" : "ViTImageProcessor";
+ProcessorKind read_processor_class(const HfFields& f, const std::string& model_type, HfImageProcessorConfig& p) {
+    const std::string fallback = model_type == "deit" ? "DeiTImageProcessor"
+                                 : model_type == "dinov2" || model_type == "dinov2_with_registers"
+                                     ? "BitImageProcessor"
+                                     : "ViTImageProcessor";
     p.processor = f.string("image_processor_type", f.string("feature_extractor_type", fallback));
-    bool deit = false;
-    if (p.processor == "DeiTImageProcessor" || p.processor == "DeiTImageProcessorFast" ||
-        p.processor == "DeiTFeatureExtractor") {
-        deit = true;
-    } else if (p.processor != "ViTImageProcessor" && p.processor != "ViTImageProcessorFast" &&
-               p.processor != "ViTFeatureExtractor") {
-        throw Error(f.file() + ": image processor " + hf_quoted(p.processor) +
-                    " is not supported (supported: ViTImageProcessor, DeiTImageProcessor and their FeatureExtractor "
-                    "and Fast names)");
-    }
-    if (deit) {
-        // DeiTImageProcessor's defaults: 256 px bicubic, centre crop to 224.
+    const auto named = [&](const char* stem, bool feature_extractor) {
+        const std::string s = stem;
+        return p.processor == s + "ImageProcessor" || p.processor == s + "ImageProcessorFast" ||
+               (feature_extractor && p.processor == s + "FeatureExtractor");
+    };
+    if (named("ViT", true)) return ProcessorKind::vit;
+    if (named("DeiT", true)) {
         p.resize_width = p.resize_height = 256;
         p.resample = Resample::bicubic;
         p.do_center_crop = true;
+        return ProcessorKind::deit;
     }
-    return deit;
+    if (named("Bit", false) || named("CLIP", true)) {
+        p.resize_shortest_edge = 224;
+        p.resample = Resample::bicubic;
+        p.do_center_crop = true;
+        // OPENAI_CLIP_MEAN / OPENAI_CLIP_STD, both classes' defaults.
+        const float mean[3] = {0.48145466f, 0.4578275f, 0.40821073f};
+        const float std[3] = {0.26862954f, 0.26130258f, 0.27577711f};
+        std::copy(mean, mean + 3, p.image_mean);
+        std::copy(std, std + 3, p.image_std);
+        return ProcessorKind::bit;
+    }
+    throw Error(f.file() + ": image processor " + hf_quoted(p.processor) +
+                " is not supported (supported: ViTImageProcessor, DeiTImageProcessor, BitImageProcessor, "
+                "CLIPImageProcessor, their Fast names, and the ViT, DeiT and CLIP FeatureExtractor names)");
 }
 
 // resample: a PIL filter code this build resizes with.
@@ -135,14 +169,21 @@ HfImageProcessorConfig read_hf_image_processor_config(const std::string& path, c
     const json config = read_hf_json_file(path);
     const HfFields f(config, path);
     HfImageProcessorConfig p;
-    const bool deit = read_processor_class(f, model_type, p);
+    const ProcessorKind kind = read_processor_class(f, model_type, p);
     p.do_resize = f.boolean("do_resize", p.do_resize);
-    std::tie(p.resize_width, p.resize_height) = read_size(f, "size", {p.resize_width, p.resize_height});
+    const bool bit = kind == ProcessorKind::bit;
+    const ProcessorSize size =
+        read_size(f, "size", {p.resize_width, p.resize_height, p.resize_shortest_edge}, bit, bit);
+    p.resize_width = size.width;
+    p.resize_height = size.height;
+    p.resize_shortest_edge = size.shortest_edge;
     read_resample(f, p);
-    if (deit) {
+    if (kind != ProcessorKind::vit) {
         // ViTImageProcessor has no crop: it ignores these fields, as transformers does.
         p.do_center_crop = f.boolean("do_center_crop", p.do_center_crop);
-        std::tie(p.crop_width, p.crop_height) = read_size(f, "crop_size", {p.crop_width, p.crop_height});
+        const ProcessorSize crop = read_size(f, "crop_size", {p.crop_width, p.crop_height, 0}, false, false);
+        p.crop_width = crop.width;
+        p.crop_height = crop.height;
     }
     p.do_rescale = f.boolean("do_rescale", p.do_rescale);
     p.rescale_factor = static_cast<float>(f.number("rescale_factor", p.rescale_factor));
@@ -183,11 +224,42 @@ RgbImage center_crop_image(const RgbImage& image, int width, int height) {
     return out;
 }
 
+std::pair<int, int> hf_resized_size(const HfImageProcessorConfig& p, int width, int height) {
+    if (p.resize_shortest_edge == 0) return {p.resize_width, p.resize_height};
+    // get_resize_output_image_size(default_to_square=False): int(edge * long / short), in doubles.
+    const bool portrait = width <= height;
+    const int short_side = portrait ? width : height;
+    const int long_side = portrait ? height : width;
+    const int edge = p.resize_shortest_edge;
+    const auto new_long = static_cast<int>(static_cast<double>(edge) * long_side / short_side);
+    return portrait ? std::pair{edge, new_long} : std::pair{new_long, edge};
+}
+
+std::optional<std::pair<int, int>> hf_processed_size(const HfImageProcessorConfig& p) {
+    if (p.do_center_crop) return std::pair{p.crop_width, p.crop_height};
+    if (p.do_resize && p.resize_shortest_edge == 0) return std::pair{p.resize_width, p.resize_height};
+    return std::nullopt;
+}
+
+std::string hf_resize_text(const HfImageProcessorConfig& p) {
+    if (!p.do_resize) return "off";
+    const std::string how = p.resize_shortest_edge > 0
+                                ? "shortest edge " + std::to_string(p.resize_shortest_edge)
+                                : std::to_string(p.resize_width) + "x" + std::to_string(p.resize_height);
+    return how + " " + std::string(resample_name(p.resample));
+}
+
 RgbImage hf_preprocess_pixels(const RgbImage& image, const HfImageProcessorConfig& p) {
     RgbImage pixels = image;
     // Pillow returns a copy when asked for the size an image already has.
-    if (p.do_resize && (image.width != p.resize_width || image.height != p.resize_height)) {
-        pixels = resize_image(image, p.resize_width, p.resize_height, p.resample);
+    const auto [width, height] = hf_resized_size(p, image.width, image.height);
+    if (p.do_resize && (image.width != width || image.height != height)) {
+        if (width < 1 || height < 1 || width > max_image_side || height > max_image_side) {
+            throw Error("image: " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                        " px would be resized to " + std::to_string(width) + "x" + std::to_string(height) +
+                        " px (shortest edge " + std::to_string(p.resize_shortest_edge) + "), out of range");
+        }
+        pixels = resize_image(image, width, height, p.resample);
     }
     if (p.do_center_crop) pixels = center_crop_image(pixels, p.crop_width, p.crop_height);
     return pixels;

@@ -410,6 +410,35 @@ TEST_CASE("resize_grid_bicubic: PyTorch's bicubic on hand-computed cells, and id
     CHECK_THROWS_AS(resize_grid_bicubic(constant, 3, 4, 0, 2), Error);
 }
 
+TEST_CASE("resize_grid_bicubic_antialiased: Pillow's filter (A = -0.5) widened when shrinking, hand-computed") {
+    // 1 x 4 -> 1 x 2: scale 2, support 4, every source column under each output's window,
+    // at (j + 0.5 - centre) / 2 = -0.25, 0.25, 0.75, 1.25 for the first (centre 1) and
+    // -1.25 .. 0.25 for the second (centre 3). Keys (A = -0.5): near(0.25) = 0.8671875,
+    // near(0.75) = 0.2265625, far(1.25) = -0.0703125; each window's weights sum to 1.890625.
+    // PyTorch 1.13 (antialias=True) gives [1.5578513, 5.7066116].
+    Matrix row(4, 1);
+    row << 1.0f, 2.0f, 4.0f, 8.0f;
+    const Matrix shrunk = resize_grid_bicubic_antialiased(row, 1, 4, 1, 2);
+    REQUIRE(shrunk.rows() == 2);
+    CHECK(shrunk(0, 0) == doctest::Approx(2.9453125 / 1.890625).epsilon(1e-6));
+    CHECK(shrunk(1, 0) == doctest::Approx(10.7890625 / 1.890625).epsilon(1e-6));
+    // Grown, the filter keeps A = -0.5 (not the plain bicubic's -0.75): 1 x 2 -> 1 x 3 gives
+    // PyTorch's [0.86842138, 2, 3.13157916], the window cut at the edge and renormalised.
+    Matrix pair(2, 1);
+    pair << 1.0f, 3.0f;
+    const Matrix grown = resize_grid_bicubic_antialiased(pair, 1, 2, 1, 3);
+    CHECK(grown(0, 0) == doctest::Approx(0.86842138).epsilon(1e-6));
+    CHECK(grown(1, 0) == doctest::Approx(2.0).epsilon(1e-6));
+    CHECK(grown(2, 0) == doctest::Approx(3.13157916).epsilon(1e-6));
+    // Separable, and identity at the same size; a constant grid stays constant.
+    CHECK(resize_grid_bicubic_antialiased(row, 2, 2, 2, 2) == row);
+    const Matrix constant = Matrix::Constant(37 * 37, 2, -0.3f);
+    const Matrix small = resize_grid_bicubic_antialiased(constant, 37, 37, 16, 16);
+    CHECK(small.rows() == 256);
+    CHECK((small.array() + 0.3f).abs().maxCoeff() < 1e-6f);
+    CHECK_THROWS_AS(resize_grid_bicubic_antialiased(constant, 37, 36, 16, 16), Error);
+}
+
 namespace {
 
 // Tiny hand-made JPEGs for the fuzz regressions below: SOI, a quantisation table, DC and

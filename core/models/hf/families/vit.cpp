@@ -14,6 +14,7 @@
 #include "core/base/error.h"
 #include "core/image/grid_resize.h"
 #include "core/models/hf/image_processor.h"
+#include "core/models/hf/patch_input.h"
 
 #include <algorithm>
 #include <cmath>
@@ -79,9 +80,6 @@ public:
     std::string output_label(Eigen::Index index) const override { return class_name(id2label_, index); }
 
 private:
-    // The picture for ImageOptions::own_resolution: shrunk to at most `max_patches`
-    // patches when larger, then cut to whole patches at the right and bottom.
-    RgbImage own_resolution_pixels(const RgbImage& image, int max_patches) const;
     // The prefix tokens and the patches of `pixels`, each with its position: [T, E].
     void embed(const RgbImage& pixels, ModelInput& input) const;
 
@@ -153,75 +151,18 @@ std::string VitEnds::architecture(const EncoderConfig& c) const {
 }
 
 std::string VitEnds::describe(ModelInfo& info, const EncoderConfig& c) const {
-    const HfImageProcessorConfig& p = s_.processor;
     info.takes_image = true;
     info.classifier = w_.head != VitHead::none;
     info.n_outputs = w_.head != VitHead::none ? w_.classifier.weight.rows() : 0;
     info.image_size = s_.image_size;
     info.patch_size = s_.patch_size;
-    const auto size_text = [](int width, int height) { return std::to_string(width) + "x" + std::to_string(height); };
-    const auto channels_text = [](const float(&v)[3]) {
-        std::string text = "[";   // built in steps: GCC 12 mis-warns (-Wrestrict) on "[" + std::string
-        text += hf_number_text(v[0]) + ", " + hf_number_text(v[1]) + ", " + hf_number_text(v[2]) + "]";
-        return text;
-    };
-    info.settings = {
-        {"qkv_bias", c.qkv_bias ? "true" : "false"},
-        {"labels", std::to_string(id2label_.size())},
-        {"processor", p.processor},
-        {"resize", p.do_resize
-                       ? size_text(p.resize_width, p.resize_height) + " " + std::string(resample_name(p.resample))
-                       : "off"},
-        {"center_crop", p.do_center_crop ? size_text(p.crop_width, p.crop_height) : "off"},
-        {"rescale", p.do_rescale ? hf_number_text(p.rescale_factor) : "off"},
-        {"normalize",
-         p.do_normalize ? "mean " + channels_text(p.image_mean) + " std " + channels_text(p.image_std) : "off"},
-    };
+    info.settings = {{"qkv_bias", c.qkv_bias ? "true" : "false"}, {"labels", std::to_string(id2label_.size())}};
+    for (auto& setting : processor_settings(s_.processor)) info.settings.insert(std::move(setting));
     return ", " + std::to_string(s_.image_size) + " px, P=" + std::to_string(s_.patch_size);
 }
 
-RgbImage VitEnds::own_resolution_pixels(const RgbImage& image, int max_patches) const {
-    const int P = s_.patch_size;
-    if (max_patches < 1) throw Error("image: max_patches must be at least 1, got " + std::to_string(max_patches));
-    if (image.width < P || image.height < P) {
-        throw Error("image: " + std::to_string(image.width) + "x" + std::to_string(image.height) +
-                    " px is smaller than one " + std::to_string(P) + " px patch, so it has no own-resolution grid");
-    }
-    RgbImage pixels = image;
-    const double patches =
-        std::floor(image.width / static_cast<double>(P)) * std::floor(image.height / static_cast<double>(P));
-    if (patches > max_patches) {
-        // Shrink, keeping the aspect, until whole patches number at most max_patches.
-        double scale = std::sqrt(max_patches / patches);
-        int w = 0;
-        int h = 0;
-        for (;; scale *= 0.995) {
-            w = std::max(P, static_cast<int>(std::floor(image.width * scale)));
-            h = std::max(P, static_cast<int>(std::floor(image.height * scale)));
-            if (static_cast<long long>(w / P) * (h / P) <= max_patches) break;
-        }
-        pixels = resize_image(image, w, h, s_.processor.resample);
-    }
-    // Whole patches only: cut the right and bottom remainders, as DINO's script does.
-    const int w = pixels.width - pixels.width % P;
-    const int h = pixels.height - pixels.height % P;
-    if (w == pixels.width && h == pixels.height) return pixels;
-    RgbImage cut{w, h, std::vector<std::uint8_t>(static_cast<std::size_t>(w) * h * 3)};
-    for (int y = 0; y < h; ++y) {
-        const auto from = pixels.pixels.begin() + static_cast<std::ptrdiff_t>(y) * pixels.width * 3;
-        std::copy(from, from + w * 3, cut.pixels.begin() + static_cast<std::ptrdiff_t>(y) * w * 3);
-    }
-    return cut;
-}
-
 void VitEnds::embed(const RgbImage& pixels, ModelInput& input) const {
-    const HfImageProcessorConfig& p = s_.processor;
-    const float zero[3] = {0.0f, 0.0f, 0.0f};
-    const float one[3] = {1.0f, 1.0f, 1.0f};
-    const ImageTensor values =
-        normalize_image(pixels, p.do_rescale ? p.rescale_factor : 1.0f, p.do_normalize ? p.image_mean : zero,
-                        p.do_normalize ? p.image_std : one);
-    const Matrix patches = patch_embed(values, s_.patch_size, w_.patch_weight, w_.patch_bias);   // [N, E]
+    const Matrix patches = normalized_patches(pixels, s_.processor, s_.patch_size, w_.patch_weight, w_.patch_bias);
     const int prefix = s_.n_prefix_tokens();
     input.embeddings.resize(prefix + patches.rows(), patches.cols());   // [T, E]
     input.embeddings.row(0) = w_.cls_token.transpose();
@@ -242,8 +183,9 @@ void VitEnds::embed(const RgbImage& pixels, ModelInput& input) const {
 }
 
 ModelInput VitEnds::encode_image(const RgbImage& image, const ImageOptions& options, const std::string& model) const {
-    const RgbImage pixels = options.own_resolution ? own_resolution_pixels(image, options.max_patches)
-                                                   : hf_preprocess_pixels(image, s_.processor);
+    const RgbImage pixels =
+        options.own_resolution ? own_resolution_pixels(image, s_.patch_size, options.max_patches, s_.processor.resample)
+                               : hf_preprocess_pixels(image, s_.processor);
     const int S = s_.image_size;
     if (!options.own_resolution && (pixels.width != S || pixels.height != S)) {
         throw Error("image: " + std::to_string(pixels.width) + "x" + std::to_string(pixels.height) +
@@ -252,13 +194,9 @@ ModelInput VitEnds::encode_image(const RgbImage& image, const ImageOptions& opti
     }
     ModelInput input;
     embed(pixels, input);
-    input.labels.push_back("[CLS]");
-    if (s_.distilled) input.labels.push_back("[DIST]");
-    for (Eigen::Index n = 0; n < input.embeddings.rows() - s_.n_prefix_tokens(); ++n) {
-        std::string label = "p";
-        label += std::to_string(n);
-        input.labels.push_back(std::move(label));
-    }
+    input.labels =
+        patch_labels(s_.distilled ? std::vector<std::string>{"[CLS]", "[DIST]"} : std::vector<std::string>{"[CLS]"},
+                     input.embeddings.rows() - s_.n_prefix_tokens());
     input.n_prefix_tokens = s_.n_prefix_tokens();
     input.pixels = pixels;
     return input;
@@ -300,18 +238,6 @@ std::vector<std::string> supported_architectures(const std::string& model_type) 
     if (model_type == "deit")
         return {"DeiTModel", "DeiTForImageClassification", "DeiTForImageClassificationWithTeacher"};
     return {"ViTModel", "ViTForImageClassification"};
-}
-
-// The processor must hand the model images of config.json's image_size.
-void check_processor_output(const std::string& path, const HfImageProcessorConfig& p, int image_size) {
-    if (!p.do_resize && !p.do_center_crop) return;
-    const int out_w = p.do_center_crop ? p.crop_width : p.resize_width;
-    const int out_h = p.do_center_crop ? p.crop_height : p.resize_height;
-    if (out_w != image_size || out_h != image_size) {
-        throw Error(path + ": images come out " + std::to_string(out_w) + "x" + std::to_string(out_h) + " px (" +
-                    (p.do_center_crop ? "crop_size" : "size") + "), but config.json's image_size is " +
-                    std::to_string(image_size));
-    }
 }
 
 EncoderSetup read_vit_config(const HfFields& f, const std::string& folder) {

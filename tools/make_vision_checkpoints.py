@@ -22,7 +22,8 @@ tests/checkpoints/               folders as transformers' save_pretrained writes
                                  resized with antialiasing, the classifier's mean without registers
   dinov2_reg_tiny_f16/           Dinov2WithRegistersModel in F16, 2 registers
 tests/golden/vision/
-  <checkpoint>[.own].<image>.safetensors   attn.L [H, T, T] for every layer, logits [labels]
+  <checkpoint>[.own].<image>.safetensors   attn.L [H, T, T] for every layer, logits [labels],
+                                           output_norms [T] (each row's norm before the final norm)
   cases.json                               the manifest the C++ tests walk
 
 The reference is `Dinov2Reference` below, written from transformers' modeling_dinov2.py and
@@ -206,6 +207,7 @@ class Dinov2Reference(nn.Module):
             context = (weights @ v).transpose(1, 2).reshape(b, t, e)
             x = x + layer.lambda1 * layer.attention_output(context)
             x = x + layer.lambda2 * self.mlp(layer, layer.norm2(x))
+        self.output_norms = x[0].norm(dim=-1)   # before the final norm: the high-norm tokens' measure
         x = self.layernorm(x)
         logits = None
         if self.has_classifier:
@@ -339,6 +341,7 @@ def record(checkpoint, processor, model, labels, stored_dtype, note, own_resolut
             assert torch.isfinite(a).all() and torch.allclose(a.sum(-1), torch.ones(()), atol=1e-5)
         if logits is not None:
             tensors["logits"] = logits[0].contiguous()
+        tensors["output_norms"] = model.output_norms.contiguous()
         t = attentions[0].shape[-1]
         own = own_resolution_patch is not None
         name = f"{checkpoint}{'.own' if own else ''}.{os.path.splitext(os.path.basename(image))[0]}"

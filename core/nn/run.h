@@ -79,6 +79,10 @@ struct ModelTrace {
     Matrix hidden;
     // [T, V] or [1, labels]; empty when the model has no head. Shared by copies of the trace.
     SharedMatrix logits;
+    // [T]: each row's L2 norm in the residual stream after the last layer, before the final
+    // norm, where the model ran every row through it (an image encoder without a head that
+    // reads [CLS] alone): Darcet et al.'s high-norm artefact tokens stand out here. Else empty.
+    Vector output_norms;
     // [L] x [T, E] entering each layer (RunOptions::keep_layer_inputs), else empty; shared
     // by copies of the trace and by the runs resumed from it.
     std::vector<SharedMatrix> layer_inputs;

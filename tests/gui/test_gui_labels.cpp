@@ -4,11 +4,13 @@
 // (headscope-test-window --drawn-text) lists every text of the screenshot's frame and
 // where it lies (tests/gui/harness/drawn_text.h).
 
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -155,4 +157,43 @@ TEST_CASE("gui labels: with a head off at 1024x640 the predictions panel keeps i
     CHECK(rows.size() == 10);
     CHECK(!rows.empty());
     if (!rows.empty()) CHECK(*std::max_element(rows.begin(), rows.end()) < 640.0f - 30.0f);
+}
+
+TEST_CASE("gui labels: DINOv2's registers are a column of their own beside the picture, with the reference's weights") {
+    const std::string checkpoint = std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/dinov2_reg_tiny";
+    const std::string image = std::string(HEADSCOPE_SOURCE_DIR) + "/tests/images/rgb.png";
+    const std::vector<Drawn> drawn =
+        drawn_text("--model '" + checkpoint + "' --image '" + image + "' --view image --layer 0 --head 0");
+    // [CLS]'s row of head 0.0 as PyTorch computed it (tools/make_vision_checkpoints.py):
+    // [CLS], then the four registers, then the 16 patches.
+    const auto golden =
+        headscope::SafetensorsFile::open(headscope::test::golden_dir() + "/vision/dinov2_reg_tiny.rgb.safetensors");
+    const std::vector<float> attention = golden.get("attn.0").to_floats();   // [H, 21, 21]
+    std::vector<std::string> registers;
+    double to_registers = 0.0;
+    for (int r = 0; r < 4; ++r) {
+        char text[32];
+        std::snprintf(text, sizeof text, "[REG%d] %.3f", r, static_cast<double>(attention[1 + r]));
+        registers.push_back(text);
+        to_registers += attention[1 + r];
+    }
+    double to_patches = 0.0;
+    for (int t = 5; t < 21; ++t) to_patches += attention[t];
+    char shares[128];
+    std::snprintf(shares, sizeof shares, "the registers take %.0f%% of its attention, [CLS] %.0f%%, the patches %.0f%%",
+                  100.0 * to_registers, 100.0 * attention[0], 100.0 * to_patches);
+    const std::vector<Drawn> column = find_each(drawn, registers);
+    const std::vector<Drawn> above = find_each(
+        drawn, {"attention from [CLS]  (click a patch to choose it)", "registers: [CLS]'s attention to each", shares});
+    REQUIRE(column.size() == 4);
+    REQUIRE(above.size() == 3);
+    // One column, top to bottom, under its heading, right of the picture (whose caption is
+    // at its left edge: the picture lies between them); the shares line under the column.
+    for (std::size_t r = 1; r < column.size(); ++r) {
+        CHECK(column[r].x == doctest::Approx(column[0].x));
+        CHECK(column[r].y > column[r - 1].y);
+    }
+    CHECK(above[1].x - above[0].x > 200.0f);
+    CHECK(column[0].y > above[1].y);
+    CHECK(above[2].y > column.back().y);
 }

@@ -157,6 +157,11 @@ TEST_CASE("gui layout: every view at 1024x640 and at 2x scale: nothing cut off, 
         for (const char* view : image_views) {
             check_layout(std::string("--fresh --model builtin:tiny-shapes --view ") + view, size, scale);
         }
+        // DINOv2 with registers: the registers' row under the picture, its options beside the others.
+        check_layout(std::string("--fresh --model '") + HEADSCOPE_SOURCE_DIR +
+                         "/tests/checkpoints/dinov2_reg_tiny' --image '" + HEADSCOPE_SOURCE_DIR +
+                         "/tests/images/rgb.png' --view image",
+                     size, scale);
         // The Heads view with its importance map (labelled layers x heads) beside the plot.
         check_layout("--fresh --view heads --scan-importance", size, scale);
         // A head off: the predictions panel's KL line (under its heading when narrow) and

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace headscope::ui {
@@ -59,11 +60,14 @@ MemoryParts memory_parts(const session::Snapshot* shown, const WindowStatus& sta
 
 void draw_memory(const MemoryParts& memory) {
     if (memory.resident <= 0 || memory.ram <= 0) return;
-    char ram[32];
-    std::snprintf(ram, sizeof ram, "%.1f GB", memory.ram / 1e9);
+    char text[160];
+    std::snprintf(text, sizeof text, "   memory %s / %.1f GB: runs %s, maps shown %s",
+                  size_text(memory.resident).c_str(), memory.ram / 1e9, size_text(memory.runs).c_str(),
+                  size_text(memory.maps).c_str());
+    // The bar is one line: in a narrow window the memory line is left out rather than cut.
     ImGui::SameLine();
-    ImGui::TextDisabled("   memory %s / %s: runs %s, maps shown %s", size_text(memory.resident).c_str(), ram,
-                        size_text(memory.runs).c_str(), size_text(memory.maps).c_str());
+    if (ImGui::CalcTextSize(text).x > ImGui::GetContentRegionAvail().x) return;
+    ImGui::TextDisabled("%s", text);
     if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("This process's resident memory against the machine's RAM.\n"
                           "runs: what the shown result's runs keep (maps, or each layer's queries and keys)\n"
@@ -82,9 +86,13 @@ bool draw_status_bar(const session::Snapshot* shown, const session::AppState& st
     if (shown == nullptr) {
         ImGui::Text("%s%s", status.computing ? "" : "no result", activity.c_str());
     } else {
-        ImGui::Text("%s   T = %zu%s   layer %d head %d   compute %.1f ms   frame %.1f ms%s", shown->info.name.c_str(),
+        // A folder by its last name (the title and the tooltip give the whole path).
+        const std::string folder = std::filesystem::path(shown->info.name).filename().string();
+        const std::string& name = folder.empty() ? shown->info.name : folder;
+        ImGui::Text("%s   T = %zu%s   layer %d head %d   compute %.1f ms   frame %.1f ms%s", name.c_str(),
                     shown->input.labels.size(), shown->maps_streamed ? " (maps on demand)" : "", state.layer,
                     state.head, shown->compute_ms, 1000.0 / std::max(1.0f, io.Framerate), activity.c_str());
+        if (ImGui::IsItemHovered() && name != shown->info.name) ImGui::SetTooltip("%s", shown->info.name.c_str());
     }
     if (status.progress && !status.loading) {
         ImGui::SameLine();

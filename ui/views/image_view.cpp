@@ -1,7 +1,9 @@
 // The Image view: attention over the picture's patches, and [CLS] of every head.
 
+#include "core/analysis/high_norm_tokens.h"
 #include "core/analysis/rollout.h"
 #include "core/models/model_registry.h"
+#include "core/render/colormap.h"
 #include "ui/views/view.h"
 #include "ui/views/view_context.h"
 #include "ui/widgets/cell_under.h"
@@ -35,7 +37,9 @@ public:
         out.set("average", own_.average)
             .set("column", own_.column)
             .set("keep_mass", own_.keep_mass)
-            .set("keep_mass_share", static_cast<double>(own_.keep_mass_share));
+            .set("keep_mass_share", static_cast<double>(own_.keep_mass_share))
+            .set("registers_in_scale", own_.registers_in_scale)
+            .set("mark_high_norm", own_.mark_high_norm);
         return out.text();
     }
     std::string restore(const std::string& settings) override {
@@ -44,23 +48,32 @@ public:
             in.read("column", into.column);
             in.read("keep_mass", into.keep_mass);
             in.read("keep_mass_share", into.keep_mass_share, 0.01f, 0.99f);
+            in.read("registers_in_scale", into.registers_in_scale);
+            in.read("mark_high_norm", into.mark_high_norm);
         });
     }
 
     struct Settings {
-        bool average = false;           // the average of the shown heads, not the selected one
-        bool column = false;            // what attends to the patch, not what it attends to
-        bool keep_mass = false;         // DINO's "keep x% of the mass" contours
-        float keep_mass_share = 0.6f;   // DINO's default threshold
+        bool average = false;              // the average of the shown heads, not the selected one
+        bool column = false;               // what attends to the patch, not what it attends to
+        bool keep_mass = false;            // DINO's "keep x% of the mass" contours
+        float keep_mass_share = 0.6f;      // DINO's default threshold
+        bool registers_in_scale = false;   // the colours scaled to the registers' weights too, not the patches' alone
+        bool mark_high_norm = true;        // circle the high-norm patches (core/analysis/high_norm_tokens.h)
     };
 
 private:
     Settings own_;
-    void draw_patch_map(ViewContext& context, const Matrix& map, const std::string& key, int query);
+    void draw_patch_map(ViewContext& context, const Matrix& map, float scale_max, const std::string& key, int query);
+    void draw_registers(ViewContext& context, const Vector& prefix_weights, float patch_share, float scale_max,
+                        int query);
     void draw_cls_of_every_head(ViewContext& context);
 };
 
 namespace {
+
+// The registers' column beside the picture: a register's cell, its name and weight.
+float register_column_width() { return px(200.0f); }
 
 // The map's choices: one head or the average, row or column, the kept share, the
 // resolution. Returns the mode (0: the selected head, 1: the average of the shown heads).
@@ -84,8 +97,26 @@ int draw_map_options(const Snapshot& shown, AppState& state, ImageView::Settings
             own.keep_mass_share = percent / 100.0f;
         }
     }
+    if (shown.input.n_register_tokens > 0) {
+        same_line_if_fits(check_width("registers in the scale"));
+        ImGui::Checkbox("registers in the scale", &own.registers_in_scale);
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("Scale the colours to the largest weight on a patch or a register; off: to the "
+                              "patches alone, so registers that soak up the attention do not leave them dark");
+        }
+    }
+    if (shown.trace.output_norms.size() > 0) {
+        same_line_if_fits(check_width("mark high-norm patches"));
+        ImGui::Checkbox("mark high-norm patches", &own.mark_high_norm);
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("Circle the patches whose output (after the last layer, before the final norm) has "
+                              "more than %.0fx the patches' median norm: the artefact tokens that soak up [CLS]'s "
+                              "attention in models without registers (Darcet et al., 2024)",
+                              static_cast<double>(high_norm_factor));
+        }
+    }
     if (!is_toy_model(shown.model.name)) {
-        ImGui::SameLine();
+        same_line_if_fits(check_width("own resolution"));
         ImGui::Checkbox("own resolution", &state.own_resolution);
         if (ImGui::IsItemHovered()) {
             ImGui::SetTooltip("Run the picture at its own size (whole patches, at most 1024) with the position "
@@ -132,10 +163,15 @@ void ImageView::draw(ViewContext& context) {
     const int mode = draw_map_options(shown, state, own_);
     ImGui::Text("%s %s  (click a patch to choose it)", own_.column ? "attention to" : "attention from",
                 input.labels[static_cast<std::size_t>(query)].c_str());
-    colour_legend(state.colormap, "0", "the map's max", false);
+    const int n_registers = input.n_register_tokens;
+    const bool registers_scaled = n_registers > 0 && own_.registers_in_scale;
+    colour_legend(state.colormap, "0", registers_scaled ? "the max over patches and registers" : "the map's max",
+                  false);
 
-    // The patch map: the query's row (or column) over the patches, one cell per patch.
+    // The patch map: the query's row (or column) over the patches, one cell per patch; and
+    // its weights on (or from) the tokens before the patches.
     Matrix map = Matrix::Zero(grid_h, grid_w);
+    Vector prefix_weights = Vector::Zero(prefix);
     int counted = 0;
     std::string averaged;   // which heads the map holds: part of its texture's key
     for (int h = 0; h < n_heads; ++h) {
@@ -146,6 +182,7 @@ void ImageView::draw(ViewContext& context) {
         for (int n = 0; n < grid_w * grid_h; ++n) {
             map(n / grid_w, n % grid_w) += own_.column ? w(prefix + n, query) : w(query, prefix + n);
         }
+        for (int t = 0; t < prefix; ++t) prefix_weights(t) += own_.column ? w(t, query) : w(query, t);
         ++counted;
     }
     if (counted == 0) {
@@ -153,26 +190,37 @@ void ImageView::draw(ViewContext& context) {
         return;
     }
     map /= static_cast<float>(counted);
+    prefix_weights /= static_cast<float>(counted);
+    float scale_max = map.maxCoeff();
+    if (registers_scaled) scale_max = std::max(scale_max, prefix_weights.segment(1, n_registers).maxCoeff());
+    scale_max = std::max(scale_max, 1e-12f);
     const std::string key = numbered("img", state.layer, state.head) + (own_.column ? "c" : "r") +
-                            std::to_string(query) + "m" + std::to_string(mode) + averaged;
-    draw_patch_map(context, map, key, query);
+                            std::to_string(query) + "m" + std::to_string(mode) + (registers_scaled ? "s" : "") +
+                            averaged;
+    draw_patch_map(context, map, scale_max, key, query);
     ImGui::SameLine();
+    if (n_registers > 0) {
+        draw_registers(context, prefix_weights, map.sum(), scale_max, query);
+        ImGui::SameLine();
+    }
     draw_cls_of_every_head(context);
 }
 
 // The map over the picture, the kept region's outline, the query's patch; click a patch to choose it.
-void ImageView::draw_patch_map(ViewContext& context, const Matrix& map, const std::string& key, int query) {
+void ImageView::draw_patch_map(ViewContext& context, const Matrix& map, float scale_max, const std::string& key,
+                               int query) {
     session::AppState& state = context.state();
     const ModelInput& input = context.shown().input;
     const int grid_w = input.grid_width;
     const int grid_h = input.grid_height;
     const int prefix = input.n_prefix_tokens;
-    const float max = std::max(map.maxCoeff(), 1e-12f);
     const HeatmapTexture& heat =
-        context.textures().get(key, [&] { return heatmap_mip_levels(map, nullptr, state.colormap, max); });
+        context.textures().get(key, [&] { return heatmap_mip_levels(map, nullptr, state.colormap, scale_max); });
     const ImVec2 avail = ImGui::GetContentRegionAvail();
+    // Room beside the picture for the [CLS] thumbnails, and the registers' column where there are registers.
+    const float beside = px(220.0f) + (input.n_register_tokens > 0 ? register_column_width() : 0.0f);
     const auto [origin, width, height] =
-        context.draw_picture_with_heat(heat, grid_w, grid_h, ImVec2(avail.x - px(220.0f), avail.y - px(110.0f)));
+        context.draw_picture_with_heat(heat, grid_w, grid_h, ImVec2(avail.x - beside, avail.y - px(110.0f)));
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const float cw = width / static_cast<float>(grid_w);
     const float ch = height / static_cast<float>(grid_h);
@@ -191,12 +239,81 @@ void ImageView::draw_patch_map(ViewContext& context, const Matrix& map, const st
         const ImVec2 a(origin.x + cw * static_cast<float>(n % grid_w), origin.y + ch * static_cast<float>(n / grid_w));
         draw->AddRect(a, ImVec2(a.x + cw, a.y + ch), IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
     }
-    if (ImGui::InvisibleButton("patches", ImVec2(width, height))) {
-        const ImVec2 m = ImGui::GetIO().MousePos;
-        const int gx = cell_under(m.x, origin.x, cw, grid_w);
-        const int gy = cell_under(m.y, origin.y, ch, grid_h);
-        state.query = prefix + gy * grid_w + gx;
+    const HighNormTokens high_norm =
+        own_.mark_high_norm ? high_norm_tokens(context.shown().trace.output_norms, prefix) : HighNormTokens{};
+    for (const int token : high_norm.tokens) {
+        const int n = token - prefix;
+        const ImVec2 centre(origin.x + cw * (static_cast<float>(n % grid_w) + 0.5f),
+                            origin.y + ch * (static_cast<float>(n / grid_w) + 0.5f));
+        draw->AddCircle(centre, std::max(2.0f, 0.3f * std::min(cw, ch)), IM_COL32(255, 96, 64, 255), 0, 2.0f);
     }
+    const bool clicked = ImGui::InvisibleButton("patches", ImVec2(width, height));
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const int under = prefix + cell_under(m.y, origin.y, ch, grid_h) * grid_w + cell_under(m.x, origin.x, cw, grid_w);
+    if (clicked) state.query = under;
+    if (ImGui::IsItemHovered() &&
+        std::find(high_norm.tokens.begin(), high_norm.tokens.end(), under) != high_norm.tokens.end()) {
+        const float norm = context.shown().trace.output_norms(under);
+        ImGui::SetTooltip("%s: a high-norm patch, output norm %.1f (%.1fx the patches' median, %.1f)",
+                          input.labels[static_cast<std::size_t>(under)].c_str(), static_cast<double>(norm),
+                          static_cast<double>(norm / high_norm.median), static_cast<double>(high_norm.median));
+    }
+}
+
+// Beside the picture, a column: the query's weight on each register (or each register's on
+// the query), coloured on the map's scale, and the shares of its attention; click one to
+// choose it.
+void ImageView::draw_registers(ViewContext& context, const Vector& prefix_weights, float patch_share, float scale_max,
+                               int query) {
+    session::AppState& state = context.state();
+    const ModelInput& input = context.shown().input;
+    const int n_registers = input.n_register_tokens;
+    const std::string& who = input.labels[static_cast<std::size_t>(query)];
+    ImGui::BeginGroup();
+    // The wrap position is the window's own x, not the screen's.
+    ImGui::PushTextWrapPos(ImGui::GetCursorPos().x + register_column_width() - px(10.0f));
+    if (own_.column) {
+        ImGui::TextWrapped("registers: their attention to %s", who.c_str());
+    } else {
+        ImGui::TextWrapped("registers: %s's attention to each", who.c_str());
+    }
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const float cell = ImGui::GetFrameHeight();
+    for (int r = 0; r < n_registers; ++r) {
+        const int token = 1 + r;   // registers follow [CLS]
+        const float value = prefix_weights(token);
+        const std::string label = input.labels[static_cast<std::size_t>(token)];
+        char text[64];
+        std::snprintf(text, sizeof text, "%s %.3f", label.c_str(), static_cast<double>(value));
+        ImGui::BeginGroup();
+        const ImVec2 a = ImGui::GetCursorScreenPos();
+        if (ImGui::InvisibleButton(numbered("register", r).c_str(), ImVec2(cell, cell))) state.query = token;
+        const bool hovered = ImGui::IsItemHovered();
+        const Rgba8 c = colormap_lookup(state.colormap, std::clamp(value / scale_max, 0.0f, 1.0f));
+        draw->AddRectFilled(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(c.r, c.g, c.b, 255));
+        if (value > scale_max || token == query) {
+            // Past the map's scale (its colour is the top one), or the query itself.
+            draw->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
+        }
+        ImGui::SameLine();
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(text);
+        ImGui::EndGroup();
+        if (hovered) {
+            ImGui::SetTooltip(
+                "%s: weight %.4f%s; click to show its own attention", label.c_str(), static_cast<double>(value),
+                value > scale_max ? ", past the patches' colour scale (tick \"registers in the scale\")" : "");
+        }
+    }
+    if (!own_.column) {
+        const double to_registers = prefix_weights.segment(1, n_registers).sum();
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("the registers take %.0f%% of its attention, [CLS] %.0f%%, the patches %.0f%%",
+                           100.0 * to_registers, 100.0 * prefix_weights(0), 100.0 * patch_share);
+        ImGui::PopStyleColor();
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
 }
 
 namespace {

@@ -186,6 +186,7 @@ ModelTrace HfEncoderModel::forward(const ModelInput& input, const RunOptions& op
     whole.prefix_rows = 0;
     StackRun run = run_blocks(info_.name, weights_.stack, input.embeddings, whole, read_rows);
     ModelTrace trace = std::move(run.trace);
+    if (read_rows < 0 || read_rows >= run.x.rows()) trace.output_norms = run.x.rowwise().norm();
     Matrix x = read_rows < 0 ? std::move(run.x) : Matrix(run.x.topRows(read_rows));   // [rows read, E]
     trace.hidden = family_.names.final_norm.empty() ? std::move(x) : norm_forward(weights_.final_norm, x);
     trace.logits = ends_->logits(trace.hidden, config_);

@@ -12,6 +12,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -74,6 +76,15 @@ void check_case(const nlohmann::json& c, const std::string& golden, double toler
             const Matrix& ours = heads[static_cast<std::size_t>(h)].weights;
             REQUIRE(ours.rows() == T);
             CHECK(max_abs_diff(ours, head_of(attention, h, T)) <= tolerance);
+        }
+    }
+    // The residual stream's norms before the final norm (what high-norm tokens are found by), where given.
+    if (expected.contains("output_norms")) {
+        const std::vector<float> norms = expected.get("output_norms").to_floats();
+        REQUIRE(static_cast<std::size_t>(trace.output_norms.size()) == norms.size());
+        for (std::size_t t = 0; t < norms.size(); ++t) {   // relative: norms run to tens
+            CHECK(std::abs(trace.output_norms(static_cast<Eigen::Index>(t)) - norms[t]) <=
+                  tolerance * std::max(1.0f, std::abs(norms[t])));
         }
     }
     if (!expected.contains("logits")) {

@@ -172,18 +172,16 @@ TEST_CASE("gui layout: every view at 1024x640 and at 2x scale: nothing cut off, 
     }
 }
 
-TEST_CASE("gui layout: dragging the bar between the controls and the views moves it (xdotool)") {
-    // The controls end at x = 348 in a 1280x800 window; the bar is the 6 px after them.
-    // Real pointer events (xdotool): press on the bar, move 100 px right in steps, release;
-    // the window writes its controls' rectangles when the screenshot is taken (16 s in). Each
-    // step waits a slow frame (0.8 s): a press and a move inside one frame would be seen as one.
+namespace {
+
+// The right edge of the controls after `actions` (xdotool commands on the window \$w),
+// from the rectangles the window writes when its screenshot is taken (16 s in). The
+// controls end at x = 348 in a 1280x800 window; the bar is the 6 px after them.
+float controls_right_after(const std::string& actions) {
     TempDir dir;
     const std::string rects = dir.file("items.tsv");
     const std::string launch = "'" HEADSCOPE_TEST_WINDOW "' --fresh --screenshot-after 16 --screenshot '" +
                                dir.file("shot.png") + "' --item-rects '" + rects + "'";
-    const std::string actions =
-        "xdotool mousemove --window \\$w 351 400 sleep 0.8 mousedown 1 sleep 0.8 mousemove --window \\$w 400 400 "
-        "sleep 0.8 mousemove --window \\$w 451 400 sleep 0.8 mouseup 1; ";
     const std::string script = launch + " & pid=\\$!; " +
                                "w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); "
                                "[ -n \\\"\\$w\\\" ] || exit 3; sleep 3; " +
@@ -195,7 +193,25 @@ TEST_CASE("gui layout: dragging the bar between the controls and the views moves
     for (const Item& item : read_items(rects)) {
         if (item.window.starts_with("Headscope/controls_")) right = std::max(right, item.clip.x1);
     }
-    CHECK(right == doctest::Approx(344.0f + 100.0f).epsilon(0.01));
-    // (A double click puts it back; not driven here: Dear ImGui 1.86 reads the mouse once a
-    // frame, and under a loaded machine's slow frames two clicks never make a double.)
+    return right;
+}
+
+// Real pointer events (xdotool): press on the bar, move 100 px right in steps, release.
+// Each step waits a slow frame (0.8 s): a press and a move inside one frame would be seen as one.
+const std::string drag_bar_right =
+    "xdotool mousemove --window \\$w 351 400 sleep 0.8 mousedown 1 sleep 0.8 mousemove --window \\$w 400 400 "
+    "sleep 0.8 mousemove --window \\$w 451 400 sleep 0.8 mouseup 1; ";
+
+}   // namespace
+
+TEST_CASE("gui layout: dragging the bar between the controls and the views moves it (xdotool)") {
+    CHECK(controls_right_after(drag_bar_right) == doctest::Approx(344.0f + 100.0f).epsilon(0.01));
+}
+
+TEST_CASE("gui layout: a double click on the bar puts it back where it started (xdotool)") {
+    // Dragged, then two clicks 0.15 s apart on the bar where it was dropped (the test window
+    // reads clicks up to 1 s apart as a double: its frames may be slow).
+    const std::string double_click =
+        "sleep 1.5; xdotool mousemove --window \\$w 451 400 click --repeat 2 --delay 150 1; ";
+    CHECK(controls_right_after(drag_bar_right + double_click) == doctest::Approx(344.0f).epsilon(0.01));
 }

@@ -6,6 +6,7 @@
 // triangle, BERT's token types, ViT's patch labels).
 
 #include "cli/cli_runner.h"
+#include "core/base/file_bytes.h"
 #include "core/tensor/safetensors.h"
 #include "test_support.h"
 
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace headscope;
@@ -239,4 +241,30 @@ TEST_CASE("hf families: dump gives every layer's attention and the logits of PyT
         CHECK(n_cases == family.n_cases);
     }
     CHECK(n_pairs == 3);   // bert_tiny.pair, bert_tiny_cls.pair and its F16 twin
+}
+
+TEST_CASE("hf families: render and analyze take DINOv2 with and without registers, the registers named") {
+    for (const auto& [name, registers] : {std::pair{"dinov2_tiny", 0}, std::pair{"dinov2_reg_tiny", 4}}) {
+        CAPTURE(name);
+        TempDir dir;
+        const std::string model = checkpoints + "/" + name;
+        const std::string image = source_dir + "/tests/images/rgb.png";
+        for (const char* view : {"matrix", "overlay", "grid"}) {
+            const RunResult r = run_cli({"render", "--model", model, "--image", image, "--view", view, "--out",
+                                         dir.file(view + std::string(".png"))});
+            INFO("stderr: " << r.err);
+            CHECK(r.exit_code == 0);
+        }
+        const RunResult a = run_cli({"analyze", "--model", model, "--image", image, "--out", dir.file("a.json")});
+        INFO("stderr: " << a.err);
+        REQUIRE(a.exit_code == 0);
+        const auto report = nlohmann::json::parse(read_file_bytes(dir.file("a.json"), 1 << 20, "the report"));
+        const auto tokens = report.at("tokens").get<std::vector<std::string>>();
+        REQUIRE(tokens.size() == static_cast<std::size_t>(1 + registers + 16));   // 28 px: 4 x 4 patches of 7
+        CHECK(tokens[0] == "[CLS]");
+        for (int r = 0; r < registers; ++r)
+            CHECK(tokens[static_cast<std::size_t>(1 + r)] == "[REG" + std::to_string(r) + "]");
+        CHECK(tokens[static_cast<std::size_t>(1 + registers)] == "p0");
+        CHECK(report.at("heads_per_layer") == 2);
+    }
 }

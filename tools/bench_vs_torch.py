@@ -11,14 +11,15 @@ Run with Debian's PyTorch, NumPy and Pillow (python3-torch python3-numpy python3
         [--openblas-dir /usr/lib/x86_64-linux-gnu/openblas-openmp] [--quick]
 
 Workloads: one self-attention layer at three sizes (mha-*), ViT-B/16 at 224 px
-(vit-b16), GPT-2 small at 128 and 1024 tokens (gpt2-*), and three decoders at 1,024
+(vit-b16), DINOv2-B/14 with registers at a 224 px crop (dinov2-reg-b14), GPT-2 small at
+128 and 1024 tokens (gpt2-*), and three decoders at 1,024
 token ids (smollm2-1024, qwen-0.5b-1024, llama-1b-1024: SmolLM2-135M, Qwen2.5-0.5B and
 Llama-3.2-1B shapes), every head's map kept; llama-1b-4096 runs Headscope alone and states
 what PyTorch would need (weights, every map, the largest transient), computed, not run.
 The models are the full-size random-weight checkpoints that tools/make_full_size_checkpoints.py
 writes (run here for those --models-dir lacks); PyTorch runs the same weights in the
-repository's own reference modules (make_vit_checkpoints.Reference, make_gpt2_checkpoints.Gpt2,
-make_decoder_checkpoints.forward), which return every head's attention probabilities as
+repository's own reference modules (make_vit_checkpoints.Reference,
+make_vision_checkpoints.Dinov2Reference, make_gpt2_checkpoints.Gpt2, make_decoder_checkpoints.forward), which return every head's attention probabilities as
 transformers' eager attention does with output_attentions=True. The decoders' BF16 weights
 are upcast to float32 as from_pretrained(torch_dtype=torch.float32) does.
 
@@ -75,6 +76,9 @@ WORKLOADS = [
     {"name": "mha-256", "kind": "mha", "T": 256, "E": 512, "H": 8, "target": (5, 5.5), "repeat": 20},
     {"name": "mha-1024", "kind": "mha", "T": 1024, "E": 768, "H": 12, "target": (50, 83), "repeat": 5},
     {"name": "vit-b16", "kind": "vit", "model": "vit-base-16", "target": (200, 270), "repeat": 5},
+    # No goal was stated for DINOv2 beyond the house's: every map sooner than PyTorch.
+    {"name": "dinov2-reg-b14", "kind": "vit", "family": "dinov2", "model": "dinov2-reg-base", "target": (1, 1),
+     "repeat": 5},
     {"name": "gpt2-128", "kind": "gpt2", "model": "gpt2-small", "T": 128, "target": (220, 300), "repeat": 5},
     {"name": "gpt2-1024", "kind": "gpt2", "model": "gpt2-small", "T": 1024, "target": (1800, 2670), "repeat": 3},
     {"name": "gpt2-1024-od", "kind": "gpt2", "model": "gpt2-small", "T": 1024, "repeat": 3,
@@ -108,6 +112,8 @@ def log(message):
 def describe(w):
     if w["kind"] == "mha":
         return f"1 self-attention layer, T={w['T']} E={w['E']} H={w['H']}"
+    if w["kind"] == "vit" and w.get("family") == "dinov2":
+        return "DINOv2-B/14 with 4 registers, 224 px crop (261 tokens, positions resized from 37 x 37), 144 maps"
     if w["kind"] == "vit":
         return "ViT-B/16, 224 px (197 tokens), 144 maps + classifier"
     if w["kind"] == "decoder":
@@ -155,6 +161,16 @@ def torch_job(spec):
     with open(os.path.join(folder, "config.json")) as f:
         config = json.load(f)
     stored, _ = load_safetensors(os.path.join(folder, "model.safetensors"))
+    if spec["kind"] == "vit" and spec.get("family") == "dinov2":
+        import make_vision_checkpoints as vision
+        model = vision.Dinov2Reference(config, classifier=False).eval()
+        vision.load_reference(model, "", stored)
+        with open(os.path.join(folder, "preprocessor_config.json")) as f:
+            processor = json.load(f)
+        pixels = vision.preprocess(spec["image"], processor)   # not timed, as for ViT
+        side = pixels.shape[2] // config["patch_size"]
+        maps = config["num_hidden_layers"] * config["num_attention_heads"]
+        return (lambda: model(pixels)), maps, side * side + 1 + config["num_register_tokens"]
     if spec["kind"] == "vit":
         from make_vit_checkpoints import Reference, load_reference, preprocess
         model = Reference(config, "classifier").eval()
@@ -667,10 +683,10 @@ Each side's figure is the median over rounds of that round's median forward; the
 alternate within each round, swapping who goes first every round.
 
 **What each side times.** PyTorch: one forward of the repository's reference modules
-(`tools/make_vit_checkpoints.py` `Reference`, `tools/make_gpt2_checkpoints.py` `Gpt2`) on the
-same `model.safetensors` weights Headscope loads, under `torch.inference_mode()`, from pixel
-values [1, 3, 224, 224] (already resized and normalised by the reference ViTImageProcessor
-steps, untimed) or token ids to the last output: every layer's per-head attention
+(`tools/make_vit_checkpoints.py` `Reference`, `tools/make_vision_checkpoints.py`
+`Dinov2Reference`, `tools/make_gpt2_checkpoints.py` `Gpt2`) on the same `model.safetensors`
+weights Headscope loads, under `torch.inference_mode()`, from pixel values [1, 3, 224, 224]
+(already resized, cropped and normalised by the reference image processor's steps, untimed) or token ids to the last output: every layer's per-head attention
 probabilities kept (as transformers' eager attention returns them with
 `output_attentions=True`) plus the classifier logits or the LM-head logits [T, 50257]. For
 mha-*, `torch.nn.MultiheadAttention(E, H, batch_first=True)` on x [1, T, E] with

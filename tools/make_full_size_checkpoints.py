@@ -15,6 +15,9 @@ OUT_DIR/
                   V=50257, 1024 positions, 124.4M parameters
   vit-base-16/    google/vit-base-patch16-224's shape (ViTForImageClassification, F32,
                   "vit." prefix, 1000 labels, 224 px, P=16): 86.6M parameters
+  dinov2-reg-base/ facebook/dinov2-with-registers-base's shape (Dinov2WithRegistersModel, F32, no
+                  prefix, positions learned at 518 px, P=14, 4 registers, BitImageProcessor
+                  256 / crop 224): 86.6M parameters
   smollm2-135m/   HuggingFaceTB/SmolLM2-135M (llama): E=576 L=30 H=9 KV=3 I=1536 V=49152, tied,
                   rope_theta 1e5; one model.safetensors, BF16, 134.5M parameters (269 MB)
   qwen2.5-0.5b/   Qwen/Qwen2.5-0.5B (qwen2): E=896 L=24 H=14 KV=2 I=4864 V=151936, tied, q/k/v
@@ -89,22 +92,37 @@ def gpt2_small(folder):
     write_folder(folder, config, t)
 
 
+def patch_inputs(g, prefix, E, S, P):
+    """[CLS], the position embeddings of (S / P)^2 patches + [CLS] and the patch convolution."""
+    return {prefix + "embeddings.cls_token": normal(g, 1, 1, E),
+            prefix + "embeddings.position_embeddings": normal(g, 1, (S // P) ** 2 + 1, E),
+            prefix + "embeddings.patch_embeddings.projection.weight": normal(g, E, 3, P, P),
+            prefix + "embeddings.patch_embeddings.projection.bias": torch.zeros(E)}
+
+
+def encoder_layer(t, g, p, E, I, norms, mlp, layer_scale=False):
+    """One pre-LN layer's tensors under `p`: `norms` (before, after attention), q/k/v/out,
+    `mlp` (up, down), and DINOv2's LayerScale factors."""
+    t[p + norms[0] + ".weight"], t[p + norms[0] + ".bias"] = torch.ones(E), torch.zeros(E)
+    for name in ("attention.attention.query", "attention.attention.key", "attention.attention.value",
+                 "attention.output.dense"):
+        t[p + name + ".weight"], t[p + name + ".bias"] = normal(g, E, E), torch.zeros(E)
+    if layer_scale:
+        t[p + "layer_scale1.lambda1"] = torch.ones(E)
+    t[p + norms[1] + ".weight"], t[p + norms[1] + ".bias"] = torch.ones(E), torch.zeros(E)
+    t[p + mlp[0] + ".weight"], t[p + mlp[0] + ".bias"] = normal(g, I, E), torch.zeros(I)
+    t[p + mlp[1] + ".weight"], t[p + mlp[1] + ".bias"] = normal(g, E, I), torch.zeros(E)
+    if layer_scale:
+        t[p + "layer_scale2.lambda1"] = torch.ones(E)
+
+
 def vit_base_16(folder):
     E, H, L, I, S, P, C = 768, 12, 12, 3072, 224, 16, 1000
     g = torch.Generator().manual_seed(86)
-    t = {"vit.embeddings.cls_token": normal(g, 1, 1, E),
-         "vit.embeddings.position_embeddings": normal(g, 1, (S // P) ** 2 + 1, E),
-         "vit.embeddings.patch_embeddings.projection.weight": normal(g, E, 3, P, P),
-         "vit.embeddings.patch_embeddings.projection.bias": torch.zeros(E)}
+    t = patch_inputs(g, "vit.", E, S, P)
     for l in range(L):
-        p = f"vit.encoder.layer.{l}."
-        t[p + "layernorm_before.weight"], t[p + "layernorm_before.bias"] = torch.ones(E), torch.zeros(E)
-        for name in ("attention.attention.query", "attention.attention.key", "attention.attention.value",
-                     "attention.output.dense"):
-            t[p + name + ".weight"], t[p + name + ".bias"] = normal(g, E, E), torch.zeros(E)
-        t[p + "layernorm_after.weight"], t[p + "layernorm_after.bias"] = torch.ones(E), torch.zeros(E)
-        t[p + "intermediate.dense.weight"], t[p + "intermediate.dense.bias"] = normal(g, I, E), torch.zeros(I)
-        t[p + "output.dense.weight"], t[p + "output.dense.bias"] = normal(g, E, I), torch.zeros(E)
+        encoder_layer(t, g, f"vit.encoder.layer.{l}.", E, I, ("layernorm_before", "layernorm_after"),
+                      ("intermediate.dense", "output.dense"))
     t["vit.layernorm.weight"], t["vit.layernorm.bias"] = torch.ones(E), torch.zeros(E)
     t["classifier.weight"], t["classifier.bias"] = normal(g, C, E), torch.zeros(C)
     config = {"model_type": "vit", "architectures": ["ViTForImageClassification"], "hidden_size": E,
@@ -115,6 +133,22 @@ def vit_base_16(folder):
                  "resample": 2, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
                  "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
     write_folder(folder, config, t, processor)
+
+
+def dinov2_reg_base(folder):
+    """facebook/dinov2-with-registers-base's shape: positions learned at 518 px (37 x 37),
+    4 registers, LayerScale; Dinov2WithRegistersModel (no head, no prefix), F32."""
+    from make_vision_checkpoints import bit_processor, registers_config
+
+    E, H, L, I, S, P, R = 768, 12, 12, 3072, 518, 14, 4
+    g = torch.Generator().manual_seed(87)
+    t = patch_inputs(g, "", E, S, P)
+    t["embeddings.mask_token"] = torch.zeros(1, E)
+    t["embeddings.register_tokens"] = normal(g, 1, R, E)
+    for l in range(L):
+        encoder_layer(t, g, f"encoder.layer.{l}.", E, I, ("norm1", "norm2"), ("mlp.fc1", "mlp.fc2"), layer_scale=True)
+    t["layernorm.weight"], t["layernorm.bias"] = torch.ones(E), torch.zeros(E)
+    write_folder(folder, registers_config("Dinov2WithRegistersModel", E, H, L, S, P, R), t, bit_processor(256, 224))
 
 
 # --------------------------------------------------------------------------------------
@@ -279,7 +313,7 @@ def decoder(name, quick=False):
 
 # --------------------------------------------------------------------------------------
 
-WRITERS = {"gpt2-small": gpt2_small, "vit-base-16": vit_base_16}
+WRITERS = {"gpt2-small": gpt2_small, "vit-base-16": vit_base_16, "dinov2-reg-base": dinov2_reg_base}
 QUICK = [n for n in DECODERS if n not in BIG]
 
 

@@ -3,13 +3,16 @@
 // window's test build (headscope-test-window --item-rects) lists where every control of
 // the screenshot's frame lies (tests/gui/harness/item_rects.h); the checks below read it.
 
+#include "core/tensor/safetensors.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -128,6 +131,53 @@ void check_layout(const std::string& args, const std::string& size, float scale,
     for (const std::string& fault : layout_faults(items, scale)) FAIL_CHECK(fault);
 }
 
+// A Llama-shaped folder with GPT-2 small's 12 heads per layer and room for 1,000 tokens, the
+// sizes shrunk (E = 48, 2 layers, 64 ids, no tokenizer: the window takes ids), seeded: what
+// a real model's long input asks of the layout (1,000 x 1,000 maps, 12 columns of heads),
+// at a demo model's cost.
+void write_wide_llama(const std::string& folder) {
+    std::filesystem::create_directories(folder);
+    headscope::test::write_bytes(
+        folder + "/config.json",
+        R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 48, "head_dim": 4,
+            "num_attention_heads": 12, "num_key_value_heads": 12, "num_hidden_layers": 2, "intermediate_size": 32,
+            "vocab_size": 64, "max_position_embeddings": 1100, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+            "hidden_act": "silu", "tie_word_embeddings": true, "torch_dtype": "float32"})");
+    std::uint32_t state = 12345;              // a linear congruential generator: the same weights every run
+    std::vector<std::vector<float>> values;   // kept alive until the file is written
+    std::vector<headscope::TensorToWrite> tensors;
+    const auto add = [&](const std::string& name, headscope::Shape shape, float centre, float spread) {
+        std::size_t n = 1;
+        for (const auto d : shape) n *= static_cast<std::size_t>(d);
+        std::vector<float>& v = values.emplace_back(n);
+        for (float& x : v) {
+            state = state * 1664525u + 1013904223u;
+            x = centre + spread * (static_cast<float>(state >> 8) / 16777216.0f - 0.5f);
+        }
+        tensors.push_back(headscope::tensor_f32(name, std::move(shape), v));
+    };
+    add("model.embed_tokens.weight", {64, 48}, 0.0f, 2.0f);
+    for (int l = 0; l < 2; ++l) {
+        const std::string at = "model.layers." + std::to_string(l) + ".";
+        add(at + "input_layernorm.weight", {48}, 1.0f, 0.2f);
+        for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"})
+            add(at + "self_attn." + p + ".weight", {48, 48}, 0.0f, 0.6f);
+        add(at + "post_attention_layernorm.weight", {48}, 1.0f, 0.2f);
+        add(at + "mlp.gate_proj.weight", {32, 48}, 0.0f, 0.5f);
+        add(at + "mlp.up_proj.weight", {32, 48}, 0.0f, 0.5f);
+        add(at + "mlp.down_proj.weight", {48, 32}, 0.0f, 0.5f);
+    }
+    add("model.norm.weight", {48}, 1.0f, 0.2f);
+    headscope::write_safetensors(folder + "/model.safetensors", tensors);
+}
+
+// 1,000 ids of the wide model's 64, comma-separated.
+std::string thousand_ids() {
+    std::string ids;
+    for (int i = 0; i < 1000; ++i) ids += (i > 0 ? "," : "") + std::to_string((i * 37 + i / 7) % 64);
+    return ids;
+}
+
 constexpr const char* text_views[] = {"matrix", "tokens", "model",   "compare",
                                       "stages", "heads",  "rollout", "similarity"};
 constexpr const char* image_views[] = {"matrix", "image", "model", "rollout"};
@@ -151,6 +201,10 @@ TEST_CASE(
 }
 
 TEST_CASE("gui layout: every view at 1024x640 and at 2x scale: nothing cut off, nothing overlapping") {
+    TempDir models;
+    const std::string wide = models.file("wide-llama");
+    write_wide_llama(wide);
+    const std::string ids = thousand_ids();
     for (const float scale : {1.0f, 2.0f}) {
         const std::string size = scale == 1.0f ? "1024x640" : "2048x1280";
         for (const char* view : text_views) check_layout(std::string("--fresh --view ") + view, size, scale);
@@ -162,6 +216,11 @@ TEST_CASE("gui layout: every view at 1024x640 and at 2x scale: nothing cut off, 
                          "/tests/checkpoints/dinov2_reg_tiny' --image '" + HEADSCOPE_SOURCE_DIR +
                          "/tests/images/rgb.png' --view image",
                      size, scale);
+        // A long input on a model with 12 heads a layer: the maps of 1,000 x 1,000 cells, the
+        // Model grid's 12 columns, the Heads plot's layer names.
+        for (const char* view : {"matrix", "model", "compare", "heads"}) {
+            check_layout("--fresh --model '" + wide + "' --tokens " + ids + " --view " + view, size, scale);
+        }
         // The Heads view with its importance map (labelled layers x heads) beside the plot.
         check_layout("--fresh --view heads --scan-importance", size, scale);
         // A head off: the predictions panel's KL line (under its heading when narrow) and

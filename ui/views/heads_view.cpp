@@ -320,10 +320,15 @@ void HeadsView::draw_metric_scatter(ViewContext& context, float width, float hei
             info.n_heads > 1 ? spread * (static_cast<float>(head) / static_cast<float>(info.n_heads - 1) - 0.5f) : 0.0f;
         return p0.x + column * (static_cast<float>(layer) + 0.5f) + offset;
     };
-    for (int l = 0; l < L; ++l) {
+    // Every layer's name while they fit side by side, else every second, third, ...
+    std::snprintf(text, sizeof text, "L%d", L - 1);
+    const float widest = ImGui::CalcTextSize(text).x + px(6.0f);
+    const float column = (p1.x - p0.x) / static_cast<float>(L);
+    const int every = std::max(1, static_cast<int>(std::ceil(widest / std::max(column, 1.0f))));
+    for (int l = 0; l < L; l += every) {
         const float x = x_of(l, static_cast<int>(info.n_heads - 1) / 2);
         std::snprintf(text, sizeof text, "L%d", l);
-        if (L <= 16 || l % 2 == 0) draw->AddText(ImVec2(x - px(8.0f), p1.y + px(3.0f)), axis_colour, text);
+        draw->AddText(ImVec2(x - 0.5f * ImGui::CalcTextSize(text).x, p1.y + px(3.0f)), axis_colour, text);
     }
     ImGui::InvisibleButton("scatter", ImVec2(width, height));
     const bool hovered = ImGui::IsItemHovered();

@@ -275,6 +275,32 @@ void draw_grid_head(ViewContext& context, const GridValues& values, bool colour,
 
 }   // namespace
 
+namespace {
+
+// The heads' labels over the columns and each layer's row of thumbnails.
+void draw_grid(ViewContext& context, const GridValues& values, bool colour, bool sorted, float side) {
+    const session::Snapshot& shown = context.shown();
+    const ModelInfo& info = shown.info;
+    const auto& layers = shown.trace.layers;
+    draw_head_labels(info.n_heads, side, sorted);
+    for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
+        draw_layer_label(info, l);
+        std::vector<int> order(layers[static_cast<std::size_t>(l)].heads.size());
+        std::iota(order.begin(), order.end(), 0);
+        if (sorted) {
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+                return values.of(l, a).value_or(-INFINITY) > values.of(l, b).value_or(-INFINITY);
+            });
+        }
+        for (std::size_t column = 0; column < order.size(); ++column) {
+            ImGui::SameLine(column == 0 ? px(40.0f) : 0.0f);
+            draw_grid_head(context, values, colour, sorted, l, order[column], side);
+        }
+    }
+}
+
+}   // namespace
+
 void ModelView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
@@ -298,28 +324,21 @@ void ModelView::draw(ViewContext& context) {
         ImGui::SameLine();
         draw_value_legend(values);
     }
+    // Thumbnails fill the width, down to a size that still shows a pattern; a grid wider than
+    // that (many heads in a narrow window) scrolls sideways in a region of its own.
     const float side =
         std::clamp((ImGui::GetContentRegionAvail().x - px(60.0f)) / static_cast<float>(info.n_heads) - px(8.0f),
-                   px(48.0f), px(256.0f));
+                   px(32.0f), px(256.0f));
     if (info.group_size() > 1) {
-        ImGui::TextDisabled("%ld query heads share each key/value head: the stripe under a thumbnail marks its group",
-                            static_cast<long>(info.group_size()));
+        ImGui::TextWrapped("%ld query heads share each key/value head: the stripe under a thumbnail marks its group",
+                           static_cast<long>(info.group_size()));
     }
-    draw_head_labels(info.n_heads, side, own_.sort_by_metric);
-    for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
-        draw_layer_label(info, l);
-        std::vector<int> order(layers[static_cast<std::size_t>(l)].heads.size());
-        std::iota(order.begin(), order.end(), 0);
-        if (own_.sort_by_metric) {
-            std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-                return values.of(l, a).value_or(-INFINITY) > values.of(l, b).value_or(-INFINITY);
-            });
-        }
-        for (std::size_t column = 0; column < order.size(); ++column) {
-            ImGui::SameLine(column == 0 ? px(40.0f) : 0.0f);
-            draw_grid_head(context, values, colour, own_.sort_by_metric, l, order[column], side);
-        }
-    }
+    const float grid_width =
+        px(40.0f) + static_cast<float>(info.n_heads) * (side + ImGui::GetStyle().ItemSpacing.x) + px(8.0f);
+    const bool scrolls = grid_width > ImGui::GetContentRegionAvail().x;
+    if (scrolls) ImGui::BeginChild("grid", ImVec2(0.0f, 0.0f), false, ImGuiWindowFlags_HorizontalScrollbar);
+    draw_grid(context, values, colour, own_.sort_by_metric, side);
+    if (scrolls) ImGui::EndChild();
 }
 
 std::unique_ptr<View> make_model_view() { return std::make_unique<ModelView>(); }

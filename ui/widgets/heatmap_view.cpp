@@ -53,7 +53,7 @@ float fit_cell(const Matrix& weights, float left, float top, float max_side) {
     const auto Tk = static_cast<float>(weights.cols());
     // Whole pixels per cell while cells are big; below that, fractions, so long inputs fit.
     const float fit = std::min((max_side - left) / Tk, (max_side - top) / Tq);
-    return fit >= 4.0f ? std::floor(fit) : std::max(fit, 0.5f);
+    return fit >= 4.0f ? std::floor(fit) : std::max(fit, 1.0f / 64.0f);
 }
 
 float label_band_left(const HeatmapLabels& labels) { return std::min(widest(labels.queries), px(160.0f)) + px(8.0f); }

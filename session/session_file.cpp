@@ -4,6 +4,7 @@
 #include "core/base/file_bytes.h"
 #include "core/base/json_file.h"
 #include "core/base/output_file.h"
+#include "core/models/model_registry.h"
 #include "session/view_settings.h"
 
 #include <nlohmann/json.hpp>
@@ -176,21 +177,25 @@ std::string session_json(const AppState& state) {
     const ToyConfig& c = state.model.config;
     json forbidden = json::array();
     for (const auto& [i, j] : state.forbidden) forbidden.push_back({i, j});
+    // The demo settings only for a demo model built from them: a checkpoint's sizes are its
+    // own, and the demo's defaults beside its name would read as if they were.
+    json model = {{"name", state.model.name}};
+    if (is_toy_model(state.model.name)) {
+        model.update({{"width", c.width},
+                      {"heads", c.n_heads},
+                      {"layers", c.n_layers},
+                      {"mlp_ratio", c.mlp_ratio},
+                      {"max_tokens", c.max_tokens},
+                      {"image_size", c.image_size},
+                      {"patch", c.patch_size},
+                      {"bias", c.bias},
+                      {"seed", c.seed},
+                      {"init", c.init == ToyInit::random ? "random" : "structured"},
+                      {"arch", c.arch == ToyArch::modern ? "modern" : "classic"}});
+    }
     const json session = {
         {"headscope_session", 1},
-        {"model",
-         {{"name", state.model.name},
-          {"width", c.width},
-          {"heads", c.n_heads},
-          {"layers", c.n_layers},
-          {"mlp_ratio", c.mlp_ratio},
-          {"max_tokens", c.max_tokens},
-          {"image_size", c.image_size},
-          {"patch", c.patch_size},
-          {"bias", c.bias},
-          {"seed", c.seed},
-          {"init", c.init == ToyInit::random ? "random" : "structured"},
-          {"arch", c.arch == ToyArch::modern ? "modern" : "classic"}}},
+        {"model", model},
         {"text", state.text},
         {"text_is_ids", state.text_is_ids},
         {"image", state.image_path},

@@ -6,6 +6,7 @@
 #include "test_support.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 using namespace headscope;
 using namespace headscope::session;
@@ -14,7 +15,7 @@ namespace {
 
 AppState chosen() {
     AppState s;
-    s.model.name = "/models/gpt2-small";
+    s.model.name = "builtin:toy-text";   // a demo model built from the settings below
     s.model.config.seed = 18446744073709551615ull;
     s.model.config.arch = ToyArch::modern;
     s.text = "The cat, \"sat\"\non the mat";
@@ -39,6 +40,17 @@ AppState chosen() {
 }
 
 }   // namespace
+
+TEST_CASE("session: a checkpoint folder is kept by its name alone, without the demo models' settings") {
+    AppState saved = chosen();
+    saved.model.name = "/models/gpt2-small";
+    const nlohmann::json written = nlohmann::json::parse(session_json(saved));
+    CHECK(written.at("model") == nlohmann::json{{"name", "/models/gpt2-small"}});
+    const AppState back = apply_session(session_json(saved), "s.json", AppState{});
+    CHECK(back.model.name == saved.model.name);
+    CHECK(back.model.config.seed == AppState{}.model.config.seed);   // the demo settings as they were
+    CHECK(back.model.config.arch == AppState{}.model.config.arch);
+}
 
 TEST_CASE("session: every choice comes back as it was saved") {
     const AppState saved = chosen();

@@ -76,15 +76,25 @@ void draw_axis_labels(const HeatmapGeometry& g, ImVec2 origin, const HeatmapLabe
     const int row_to = std::min(rows, static_cast<int>(std::ceil(g.first_row + g.size.y / g.cell)));
     const int col_from = static_cast<int>(g.first_col);
     const int col_to = std::min(cols, static_cast<int>(std::ceil(g.first_col + g.size.x / g.cell)));
-    const auto query = [&](int i) {
+    // Row labels stay beside the map, never above its top edge (where the column labels are)
+    // nor on one another: each starts below the last, and one that would have to move more
+    // than half a line from its row is left out. The hovered row's is always drawn.
+    float free_from = g.min.y;
+    const auto query = [&](int i, bool hovered) {
         const std::string text = visible_token(labels.queries[static_cast<std::size_t>(i)]);
         const float width = ImGui::CalcTextSize(text.c_str()).x;
-        const ImVec2 at(g.min.x - width - 4.0f, g.at(static_cast<float>(i) + 0.5f, 0.0f).y - line * 0.5f);
-        if (i == hover_row) draw->AddRectFilled(ImVec2(at.x - 2.0f, at.y), ImVec2(g.min.x - 1.0f, at.y + line), mark);
+        const float centre = g.at(static_cast<float>(i) + 0.5f, 0.0f).y;
+        if (centre < g.min.y || centre > g.max().y) return;   // a row cut at an edge
+        const float y = std::max(centre - line * 0.5f, hovered ? g.min.y : free_from);
+        if (!hovered && y > centre) return;
+        const ImVec2 at(g.min.x - width - 4.0f, y);
+        if (hovered) draw->AddRectFilled(ImVec2(at.x - 2.0f, at.y), ImVec2(g.min.x - 1.0f, at.y + line), mark);
         draw->AddText(at, text_colour, text.c_str());
+        if (!hovered) free_from = y + line;
     };
     const auto key = [&](int j) {
         const float x = g.at(0.0f, static_cast<float>(j) + 0.5f).x;
+        if (x < g.min.x || x > g.max().x) return;   // a column cut at an edge
         if (j == hover_col) {
             draw->AddRectFilled(ImVec2(x - std::max(g.cell, 3.0f) * 0.5f, g.min.y - 4.0f),
                                 ImVec2(x + std::max(g.cell, 3.0f) * 0.5f, g.min.y - 1.0f), mark);
@@ -96,9 +106,9 @@ void draw_axis_labels(const HeatmapGeometry& g, ImVec2 origin, const HeatmapLabe
     const int n_keys = std::min(cols, static_cast<int>(labels.keys.size()));
     draw->PushClipRect(ImVec2(origin.x, g.min.y - line), ImVec2(g.min.x, g.max().y + line), true);
     for (int i = row_from - row_from % step; i < std::min(row_to, n_queries); i += step) {
-        if (i >= row_from && i != hover_row) query(i);
+        if (i >= row_from && i != hover_row) query(i, false);
     }
-    if (hover_row >= 0 && hover_row < n_queries) query(hover_row);   // always named, thinned out or not
+    if (hover_row >= 0 && hover_row < n_queries) query(hover_row, true);   // always named, thinned out or not
     draw->PopClipRect();
     // A rotated label's lower edge dips below its anchor, onto the map's first row.
     draw->PushClipRect(ImVec2(g.min.x - line, origin.y), ImVec2(g.max().x + g.min.y - origin.y, g.min.y + line), true);

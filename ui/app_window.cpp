@@ -364,7 +364,13 @@ void AppWindow::on_drop(const std::string& path) {
 }
 
 WindowStatus AppWindow::status() const {
-    return {loading_, worker_.busy(), computing_, !error_.empty(), status_note_, memory_};
+    return {loading_,
+            worker_.busy(),
+            computing_,
+            !error_.empty(),
+            status_note_,
+            memory_,
+            std::chrono::duration<double, std::milli>(last_frame_).count()};
 }
 
 void AppWindow::cancel_computing() { worker_.cancel_compute(); }
@@ -456,6 +462,7 @@ void AppWindow::act_on(const MenuChoice& choice) {
 }
 
 void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
+    last_frame_ = previous_frame;
     textures_.begin_frame(previous_frame);
     // A new result's first frame shows its maps, not the last result's for another frame.
     if (std::exchange(took_result_, false)) textures_.wait_for_results(result_texture_wait);

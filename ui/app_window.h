@@ -160,6 +160,7 @@ private:
     session::Request last_request_;
     bool has_request_ = false;
     bool took_result_ = false;   // since the last frame: the next frame may wait for its maps' textures
+    std::chrono::steady_clock::duration last_frame_{};   // the previous frame's drawing, for the status bar
     std::shared_ptr<const session::Snapshot> shown_;
     Colormap textures_colormap_ = Colormap::viridis;
     session::HeatScale textures_scale_ = session::HeatScale::shared;

@@ -80,7 +80,6 @@ void draw_memory(const MemoryParts& memory) {
 }   // namespace
 
 bool draw_status_bar(const session::Snapshot* shown, const session::AppState& state, const WindowStatus& status) {
-    const ImGuiIO& io = ImGui::GetIO();
     const std::string activity = activity_text(status);
     bool cancel = false;
     if (shown == nullptr) {
@@ -91,8 +90,12 @@ bool draw_status_bar(const session::Snapshot* shown, const session::AppState& st
         const std::string& name = folder.empty() ? shown->info.name : folder;
         ImGui::Text("%s   T = %zu%s   layer %d head %d   compute %.1f ms   frame %.1f ms%s", name.c_str(),
                     shown->input.labels.size(), shown->maps_streamed ? " (maps on demand)" : "", state.layer,
-                    state.head, shown->compute_ms, 1000.0 / std::max(1.0f, io.Framerate), activity.c_str());
-        if (ImGui::IsItemHovered() && name != shown->info.name) ImGui::SetTooltip("%s", shown->info.name.c_str());
+                    state.head, shown->compute_ms, status.frame_ms, activity.c_str());
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("%s\ncompute: the shown result's run on the worker\nframe: the last frame's drawing, "
+                              "from its start to the screen (the window rests between frames when nothing moves)",
+                              shown->info.name.c_str());
+        }
     }
     if (status.progress && !status.loading) {
         ImGui::SameLine();

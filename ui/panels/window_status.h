@@ -17,6 +17,9 @@ struct WindowStatus {
     std::string note;                                   // one line for the status bar ("loading cancelled")
     // This process's resident memory and the machine's RAM (bytes), read a few times a second.
     MachineMemory memory;
+    // The last frame's drawing, from its start to its swap, in ms: not the rest between frames
+    // (the window sleeps when nothing moves), which a frame rate would count.
+    double frame_ms = 0.0;
 };
 
 }   // namespace headscope::ui

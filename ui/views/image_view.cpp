@@ -75,8 +75,9 @@ namespace {
 // The registers' column beside the picture: a register's cell, its name and weight.
 float register_column_width() { return px(200.0f); }
 
-// The map's choices: one head or the average, row or column, the kept share, the
-// resolution. Returns the mode (0: the selected head, 1: the average of the shown heads).
+// The map's choices: one head or the average, row or column, the kept share, the registers
+// in the colour scale and the high-norm marks (where the model has them), the resolution. Returns the mode (0: the
+// selected head, 1: the average of the shown heads).
 int draw_map_options(const Snapshot& shown, AppState& state, ImageView::Settings& own) {
     constexpr const char* modes[] = {"selected head", "average of shown heads"};
     int mode = own.average ? 1 : 0;
@@ -300,9 +301,11 @@ void ImageView::draw_registers(ViewContext& context, const Vector& prefix_weight
         ImGui::TextUnformatted(text);
         ImGui::EndGroup();
         if (hovered) {
-            ImGui::SetTooltip(
-                "%s: weight %.4f%s; click to show its own attention", label.c_str(), static_cast<double>(value),
-                value > scale_max ? ", past the patches' colour scale (tick \"registers in the scale\")" : "");
+            ImGui::SetTooltip(own_.column ? "%s: weight %.4f%s; click to show what attends to it"
+                                          : "%s: weight %.4f%s; click to show its own attention",
+                              label.c_str(), static_cast<double>(value),
+                              value > scale_max ? ", past the patches' colour scale (tick \"registers in the scale\")"
+                                                : "");
         }
     }
     if (!own_.column) {

@@ -304,7 +304,6 @@ void draw_grid(ViewContext& context, const GridValues& values, bool colour, bool
 void ModelView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
-    const auto& layers = shown.trace.layers;
     const ModelInfo& info = shown.info;
     const auto scan = context.importance();
     draw_grid_options(state, own_, scan != nullptr);
@@ -330,8 +329,10 @@ void ModelView::draw(ViewContext& context) {
         std::clamp((ImGui::GetContentRegionAvail().x - px(60.0f)) / static_cast<float>(info.n_heads) - px(8.0f),
                    px(32.0f), px(256.0f));
     if (info.group_size() > 1) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("%ld query heads share each key/value head: the stripe under a thumbnail marks its group",
                            static_cast<long>(info.group_size()));
+        ImGui::PopStyleColor();
     }
     const float grid_width =
         px(40.0f) + static_cast<float>(info.n_heads) * (side + ImGui::GetStyle().ItemSpacing.x) + px(8.0f);

@@ -42,7 +42,7 @@ void bind_layer(BlockT& block, LinearT& packed_mlp, const EncoderConfig& c, cons
 // Weights and Ends are const for export and counting.
 template <typename Weights, typename Ends, typename Binder>
 void bind_tensors(Weights& w, Ends& ends, const EncoderConfig& c, const EncoderTensorNames& n, Binder& b) {
-    const StackShapeReasons why("hidden_size", c.width, "intermediate_size", c.mlp_width);
+    const StackShapeReasons why("hidden_size", c.width, c.mlp_field, c.mlp_width);
     ends.bind(EncoderPart::inputs, c, why, b);
     for (std::size_t l = 0; l < w.stack.blocks.size(); ++l) {
         bind_layer(w.stack.blocks[l], w.packed_mlp[l], c, n, n.layers + std::to_string(l) + ".", why, b);

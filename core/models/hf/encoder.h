@@ -33,15 +33,16 @@
 namespace headscope {
 
 struct EncoderConfig {
-    std::string model_type;            // "bert", "vit", "deit": also the prefix of the backbone's tensors
-    std::string architecture;          // architectures[0]; "" when absent (the stored head then names it)
-    Eigen::Index width = 0;            // E (hidden_size)
-    Eigen::Index n_layers = 0;         // L (num_hidden_layers)
-    Eigen::Index n_heads = 0;          // H (num_attention_heads); E % H == 0
-    Eigen::Index mlp_width = 0;        // I (intermediate_size)
-    Eigen::Index max_tokens = 0;       // the longest input at the config's sizes, for `info`
-    Eigen::Index max_run_tokens = 0;   // the longest run_blocks takes; 0: any (ViT's own-resolution grids)
-    std::string hidden_act = "gelu";   // as config.json names it, for `info`
+    std::string model_type;                        // "bert", "vit", "deit": also the prefix of the backbone's tensors
+    std::string architecture;                      // architectures[0]; "" when absent (the stored head then names it)
+    Eigen::Index width = 0;                        // E (hidden_size)
+    Eigen::Index n_layers = 0;                     // L (num_hidden_layers)
+    Eigen::Index n_heads = 0;                      // H (num_attention_heads); E % H == 0
+    Eigen::Index mlp_width = 0;                    // I (intermediate_size)
+    std::string mlp_field = "intermediate_size";   // what config.json calls I, in messages ("hidden_size x mlp_ratio")
+    Eigen::Index max_tokens = 0;                   // the longest input at the config's sizes, for `info`
+    Eigen::Index max_run_tokens = 0;               // the longest run_blocks takes; 0: any (ViT's own-resolution grids)
+    std::string hidden_act = "gelu";               // as config.json names it, for `info`
     Activation activation = Activation::gelu;
     float norm_eps = 1e-12f;                             // every LayerNorm's (layer_norm_eps)
     NormPlacement norm_placement = NormPlacement::pre;   // post: BERT (the residual sum is normalised)

@@ -87,7 +87,22 @@ std::vector<std::pair<std::string, std::string>> processor_settings(const HfImag
     };
 }
 
+void check_patch_input(const ModelInput& input, const ModelInfo& info, int n_prefix) {
+    const Eigen::Index T = input.embeddings.rows();
+    if (T <= n_prefix || input.embeddings.cols() != info.width) {
+        throw Error(info.name + ": input embeddings are [" + std::to_string(T) + ", " +
+                    std::to_string(input.embeddings.cols()) + "], expected [" + std::to_string(n_prefix) +
+                    " + patches, " + std::to_string(info.width) + "]");
+    }
+}
+
 void check_processor_output(const std::string& path, const HfImageProcessorConfig& p, int image_size) {
+    if (p.do_resize && p.resize_shortest_edge > 0 && !p.do_center_crop) {
+        throw Error(path +
+                    ": size resizes by the shortest edge and nothing crops, so pictures come out of "
+                    "every shape, but config.json's image_size is " +
+                    std::to_string(image_size) + " square (set do_center_crop and crop_size)");
+    }
     const std::optional<std::pair<int, int>> out = hf_processed_size(p);
     if (!out) return;
     const auto [out_w, out_h] = *out;

@@ -37,8 +37,13 @@ std::vector<std::string> patch_labels(std::vector<std::string> prefix, Eigen::In
 // The processor's settings as `info` lists them (processor, resize, center_crop, rescale, normalize).
 std::vector<std::pair<std::string, std::string>> processor_settings(const HfImageProcessorConfig& p);
 
+// Refuses input embeddings that are not `n_prefix` tokens and at least one patch of the
+// model's width, naming the model.
+void check_patch_input(const ModelInput& input, const ModelInfo& info, int n_prefix);
+
 // Refuses a processor (read from `path`) that hands the model pictures of another size than
-// config.json's image_size, where it makes one size of every picture.
+// config.json's image_size, where it makes one size of every picture, and one that resizes by
+// the shortest edge without cropping (ViT's models take one size).
 void check_processor_output(const std::string& path, const HfImageProcessorConfig& p, int image_size);
 
 }   // namespace headscope

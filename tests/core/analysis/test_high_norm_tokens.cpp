@@ -23,10 +23,11 @@ TEST_CASE("high_norm_tokens: patches past twice the patches' median, the prefix 
     const HighNormTokens odd = high_norm_tokens(norms_of({100.0f, 1.0f, 2.0f, 3.0f, 4.0f, 50.0f}), 1);
     CHECK(odd.median == 3.0f);
     CHECK(odd.tokens == std::vector<int>{5});
-    // Four patches: the median is the mean of the middle two, 2.5; past 5: 10 (row 4), not 5 (row 3).
+    // Four patches from row 2 (2, 3, 5, 10): the median is the mean of the middle two, 4; past 8: the 10.
     const HighNormTokens even = high_norm_tokens(norms_of({9.0f, 1.0f, 2.0f, 3.0f, 5.0f, 10.0f}), 2);
     CHECK(even.median == 4.0f);
     CHECK(even.tokens == std::vector<int>{5});
+    // Four patches from row 1 (1, 2, 3, 10): median 2.5; past 5: the 10 (row 4).
     const HighNormTokens four = high_norm_tokens(norms_of({9.0f, 1.0f, 2.0f, 3.0f, 10.0f}), 1);
     CHECK(four.median == 2.5f);
     CHECK(four.tokens == std::vector<int>{4});

@@ -430,8 +430,16 @@ TEST_CASE("resize_grid_bicubic_antialiased: Pillow's filter (A = -0.5) widened w
     CHECK(grown(0, 0) == doctest::Approx(0.86842138).epsilon(1e-6));
     CHECK(grown(1, 0) == doctest::Approx(2.0).epsilon(1e-6));
     CHECK(grown(2, 0) == doctest::Approx(3.13157916).epsilon(1e-6));
-    // Separable, and identity at the same size; a constant grid stays constant.
-    CHECK(resize_grid_bicubic_antialiased(row, 2, 2, 2, 2) == row);
+    // Both sides at once (the width, then the height): a 2 x 3 grid to 1 x 2 and to 3 x 2, as
+    // PyTorch 1.13 gives them; a constant grid stays constant.
+    Matrix grid(6, 1);
+    grid << 1.0f, 2.0f, 4.0f, -1.0f, 0.5f, 3.0f;
+    const Matrix both = resize_grid_bicubic_antialiased(grid, 2, 3, 1, 2);
+    CHECK(both(0, 0) == doctest::Approx(0.34711051).epsilon(1e-5));
+    CHECK(both(1, 0) == doctest::Approx(2.76284122).epsilon(1e-5));
+    const Matrix taller = resize_grid_bicubic_antialiased(grid, 2, 3, 3, 2);
+    const float expected[6] = {1.39105082f, 3.41626883f, 0.34711051f, 2.76284122f, -0.69683021f, 2.10941315f};
+    for (int i = 0; i < 6; ++i) CHECK(taller(i, 0) == doctest::Approx(expected[i]).epsilon(1e-5));
     const Matrix constant = Matrix::Constant(37 * 37, 2, -0.3f);
     const Matrix small = resize_grid_bicubic_antialiased(constant, 37, 37, 16, 16);
     CHECK(small.rows() == 256);

@@ -3,7 +3,9 @@
 // `--item-rects FILE`, with --screenshot: where every control of the screenshot's frame
 // lies (item_rects.h); `--drawn-text FILE`, with --screenshot: every text it drew, and
 // where (drawn_text.h); `--toggle-bench N`: the window's recompute timed as a user meets it
-// (toggle_bench.h).
+// (toggle_bench.h). With --item-rects or --drawn-text, two clicks up to 1 s apart are a double
+// click (ImGui's 0.3 s is shorter than a loaded machine's frames): tests that click one spot
+// twice on purpose wait longer between the clicks.
 
 #include "app/gui/harness_modes.h"
 #include "core/base/error.h"

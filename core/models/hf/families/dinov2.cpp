@@ -18,6 +18,7 @@
 #include "core/models/hf/image_processor.h"
 #include "core/models/hf/patch_input.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -183,12 +184,7 @@ ModelInput Dinov2Ends::encode_image(const RgbImage& image, const ImageOptions& o
 }
 
 void Dinov2Ends::check_input(const ModelInput& input, const ModelInfo& info) const {
-    const Eigen::Index T = input.embeddings.rows();
-    if (T <= n_prefix_tokens() || input.embeddings.cols() != info.width) {
-        throw Error(info.name + ": input embeddings are [" + std::to_string(T) + ", " +
-                    std::to_string(input.embeddings.cols()) + "], expected [" + std::to_string(n_prefix_tokens()) +
-                    " + patches, " + std::to_string(info.width) + "]");
-    }
+    check_patch_input(input, info, n_prefix_tokens());
 }
 
 // The classifier reads [CLS] and the mean of the patch rows (registers left out).
@@ -224,7 +220,14 @@ EncoderSetup read_dinov2_config(const HfFields& f, const std::string& folder) {
                "a positive number (the MLP is int(hidden_size * mlp_ratio) wide), got " + hf_number_text(ratio));
     }
     c.mlp_width = static_cast<Eigen::Index>(static_cast<double>(c.width) * ratio);
-    if (c.gated_mlp) c.mlp_width = (static_cast<Eigen::Index>(static_cast<double>(c.mlp_width) * 2 / 3) + 7) / 8 * 8;
+    c.mlp_field = "hidden_size x mlp_ratio (" + hf_number_text(ratio) + ")";
+    if (c.gated_mlp) {
+        c.mlp_width = (static_cast<Eigen::Index>(static_cast<double>(c.mlp_width) * 2 / 3) + 7) / 8 * 8;
+        c.mlp_field += " x 2/3, rounded up to 8 (use_swiglu_ffn)";
+        // SwiGLU's gate is SiLU whatever hidden_act says (Dinov2SwiGLUFFN).
+        c.hidden_act = "silu (SwiGLU)";
+        c.activation = Activation::silu;
+    }
     if (c.mlp_width < 1) f.fail("mlp_ratio", "gives an MLP of no width, got " + hf_number_text(ratio));
     s.image_size = static_cast<int>(f.integer("image_size", 224, 1, max_image_side));
     s.patch_size = static_cast<int>(f.integer("patch_size", s.registers ? 16 : 14, 1, max_image_side));
@@ -240,6 +243,12 @@ EncoderSetup read_dinov2_config(const HfFields& f, const std::string& folder) {
     if (num_channels != 3) f.fail("num_channels", "expected 3 (RGB images), got " + std::to_string(num_channels));
     const std::string processor_path = (std::filesystem::path(folder) / "preprocessor_config.json").string();
     s.processor = read_hf_image_processor_config(processor_path, c.model_type);
+    // A processor whose every picture is smaller than a patch is refused here, not per picture.
+    if (const auto out = hf_processed_size(s.processor); out && std::min(out->first, out->second) < s.patch_size) {
+        throw Error(processor_path + ": pictures come out " + std::to_string(out->first) + "x" +
+                    std::to_string(out->second) +
+                    " px, smaller than one patch (config.json: patch_size = " + std::to_string(s.patch_size) + ")");
+    }
     // At the processor's picture size (the crop), else image_size; other grids run too.
     const Eigen::Index side = s.input_size() / s.patch_size;
     c.max_tokens = 1 + s.n_registers + side * side;

@@ -203,13 +203,7 @@ ModelInput VitEnds::encode_image(const RgbImage& image, const ImageOptions& opti
 }
 
 void VitEnds::check_input(const ModelInput& input, const ModelInfo& info) const {
-    const Eigen::Index T = input.embeddings.rows();
-    // Any patch grid (own resolution) after the prefix tokens.
-    if (T <= s_.n_prefix_tokens() || input.embeddings.cols() != info.width) {
-        throw Error(info.name + ": input embeddings are [" + std::to_string(T) + ", " +
-                    std::to_string(input.embeddings.cols()) + "], expected [" + std::to_string(s_.n_prefix_tokens()) +
-                    " + patches, " + std::to_string(info.width) + "]");
-    }
+    check_patch_input(input, info, s_.n_prefix_tokens());   // any patch grid (own resolution)
 }
 
 // [CLS], and DeiT's teacher the distillation row too; without a head, every row is the output.

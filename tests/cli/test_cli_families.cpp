@@ -245,7 +245,10 @@ TEST_CASE("hf families: dump gives every layer's attention and the logits of PyT
 }
 
 TEST_CASE("hf families: render and analyze take DINOv2 with and without registers, the registers named") {
-    for (const auto& [name, registers] : {std::pair{"dinov2_tiny", 0}, std::pair{"dinov2_reg_tiny", 4}}) {
+    // Not a structured binding: clang (the sanitizer build) cannot capture one in CAPTURE's lambda.
+    for (const auto& checkpoint : {std::pair{"dinov2_tiny", 0}, std::pair{"dinov2_reg_tiny", 4}}) {
+        const std::string name = checkpoint.first;
+        const int registers = checkpoint.second;
         CAPTURE(name);
         TempDir dir;
         const std::string model = checkpoints + "/" + name;

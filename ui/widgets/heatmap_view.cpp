@@ -77,7 +77,7 @@ void draw_axis_labels(const HeatmapGeometry& g, ImVec2 origin, const HeatmapLabe
     const int col_from = static_cast<int>(g.first_col);
     const int col_to = std::min(cols, static_cast<int>(std::ceil(g.first_col + g.size.x / g.cell)));
     // Row labels stay beside the map, never above its top edge (where the column labels are)
-    // nor on one another: each starts below the last, and one that would have to move more
+    // or below its bottom, nor on one another: each starts below the last, and one that would have to move more
     // than half a line from its row is left out. The hovered row's is always drawn.
     float free_from = g.min.y;
     const auto query = [&](int i, bool hovered) {
@@ -85,8 +85,9 @@ void draw_axis_labels(const HeatmapGeometry& g, ImVec2 origin, const HeatmapLabe
         const float width = ImGui::CalcTextSize(text.c_str()).x;
         const float centre = g.at(static_cast<float>(i) + 0.5f, 0.0f).y;
         if (centre < g.min.y || centre > g.max().y) return;   // a row cut at an edge
-        const float y = std::max(centre - line * 0.5f, hovered ? g.min.y : free_from);
-        if (!hovered && y > centre) return;
+        // Nor below its bottom edge, where the view may end.
+        const float y = std::min(std::max(centre - line * 0.5f, hovered ? g.min.y : free_from), g.max().y - line);
+        if (!hovered && (y > centre || y < free_from)) return;
         const ImVec2 at(g.min.x - width - 4.0f, y);
         if (hovered) draw->AddRectFilled(ImVec2(at.x - 2.0f, at.y), ImVec2(g.min.x - 1.0f, at.y + line), mark);
         draw->AddText(at, text_colour, text.c_str());

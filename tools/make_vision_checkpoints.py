@@ -47,7 +47,8 @@ from PIL import Image
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_golden import save_safetensors  # noqa: E402  (the repository's one safetensors writer)
 from make_vit_checkpoints import (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, IMAGES, ROOT,  # noqa: E402
-                                  cast, center_crop, from_stored, write_folder, write_json)
+                                  cast, center_crop, from_stored, golden_tensors, write_folder,
+                                  write_json)
 
 GOLDEN_DIR = os.path.join(ROOT, "tests", "golden", "vision")
 
@@ -336,11 +337,7 @@ def record(checkpoint, processor, model, labels, stored_dtype, note, own_resolut
         pixels = preprocess(image, processor, own_resolution_patch)
         with torch.no_grad():
             attentions, logits = model(pixels)
-        tensors = {f"attn.{l}": a[0].contiguous() for l, a in enumerate(attentions)}
-        for a in attentions:   # invariants: rows sum to 1, no NaN
-            assert torch.isfinite(a).all() and torch.allclose(a.sum(-1), torch.ones(()), atol=1e-5)
-        if logits is not None:
-            tensors["logits"] = logits[0].contiguous()
+        tensors = golden_tensors(attentions, logits)
         tensors["output_norms"] = model.output_norms.contiguous()
         t = attentions[0].shape[-1]
         own = own_resolution_patch is not None

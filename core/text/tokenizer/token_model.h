@@ -64,6 +64,8 @@ public:
     virtual const Vocabulary& vocabulary() const = 0;
     // At least how many tokens `piece` becomes, found without tokenizing it (0: no bound).
     virtual std::size_t fewest_tokens(std::string_view) const { return 0; }
+    // What marks a token that ends a word (CLIP's BPE: "</w>"); empty where nothing does.
+    virtual std::string_view word_end() const { return {}; }
 };
 
 // model.vocab and model.merges taken straight from the parser (JsonStream) rather than

@@ -116,8 +116,15 @@ std::vector<std::string> Tokenizer::token_strings(std::span<const std::int32_t> 
 std::vector<std::string> Tokenizer::labels(std::span<const std::int32_t> ids) const {
     // Added tokens are shown as they are written; the decoder reads the rest.
     std::vector<std::string> labels = decode_labels(parts_.decoder.get(), token_strings(ids));
+    // A word's last token reads with the space after it, as transformers' CLIPTokenizerFast
+    // decodes the end-of-word suffix ("cat</w>" -> "cat ").
+    const std::string_view word_end = parts_.model->word_end();
     for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (const AddedToken* added = added_.by_id(ids[i])) labels[i] = readable_bytes(added->content);
+        if (const AddedToken* added = added_.by_id(ids[i])) {
+            labels[i] = readable_bytes(added->content);
+        } else if (!word_end.empty() && labels[i].ends_with(word_end)) {
+            labels[i].replace(labels[i].size() - word_end.size(), word_end.size(), " ");
+        }
     }
     return labels;
 }

@@ -1,6 +1,8 @@
-// The tokenizer.json reader against Hugging Face's own library: nine real tokenizers
-// (Llama 3, Llama 3.1, Qwen3, Gemma 3, DeepSeek V3, gpt-oss, GPT-4o, GPT-3.5, Mistral),
-// fetched by tools/fetch-tokenizers.sh into the cache, on the hard strings of
+// The tokenizer.json reader against Hugging Face's own library: ten real tokenizers
+// (Llama 3, Llama 3.1, Qwen3, Gemma 3, DeepSeek V3, gpt-oss, GPT-4o, GPT-3.5, Mistral, and
+// CLIP's of openai/clip-vit-base-patch32: NFC + lower-case normalizer, Split with invert,
+// BPE with "</w>", RobertaProcessing), fetched or built by tools/fetch-tokenizers.sh into the
+// cache, on the hard strings of
 // tests/golden/tokenizers/corpus.json. The ids, with and without special tokens, were
 // written by tools/make_tokenizer_golden.mjs from npm `tokenizers` (Rust), never from here.
 #include "core/base/error.h"
@@ -84,3 +86,4 @@ TEST_CASE("tokenizer.json golden: gpt-oss") { check_tokenizer("gptoss"); }
 TEST_CASE("tokenizer.json golden: GPT-4o") { check_tokenizer("gpt4o"); }
 TEST_CASE("tokenizer.json golden: GPT-3.5") { check_tokenizer("gpt35turbo"); }
 TEST_CASE("tokenizer.json golden: Mistral") { check_tokenizer("mistral"); }
+TEST_CASE("tokenizer.json golden: CLIP") { check_tokenizer("clip"); }

@@ -323,6 +323,10 @@ void ModelSession::complete_logits(Snapshot& snapshot, const ComputeControl& con
 void ModelSession::label_outputs(Snapshot& snapshot) {
     const Matrix& logits = snapshot.trace.logits;
     if (logits.size() == 0) return;
+    if (snapshot.info.zero_shot) {   // the labels given with the picture
+        snapshot.output_labels = std::make_shared<std::vector<std::string>>(snapshot.input.prompt_names);
+        return;
+    }
     if (!output_labels_ || static_cast<Eigen::Index>(output_labels_->size()) != logits.cols()) {
         auto labels = std::make_shared<std::vector<std::string>>();
         labels->reserve(static_cast<std::size_t>(logits.cols()));

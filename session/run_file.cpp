@@ -17,33 +17,81 @@ std::span<const std::byte> bytes_of(const Matrix& m) {
 
 }   // namespace
 
+std::string run_file_map_key(const ModelInfo& info, Eigen::Index layer) {
+    return (info.zero_shot ? "vision.attn." : "attn.") + std::to_string(layer);
+}
+
+bool run_file_has_logits(const ModelInfo& info, const ModelInput& input) {
+    return info.zero_shot ? !input.prompts.empty() : info.n_outputs > 0;
+}
+
 std::vector<SafetensorsWriter::Entry> run_file_entries(const ModelInfo& info, const ModelInput& input,
                                                        const std::vector<Eigen::Index>& layers, std::size_t heads,
                                                        bool with_logits) {
     const auto T = static_cast<std::int64_t>(input.labels.size());
     std::vector<SafetensorsWriter::Entry> entries;
     for (const Eigen::Index l : layers) {
-        entries.push_back({"attn." + std::to_string(l), DType::F32, {static_cast<std::int64_t>(heads), T, T}});
+        entries.push_back({run_file_map_key(info, l), DType::F32, {static_cast<std::int64_t>(heads), T, T}});
     }
     if (!input.ids.empty()) entries.push_back({"input_ids", DType::I64, {T}});
-    if (with_logits && info.n_outputs > 0) {
-        entries.push_back({"logits", DType::F32, info.classifier ? Shape{info.n_outputs} : Shape{T, info.n_outputs}});
+    for (std::size_t i = 0; i < input.prompts.size(); ++i) {
+        const auto T_i = static_cast<std::int64_t>(input.prompts[i].ids.size());
+        const std::string at = "text." + std::to_string(i) + ".";
+        for (Eigen::Index l = 0; l < info.label_layers; ++l) {
+            entries.push_back({at + "attn." + std::to_string(l), DType::F32, {info.label_heads, T_i, T_i}});
+        }
+        entries.push_back({at + "input_ids", DType::I64, {T_i}});
+    }
+    if (with_logits && run_file_has_logits(info, input)) {
+        if (info.zero_shot) {
+            entries.push_back({"logits_per_image", DType::F32, {static_cast<std::int64_t>(input.prompts.size())}});
+        } else {
+            entries.push_back(
+                {"logits", DType::F32, info.classifier ? Shape{info.n_outputs} : Shape{T, info.n_outputs}});
+        }
     }
     return entries;
 }
 
 std::map<std::string, std::string> run_file_metadata(const ModelInfo& info, const ModelInput& input, bool causal) {
-    return {
+    std::map<std::string, std::string> metadata = {
         {"tokens", nlohmann::json(input.labels).dump()},
         {"model", info.name},
         {"settings", nlohmann::json(info.settings).dump()},
         {"causal", causal ? "on" : "off"},
     };
+    if (!input.prompts.empty()) {
+        nlohmann::json tokens = nlohmann::json::array();
+        for (const ModelInput& prompt : input.prompts) tokens.push_back(prompt.labels);
+        metadata["labels"] = nlohmann::json(input.prompt_names).dump();
+        metadata["label_tokens"] = tokens.dump();
+    }
+    return metadata;
+}
+
+void write_run_labels(SafetensorsWriter& file, const Snapshot& run) {
+    const auto& prompts = run.input.prompts;
+    if (run.trace.prompt_traces.size() != prompts.size()) {
+        throw Error("export: the run scored " + std::to_string(run.trace.prompt_traces.size()) + " of its " +
+                    std::to_string(prompts.size()) + " labels");
+    }
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+        const std::string at = "text." + std::to_string(i) + ".";
+        const ModelTrace& text = run.trace.prompt_traces[i];
+        const auto T_i = static_cast<std::uint64_t>(prompts[i].ids.size());
+        for (std::size_t l = 0; l < text.layers.size(); ++l) {
+            const auto& heads = text.layers[l].heads;
+            for (std::size_t h = 0; h < heads.size(); ++h) {
+                file.write(at + "attn." + std::to_string(l), h * T_i * T_i * sizeof(float), bytes_of(heads[h].weights));
+            }
+        }
+        file.write(at + "input_ids", 0, std::as_bytes(std::span(prompts[i].ids)));
+    }
 }
 
 void write_run_logits(SafetensorsWriter& file, const Snapshot& run, bool in_pieces) {
     if (!in_pieces) {
-        file.write("logits", 0, bytes_of(run.trace.logits));
+        file.write(run.info.zero_shot ? "logits_per_image" : "logits", 0, bytes_of(run.trace.logits));
         return;
     }
     if (!run.model_ref) throw Error("export: the run kept too few logits rows to write them all");
@@ -71,10 +119,11 @@ std::uint64_t write_run_file(const Snapshot& shown, const std::string& path, con
     for (int l = 0; l < info.n_layers; ++l) {
         for (int h = 0; h < heads; ++h) {
             control.report(static_cast<double>(l * heads + h) / static_cast<double>(info.n_layers * heads));
-            file.write("attn." + std::to_string(l), static_cast<std::uint64_t>(h) * T * T * sizeof(float),
+            file.write(run_file_map_key(info, l), static_cast<std::uint64_t>(h) * T * T * sizeof(float),
                        bytes_of(*shown.head_map(l, h)));
         }
     }
+    write_run_labels(file, shown);
     if (with_logits) write_run_logits(file, shown, shown.trace.logits.rows() < shown.logit_rows());
     control.report(1.0);
     file.finish();

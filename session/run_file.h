@@ -2,8 +2,10 @@
 // The file of a whole run, as `headscope-cli dump` writes it and File > Export writes
 // the shown run: attn.L [heads, T, T] per layer, input_ids I64 [T] for text, logits
 // ([T, V] for a language-model head, [labels] for a classifier), and metadata (tokens as
-// a JSON array of labels, model, settings, causal on/off). One description, so a file
-// from the window and one from the CLI read the same (docs/cli.md, dump).
+// a JSON array of labels, model, settings, causal on/off). A zero-shot model's (CLIP) holds
+// its image tower's maps as vision.attn.L, each label's text-tower maps and ids as
+// text.I.attn.L [H, T_I, T_I] and text.I.input_ids, and logits_per_image [labels]. One
+// description, so a file from the window and one from the CLI read the same (docs/cli.md, dump).
 
 #include "core/base/load_control.h"
 #include "core/models/model.h"
@@ -21,8 +23,12 @@ namespace headscope::session {
 // kept fewer than all of them (a 128k vocabulary at T = 4,096 is 2 GB).
 inline constexpr Eigen::Index logit_piece_rows = 128;
 
+// The name of layer `layer`'s maps: attn.L, or a zero-shot model's image tower's vision.attn.L.
+std::string run_file_map_key(const ModelInfo& info, Eigen::Index layer);
+
 // The tensors: attn.L [heads, T, T] for each of `layers`, input_ids for text, logits
-// when `with_logits` and the model has a head.
+// when `with_logits` and the model has a head (or scores labels given with `input`), and
+// each label's maps and ids.
 std::vector<SafetensorsWriter::Entry> run_file_entries(const ModelInfo& info, const ModelInput& input,
                                                        const std::vector<Eigen::Index>& layers, std::size_t heads,
                                                        bool with_logits);
@@ -32,6 +38,12 @@ std::map<std::string, std::string> run_file_metadata(const ModelInfo& info, cons
 // it has positions) computed from its final hidden state logit_piece_rows at a time,
 // each written where it goes.
 void write_run_logits(SafetensorsWriter& file, const Snapshot& run, bool in_pieces);
+
+// A zero-shot run's labels: each one's text-tower maps and ids (none for other models).
+void write_run_labels(SafetensorsWriter& file, const Snapshot& run);
+
+// Whether the file holds logits: a head's, or the scores of labels given with the input.
+bool run_file_has_logits(const ModelInfo& info, const ModelInput& input);
 
 // Every head of every layer of `shown` (its maps computed where the run streamed them,
 // the same numbers), with its input ids and logits, to `path` atomically; `control`

@@ -24,7 +24,24 @@ std::vector<std::int64_t> token_ids_typed(const std::string& text, const std::st
     return parse_index_list(what, list, "464,3797,3332");
 }
 
-ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before) {
+namespace {
+
+// The labels a zero-shot model scores the picture against, each through its text tower.
+void encode_labels(const Model& model, const RunInput& input, ModelInput& encoded) {
+    for (std::size_t i = 0; i < input.labels.size(); ++i) {
+        const std::string& label = input.labels[i];
+        const std::string what = input.labels_name + ": label " + std::to_string(i + 1) + " (\"" + label + "\")";
+        try {
+            encoded.prompts.push_back(input.label_ids ? model.encode_label_ids(token_ids_typed(label))
+                                                      : model.encode_label(label));
+        } catch (const Error& e) {
+            throw Error(what + ": " + e.what());
+        }
+        encoded.prompt_names.push_back(label);
+    }
+}
+
+ModelInput encode_input(const Model& model, const RunInput& input, const ModelInput& before) {
     const auto picture = [&] { return model.encode_image(decode_image_file(input.image_path), input.image_options); };
     const auto ids = [&](const std::string& what) {
         return model.encode_ids_after(token_ids_typed(input.text, what), before);
@@ -40,6 +57,18 @@ ModelInput encode_run_input(const Model& model, const RunInput& input, const Mod
     if (info.takes_image) return picture();
     if (input.ids_typed) return ids(input.ids_name);
     return model.encode_text_after(input.text, before);
+}
+
+}   // namespace
+
+ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before) {
+    ModelInput encoded = encode_input(model, input, before);
+    if (!input.labels.empty() && !model.info().zero_shot) {
+        throw Error(input.labels_name + ": " + model.info().name +
+                    " scores no labels (labels are for CLIP's image and text towers)");
+    }
+    encode_labels(model, input, encoded);
+    return encoded;
 }
 
 }   // namespace headscope::session

@@ -28,13 +28,20 @@ struct RunInput {
     ImageOptions image_options;
     // How messages name the ids ("--tokens" on the command line).
     std::string ids_name = "token ids";
+    // Zero-shot models (CLIP): the labels the picture is scored against, each a sentence or,
+    // with `label_ids`, token ids ("49406, 320, 49407"); any other model refuses them.
+    std::vector<std::string> labels;
+    bool label_ids = false;
+    // How messages name the labels ("--labels" / "--label-tokens" on the command line).
+    std::string labels_name = "labels";
 
     // Nothing to read (the Compare view's input B before one is typed).
     bool empty() const { return text.empty() && image_path.empty(); }
     bool operator==(const RunInput& other) const = default;
 };
 
-// The model's input for `input` (throws headscope::Error naming what is wrong with it).
+// The model's input for `input` (throws headscope::Error naming what is wrong with it),
+// with its labels (ModelInput::prompts) where the model scores a picture against them.
 // `before`: an input the model encoded earlier (the last run's), whose embeddings the
 // positions it shares with this one from the start may take (Model::encode_text_after).
 ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before = {});

@@ -86,7 +86,37 @@ void add_input_options(CLI::App* cmd, InputArgs& args) {
         ->check(CLI::Range(1, 1 << 16))
         ->needs(own);
     own->needs(args.image_option);
+    args.labels_option = cmd->add_option("--labels", args.labels,
+                                         "CLIP: labels to score the image against, comma-separated "
+                                         "(\"a photo of a cat,a photo of a dog\")");
+    args.label_tokens_option = cmd->add_option("--label-tokens", args.label_tokens,
+                                               "CLIP: the labels as token ids, each comma-separated, labels "
+                                               "separated by ';' (\"49406,320,49407;49406,1929,49407\")");
+    args.labels_option->excludes(args.label_tokens_option)->needs(args.image_option);
+    args.label_tokens_option->needs(args.image_option);
 }
+
+namespace {
+
+// `list` cut at each `separator`, each piece trimmed; an empty piece is refused, naming `flag`.
+std::vector<std::string> split_labels(const std::string& list, char separator, const std::string& flag) {
+    std::vector<std::string> labels;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t end = std::min(list.find(separator, start), list.size());
+        const std::size_t first = list.find_first_not_of(" \t\r\n", start);
+        const std::size_t last = list.find_last_not_of(" \t\r\n", end == 0 ? 0 : end - 1);
+        if (first >= end || last == std::string::npos || last < first) {
+            throw Error(flag + ": label " + std::to_string(labels.size() + 1) +
+                        " is empty; expected labels separated " + "by '" + separator + "'");
+        }
+        labels.push_back(list.substr(first, last - first + 1));
+        if (end == list.size()) return labels;
+        start = end + 1;
+    }
+}
+
+}   // namespace
 
 session::RunInput run_input_from(const InputArgs& args) {
     session::RunInput input;
@@ -106,6 +136,14 @@ session::RunInput run_input_from(const InputArgs& args) {
         input.ids_name = "--tokens";
     } else {
         throw Error("no input: give --text \"...\", --text-file FILE, --image FILE or --tokens 1,2,3");
+    }
+    if (args.labels_option->count() > 0) {
+        input.labels = split_labels(args.labels, ',', "--labels");
+        input.labels_name = "--labels";
+    } else if (args.label_tokens_option->count() > 0) {
+        input.labels = split_labels(args.label_tokens, ';', "--label-tokens");
+        input.label_ids = true;
+        input.labels_name = "--label-tokens";
     }
     return input;
 }

@@ -40,6 +40,10 @@ struct InputArgs {
     CLI::Option* image_option = nullptr;
     CLI::Option* tokens_option = nullptr;
     ImageOptions image_options;   // --own-resolution, --max-patches
+    std::string labels;           // --labels "a,b,c": zero-shot models' labels
+    std::string label_tokens;     // --label-tokens "1,2,3;4,5": the same as token ids
+    CLI::Option* labels_option = nullptr;
+    CLI::Option* label_tokens_option = nullptr;
 };
 void add_input_options(CLI::App* cmd, InputArgs& args);
 // The input the flags name, as the window names its own (session/run_input.h), encoded

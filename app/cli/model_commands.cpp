@@ -133,58 +133,62 @@ Command add_dump_command(CLI::App& app) {
                     "[count, T, T] in the order given");
     cmd->add_option("--out", args->out,
                     "Output .safetensors: attn.L [H, T, T] per layer, input_ids I64 [T] for text, "
-                    "logits where the model has a head; metadata 'tokens' (JSON array of labels)")
+                    "logits where the model has a head; metadata 'tokens' (JSON array of labels). CLIP: "
+                    "vision.attn.L, text.I.attn.L and text.I.input_ids per label, logits_per_image [labels]")
         ->required();
-    return {
-        cmd, [args](Warnings& warnings) {
-            check_output("--out", args->out, input_paths(args->model, &args->input));
-            auto model = open_model_from(args->model, warnings);
-            const ModelInfo info = model->info();
-            const RunOptions options = run_options_from(args->run, info);
-            const std::vector<Eigen::Index> layers = selected("--only-layers", args->layers, info.n_layers, "layer");
-            const std::vector<Eigen::Index> heads = selected("--only-heads", args->heads, info.n_heads, "head");
-            // A language model's [T, V] logits (2 GB at T = 4,096 and a 128k vocabulary)
-            // are computed from the run's final hidden state and written a piece of
-            // rows at a time; a classifier's or an encoder's come whole with the run.
-            const bool logits_in_pieces = info.n_outputs > 0 && info.causal && !info.classifier;
-            using session::logit_piece_rows;
-            // The window's session runs it, its maps streamed into the file (a dump reads
-            // no metrics, no intact run, nothing to resume).
-            const session::Keeps keeps{
-                .metrics = false, .intact_run = false, .resumable = false, .logit_rows = logits_in_pieces ? 0 : -1};
-            const session::Request request =
-                request_from(args->model, run_input_from(args->input), options, session::MapsPolicy::stream, keeps);
-            ModelInput input = session::encode_run_input(*model, request.input);
-            const auto T = static_cast<std::int64_t>(input.labels.size());
-            check_streamed_run_fits(info, T, compute_threads(),
-                                    logits_in_pieces ? logit_piece_rows : -1);   // before the file is made
+    return {cmd, [args](Warnings& warnings) {
+                check_output("--out", args->out, input_paths(args->model, &args->input));
+                auto model = open_model_from(args->model, warnings);
+                const ModelInfo info = model->info();
+                const RunOptions options = run_options_from(args->run, info);
+                const std::vector<Eigen::Index> layers =
+                    selected("--only-layers", args->layers, info.n_layers, "layer");
+                const std::vector<Eigen::Index> heads = selected("--only-heads", args->heads, info.n_heads, "head");
+                // A language model's [T, V] logits (2 GB at T = 4,096 and a 128k vocabulary)
+                // are computed from the run's final hidden state and written a piece of
+                // rows at a time; a classifier's or an encoder's come whole with the run.
+                const bool logits_in_pieces = info.n_outputs > 0 && info.causal && !info.classifier;
+                using session::logit_piece_rows;
+                // The window's session runs it, its maps streamed into the file (a dump reads
+                // no metrics, no intact run, nothing to resume).
+                const session::Keeps keeps{
+                    .metrics = false, .intact_run = false, .resumable = false, .logit_rows = logits_in_pieces ? 0 : -1};
+                const session::Request request =
+                    request_from(args->model, run_input_from(args->input), options, session::MapsPolicy::stream, keeps);
+                ModelInput input = session::encode_run_input(*model, request.input);
+                const auto T = static_cast<std::int64_t>(input.labels.size());
+                check_streamed_run_fits(info, T, compute_threads(),
+                                        logits_in_pieces ? logit_piece_rows : -1);   // before the file is made
 
-            // The header first, then each map written where it goes as the forward makes
-            // it: the file never needs more than the maps the forward holds at once.
-            const std::vector<SafetensorsWriter::Entry> entries =
-                session::run_file_entries(info, input, layers, heads.size(), true);
-            std::map<std::string, std::string> metadata =
-                session::run_file_metadata(info, input, options.causal.value_or(info.causal));
-            if (!args->layers.empty()) metadata["layers"] = nlohmann::json(layers).dump();
-            if (!args->heads.empty()) metadata["heads"] = nlohmann::json(heads).dump();
-            SafetensorsWriter file(args->out, entries, metadata);
-            if (!input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(input.ids)));
-            const std::uint64_t map_bytes = static_cast<std::uint64_t>(T * T) * sizeof(float);
-            session::ComputeControl control;
-            control.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
-                const auto l = std::find(layers.begin(), layers.end(), layer);
-                const auto h = std::find(heads.begin(), heads.end(), head);
-                if (l == layers.end() || h == heads.end()) return;
-                file.write("attn." + std::to_string(layer), static_cast<std::uint64_t>(h - heads.begin()) * map_bytes,
-                           std::as_bytes(std::span(weights.data(), static_cast<std::size_t>(weights.size()))));
-            };
-            const auto run = run_in_session(std::move(model), request, std::move(input), control);
-            if (info.n_outputs > 0) session::write_run_logits(file, *run, logits_in_pieces);
-            file.finish();
-            std::printf("wrote %s: %zu layers x %zu heads, T = %ld\n", args->out.c_str(), layers.size(), heads.size(),
-                        static_cast<long>(T));
-            return 0;
-        }};
+                // The header first, then each map written where it goes as the forward makes
+                // it: the file never needs more than the maps the forward holds at once.
+                const std::vector<SafetensorsWriter::Entry> entries =
+                    session::run_file_entries(info, input, layers, heads.size(), true);
+                std::map<std::string, std::string> metadata =
+                    session::run_file_metadata(info, input, options.causal.value_or(info.causal));
+                if (!args->layers.empty()) metadata["layers"] = nlohmann::json(layers).dump();
+                if (!args->heads.empty()) metadata["heads"] = nlohmann::json(heads).dump();
+                SafetensorsWriter file(args->out, entries, metadata);
+                if (!input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(input.ids)));
+                const std::uint64_t map_bytes = static_cast<std::uint64_t>(T * T) * sizeof(float);
+                session::ComputeControl control;
+                control.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
+                    const auto l = std::find(layers.begin(), layers.end(), layer);
+                    const auto h = std::find(heads.begin(), heads.end(), head);
+                    if (l == layers.end() || h == heads.end()) return;
+                    file.write(session::run_file_map_key(info, layer),
+                               static_cast<std::uint64_t>(h - heads.begin()) * map_bytes,
+                               std::as_bytes(std::span(weights.data(), static_cast<std::size_t>(weights.size()))));
+                };
+                const auto run = run_in_session(std::move(model), request, std::move(input), control);
+                session::write_run_labels(file, *run);
+                if (session::run_file_has_logits(info, run->input))
+                    session::write_run_logits(file, *run, logits_in_pieces);
+                file.finish();
+                std::printf("wrote %s: %zu layers x %zu heads, T = %ld\n", args->out.c_str(), layers.size(),
+                            heads.size(), static_cast<long>(T));
+                return 0;
+            }};
 }
 
 Command add_export_weights_command(CLI::App& app) {

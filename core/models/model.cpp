@@ -26,6 +26,14 @@ ModelInput Model::encode_ids_after(std::span<const std::int64_t> ids, const Mode
     return encode_ids(ids);
 }
 
+ModelInput Model::encode_label(std::string_view) const {
+    throw Error(info().name + " scores no labels (--labels is for CLIP's image and text towers)");
+}
+
+ModelInput Model::encode_label_ids(std::span<const std::int64_t>) const {
+    throw Error(info().name + " scores no labels (--label-tokens is for CLIP's image and text towers)");
+}
+
 std::string Model::output_label(Eigen::Index index) const { return std::to_string(index); }
 
 Matrix Model::logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const {

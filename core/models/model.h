@@ -37,6 +37,12 @@ struct ModelInfo {
     bool takes_image = false;
     bool causal = false;       // masks the future unless told otherwise
     bool classifier = false;   // logits are one row for the whole input ([1, labels]), not [T, V]
+    // Scores its picture against labels given with it (ModelInput::prompts; CLIP): the logits
+    // are [1, labels], a softmax over them the probabilities, and the labels are the input's.
+    bool zero_shot = false;
+    // Zero-shot models: the text tower's layers and heads (each label's maps).
+    Eigen::Index label_layers = 0;
+    Eigen::Index label_heads = 0;
     // A causal run given RunOptions::prefix_from takes those positions from it, computing the
     // rest (false: it computes every row, as the checkpoint encoders and length-dependent
     // rotary positions do).
@@ -86,6 +92,10 @@ struct ModelInput {
     // Of the prefix tokens, the registers (DINOv2 with registers: after [CLS], before the patches).
     int n_register_tokens = 0;
     RgbImage pixels;   // images: the picture as the model saw it (resized / cut), under the patch grid
+    // Zero-shot models (ModelInfo::zero_shot): each label the picture is scored against, as
+    // its text tower reads it (Model::encode_label), and as the person gave it.
+    std::vector<ModelInput> prompts;
+    std::vector<std::string> prompt_names;
 };
 
 // How an image model takes a picture.
@@ -120,6 +130,10 @@ public:
     // 1,000 faulted in and handed back). Any other model encodes afresh.
     virtual ModelInput encode_text_after(std::string_view text, const ModelInput& before) const;
     virtual ModelInput encode_ids_after(std::span<const std::int64_t> ids, const ModelInput& before) const;
+    // Zero-shot models: a label as the text tower reads it, from its text or its token ids, for
+    // ModelInput::prompts. Every other model throws.
+    virtual ModelInput encode_label(std::string_view text) const;
+    virtual ModelInput encode_label_ids(std::span<const std::int64_t> ids) const;
 
     virtual ModelTrace forward(const ModelInput& input, const RunOptions& options) const = 0;
     // Head `head`'s map at `layer` of `trace` (a run of this model): the kept one, or where

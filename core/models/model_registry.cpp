@@ -8,6 +8,7 @@
 #include "core/models/hf/decoder.h"
 #include "core/models/hf/encoder.h"
 #include "core/models/hf/families/bert.h"
+#include "core/models/hf/families/clip.h"
 #include "core/models/hf/families/dinov2.h"
 #include "core/models/hf/families/gemma.h"
 #include "core/models/hf/families/gemma2.h"
@@ -176,6 +177,7 @@ const std::vector<HfFamily>& hf_families() {
          load_encoder<dinov2_family>,
          "DINOv2 image encoders, with or without registers (Dinov2Model, Dinov2ForImageClassification, "
          "Dinov2WithRegistersModel, Dinov2WithRegistersForImageClassification)"},
+        {{"clip"}, load_clip, "CLIP image and text towers, a picture scored against labels (CLIPModel)"},
         {{"gpt2"}, load_decoder<gpt2_family>, "GPT-2 causal text models (GPT2Model, GPT2LMHeadModel)"},
         {{"bert"},
          load_encoder<bert_family>,

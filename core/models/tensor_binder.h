@@ -95,6 +95,8 @@ public:
         for (Eigen::Index r = 0; r < v.size(); ++r) stored(stored_row[static_cast<std::size_t>(r)]) = v(r);
         out_.push_back(owned_tensor(name, stored));
     }
+    // A 0-dimensional tensor (shape []), as CLIP stores logit_scale.
+    void scalar(const std::string& name, float value, const std::string&) { out_.push_back({name, {}, {value}}); }
     std::vector<OwnedTensor> take() { return std::move(out_); }
 
 private:
@@ -126,6 +128,7 @@ public:
     void permuted_vector(const std::string&, const Vector& v, Eigen::Index, const std::string&, const RowOrder&) {
         n_ += v.size();
     }
+    void scalar(const std::string&, float, const std::string&) { ++n_; }
     std::int64_t count() const { return n_; }
 
 private:

@@ -89,6 +89,8 @@ struct ModelTrace {
     // The positions whose rows of every layer came from RunOptions::prefix_from as they
     // were (0: every row computed, as where the rotation depends on the length).
     Eigen::Index reused_rows = 0;
+    // Zero-shot models (CLIP): each label's run through the text tower, every map kept.
+    std::vector<ModelTrace> prompt_traces;
 };
 
 // Whether a kept layer holds every stage (TraceDetail::all_stages) or the maps only.

@@ -40,7 +40,9 @@ double trace_bytes(const ModelTrace& trace, const ModelTrace* counted) {
         if (!held_by_counted(m)) add(m);
     }
     const double mask = trace.mask ? static_cast<double>(trace.mask->size()) : 0.0;
-    return values * sizeof(float) + mask;
+    double prompts = 0;
+    for (const ModelTrace& prompt : trace.prompt_traces) prompts += trace_bytes(prompt);
+    return values * sizeof(float) + mask + prompts;
 }
 
 bool streamed(const AttentionTrace& layer) { return layer.queries.size() != 0; }

@@ -55,7 +55,7 @@ void bind_tensors(Weights& w, Ends& ends, const EncoderConfig& c, const EncoderT
 // config's epsilon where it says, bidirectional.
 EncoderWeights layout_weights(const EncoderConfig& c) {
     EncoderWeights w;
-    w.stack = layer_norm_stack({c.norm_placement, Residual::sequential, false}, c.n_layers, c.n_heads, c.norm_eps,
+    w.stack = layer_norm_stack({c.norm_placement, Residual::sequential, c.causal}, c.n_layers, c.n_heads, c.norm_eps,
                                c.activation);
     w.stack.max_tokens = c.max_run_tokens;
     w.packed_mlp.resize(static_cast<std::size_t>(c.n_layers));
@@ -109,20 +109,32 @@ HfEncoderModel::HfEncoderModel(const EncoderFamily& family, const std::string& f
     EncoderSetup setup = read_hf_config(folder, [&](const HfFields& f) { return family.read_config(f, folder); });
     config_ = std::move(setup.config);
     ends_ = std::move(setup.ends);
-    const EncoderConfig& c = config_;
+    HfCheckpointWeights checkpoint(folder, config_.model_type + ".", control);
+    bind_from(checkpoint, folder);
     const EncoderTensorNames& n = family.names;
-    HfCheckpointWeights checkpoint(folder, c.model_type + ".", control);
+    checkpoint.table.check_all_taken(std::set<std::string>(n.ignorable.begin(), n.ignorable.end()),
+                                     ends_->architecture(config_));
+    ends_->read_files(folder);
+    describe(folder, checkpoint.table, checkpoint.stored);
+}
+
+HfEncoderModel::HfEncoderModel(const EncoderFamily& family, EncoderSetup setup, HfCheckpointWeights& checkpoint,
+                               const std::string& folder)
+    : family_(family), config_(std::move(setup.config)), ends_(std::move(setup.ends)) {
+    bind_from(checkpoint, folder);
+    ends_->read_files(folder);
+    describe(folder, checkpoint.table, checkpoint.stored);
+}
+
+void HfEncoderModel::bind_from(HfCheckpointWeights& checkpoint, const std::string& folder) {
+    const EncoderConfig& c = config_;
     mapped_ = checkpoint.mapped;
     ends_->choose_head(c, checkpoint.table);
     weights_ = layout_weights(c);
     HfTensorLoader loader(checkpoint.table);
-    bind_tensors(weights_, *ends_, c, n, loader);
+    bind_tensors(weights_, *ends_, c, family_.names, loader);
     finish_layers(weights_, c);
     ends_->finish_weights(c, checkpoint.table, folder);
-    checkpoint.table.check_all_taken(std::set<std::string>(n.ignorable.begin(), n.ignorable.end()),
-                                     ends_->architecture(c));
-    ends_->read_files(folder);
-    describe(folder, checkpoint.table, checkpoint.stored);
 }
 
 void HfEncoderModel::describe(const std::string& folder, const HfTensorTable& table, const HfWeights& stored) {

@@ -47,6 +47,7 @@ struct EncoderConfig {
     float norm_eps = 1e-12f;                             // every LayerNorm's (layer_norm_eps)
     NormPlacement norm_placement = NormPlacement::pre;   // post: BERT (the residual sum is normalised)
     bool qkv_bias = true;                                // biases on q, k and v
+    bool causal = false;                                 // CLIP's text tower: each position sees those before it
     bool layer_scale = false;            // DINOv2: each sublayer's output times a learned [E] (LayerScale)
     bool gated_mlp = false;              // DINOv2's SwiGLU: silu(gate) * up from one packed [2I, E] tensor
     std::vector<std::string> id2label;   // [num_labels]; "LABEL_i" where the file names none
@@ -195,8 +196,8 @@ struct EncoderFamily {
     EncoderTensorNames names;
     // Reads and validates config.json (`f`), refusing what changes the computation and is
     // not implemented, and what the family reads before the weights from `folder` (ViT's
-    // preprocessor_config.json).
-    EncoderSetup (*read_config)(const HfFields& f, const std::string& folder);
+    // preprocessor_config.json). nullptr for a tower, whose composite reads its config.
+    EncoderSetup (*read_config)(const HfFields& f, const std::string& folder) = nullptr;
 };
 
 // The stack's weights; the ends hold the family's own.
@@ -209,6 +210,12 @@ struct EncoderWeights {
 class HfEncoderModel final : public Model {
 public:
     HfEncoderModel(const EncoderFamily& family, const std::string& folder, const LoadControl& control);
+    // One tower of a checkpoint that holds two stacks (CLIP's image and text towers): `setup`
+    // read by the composite's reader from its part of config.json, the tensors taken from
+    // `checkpoint` under the full names `family.names` and the ends give; the composite
+    // refuses the tensors nobody took once its towers and its own are bound.
+    HfEncoderModel(const EncoderFamily& family, EncoderSetup setup, HfCheckpointWeights& checkpoint,
+                   const std::string& folder);
 
     const ModelInfo& info() const override { return info_; }
     ModelInput encode_text(std::string_view text) const override;
@@ -230,6 +237,8 @@ public:
     const EncoderConfig& config() const { return config_; }
 
 private:
+    // Lays the stack out from config_ and binds every tensor of it and its ends from `checkpoint`.
+    void bind_from(HfCheckpointWeights& checkpoint, const std::string& folder);
     void describe(const std::string& folder, const HfTensorTable& table, const HfWeights& stored);
 
     const EncoderFamily& family_;

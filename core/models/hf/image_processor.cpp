@@ -86,9 +86,9 @@ enum class ProcessorKind {
 // The processor class the file names (or `model_type`'s), with that class's defaults.
 ProcessorKind read_processor_class(const HfFields& f, const std::string& model_type, HfImageProcessorConfig& p) {
     const std::string fallback = model_type == "deit" ? "DeiTImageProcessor"
-                                 : model_type == "dinov2" || model_type == "dinov2_with_registers"
-                                     ? "BitImageProcessor"
-                                     : "ViTImageProcessor";
+                                 : model_type == "dinov2" || model_type == "dinov2_with_registers" ? "BitImageProcessor"
+                                 : model_type == "clip" ? "CLIPImageProcessor"
+                                                        : "ViTImageProcessor";
     p.processor = f.string("image_processor_type", f.string("feature_extractor_type", fallback));
     const auto named = [&](const char* stem, bool feature_extractor) {
         const std::string s = stem;

@@ -47,8 +47,10 @@ const HfTensorTable::Stored& HfTensorTable::checked(const std::string& name, con
                                                     const std::string& why) {
     const auto it = by_name_.find(name);
     if (it == by_name_.end()) {
-        throw Error(folder_ + ": " + description_ + " has no tensor " + in_quotes(prefix_ + name) + " (nor " +
-                    in_quotes(name) + "); expected shape " + shape_to_string(expected) + " (" + why + ")");
+        const std::string names =
+            prefix_.empty() ? in_quotes(name) : in_quotes(prefix_ + name) + " (nor " + in_quotes(name) + ")";
+        throw Error(folder_ + ": " + description_ + " has no tensor " + names + "; expected shape " +
+                    shape_to_string(expected) + " (" + why + ")");
     }
     const TensorView& t = *it->second.entry.tensor;
     const std::string where = it->second.entry.file + ": tensor " + in_quotes(it->second.stored_name);

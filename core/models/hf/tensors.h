@@ -121,6 +121,10 @@ public:
             v = Eigen::Map<const Vector>(values.data(), n);
         }
     }
+    // A 0-dimensional tensor (shape []).
+    void scalar(const std::string& name, float& value, const std::string& why) {
+        value = table_.take(name, Shape{}, why).at(0);
+    }
 
 private:
     HfTensorTable& table_;

@@ -20,6 +20,8 @@ class HfTextTokens {
 public:
     // The tokenizer of `folder`, when it has one.
     explicit HfTextTokens(const std::string& folder);
+    // None: ids are read as given and shown as numbers.
+    HfTextTokens() = default;
 
     bool has_tokenizer() const { return tokenizer_.has_value(); }
     // What it was read from ("tokenizer.json + tokenizer_config.json", ...), or "none".

@@ -27,6 +27,7 @@ std::string tiny_checkpoint(std::string_view model_type) {
     if (model_type == "deit") return checkpoints_dir() + "/deit_tiny_distilled";
     if (model_type == "dinov2") return checkpoints_dir() + "/dinov2_tiny";
     if (model_type == "dinov2_with_registers") return checkpoints_dir() + "/dinov2_reg_tiny";
+    if (model_type == "clip") return checkpoints_dir() + "/clip_tiny";
     if (model_type == "gpt2") return checkpoints_dir() + "/gpt2_tiny";
     if (model_type == "bert") return checkpoints_dir() + "/bert_tiny";
     if (model_type == "llama") return checkpoints_dir() + "/llama_tiny";

@@ -17,6 +17,9 @@ Request make_request(const AppState& state, const ViewNeeds& needs) {
     r.input.text = state.text;
     r.input.ids_typed = state.text_is_ids;
     r.input.image_path = state.image_path;
+    r.input.labels = label_lines(state.labels);
+    r.input.label_ids = state.labels_are_ids;
+    r.input.labels_name = state.labels_are_ids ? "labels (token ids)" : "labels";
     // The built demo ViT has no own resolution (its positions are built for 224 px): never ask it.
     r.input.image_options.own_resolution = state.own_resolution && !is_toy_model(state.model.name);
     r.causal = state.causal;
@@ -38,6 +41,20 @@ Request make_request(const AppState& state, const ViewNeeds& needs) {
         r.variants.push_back(std::move(variant));
     }
     return r;
+}
+
+std::vector<std::string> label_lines(const std::string& labels) {
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start <= labels.size()) {
+        const std::size_t end = std::min(labels.find('\n', start), labels.size());
+        const std::size_t first = labels.find_first_not_of(" \t\r", start);
+        const std::size_t last = labels.find_last_not_of(" \t\r", end == 0 ? 0 : end - 1);
+        if (first < end && last != std::string::npos && last >= first)
+            lines.push_back(labels.substr(first, last - first + 1));
+        start = end + 1;
+    }
+    return lines;
 }
 
 bool causal_on(const AppState& state, const ModelInfo& info) { return state.causal.value_or(info.causal); }

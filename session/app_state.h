@@ -25,6 +25,10 @@ struct AppState {
     // a checkpoint with a tokenizer reads them as ids too.
     bool text_is_ids = false;
     std::string image_path;
+    // Zero-shot models (CLIP): the labels the picture is scored against, one per line, as
+    // text or (labels_are_ids) each line token ids. Kept for the next such model by any other.
+    std::string labels;
+    bool labels_are_ids = false;
     // Whether image_path is the demo picture the app chose (it then follows the demo
     // model: suit_demo_picture), not one the user asked for, even the same file.
     bool image_is_demo = true;
@@ -58,6 +62,9 @@ struct ViewNeeds {
 
 // The computation the state asks for, with what the shown view needs.
 Request make_request(const AppState& state, const ViewNeeds& needs = {});
+
+// The labels box's lines, each trimmed, the empty ones left out.
+std::vector<std::string> label_lines(const std::string& labels);
 
 // Whether the causal mask is on: the user's choice, else the model's default.
 bool causal_on(const AppState& state, const ModelInfo& info);

@@ -39,6 +39,11 @@ bool is_mask_token(const std::string& label) { return label == "[MASK]" || label
 
 PredictionTarget prediction_target(const Snapshot& snapshot, int query) {
     PredictionTarget target;
+    if (snapshot.info.zero_shot) {
+        target.kind = PredictionKind::labels;
+        if (snapshot.logit_rows() > 0) target.rows = {0};
+        return target;
+    }
     const auto T = static_cast<int>(snapshot.input.labels.size());
     if (snapshot.logit_rows() == 0 || T == 0) return target;
     const bool chosen = query >= 0 && query < T;

@@ -16,6 +16,7 @@ enum class PredictionKind {
     next_token,   // causal language model: row t predicts token t + 1 (GPT-2)
     fill_in,      // per-token logits without a causal mask: what fits at a position (BERT MLM)
     classes,      // one row of class logits (ViT / DeiT classifiers)
+    labels,       // zero-shot (CLIP): one row of scores of the labels given with the picture (none yet: no rows)
 };
 
 struct PredictionTarget {

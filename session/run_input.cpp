@@ -63,11 +63,12 @@ ModelInput encode_input(const Model& model, const RunInput& input, const ModelIn
 
 ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before) {
     ModelInput encoded = encode_input(model, input, before);
-    if (!input.labels.empty() && !model.info().zero_shot) {
+    if (model.info().zero_shot) {
+        encode_labels(model, input, encoded);
+    } else if (!input.labels.empty() && input.unscored_labels_refused) {
         throw Error(input.labels_name + ": " + model.info().name +
                     " scores no labels (labels are for CLIP's image and text towers)");
     }
-    encode_labels(model, input, encoded);
     return encoded;
 }
 

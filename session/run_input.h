@@ -34,6 +34,9 @@ struct RunInput {
     bool label_ids = false;
     // How messages name the labels ("--labels" / "--label-tokens" on the command line).
     std::string labels_name = "labels";
+    // The command line refuses labels given to a model that scores none; the window keeps
+    // its labels box for the next CLIP model and runs any other without them.
+    bool unscored_labels_refused = false;
 
     // Nothing to read (the Compare view's input B before one is typed).
     bool empty() const { return text.empty() && image_path.empty(); }

@@ -199,6 +199,8 @@ std::string session_json(const AppState& state) {
         {"text", state.text},
         {"text_is_ids", state.text_is_ids},
         {"image", state.image_path},
+        {"labels", state.labels},
+        {"labels_are_ids", state.labels_are_ids},
         {"own_resolution", state.own_resolution},
         {"causal", state.causal ? json(*state.causal) : json(nullptr)},
         {"disabled_heads", heads_json(state.disabled_heads)},
@@ -229,6 +231,8 @@ AppState apply_session(const std::string& text, const std::string& label, AppSta
         state.image_is_demo = false;
     }
     fields.read("own_resolution", state.own_resolution);
+    fields.read("labels", state.labels);
+    fields.read("labels_are_ids", state.labels_are_ids);
     if (const json* causal = fields.find("causal"); causal != nullptr) {
         if (!causal->is_null() && !causal->is_boolean()) fields.fail("causal", "expected true, false or null");
         state.causal = causal->is_null() ? std::nullopt : std::optional<bool>(causal->get<bool>());

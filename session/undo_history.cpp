@@ -10,11 +10,13 @@ bool same_heads(const HeadMask& a, const HeadMask& b) { return (!a.any() && !b.a
 
 bool Edits::operator==(const Edits& other) const {
     return text == other.text && text_is_ids == other.text_is_ids && image_path == other.image_path &&
-           causal == other.causal && same_heads(disabled_heads, other.disabled_heads) && forbidden == other.forbidden;
+           labels == other.labels && labels_are_ids == other.labels_are_ids && causal == other.causal &&
+           same_heads(disabled_heads, other.disabled_heads) && forbidden == other.forbidden;
 }
 
 Edits edits_of(const AppState& state) {
-    return {state.text, state.text_is_ids, state.image_path, state.causal, state.disabled_heads, state.forbidden};
+    return {state.text,           state.text_is_ids, state.image_path,     state.labels,
+            state.labels_are_ids, state.causal,      state.disabled_heads, state.forbidden};
 }
 
 void restore(AppState& state, const Edits& edits) {
@@ -24,6 +26,8 @@ void restore(AppState& state, const Edits& edits) {
         state.image_path = edits.image_path;
         state.image_is_demo = false;
     }
+    state.labels = edits.labels;
+    state.labels_are_ids = edits.labels_are_ids;
     state.causal = edits.causal;
     if (edits.disabled_heads.any()) {
         state.disabled_heads = edits.disabled_heads;

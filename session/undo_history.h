@@ -19,6 +19,8 @@ struct Edits {
     std::string text;
     bool text_is_ids = false;
     std::string image_path;
+    std::string labels;
+    bool labels_are_ids = false;
     std::optional<bool> causal;
     HeadMask disabled_heads;
     std::vector<std::pair<int, int>> forbidden;

@@ -410,6 +410,7 @@ void AppWindow::act_on_key(const KeyPress& press) {
         if (press.key == 'Q') quit_requested_ = true;
         if (press.key == 'O') session_dialog_.open_for_opening();
         if (press.key == 'S') session_dialog_.open_for_saving();
+        if (press.key == 'L') controls_.focus_labels();
         return;
     }
     if (!shown_ || showing_other_model()) return;

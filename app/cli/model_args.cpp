@@ -140,10 +140,12 @@ session::RunInput run_input_from(const InputArgs& args) {
     if (args.labels_option->count() > 0) {
         input.labels = split_labels(args.labels, ',', "--labels");
         input.labels_name = "--labels";
+        input.unscored_labels_refused = true;
     } else if (args.label_tokens_option->count() > 0) {
         input.labels = split_labels(args.label_tokens, ';', "--label-tokens");
         input.label_ids = true;
         input.labels_name = "--label-tokens";
+        input.unscored_labels_refused = true;
     }
     return input;
 }

@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -46,6 +47,7 @@ std::string model_help() {
 // Flags read as text first, turned into choices once every flag is in.
 struct RawFlags {
     std::string tokens;
+    std::string labels;
     std::string disable;
     std::string view = "matrix";
     std::string metric;
@@ -69,6 +71,8 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
                    "Token ids, comma-separated, read as ids by every text model (the sentence box then holds ids)")
         ->excludes(text_option);
     cli.add_option("--image", state.image_path, "The image to show (image models)");
+    cli.add_option("--labels", raw.labels,
+                   "CLIP: labels to score the picture against, comma-separated (\"a photo of a cat,a diagram\")");
     cli.add_flag("--causal", raw.causal, "Start with the causal mask on (GPT-2 has it on anyway)");
     cli.add_flag("--own-resolution", raw.own_resolution,
                  "Image checkpoints: run the picture at its own size, position embeddings interpolated (DINO-style)");
@@ -82,8 +86,8 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     auto* session = cli.add_option("--session", raw.session,
                                    "Start from a session saved with File > Save session (model, input, masks, "
                                    "disabled heads, head, view, colours)");
-    for (const char* flag : {"--model", "--text", "--tokens", "--image", "--causal", "--layer", "--head", "--query",
-                             "--disable", "--seed"}) {
+    for (const char* flag : {"--model", "--text", "--tokens", "--image", "--labels", "--causal", "--layer", "--head",
+                             "--query", "--disable", "--seed"}) {
         session->excludes(cli.get_option(flag));
     }
     cli.add_flag("--fresh", raw.fresh,
@@ -96,8 +100,8 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
 bool restores_last_session(const CLI::App& cli, const GuiOptions& o, const RawFlags& raw) {
     if (raw.fresh || !raw.session.empty() || !o.screenshot_path.empty() || o.bench_frames > 0 || o.test_mode)
         return false;
-    for (const char* flag : {"--model", "--text", "--tokens", "--image", "--causal", "--layer", "--head", "--query",
-                             "--disable", "--seed"}) {
+    for (const char* flag : {"--model", "--text", "--tokens", "--image", "--labels", "--causal", "--layer", "--head",
+                             "--query", "--disable", "--seed"}) {
         if (cli.count(flag) > 0) return false;
     }
     return true;
@@ -205,6 +209,10 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
         state.text_is_ids = true;
     }
     if (cli.count("--image") > 0) session::choose_picture(state, state.image_path);
+    if (cli.count("--labels") > 0) {   // the box holds one per line
+        state.labels = raw.labels;
+        std::replace(state.labels.begin(), state.labels.end(), ',', '\n');
+    }
     session::suit_demo_picture(state);
     if (raw.causal) state.causal = true;
     state.own_resolution = raw.own_resolution;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -196,4 +197,42 @@ TEST_CASE("gui labels: DINOv2's registers are a column of their own beside the p
     CHECK(above[1].x - above[0].x > 200.0f);
     CHECK(column[0].y > above[1].y);
     CHECK(above[2].y > column.back().y);
+}
+
+TEST_CASE("gui labels: a label typed into CLIP's Labels box (Ctrl+L) is scored in the predictions panel (xdotool)") {
+    const std::string tokenizer = std::string(HEADSCOPE_TOKENIZERS_DIR) + "/models/clip";
+    if (!std::filesystem::exists(tokenizer + "/tokenizer.json")) {
+        FAIL("CLIP's tokenizer is not in " << tokenizer << ": run tools/fetch-tokenizers.sh");
+    }
+    // A CLIP-shaped folder: the committed tiny checkpoint (CLIP's whole vocabulary) and the real tokenizer.
+    TempDir dir;
+    const std::string model = dir.file("clip");
+    std::filesystem::copy(std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/clip_tiny", model);
+    for (const auto& file : std::filesystem::directory_iterator(tokenizer)) {
+        std::filesystem::copy_file(file.path(), model + "/" + file.path().filename().string());
+    }
+    // One label given at the start; the second typed at the end of the box once the first result is
+    // on screen; the screenshot's frame, 8 s after the start, lists what it drew.
+    const std::string text_file = dir.file("drawn.tsv");
+    const std::string launch = "'" HEADSCOPE_TEST_WINDOW "' --fresh --size 1280x800 --model '" + model +
+                               "' --image '" HEADSCOPE_SOURCE_DIR "/tests/images/rgb.png' --labels 'a photo of a cat' "
+                               "--screenshot-after 8 --screenshot '" +
+                               dir.file("shot.png") + "' --drawn-text '" + text_file + "' 2>'" + dir.file("err") + "'";
+    const std::string script = launch +
+                               " & pid=\\$!; w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); "
+                               "[ -n \\\"\\$w\\\" ] || exit 3; sleep 3; timeout 30 xdotool windowfocus --sync \\$w; "
+                               "xdotool keydown ctrl keydown l; sleep 0.15; xdotool keyup l keyup ctrl; sleep 0.3; "
+                               "xdotool keydown ctrl keydown End; sleep 0.15; xdotool keyup End keyup ctrl; sleep 0.3; "
+                               "xdotool key Return; xdotool type --delay 60 'a diagram'; wait \\$pid";
+    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
+                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
+    REQUIRE(headscope::test::run_command(command, dir.file("err")) == 0);
+    const std::vector<Drawn> drawn = read_drawn(text_file);
+    // The box holds both lines, and the panel names each label with its probability.
+    CHECK(drawn_containing(drawn, "a photo of a cat\\na diagram"));
+    const std::vector<Drawn> rows = find_each(drawn, {"Labels", "a photo of a cat", "a diagram"});
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[1].y > rows[0].y);   // under the panel's heading
+    CHECK(rows[2].y > rows[0].y);
+    CHECK(std::count_if(drawn.begin(), drawn.end(), [](const Drawn& d) { return d.text.ends_with("%"); }) >= 2);
 }

@@ -4,6 +4,7 @@
 #include "core/base/error.h"
 #include "core/models/assets.h"
 #include "core/models/model_registry.h"
+#include "session/app_state.h"
 #include "session/run_input.h"
 
 #include <doctest/doctest.h>
@@ -12,6 +13,8 @@ using namespace headscope;
 using namespace headscope::session;
 
 namespace {
+
+const std::string source_dir = HEADSCOPE_SOURCE_DIR;
 
 RunInput of_kind(RunInput::Kind kind, std::string text, std::string image_path = {}) {
     RunInput input;
@@ -71,4 +74,34 @@ TEST_CASE("run input: the window's boxes give an image model the picture, a flag
                     headscope::Error);
     CHECK(RunInput{}.empty());
     CHECK_FALSE(box.empty());
+}
+
+TEST_CASE(
+    "run input: a CLIP model scores the labels box's lines, other models refuse labels on the command line only") {
+    const auto clip = open_model(source_dir + "/tests/checkpoints/clip_tiny_gelu_bf16", {});
+    AppState state;
+    state.image_path = source_dir + "/tests/images/rgb.png";
+    state.labels = "  510, 5, 511 \n\n510,7,8,511\r\n";   // blank lines and spaces around are left out
+    state.labels_are_ids = true;
+    const Request request = make_request(state);
+    CHECK(request.input.labels == std::vector<std::string>{"510, 5, 511", "510,7,8,511"});
+    const ModelInput input = encode_run_input(*clip, request.input);
+    REQUIRE(input.prompts.size() == 2);
+    CHECK(input.prompts[1].ids == std::vector<std::int64_t>{510, 7, 8, 511});
+    CHECK(input.prompt_names == request.input.labels);
+    const ModelTrace trace = clip->forward(input, RunOptions{});
+    CHECK(trace.logits.cols() == 2);
+    CHECK(trace.prompt_traces.size() == 2);
+
+    // The window keeps its labels for the next CLIP model and runs any other without them.
+    const auto vit = open_model(source_dir + "/tests/checkpoints/vit_tiny", {});
+    CHECK(encode_run_input(*vit, request.input).prompts.empty());
+    RunInput flags = request.input;
+    flags.unscored_labels_refused = true;
+    flags.labels_name = "--label-tokens";
+    CHECK_THROWS_WITH_AS(encode_run_input(*vit, flags), doctest::Contains("--label-tokens:"), Error);
+    // A label the text tower cannot read names its place.
+    state.labels = "510,5,511\n510,9";
+    CHECK_THROWS_WITH_AS(encode_run_input(*clip, make_request(state).input), doctest::Contains("label 2 (\"510,9\")"),
+                         Error);
 }

@@ -21,6 +21,8 @@ AppState chosen() {
     s.text = "The cat, \"sat\"\non the mat";
     s.text_is_ids = true;
     s.image_path = "/pictures/cat.png";
+    s.labels = "a photo of a cat\n49406, 2368, 49407";
+    s.labels_are_ids = true;
     s.causal = false;
     s.disabled_heads = HeadMask(12, 12);
     s.disabled_heads.set(3, 4);
@@ -60,6 +62,8 @@ TEST_CASE("session: every choice comes back as it was saved") {
     CHECK(back.text_is_ids);
     CHECK(back.image_path == saved.image_path);
     CHECK_FALSE(back.image_is_demo);
+    CHECK(back.labels == saved.labels);
+    CHECK(back.labels_are_ids);
     CHECK(back.causal == std::optional<bool>(false));
     CHECK(back.disabled_heads == saved.disabled_heads);
     CHECK(back.hidden_heads == saved.hidden_heads);

@@ -66,6 +66,7 @@ void ControlsPanel::draw_input(AppState& state, const ModelInfo* chosen, const R
             choose_picture(state, *picked);
             outcome.file_opened = *picked;
         }
+        if (chosen->zero_shot) draw_labels(state);
     } else {
         // A checkpoint without tokenizer files reads token ids (the worker parses them);
         // any other text model reads them when the box is ticked (or --tokens started it).
@@ -79,6 +80,25 @@ void ControlsPanel::draw_input(AppState& state, const ModelInfo* chosen, const R
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("Read the box as token ids (e.g. 464,3797,3332), not text");
         }
         ImGui::InputTextMultiline("##sentence", &state.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 5));
+    }
+}
+
+// A zero-shot model's labels (CLIP): one per line, each scored against the picture in the
+// predictions panel as it is typed.
+void ControlsPanel::draw_labels(AppState& state) {
+    ImGui::TextUnformatted(state.labels_are_ids ? "Labels as token ids, one per line (Ctrl+L)"
+                                                : "Labels, one per line (Ctrl+L)");
+    ImGui::SameLine();
+    ImGui::Checkbox("ids##labels", &state.labels_are_ids);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Read each line as token ids (e.g. 49406,320,2368,49407)");
+    if (focus_labels_) {
+        ImGui::SetKeyboardFocusHere();
+        focus_labels_ = false;
+    }
+    ImGui::InputTextMultiline("##labels", &state.labels, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 5));
+    if (ImGui::IsItemHovered() && state.labels.empty()) {
+        ImGui::SetTooltip("Type a label per line (\"a photo of a cat\"): the predictions panel shows how likely "
+                          "each is for the picture");
     }
 }
 

@@ -26,11 +26,14 @@ public:
     // pictures, ids only, and its own causal setting); null until then.
     ControlsOutcome draw(session::AppState& state, const session::Snapshot* shown, const ModelInfo* chosen,
                          const session::RecentLists& recent);
+    // The labels box (a zero-shot model's) takes the keyboard at the next frame (Ctrl+L).
+    void focus_labels() { focus_labels_ = true; }
 
 private:
     static void draw_toy_settings(session::AppState& state);
     void draw_input(session::AppState& state, const ModelInfo* chosen, const session::RecentLists& recent,
                     ControlsOutcome& outcome);
+    void draw_labels(session::AppState& state);
     static void draw_display_settings(session::AppState& state, const ModelInfo* chosen);
     static void draw_heads(session::AppState& state, const session::Snapshot& shown);
     static void draw_disabled_list(session::AppState& state);
@@ -39,6 +42,7 @@ private:
     FilePicker file_picker_{PickKind::image_file};
     std::string image_edit_;          // the image path field while typing
     std::string image_edit_source_;   // the applied path image_edit_ was last reset from
+    bool focus_labels_ = false;
 };
 
 }   // namespace headscope::ui

@@ -64,6 +64,7 @@ void draw_help_windows(bool& keys_open, bool& about_open) {
                 {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
                 {"Ctrl+O, Ctrl+S", "open, save a session (every choice, as JSON)"},
                 {"Ctrl+E", "export a map (CSV, NPY, PNG, SVG), every head, or the Heads table"},
+                {"Ctrl+L", "type the labels a CLIP model scores the picture against"},
                 {"Ctrl+Q", "quit"},
                 {"Wheel over a map", "zoom about the pointer (Matrix; Compare: all three maps)"},
                 {"Ctrl+C over a map", "copy the hovered cell (Matrix, Compare, Stages)"},

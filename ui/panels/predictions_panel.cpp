@@ -119,6 +119,16 @@ bool PredictionsPanel::draw_heading(const Snapshot& shown, const PredictionTarge
         hint_beside(hint, false);
         break;
     case PredictionKind::classes: ImGui::TextUnformatted("Top classes"); break;
+    case PredictionKind::labels:
+        if (target.rows.empty()) {
+            ImGui::TextWrapped("Type labels in the Labels box, one per line (Ctrl+L): each is scored against the "
+                               "picture here, a softmax over the labels as CLIP computes it.");
+            return false;
+        }
+        ImGui::TextUnformatted("Labels");
+        ImGui::SameLine();
+        ImGui::TextDisabled("(softmax over exp(logit_scale) x cosine of the picture's and each label's embedding)");
+        break;
     }
     return true;
 }
@@ -156,7 +166,8 @@ void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
             std::snprintf(text, sizeof text, "   KL(intact || ablated): measuring...");
         } else {
             std::snprintf(text, sizeof text,
-                          shown.info.classifier ? "   KL(intact || ablated) = %.4g nats, over the classes"
+                          shown.info.zero_shot    ? "   KL(intact || ablated) = %.4g nats, over the labels"
+                          : shown.info.classifier ? "   KL(intact || ablated) = %.4g nats, over the classes"
                           : shown.trace.logits.rows() < shown.logit_rows()
                               // A long run kept the last row's logits alone (Keeps::logits_when_shown).
                               ? "   KL(intact || ablated) = %.4g nats, at the last position"
@@ -204,7 +215,8 @@ void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& 
         if (compare) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, px(80.0f));
         if (compare || n_tables > 1) draw_header_row(shown, table, compare, n_disabled);
         const auto quoted = [&](const std::string& label) {
-            const std::string text = target.kind == PredictionKind::classes ? label : "\"" + label + "\"";
+            const bool named = target.kind == PredictionKind::classes || target.kind == PredictionKind::labels;
+            const std::string text = named ? label : "\"" + label + "\"";
             ImGui::TextUnformatted(text.c_str());
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text.c_str());
         };

@@ -40,8 +40,15 @@ Eigen::Index common_prefix(const Matrix& now, const Matrix& before) {
 }   // namespace
 
 bool RunKey::operator==(const RunKey& other) const {
-    return causal == other.causal && forbidden == other.forbidden && embeddings.rows() == other.embeddings.rows() &&
-           embeddings.cols() == other.embeddings.cols() && embeddings == other.embeddings;
+    return causal == other.causal && forbidden == other.forbidden && label_ids == other.label_ids &&
+           embeddings.rows() == other.embeddings.rows() && embeddings.cols() == other.embeddings.cols() &&
+           embeddings == other.embeddings;
+}
+
+RunKey run_key(const ModelInput& input, bool causal, const std::vector<std::pair<int, int>>& forbidden) {
+    RunKey key{input.embeddings, causal, forbidden, {}};
+    for (const ModelInput& label : input.prompts) key.label_ids.push_back(label.ids);
+    return key;
 }
 
 std::string input_key_text(const ModelChoice& model, const RunKey& key) {
@@ -63,6 +70,11 @@ std::string input_key_text(const ModelChoice& model, const RunKey& key) {
     std::uint64_t hash = fnv1a(numbers, sizeof numbers);
     hash = fnv1a(key.embeddings.data(), static_cast<std::size_t>(key.embeddings.size()) * sizeof(float), hash);
     for (const auto& pair : key.forbidden) hash = fnv1a(&pair, sizeof pair, hash);
+    for (const auto& ids : key.label_ids) {   // each label's length too: "1,2" + "3" is not "1" + "2,3"
+        const auto n = static_cast<std::int64_t>(ids.size());
+        hash = fnv1a(&n, sizeof n, hash);
+        hash = fnv1a(ids.data(), ids.size() * sizeof(std::int64_t), hash);
+    }
     char text[24];
     std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
     return model.name + " " + text;

@@ -21,8 +21,13 @@ struct RunKey {
     Matrix embeddings;
     bool causal = false;
     std::vector<std::pair<int, int>> forbidden;
+    // A zero-shot model's labels (ModelInput::prompts), each as its token ids: they change
+    // the logits, the intact run's and every number read from them.
+    std::vector<std::vector<std::int64_t>> label_ids;
     bool operator==(const RunKey& other) const;
 };
+// The key of a run of `input`.
+RunKey run_key(const ModelInput& input, bool causal, const std::vector<std::pair<int, int>>& forbidden);
 
 // A short text naming the model and the run key (a hash), for the window's analysis caches.
 std::string input_key_text(const ModelChoice& model, const RunKey& key);

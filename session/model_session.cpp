@@ -130,7 +130,7 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     options.last_logit_rows = logit_rows;
     snapshot->options = options;
     options.keep_layer_inputs = request.keeps.resumable;
-    RunKey key{snapshot->input.embeddings, snapshot->causal, request.forbidden};
+    const RunKey key = run_key(snapshot->input, snapshot->causal, request.forbidden);
     snapshot->input_key = input_key_text(request.model, key);
 
     // (Not for a caller that takes each map as it is made: a held run makes none.)

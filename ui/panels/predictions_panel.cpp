@@ -71,18 +71,23 @@ void draw_header_row(const Snapshot& shown, const PredictionTable& table, bool c
 
 }   // namespace
 
+int PredictionsPanel::lines_listed(const Snapshot& shown, const PredictionTarget& target) {
+    if (target.kind != PredictionKind::labels) return n_predictions;
+    return std::clamp(static_cast<int>(shown.input.prompts.size()), n_predictions, max_labels);
+}
+
 float PredictionsPanel::height(const Snapshot& shown, const PredictionTarget& target) {
     if (target.kind == PredictionKind::none) return 0.0f;
     // With heads disabled the KL line may wrap under the heading: room for it, so that the
-    // fifth row is never cut.
-    const float lines = n_predictions + 2.5f + (shown.ablated ? 1.0f : 0.0f);
+    // last row is never cut.
+    const float lines = static_cast<float>(lines_listed(shown, target)) + 2.5f + (shown.ablated ? 1.0f : 0.0f);
     return ImGui::GetTextLineHeightWithSpacing() * lines + ImGui::GetStyle().WindowPadding.y * 2;
 }
 
 const std::vector<PredictionTable>& PredictionsPanel::tables(const Snapshot& shown, const PredictionTarget& target) {
     if (generation_ != shown.generation || numbers_pending_ != shown.numbers_pending || rows_ != target.rows) {
         tables_.clear();
-        for (const int row : target.rows) tables_.push_back(prediction_table(shown, row, n_predictions));
+        for (const int row : target.rows) tables_.push_back(prediction_table(shown, row, lines_listed(shown, target)));
         generation_ = shown.generation;
         numbers_pending_ = shown.numbers_pending;
         rows_ = target.rows;

@@ -15,6 +15,10 @@ namespace headscope::ui {
 class PredictionsPanel {
 public:
     static constexpr int n_predictions = 5;
+    // A zero-shot model's labels are all listed (they were typed), up to this many.
+    static constexpr int max_labels = 12;
+    // The lines each table lists for `target`.
+    static int lines_listed(const session::Snapshot& shown, const session::PredictionTarget& target);
 
     // The panel's height for `target` (0: none).
     static float height(const session::Snapshot& shown, const session::PredictionTarget& target);

@@ -23,6 +23,7 @@ namespace headscope::session {
 struct ModelChoice {
     std::string name = "builtin:toy-text";   // a built-in name or a checkpoint folder
     ToyConfig config;                        // built-in models only
+    std::string tower;                       // "text": a CLIP folder's text tower alone; "": the whole model
     bool operator==(const ModelChoice& other) const;
 };
 

@@ -124,6 +124,7 @@ HeadMask heads_from(const Fields& fields, const char* key) {
 void read_model(const Fields& fields, ModelChoice& model) {
     const Fields m = fields.child("model");
     m.read("name", model.name);
+    m.read("tower", model.tower);
     ToyConfig& c = model.config;
     m.read("width", c.width);
     m.read("heads", c.n_heads);
@@ -180,6 +181,7 @@ std::string session_json(const AppState& state) {
     // The demo settings only for a demo model built from them: a checkpoint's sizes are its
     // own, and the demo's defaults beside its name would read as if they were.
     json model = {{"name", state.model.name}};
+    if (!state.model.tower.empty()) model["tower"] = state.model.tower;
     if (is_toy_model(state.model.name)) {
         model.update({{"width", c.width},
                       {"heads", c.n_heads},

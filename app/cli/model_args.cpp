@@ -3,6 +3,7 @@
 #include "app/cli/cli_errors.h"
 #include "core/base/error.h"
 #include "core/base/index_lists.h"
+#include "core/models/model_part.h"
 #include "core/models/model_registry.h"
 #include "core/text/text.h"
 
@@ -15,6 +16,9 @@ void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional) {
                     "builtin:NAME (headscope-cli models lists them), or a Hugging Face checkpoint folder (model_type " +
                         model_types + ")")
         ->required(!model_optional);
+    cmd->add_option("--tower", args.tower,
+                    "text: a CLIP folder's text tower alone, a causal text model (its maps for --text or --tokens)")
+        ->check(CLI::IsMember({"text"}));
     auto* demo = cmd->add_option_group("demo model settings", "Size and seed of builtin: models");
     demo->add_option("--width", args.config.width, "Model width E")->capture_default_str();
     demo->add_option("--heads", args.config.n_heads, "Heads H per layer")->capture_default_str();
@@ -52,7 +56,7 @@ ToyConfig config_from(const ModelArgs& args) {
 }   // namespace
 
 std::unique_ptr<Model> open_model_from(const ModelArgs& args, Warnings& warnings) {
-    auto model = open_model(args.path, config_from(args));
+    auto model = model_tower(open_model(args.path, config_from(args)), args.tower);
     for (const auto& warning : model->info().warnings) warnings.add(warning);
     return model;
 }
@@ -177,7 +181,7 @@ RunOptions run_options_from(const RunArgs& args, const ModelInfo& info) {
 session::Request request_from(const ModelArgs& args, session::RunInput input, const RunOptions& options,
                               session::MapsPolicy maps, const session::Keeps& keeps) {
     session::Request request;
-    request.model = {args.path, config_from(args)};
+    request.model = {args.path, config_from(args), args.tower};
     request.input = std::move(input);
     request.causal = options.causal;
     request.disabled_heads = options.disabled_heads;

@@ -24,6 +24,7 @@ struct ModelArgs {
     std::string init = "structured";
     std::string bias = "on";
     std::string arch = "classic";
+    std::string tower;   // --tower text: a CLIP folder's text tower alone
 };
 // --model is required unless `model_optional` (bench also runs one synthetic layer).
 void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional = false);

@@ -134,6 +134,9 @@ public:
     // ModelInput::prompts. Every other model throws.
     virtual ModelInput encode_label(std::string_view text) const;
     virtual ModelInput encode_label_ids(std::span<const std::int64_t> ids) const;
+    // A model of two towers (CLIP): its text tower, a text model in its own right (the
+    // labels' encoder); null for every other model. Owned by this model.
+    virtual const Model* text_tower() const { return nullptr; }
 
     virtual ModelTrace forward(const ModelInput& input, const RunOptions& options) const = 0;
     // Head `head`'s map at `layer` of `trace` (a run of this model): the kept one, or where

@@ -141,3 +141,35 @@ TEST_CASE("clip: labels typed through CLIP's real tokenizer give the golden ids,
     // The labels' own maps do not change: the text tower runs with every head on.
     check_same(ablated, ours, "text.0.attn.1", 0.0);
 }
+
+TEST_CASE("clip: --tower text dumps the text tower alone, a label's maps as a text model's") {
+    const nlohmann::json m = manifest();
+    const nlohmann::json& c = m.at("cases").at(0);
+    const SafetensorsFile expected =
+        SafetensorsFile::open(golden_dir() + "/clip/" + c.at("name").get<std::string>() + ".safetensors");
+    const auto ids = c.at("label_ids").at(0).get<std::vector<std::int64_t>>();
+    std::string tokens;
+    for (const std::int64_t id : ids) {
+        if (!tokens.empty()) tokens += ',';
+        tokens += std::to_string(id);
+    }
+    TempDir dir;
+    const RunResult r = run_cli({"dump", "--model", checkpoints + "/" + c.at("checkpoint").get<std::string>(),
+                                 "--tower", "text", "--tokens", tokens, "--out", dir.file("text.safetensors")});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const SafetensorsFile ours = SafetensorsFile::open(dir.file("text.safetensors"));
+    for (int l = 0; l < c.at("text_layers").get<int>(); ++l) {
+        const std::vector<float> a = ours.get("attn." + std::to_string(l)).to_floats();
+        const std::vector<float> b = expected.get("text.0.attn." + std::to_string(l)).to_floats();
+        REQUIRE(a.size() == b.size());
+        CHECK(max_abs_diff(a.data(), b.data(), a.size()) <= m.at("tolerance").get<double>());
+    }
+    CHECK(int64s(ours, "input_ids") == ids);
+    CHECK(ours.metadata().at("causal") == "on");
+    // A model without one says so.
+    const RunResult vit = run_cli({"dump", "--model", checkpoints + "/vit_tiny", "--tower", "text", "--tokens", "1,2",
+                                   "--out", dir.file("vit.safetensors")});
+    CHECK(vit.exit_code == 2);
+    CHECK(vit.err.find("has no text tower") != std::string::npos);
+}

@@ -159,7 +159,7 @@ public:
         } else {
             tokens_.emplace();
             text_refusal_ = folder + ": no tokenizer.json (CLIP's tokenizer), so labels are given as token ids "
-                                     "(--label-tokens)";
+                                     "(--label-tokens, or the Labels box's ids tick)";
         }
     }
     std::string architecture(const EncoderConfig&) const override { return "CLIPTextModel"; }
@@ -214,12 +214,12 @@ EncoderTensorNames tower_names(const std::string& tower, std::string final_norm)
             .final_norm = std::move(final_norm)};
 }
 
-const EncoderFamily& vision_tower() {
+const EncoderFamily& vision_tower_family() {
     static const EncoderFamily family{.names = tower_names("vision_model", "")};
     return family;
 }
 
-const EncoderFamily& text_tower() {
+const EncoderFamily& text_tower_family() {
     static const EncoderFamily family{.names = tower_names("text_model", "text_model.final_layer_norm")};
     return family;
 }
@@ -337,6 +337,7 @@ public:
     ModelInput encode_label_ids(std::span<const std::int64_t> ids) const override {
         return pooled(text_->encode_ids(ids));
     }
+    const Model* text_tower() const override { return text_.get(); }
     ModelTrace forward(const ModelInput& input, const RunOptions& options) const override;
     Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
         return vision_->head_map(trace, layer, head);
@@ -384,8 +385,8 @@ ClipModel::ClipModel(const std::string& folder, const LoadControl& control) {
     text_settings_ = config.text_settings;
     projection_dim_ = config.projection_dim;
     HfCheckpointWeights checkpoint(folder, "", control);
-    vision_ = std::make_unique<HfEncoderModel>(vision_tower(), std::move(config.vision), checkpoint, folder);
-    text_ = std::make_unique<HfEncoderModel>(text_tower(), std::move(config.text), checkpoint, folder);
+    vision_ = std::make_unique<HfEncoderModel>(vision_tower_family(), std::move(config.vision), checkpoint, folder);
+    text_ = std::make_unique<HfEncoderModel>(text_tower_family(), std::move(config.text), checkpoint, folder);
     HfTensorLoader loader(checkpoint.table);
     bind_head(*this, loader);
     head_.post_layernorm.eps = vision_->config().norm_eps;

@@ -86,6 +86,7 @@ void choose_picture(AppState& state, const std::string& path) {
 void choose_model(AppState& state, const std::string& name) {
     if (state.model.name == name) return;
     state.model.name = name;
+    state.model.tower.clear();   // another folder opens whole
     suit_demo_picture(state);
     state.query = -1;
     state.causal.reset();

@@ -66,6 +66,8 @@ struct RawFlags {
 void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     session::AppState& state = o.state;
     cli.add_option("--model", state.model.name, model_help())->capture_default_str();
+    cli.add_option("--tower", state.model.tower, "text: a CLIP folder's text tower alone (a causal text model)")
+        ->check(CLI::IsMember({"text"}));
     auto* text_option = cli.add_option("--text", state.text, "The sentence to show (text models)");
     cli.add_option("--tokens", raw.tokens,
                    "Token ids, comma-separated, read as ids by every text model (the sentence box then holds ids)")
@@ -86,8 +88,8 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     auto* session = cli.add_option("--session", raw.session,
                                    "Start from a session saved with File > Save session (model, input, masks, "
                                    "disabled heads, head, view, colours)");
-    for (const char* flag : {"--model", "--text", "--tokens", "--image", "--labels", "--causal", "--layer", "--head",
-                             "--query", "--disable", "--seed"}) {
+    for (const char* flag : {"--model", "--tower", "--text", "--tokens", "--image", "--labels", "--causal", "--layer",
+                             "--head", "--query", "--disable", "--seed"}) {
         session->excludes(cli.get_option(flag));
     }
     cli.add_flag("--fresh", raw.fresh,
@@ -100,8 +102,8 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
 bool restores_last_session(const CLI::App& cli, const GuiOptions& o, const RawFlags& raw) {
     if (raw.fresh || !raw.session.empty() || !o.screenshot_path.empty() || o.bench_frames > 0 || o.test_mode)
         return false;
-    for (const char* flag : {"--model", "--text", "--tokens", "--image", "--labels", "--causal", "--layer", "--head",
-                             "--query", "--disable", "--seed"}) {
+    for (const char* flag : {"--model", "--tower", "--text", "--tokens", "--image", "--labels", "--causal", "--layer",
+                             "--head", "--query", "--disable", "--seed"}) {
         if (cli.count(flag) > 0) return false;
     }
     return true;

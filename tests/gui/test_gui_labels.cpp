@@ -199,18 +199,28 @@ TEST_CASE("gui labels: DINOv2's registers are a column of their own beside the p
     CHECK(above[2].y > column.back().y);
 }
 
-TEST_CASE("gui labels: a label typed into CLIP's Labels box (Ctrl+L) is scored in the predictions panel (xdotool)") {
+namespace {
+
+// A CLIP-shaped folder in `dir`: the committed tiny checkpoint (CLIP's whole vocabulary) and
+// the real tokenizer (tools/fetch-tokenizers.sh).
+std::string clip_folder(const TempDir& dir) {
     const std::string tokenizer = std::string(HEADSCOPE_TOKENIZERS_DIR) + "/models/clip";
     if (!std::filesystem::exists(tokenizer + "/tokenizer.json")) {
         FAIL("CLIP's tokenizer is not in " << tokenizer << ": run tools/fetch-tokenizers.sh");
     }
-    // A CLIP-shaped folder: the committed tiny checkpoint (CLIP's whole vocabulary) and the real tokenizer.
-    TempDir dir;
     const std::string model = dir.file("clip");
     std::filesystem::copy(std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/clip_tiny", model);
     for (const auto& file : std::filesystem::directory_iterator(tokenizer)) {
         std::filesystem::copy_file(file.path(), model + "/" + file.path().filename().string());
     }
+    return model;
+}
+
+}   // namespace
+
+TEST_CASE("gui labels: a label typed into CLIP's Labels box (Ctrl+L) is scored in the predictions panel (xdotool)") {
+    TempDir dir;
+    const std::string model = clip_folder(dir);
     // One label given at the start; the second typed at the end of the box once the first result is
     // on screen; the screenshot's frame, 8 s after the start, lists what it drew.
     const std::string text_file = dir.file("drawn.tsv");
@@ -235,4 +245,13 @@ TEST_CASE("gui labels: a label typed into CLIP's Labels box (Ctrl+L) is scored i
     CHECK(rows[1].y > rows[0].y);   // under the panel's heading
     CHECK(rows[2].y > rows[0].y);
     CHECK(std::count_if(drawn.begin(), drawn.end(), [](const Drawn& d) { return d.text.ends_with("%"); }) >= 2);
+}
+
+TEST_CASE("gui labels: --tower text shows a CLIP folder's text tower as a causal text model") {
+    TempDir dir;
+    const std::string model = clip_folder(dir);
+    const std::vector<Drawn> drawn = drawn_text("--model '" + model + "' --tower text --text 'a photo of a cat'");
+    CHECK(drawn_containing(drawn, "the text tower of"));
+    find_each(drawn, {"text tower", "<|startoftext|>", "<|endoftext|>"});
+    CHECK_FALSE(drawn_containing(drawn, "Labels, one per line"));   // a text model: the sentence box
 }

@@ -18,6 +18,7 @@ ControlsOutcome ControlsPanel::draw(AppState& state, const Snapshot* shown, cons
     ControlsOutcome outcome;
     outcome.model_to_open = model_picker_.draw(state, recent.models);
     if (is_toy_model(state.model.name)) draw_toy_settings(state);
+    if (chosen != nullptr && (chosen->zero_shot || !state.model.tower.empty())) draw_tower(state);
     ImGui::Separator();
     draw_input(state, chosen, recent, outcome);
     draw_display_settings(state, chosen);
@@ -81,6 +82,17 @@ void ControlsPanel::draw_input(AppState& state, const ModelInfo* chosen, const R
         }
         ImGui::InputTextMultiline("##sentence", &state.text, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 5));
     }
+}
+
+// A model of two towers (CLIP): the whole, its maps the image tower's with the labels scored,
+// or the text tower alone, a text model of its own (the folder opens again as that).
+void ControlsPanel::draw_tower(AppState& state) {
+    int tower = state.model.tower == "text" ? 1 : 0;
+    ImGui::RadioButton("image, labels scored", &tower, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("text tower", &tower, 1);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The labels' encoder alone: its maps for the sentence you type");
+    state.model.tower = tower == 1 ? "text" : "";
 }
 
 // A zero-shot model's labels (CLIP): one per line, each scored against the picture in the

@@ -34,6 +34,7 @@ private:
     void draw_input(session::AppState& state, const ModelInfo* chosen, const session::RecentLists& recent,
                     ControlsOutcome& outcome);
     void draw_labels(session::AppState& state);
+    static void draw_tower(session::AppState& state);
     static void draw_display_settings(session::AppState& state, const ModelInfo* chosen);
     static void draw_heads(session::AppState& state, const session::Snapshot& shown);
     static void draw_disabled_list(session::AppState& state);

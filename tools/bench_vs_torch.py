@@ -80,6 +80,10 @@ WORKLOADS = [
     # No goal was stated for DINOv2 beyond the house's: every map sooner than PyTorch.
     {"name": "dinov2-reg-b14", "kind": "vit", "family": "dinov2", "model": "dinov2-reg-base", "target": (1, 1),
      "repeat": 5},
+    # CLIP: the image tower's maps and three labels through the text tower, scored.
+    {"name": "clip-b16", "kind": "vit", "family": "clip", "model": "clip-b16", "target": (1, 1), "repeat": 5,
+     "labels": [[49406, 320, 1125, 539, 320, 2368, 49407], [49406, 320, 1125, 539, 320, 1929, 49407],
+                [49406, 320, 22697, 49407]]},
     {"name": "gpt2-128", "kind": "gpt2", "model": "gpt2-small", "T": 128, "target": (220, 300), "repeat": 5},
     {"name": "gpt2-1024", "kind": "gpt2", "model": "gpt2-small", "T": 1024, "target": (1800, 2670), "repeat": 3},
     {"name": "gpt2-1024-od", "kind": "gpt2", "model": "gpt2-small", "T": 1024, "repeat": 3,
@@ -113,6 +117,9 @@ def log(message):
 def describe(w):
     if w["kind"] == "mha":
         return f"1 self-attention layer, T={w['T']} E={w['E']} H={w['H']}"
+    if w["kind"] == "vit" and w.get("family") == "clip":
+        return ("CLIP ViT-B/16 at 224 px (197 tokens, 144 maps) + 3 labels through the text tower "
+                "(7, 7, 4 tokens, 96 maps each), logits_per_image")
     if w["kind"] == "vit" and w.get("family") == "dinov2":
         return "DINOv2-B/14 with 4 registers, 224 px crop (261 tokens, positions resized from 37 x 37), 144 maps"
     if w["kind"] == "vit":
@@ -162,6 +169,18 @@ def torch_job(spec):
     with open(os.path.join(folder, "config.json")) as f:
         config = json.load(f)
     stored, _ = load_safetensors(os.path.join(folder, "model.safetensors"))
+    if spec["kind"] == "vit" and spec.get("family") == "clip":
+        import make_clip_checkpoints as clip
+        import make_vision_checkpoints as vision
+        model = clip.ClipReference(clip.with_defaults(config)).eval()
+        clip.load_reference(model, stored)
+        with open(os.path.join(folder, "preprocessor_config.json")) as f:
+            processor = clip.clip_processor(json.load(f))
+        pixels = vision.preprocess(spec["image"], processor)   # not timed, as for ViT
+        side = pixels.shape[2] // config["vision_config"]["patch_size"]
+        vc = config["vision_config"]
+        maps = vc["num_hidden_layers"] * vc["num_attention_heads"]
+        return (lambda: model(pixels, spec["labels"])), maps, side * side + 1
     if spec["kind"] == "vit" and spec.get("family") == "dinov2":
         import make_vision_checkpoints as vision
         model = vision.Dinov2Reference(config, classifier=False).eval()
@@ -325,6 +344,9 @@ def run_torch(spec, setting, repeat, args):
 def cli_args(spec):
     if spec["kind"] == "mha":
         return ["--mha", "--T", str(spec["T"]), "--E", str(spec["E"]), "--H", str(spec["H"])]
+    if spec["kind"] == "vit" and "labels" in spec:
+        return ["--model", spec["model_dir"], "--image", spec["image"], "--label-tokens",
+                ";".join(",".join(map(str, ids)) for ids in spec["labels"])]
     if spec["kind"] == "vit":
         return ["--model", spec["model_dir"], "--image", spec["image"]]
     return ["--model", spec["model_dir"], "--tokens", ",".join(map(str, spec["ids"]))]

@@ -15,6 +15,8 @@ OUT_DIR/
                   V=50257, 1024 positions, 124.4M parameters
   vit-base-16/    google/vit-base-patch16-224's shape (ViTForImageClassification, F32,
                   "vit." prefix, 1000 labels, 224 px, P=16): 86.6M parameters
+  clip-b16/       openai/clip-vit-base-patch16's shape (CLIPModel, F32, no prefix): image tower
+                  E=768 L=12 H=12 P=16 at 224 px, text tower E=512 L=12 H=8 V=49408: 149.6M parameters
   dinov2-reg-base/ facebook/dinov2-with-registers-base's shape (Dinov2WithRegistersModel, F32, no
                   prefix, positions learned at 518 px, P=14, 4 registers, BitImageProcessor
                   256 / crop 224): 86.6M parameters
@@ -149,6 +151,26 @@ def dinov2_reg_base(folder):
         encoder_layer(t, g, f"encoder.layer.{l}.", E, I, ("norm1", "norm2"), ("mlp.fc1", "mlp.fc2"), layer_scale=True)
     t["layernorm.weight"], t["layernorm.bias"] = torch.ones(E), torch.zeros(E)
     write_folder(folder, registers_config("Dinov2WithRegistersModel", E, H, L, S, P, R), t, bit_processor(256, 224))
+
+
+def clip_b16(folder):
+    """openai/clip-vit-base-patch16's shape: image tower E=768 H=12 L=12 P=16 at 224 px, text
+    tower E=512 H=8 L=12 V=49408, projection 512; CLIPModel, F32, the legacy feature
+    extractor config (shortest edge 224, crop 224). Random weights from the reference's
+    own initialisation (make_clip_checkpoints.randomise)."""
+    from make_clip_checkpoints import (ClipReference, openai_b32_config, openai_feature_extractor, randomise,
+                                       with_defaults)
+
+    cfg = openai_b32_config(
+        text=dict(hidden_size=512, intermediate_size=2048, num_attention_heads=8, num_hidden_layers=12,
+                  max_position_embeddings=77, vocab_size=49408),
+        vision=dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12, num_hidden_layers=12,
+                    image_size=224, patch_size=16),
+        projection=512)
+    ref = ClipReference(with_defaults(cfg)).eval()
+    randomise(ref, seed=88)
+    tensors = {k: v.detach().contiguous() for k, v in ref.hf_names().items()}
+    write_folder(folder, cfg, tensors, openai_feature_extractor(224, 224))
 
 
 # --------------------------------------------------------------------------------------
@@ -313,7 +335,8 @@ def decoder(name, quick=False):
 
 # --------------------------------------------------------------------------------------
 
-WRITERS = {"gpt2-small": gpt2_small, "vit-base-16": vit_base_16, "dinov2-reg-base": dinov2_reg_base}
+WRITERS = {"gpt2-small": gpt2_small, "vit-base-16": vit_base_16, "dinov2-reg-base": dinov2_reg_base,
+           "clip-b16": clip_b16}
 QUICK = [n for n in DECODERS if n not in BIG]
 
 

@@ -34,7 +34,8 @@ struct RunOptions {
     // from it or reuse its start.
     bool keep_layer_inputs = false;
     // Interactive work redoes only what changed: when only heads at layers >= resume_layer
-    // are ablated differently from a previous run on the same input and mask (kept with
+    // are ablated differently from a previous run on the same input (a zero-shot model's
+    // labels included) and mask (kept with
     // keep_layer_inputs), the layers before resume_layer are taken from it (shared, not
     // copied: LayerTraces), not computed.
     const ModelTrace* resume_from = nullptr;

@@ -38,6 +38,12 @@ TEST_CASE("zero-shot session: after a head is toggled, edited labels are scored 
     session.adopt(open_model_choice(request.model, {}), request.model);
     std::uint64_t generation = 1;
     session.compute(request, generation++);
+    // A head of the last layer switched off: the run resumes there and keeps the labels' runs.
+    request.disabled_heads = HeadMask(3, 3);
+    request.disabled_heads.set(2, 1);
+    const auto resumed = session.compute(request, generation++);
+    CHECK(resumed->resumed_at == 2);
+    CHECK((Matrix(resumed->trace.logits) - fresh_logits(request)).cwiseAbs().maxCoeff() == 0.0f);
     request.disabled_heads = HeadMask(3, 3);
     request.disabled_heads.set(0, 1);
     session.compute(request, generation++);

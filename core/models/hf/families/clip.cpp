@@ -440,10 +440,14 @@ ModelTrace ClipModel::forward(const ModelInput& input, const RunOptions& options
         unit_embedding(head_.visual_projection, norm_forward(head_.post_layernorm, trace.hidden.topRows(1)));
     const float scale = std::exp(head_.logit_scale);
     Matrix logits(1, static_cast<Eigen::Index>(input.prompts.size()));   // [1, labels]
+    // A run resumed from another on the same input (a head of the image tower toggled) has
+    // the same labels, whose runs do not depend on the image tower's heads: taken as they are.
+    const ModelTrace* resumed = options.resume_from;
+    const bool labels_kept = resumed != nullptr && resumed->prompt_traces.size() == input.prompts.size();
     for (std::size_t i = 0; i < input.prompts.size(); ++i) {
         const ModelInput& prompt = input.prompts[i];
         // Every head of the text tower on, each map kept (a label is a few tokens).
-        ModelTrace text = text_->forward(prompt, RunOptions{});
+        ModelTrace text = labels_kept ? resumed->prompt_traces[i] : text_->forward(prompt, RunOptions{});
         const Eigen::Index row = pooled_row(prompt.ids, text_settings_.eos_token_id);
         logits(0, static_cast<Eigen::Index>(i)) =
             scale * image.dot(unit_embedding(head_.text_projection, text.hidden.row(row)));

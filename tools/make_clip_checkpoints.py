@@ -91,7 +91,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_golden import save_safetensors  # noqa: E402  (the repository's one safetensors writer)
-from make_vision_checkpoints import preprocess  # noqa: E402  (BitImageProcessor = CLIPImageProcessor's steps)
+from make_vision_checkpoints import bit_processor, preprocess  # noqa: E402  (BitImageProcessor = CLIPImageProcessor's steps)
 from make_vit_checkpoints import ROOT, from_stored, write_folder, write_json  # noqa: E402
 
 GOLDEN_DIR = os.path.join(ROOT, "tests", "golden", "clip")
@@ -431,20 +431,7 @@ def openai_feature_extractor(size, crop):
 
 def clip_image_processor(shortest_edge, crop):
     """A preprocessor_config.json as CLIPImageProcessor.save_pretrained writes it."""
-    return {
-        "crop_size": {"height": crop, "width": crop},
-        "do_center_crop": True,
-        "do_convert_rgb": True,
-        "do_normalize": True,
-        "do_rescale": True,
-        "do_resize": True,
-        "image_mean": OPENAI_CLIP_MEAN,
-        "image_processor_type": "CLIPImageProcessor",
-        "image_std": OPENAI_CLIP_STD,
-        "resample": 3,
-        "rescale_factor": 0.00392156862745098,
-        "size": {"shortest_edge": shortest_edge},
-    }
+    return bit_processor(shortest_edge, crop, "CLIPImageProcessor", OPENAI_CLIP_MEAN, OPENAI_CLIP_STD)
 
 
 # --------------------------------------------------------------------------------------

@@ -292,8 +292,10 @@ def with_labels(config, labels):
     return dict(sorted(config.items()))
 
 
-def bit_processor(shortest_edge, crop):
-    """facebook/dinov2-small's preprocessor_config.json, shrunk."""
+def bit_processor(shortest_edge, crop, processor="BitImageProcessor", mean=IMAGENET_DEFAULT_MEAN,
+                  std=IMAGENET_DEFAULT_STD):
+    """facebook/dinov2-small's preprocessor_config.json, shrunk; CLIPImageProcessor writes the
+    same fields (its class name, OpenAI's mean and std)."""
     return {
         "crop_size": {"height": crop, "width": crop},
         "do_center_crop": True,
@@ -301,9 +303,9 @@ def bit_processor(shortest_edge, crop):
         "do_normalize": True,
         "do_rescale": True,
         "do_resize": True,
-        "image_mean": IMAGENET_DEFAULT_MEAN,
-        "image_processor_type": "BitImageProcessor",
-        "image_std": IMAGENET_DEFAULT_STD,
+        "image_mean": mean,
+        "image_processor_type": processor,
+        "image_std": std,
         "resample": 3,
         "rescale_factor": 0.00392156862745098,
         "size": {"shortest_edge": shortest_edge},

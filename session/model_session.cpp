@@ -161,7 +161,8 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     publish_maps_first(snapshot, request, control, start);
     complete_logits(*snapshot, control);
     if (measured && !snapshot->maps_streamed) measure_heads(*snapshot);
-    if (snapshot->intact) snapshot->effect = output_change(*snapshot->intact, snapshot->trace);
+    if (snapshot->intact)
+        snapshot->effect = output_change(*snapshot->intact, snapshot->trace, snapshot->info.label_score);
     for (const RunVariant& variant : request.variants) run_variant(*snapshot, variant, options, control);
     if (request.keeps.resumable) {
         last_key_ = std::move(key);

@@ -15,7 +15,8 @@ std::vector<PredictionLine> lines_of(const Snapshot& snapshot, std::span<const f
                                      std::span<const float> other_row, int k) {
     std::vector<PredictionLine> lines;
     std::vector<Eigen::Index> indices;
-    for (const Prediction& p : top_predictions(row, k)) {
+    const LabelScore score = snapshot.info.label_score;
+    for (const Prediction& p : top_predictions(row, k, score)) {
         PredictionLine line;
         line.index = p.index;
         line.probability = p.probability;
@@ -28,7 +29,7 @@ std::vector<PredictionLine> lines_of(const Snapshot& snapshot, std::span<const f
     }
     const std::vector<float> other = other_row.empty()
                                          ? std::vector<float>(indices.size(), std::numeric_limits<float>::quiet_NaN())
-                                         : probabilities_at(other_row, indices);
+                                         : probabilities_at(other_row, indices, score);
     for (std::size_t i = 0; i < lines.size(); ++i) lines[i].other = other[i];
     return lines;
 }

@@ -34,6 +34,7 @@ std::vector<SafetensorsWriter::Entry> run_file_entries(const ModelInfo& info, co
         entries.push_back({run_file_map_key(info, l), DType::F32, {static_cast<std::int64_t>(heads), T, T}});
     }
     if (!input.ids.empty()) entries.push_back({"input_ids", DType::I64, {T}});
+    if (info.probe_heads > 0) entries.push_back({"vision.pool.attn", DType::F32, {info.probe_heads, 1, T}});
     for (std::size_t i = 0; i < input.prompts.size(); ++i) {
         const auto T_i = static_cast<std::int64_t>(input.prompts[i].ids.size());
         const std::string at = "text." + std::to_string(i) + ".";
@@ -69,7 +70,11 @@ std::map<std::string, std::string> run_file_metadata(const ModelInfo& info, cons
     return metadata;
 }
 
-void write_run_labels(SafetensorsWriter& file, const Snapshot& run) {
+void write_run_zero_shot(SafetensorsWriter& file, const Snapshot& run) {
+    if (run.info.probe_heads > 0) {
+        if (run.trace.probe_maps.rows() != run.info.probe_heads) throw Error("export: the run kept no probe maps");
+        file.write("vision.pool.attn", 0, bytes_of(run.trace.probe_maps));   // [H, T] row-major: [H, 1, T]
+    }
     const auto& prompts = run.input.prompts;
     if (run.trace.prompt_traces.size() != prompts.size()) {
         throw Error("export: the run scored " + std::to_string(run.trace.prompt_traces.size()) + " of its " +
@@ -123,7 +128,7 @@ std::uint64_t write_run_file(const Snapshot& shown, const std::string& path, con
                        bytes_of(*shown.head_map(l, h)));
         }
     }
-    write_run_labels(file, shown);
+    write_run_zero_shot(file, shown);
     if (with_logits) write_run_logits(file, shown, shown.trace.logits.rows() < shown.logit_rows());
     control.report(1.0);
     file.finish();

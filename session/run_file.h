@@ -4,7 +4,8 @@
 // ([T, V] for a language-model head, [labels] for a classifier), and metadata (tokens as
 // a JSON array of labels, model, settings, causal on/off). A zero-shot model's (CLIP) holds
 // its image tower's maps as vision.attn.L, each label's text-tower maps and ids as
-// text.I.attn.L [H, T_I, T_I] and text.I.input_ids, and logits_per_image [labels]. One
+// text.I.attn.L [H, T_I, T_I] and text.I.input_ids, and logits_per_image [labels]; SigLIP's
+// also its pooling probe's maps, vision.pool.attn [H, 1, T]. One
 // description, so a file from the window and one from the CLI read the same (docs/cli.md, dump).
 
 #include "core/base/load_control.h"
@@ -39,8 +40,9 @@ std::map<std::string, std::string> run_file_metadata(const ModelInfo& info, cons
 // each written where it goes.
 void write_run_logits(SafetensorsWriter& file, const Snapshot& run, bool in_pieces);
 
-// A zero-shot run's labels: each one's text-tower maps and ids (none for other models).
-void write_run_labels(SafetensorsWriter& file, const Snapshot& run);
+// A zero-shot run's own tensors: SigLIP's probe maps, each label's text-tower maps and ids
+// (none for other models).
+void write_run_zero_shot(SafetensorsWriter& file, const Snapshot& run);
 
 // Whether the file holds logits: a head's, or the scores of labels given with the input.
 bool run_file_has_logits(const ModelInfo& info, const ModelInput& input);

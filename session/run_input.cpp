@@ -67,7 +67,7 @@ ModelInput encode_run_input(const Model& model, const RunInput& input, const Mod
         encode_labels(model, input, encoded);
     } else if (!input.labels.empty() && input.unscored_labels_refused) {
         throw Error(input.labels_name + ": " + model.info().name +
-                    " scores no labels (labels are for CLIP's image and text towers)");
+                    " scores no labels (labels are for the image and text towers of CLIP and SigLIP)");
     }
     return encoded;
 }

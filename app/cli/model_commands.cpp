@@ -181,7 +181,7 @@ Command add_dump_command(CLI::App& app) {
                                std::as_bytes(std::span(weights.data(), static_cast<std::size_t>(weights.size()))));
                 };
                 const auto run = run_in_session(std::move(model), request, std::move(input), control);
-                session::write_run_labels(file, *run);
+                session::write_run_zero_shot(file, *run);
                 if (session::run_file_has_logits(info, run->input))
                     session::write_run_logits(file, *run, logits_in_pieces);
                 file.finish();

@@ -48,6 +48,7 @@ std::string model_help() {
 struct RawFlags {
     std::string tokens;
     std::string labels;
+    std::string label_tokens;
     std::string disable;
     std::string view = "matrix";
     std::string metric;
@@ -73,8 +74,12 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
                    "Token ids, comma-separated, read as ids by every text model (the sentence box then holds ids)")
         ->excludes(text_option);
     cli.add_option("--image", state.image_path, "The image to show (image models)");
-    cli.add_option("--labels", raw.labels,
-                   "CLIP: labels to score the picture against, comma-separated (\"a photo of a cat,a diagram\")");
+    auto* labels = cli.add_option(
+        "--labels", raw.labels,
+        "CLIP, SigLIP: labels to score the picture against, comma-separated (\"a photo of a cat,a diagram\")");
+    cli.add_option("--label-tokens", raw.label_tokens,
+                   "CLIP, SigLIP: labels as token ids, ids comma-separated, labels by ';' (\"260,638,1;262,1\")")
+        ->excludes(labels);
     cli.add_flag("--causal", raw.causal, "Start with the causal mask on (GPT-2 has it on anyway)");
     cli.add_flag("--own-resolution", raw.own_resolution,
                  "Image checkpoints: run the picture at its own size, position embeddings interpolated (DINO-style)");
@@ -88,8 +93,8 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     auto* session = cli.add_option("--session", raw.session,
                                    "Start from a session saved with File > Save session (model, input, masks, "
                                    "disabled heads, head, view, colours)");
-    for (const char* flag : {"--model", "--tower", "--text", "--tokens", "--image", "--labels", "--causal", "--layer",
-                             "--head", "--query", "--disable", "--seed"}) {
+    for (const char* flag : {"--model", "--tower", "--text", "--tokens", "--image", "--labels", "--label-tokens",
+                             "--causal", "--layer", "--head", "--query", "--disable", "--seed"}) {
         session->excludes(cli.get_option(flag));
     }
     cli.add_flag("--fresh", raw.fresh,
@@ -102,8 +107,8 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
 bool restores_last_session(const CLI::App& cli, const GuiOptions& o, const RawFlags& raw) {
     if (raw.fresh || !raw.session.empty() || !o.screenshot_path.empty() || o.bench_frames > 0 || o.test_mode)
         return false;
-    for (const char* flag : {"--model", "--tower", "--text", "--tokens", "--image", "--labels", "--causal", "--layer",
-                             "--head", "--query", "--disable", "--seed"}) {
+    for (const char* flag : {"--model", "--tower", "--text", "--tokens", "--image", "--labels", "--label-tokens",
+                             "--causal", "--layer", "--head", "--query", "--disable", "--seed"}) {
         if (cli.count(flag) > 0) return false;
     }
     return true;
@@ -214,6 +219,11 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
     if (cli.count("--labels") > 0) {   // the box holds one per line
         state.labels = raw.labels;
         std::replace(state.labels.begin(), state.labels.end(), ',', '\n');
+    }
+    if (cli.count("--label-tokens") > 0) {   // one label's ids per line
+        state.labels = raw.label_tokens;
+        std::replace(state.labels.begin(), state.labels.end(), ';', '\n');
+        state.labels_are_ids = true;
     }
     session::suit_demo_picture(state);
     if (raw.causal) state.causal = true;

@@ -61,14 +61,31 @@ double row_kl_divergence(const Eigen::Ref<const RowVector>& p_logits, const Eige
            (static_cast<double>(top_q) + std::log(sum_q));
 }
 
+// log(1 + e^x) without overflow.
+double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
+// KL(Bernoulli(sigmoid(a)) || Bernoulli(sigmoid(b))), with log sigmoid(x) = -softplus(-x) and
+// log(1 - sigmoid(x)) = -softplus(x): exact where the probabilities round to 0 or 1.
+double bernoulli_kl(double a, double b) {
+    const double p = 1.0 / (1.0 + std::exp(-a));
+    return p * (softplus(-b) - softplus(-a)) + (1.0 - p) * (softplus(b) - softplus(a));
+}
+
 }   // namespace
 
 std::string_view effect_measure_name(EffectMeasure measure) {
     return measure == EffectMeasure::kl_divergence ? "kl_divergence" : "relative_change";
 }
 
-double mean_kl_divergence(const Matrix& p_logits, const Matrix& q_logits) {
+double mean_kl_divergence(const Matrix& p_logits, const Matrix& q_logits, LabelScore score) {
     check_same_shape(p_logits, q_logits, "KL divergence");
+    if (score == LabelScore::sigmoid) {   // a few labels: no threads
+        double total = 0.0;
+        for (Eigen::Index i = 0; i < p_logits.size(); ++i) {
+            total += std::max(0.0, bernoulli_kl(p_logits.data()[i], q_logits.data()[i]));
+        }
+        return p_logits.size() == 0 ? 0.0 : total / static_cast<double>(p_logits.size());
+    }
     const Eigen::Index rows = p_logits.rows();
     if (rows == 0) return 0.0;
     // Rows on every core ([1,000, 50,257] is two log-softmaxes of 50M logits), each row's
@@ -96,9 +113,9 @@ double relative_change(const Matrix& reference, const Matrix& changed) {
     return diff / base;
 }
 
-OutputChange output_change(const ModelTrace& intact, const ModelTrace& ablated) {
+OutputChange output_change(const ModelTrace& intact, const ModelTrace& ablated, LabelScore score) {
     if (intact.logits.size() != 0)
-        return {EffectMeasure::kl_divergence, mean_kl_divergence(intact.logits, ablated.logits)};
+        return {EffectMeasure::kl_divergence, mean_kl_divergence(intact.logits, ablated.logits, score)};
     return {EffectMeasure::relative_change, relative_change(intact.hidden, ablated.hidden)};
 }
 
@@ -130,7 +147,7 @@ ImportanceScan importance_scan(const Model& model, const ModelInput& input, cons
             ablated_options.disabled_heads.set(l, h);
             const ModelTrace ablated = model.forward(input, ablated_options);
             ablated_options.disabled_heads.set(l, h, false);
-            scan.effect(l, h) = static_cast<float>(output_change(intact, ablated).value);
+            scan.effect(l, h) = static_cast<float>(output_change(intact, ablated, info.label_score).value);
         }
     }
     control.report(1.0);

@@ -7,7 +7,8 @@
 //  - models with a head (GPT-2's and BERT's language-model heads, classifiers): the
 //    Kullback-Leibler divergence KL(intact || ablated) of the softmax of the logits, in
 //    nats, averaged over the logit rows (every position of a language model; the single
-//    row of a classifier);
+//    row of a classifier); for labels scored each by a sigmoid (SigLIP), each label's
+//    yes-or-no KL, averaged over the labels;
 //  - the demo models (no head): the relative change of the final hidden states,
 //    ||ablated - intact||_F / ||intact||_F.
 
@@ -22,9 +23,10 @@ namespace headscope {
 enum class EffectMeasure { kl_divergence, relative_change };
 std::string_view effect_measure_name(EffectMeasure measure);   // "kl_divergence", "relative_change"
 
-// Mean over rows of KL(softmax(p_logits) || softmax(q_logits)) in nats. Same shape; throws
-// headscope::Error otherwise.
-double mean_kl_divergence(const Matrix& p_logits, const Matrix& q_logits);
+// Mean over rows of KL(softmax(p_logits) || softmax(q_logits)) in nats (`score` sigmoid:
+// mean over entries of KL(Bernoulli(sigmoid(p)) || Bernoulli(sigmoid(q)))). Same shape;
+// throws headscope::Error otherwise.
+double mean_kl_divergence(const Matrix& p_logits, const Matrix& q_logits, LabelScore score = LabelScore::softmax);
 // ||changed - reference||_F / ||reference||_F (0 when both are 0). Same shape.
 double relative_change(const Matrix& reference, const Matrix& changed);
 
@@ -32,8 +34,9 @@ struct OutputChange {
     EffectMeasure measure = EffectMeasure::relative_change;
     double value = 0.0;
 };
-// The measure above between two traces of the same model and input.
-OutputChange output_change(const ModelTrace& intact, const ModelTrace& ablated);
+// The measure above between two traces of the same model and input (`score`: the model's
+// ModelInfo::label_score).
+OutputChange output_change(const ModelTrace& intact, const ModelTrace& ablated, LabelScore score = LabelScore::softmax);
 
 struct ImportanceScan {
     EffectMeasure measure = EffectMeasure::relative_change;

@@ -1,5 +1,6 @@
 #include "core/analysis/top_predictions.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -8,17 +9,27 @@ namespace headscope {
 namespace {
 
 // The row's max and the softmax denominator sum_i exp(row_i - max), summed in double;
-// sum 0 when the row has no softmax.
+// sum 0 when the row has no softmax. A sigmoid's needs neither.
 struct Normaliser {
+    LabelScore score = LabelScore::softmax;
     float max = -std::numeric_limits<float>::infinity();
     double sum = 0.0;
     bool valid() const { return sum > 0.0; }
     float probability(float logit) const {
+        if (score == LabelScore::sigmoid)
+            return static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logit))));
         return static_cast<float>(std::exp(static_cast<double>(logit) - static_cast<double>(max)) / sum);
     }
 };
 
-Normaliser normaliser_of(std::span<const float> row) {
+Normaliser normaliser_of(std::span<const float> row, LabelScore score) {
+    if (score == LabelScore::sigmoid) {
+        const bool any_nan = std::any_of(row.begin(), row.end(), [](float v) { return std::isnan(v); });
+        Normaliser n;
+        n.score = score;
+        n.sum = row.empty() || any_nan ? 0.0 : 1.0;
+        return n;
+    }
     Normaliser n;
     for (const float v : row) {
         // NaN or +inf: no probabilities to report (a model that overflowed).
@@ -38,9 +49,9 @@ std::span<const float> logits_row(const Matrix& logits, Eigen::Index row) {
     return {logits.data() + row * logits.cols(), static_cast<std::size_t>(logits.cols())};
 }
 
-std::vector<Prediction> top_predictions(std::span<const float> row, int k) {
+std::vector<Prediction> top_predictions(std::span<const float> row, int k, LabelScore score) {
     std::vector<Prediction> best;
-    const Normaliser norm = normaliser_of(row);
+    const Normaliser norm = normaliser_of(row, score);
     if (k <= 0 || !norm.valid()) return best;
     const auto n_best = static_cast<std::size_t>(k);
     best.reserve(n_best + 1);
@@ -58,8 +69,9 @@ std::vector<Prediction> top_predictions(std::span<const float> row, int k) {
     return best;
 }
 
-std::vector<float> probabilities_at(std::span<const float> row, std::span<const Eigen::Index> indices) {
-    const Normaliser norm = normaliser_of(row);
+std::vector<float> probabilities_at(std::span<const float> row, std::span<const Eigen::Index> indices,
+                                    LabelScore score) {
+    const Normaliser norm = normaliser_of(row, score);
     std::vector<float> out;
     out.reserve(indices.size());
     for (const Eigen::Index i : indices) {

@@ -4,6 +4,7 @@
 // attention. Built-in demo models and (later) Hugging Face checkpoints implement it.
 
 #include "core/image/image.h"
+#include "core/models/label_score.h"
 #include "core/nn/mask.h"
 #include "core/nn/run.h"
 #include "core/tensor/matrix.h"
@@ -37,12 +38,16 @@ struct ModelInfo {
     bool takes_image = false;
     bool causal = false;       // masks the future unless told otherwise
     bool classifier = false;   // logits are one row for the whole input ([1, labels]), not [T, V]
-    // Scores its picture against labels given with it (ModelInput::prompts; CLIP): the logits
-    // are [1, labels], a softmax over them the probabilities, and the labels are the input's.
+    // Scores its picture against labels given with it (ModelInput::prompts; CLIP, SigLIP): the
+    // logits are [1, labels], `label_score` makes them probabilities, and the labels are the input's.
     bool zero_shot = false;
+    LabelScore label_score = LabelScore::softmax;
     // Zero-shot models: the text tower's layers and heads (each label's maps).
     Eigen::Index label_layers = 0;
     Eigen::Index label_heads = 0;
+    // The heads of an attention-pooling probe over the image tower's output (SigLIP's
+    // head; ModelTrace::probe_maps); 0: none.
+    Eigen::Index probe_heads = 0;
     // A causal run given RunOptions::prefix_from takes those positions from it, computing the
     // rest (false: it computes every row, as the checkpoint encoders and length-dependent
     // rotary positions do).

@@ -20,6 +20,7 @@
 #include "core/models/hf/families/phi3.h"
 #include "core/models/hf/families/qwen2.h"
 #include "core/models/hf/families/qwen3.h"
+#include "core/models/hf/families/siglip.h"
 #include "core/models/hf/families/vit.h"
 
 #include <filesystem>
@@ -178,6 +179,10 @@ const std::vector<HfFamily>& hf_families() {
          "DINOv2 image encoders, with or without registers (Dinov2Model, Dinov2ForImageClassification, "
          "Dinov2WithRegistersModel, Dinov2WithRegistersForImageClassification)"},
         {{"clip"}, load_clip, "CLIP image and text towers, a picture scored against labels (CLIPModel)"},
+        {{"siglip"},
+         load_siglip,
+         "SigLIP image and text towers, a picture pooled by attention and scored against labels with a sigmoid "
+         "(SiglipModel)"},
         {{"gpt2"}, load_decoder<gpt2_family>, "GPT-2 causal text models (GPT2Model, GPT2LMHeadModel)"},
         {{"bert"},
          load_encoder<bert_family>,

@@ -92,6 +92,9 @@ struct ModelTrace {
     Eigen::Index reused_rows = 0;
     // Zero-shot models (CLIP): each label's run through the text tower, every map kept.
     std::vector<ModelTrace> prompt_traces;
+    // [H, T]: each head of an attention-pooling probe's weights over the image tower's output
+    // (SigLIP, ModelInfo::probe_heads); else empty.
+    Matrix probe_maps;
 };
 
 // Whether a kept layer holds every stage (TraceDetail::all_stages) or the maps only.

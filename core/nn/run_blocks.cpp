@@ -29,6 +29,7 @@ double trace_bytes(const ModelTrace& trace, const ModelTrace* counted) {
             add(*m);
     }
     add(trace.hidden);
+    add(trace.probe_maps);
     // What `counted` holds already (the very matrix, shared) is not counted again.
     const auto held_by_counted = [&](const SharedMatrix& m) {
         if (counted == nullptr) return false;

@@ -3,6 +3,7 @@
 // PyTorch (the image tower's maps, each label's maps and ids, logits_per_image), the names
 // docs/cli.md promises; the same labels typed with --labels through CLIP's real tokenizer
 // (tools/fetch-tokenizers.sh) give the same file; a head switched off moves the scores.
+// SigLIP's dumps likewise (tools/make_siglip_checkpoints.py), its pooling probe's maps too.
 
 #include "cli/cli_runner.h"
 #include "core/tensor/safetensors.h"
@@ -23,9 +24,11 @@ namespace {
 const std::string source_dir = HEADSCOPE_SOURCE_DIR;
 const std::string checkpoints = source_dir + "/tests/checkpoints";
 
-nlohmann::json manifest() {
-    std::ifstream in(golden_dir() + "/clip/cases.json");
-    REQUIRE_MESSAGE(in.good(), "missing tests/golden/clip/cases.json (run tools/make_clip_checkpoints.py)");
+nlohmann::json manifest(const std::string& family = "clip") {
+    std::ifstream in(golden_dir() + "/" + family + "/cases.json");
+    std::string missing = "missing tests/golden/";
+    missing += family + "/cases.json (run tools/make_" + family + "_checkpoints.py)";
+    REQUIRE_MESSAGE(in.good(), missing);
     return nlohmann::json::parse(in);
 }
 
@@ -70,9 +73,12 @@ void check_same(const SafetensorsFile& ours, const SafetensorsFile& expected, co
 }
 
 // The dump of case `c` against its golden file: every map, each label's ids, the scores.
-void check_case(const SafetensorsFile& ours, const nlohmann::json& c, double tolerance) {
+void check_case(const SafetensorsFile& ours, const nlohmann::json& c, double tolerance,
+                const std::string& family = "clip") {
     const SafetensorsFile expected =
-        SafetensorsFile::open(golden_dir() + "/clip/" + c.at("name").get<std::string>() + ".safetensors");
+        SafetensorsFile::open(golden_dir() + "/" + family + "/" + c.at("name").get<std::string>() + ".safetensors");
+    CHECK(ours.contains("vision.pool.attn") == (family == "siglip"));   // SigLIP's probe, [H, 1, N]
+    if (family == "siglip") check_same(ours, expected, "vision.pool.attn", tolerance);
     for (int l = 0; l < c.at("vision_layers").get<int>(); ++l) {
         check_same(ours, expected, "vision.attn." + std::to_string(l), tolerance);
     }
@@ -90,20 +96,30 @@ void check_case(const SafetensorsFile& ours, const nlohmann::json& c, double tol
     CHECK(names.size() == label_ids.size());
 }
 
-}   // namespace
-
-TEST_CASE("clip: dump --label-tokens gives the image tower's maps, each label's and the scores of PyTorch") {
-    const nlohmann::json m = manifest();
+// Every golden case of `family` dumped with --label-tokens and checked; returns how many.
+int check_family_dumps(const std::string& family) {
+    const nlohmann::json m = manifest(family);
     int n_cases = 0;
     for (const auto& c : m.at("cases")) {
         CAPTURE(c.at("name").get<std::string>());
         TempDir dir;
         const SafetensorsFile ours = dump(checkpoints + "/" + c.at("checkpoint").get<std::string>(), c,
                                           {"--label-tokens", label_tokens(c)}, dir.file("out.safetensors"));
-        check_case(ours, c, m.at("tolerance").get<double>());
+        check_case(ours, c, m.at("tolerance").get<double>(), family);
         ++n_cases;
     }
-    CHECK(n_cases == 4);
+    return n_cases;
+}
+
+}   // namespace
+
+TEST_CASE("clip: dump --label-tokens gives the image tower's maps, each label's and the scores of PyTorch") {
+    CHECK(check_family_dumps("clip") == 4);   // a case dropped by mistake fails here
+}
+
+TEST_CASE("siglip: dump --label-tokens gives the image tower's maps, the probe's, each label's and the sigmoid's "
+          "logits of PyTorch") {
+    CHECK(check_family_dumps("siglip") == 4);
 }
 
 TEST_CASE("clip: labels typed through CLIP's real tokenizer give the golden ids, and a head switched off moves them") {

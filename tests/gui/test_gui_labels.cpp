@@ -255,3 +255,28 @@ TEST_CASE("gui labels: --tower text shows a CLIP folder's text tower as a causal
     find_each(drawn, {"text tower", "<|startoftext|>", "<|endoftext|>"});
     CHECK_FALSE(drawn_containing(drawn, "Labels, one per line"));   // a text model: the sentence box
 }
+
+TEST_CASE("gui labels: SigLIP's labels are each a sigmoid, with the reference's probabilities, and its pooling "
+          "probe is drawn per head over the picture") {
+    const std::string source = HEADSCOPE_SOURCE_DIR;
+    const auto golden = headscope::SafetensorsFile::open(headscope::test::golden_dir() +
+                                                         "/siglip/siglip_tiny_so400m_bf16.rgb.safetensors");
+    const std::vector<float> probs = golden.get("probs").to_floats();   // each label's sigmoid, as PyTorch
+    REQUIRE(probs.size() == 3);
+    std::string session = R"({"headscope_session":1,"model":{"name":")";
+    session += source + R"(/tests/checkpoints/siglip_tiny_so400m_bf16"},"image":")" + source +
+               R"(/tests/images/rgb.png","labels":"17,300,1\n42,301,7,88,1\n5,99,250,13,480,64,511,1",)" +
+               R"("labels_are_ids":true,"head":2,"view":"image","views":{"image":{"probe":true}}})";
+    const std::vector<Drawn> drawn = drawn_text("", session);
+    CHECK(drawn_containing(drawn, "each the sigmoid of exp(logit_scale) x cosine + logit_bias"));
+    char likely[32];
+    std::snprintf(likely, sizeof likely, "%5.1f%%", 100.0 * probs[2]);   // 0.56: a mid-range yes
+    find_each(drawn, {"5,99,250,13,480,64,511,1", likely});
+    // The two others are nearly no: shown with two digits, not as 0.0%.
+    CHECK(!drawn_containing(drawn, "  0.0%"));
+    // The probe's map of head 2 over the picture, and a thumbnail per head beside it.
+    find_each(drawn, {"the pooling probe's attention, head 2, over the last layer's output  (click a patch to choose "
+                      "it)",
+                      "the pooling probe, every head:", "probe"});
+    CHECK(!drawn_containing(drawn, "[CLS]"));   // SigLIP has none
+}

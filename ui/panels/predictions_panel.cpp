@@ -25,6 +25,17 @@ constexpr ImU32 intact_track = IM_COL32(28, 58, 76, 255);
 constexpr float bar_width_1x = 120.0f;   // ui_scale.h
 
 // A probability as a bar on its track, at the cursor, one text line high.
+// A probability as a percentage: one decimal, or two significant digits below 0.1% (a
+// sigmoid's no is often 1e-5, which one decimal would show as nothing at all).
+void probability_text(float probability) {
+    const float percent = 100.0f * probability;
+    if (percent >= 0.1f || percent <= 0.0f) {
+        ImGui::Text("%5.1f%%", static_cast<double>(percent));
+    } else {
+        ImGui::Text("%.2g%%", static_cast<double>(percent));
+    }
+}
+
 void probability_bar(float probability, ImU32 bar, ImU32 track) {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float height = ImGui::GetTextLineHeight();
@@ -124,16 +135,23 @@ bool PredictionsPanel::draw_heading(const Snapshot& shown, const PredictionTarge
         hint_beside(hint, false);
         break;
     case PredictionKind::classes: ImGui::TextUnformatted("Top classes"); break;
-    case PredictionKind::labels:
+    case PredictionKind::labels: {
+        const bool sigmoid = shown.info.label_score == LabelScore::sigmoid;
         if (target.rows.empty()) {
-            ImGui::TextWrapped("Type labels in the Labels box, one per line (Ctrl+L): each is scored against the "
-                               "picture here, a softmax over the labels as CLIP computes it.");
+            ImGui::TextWrapped(sigmoid ? "Type labels in the Labels box, one per line (Ctrl+L): each is scored against "
+                                         "the picture here on its own, a sigmoid as SigLIP computes it."
+                                       : "Type labels in the Labels box, one per line (Ctrl+L): each is scored against "
+                                         "the picture here, a softmax over the labels as CLIP computes it.");
             return false;
         }
         ImGui::TextUnformatted("Labels");
         ImGui::SameLine();
-        ImGui::TextDisabled("(softmax over exp(logit_scale) x cosine of the picture's and each label's embedding)");
+        ImGui::TextDisabled(sigmoid
+                                ? "(each the sigmoid of exp(logit_scale) x cosine + logit_bias: they need not sum to 1)"
+                                : "(softmax over exp(logit_scale) x cosine of the picture's and each label's "
+                                  "embedding)");
         break;
+    }
     }
     return true;
 }
@@ -165,13 +183,15 @@ void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
         });
     const bool kl = shown.trace.logits.size() != 0;
     if (compare && kl && (shown.numbers_pending || shown.effect)) {
-        char text[96];
+        char text[112];
         if (shown.numbers_pending) {
             // The maps came first (Snapshot::numbers_pending): the line keeps its place.
             std::snprintf(text, sizeof text, "   KL(intact || ablated): measuring...");
         } else {
             std::snprintf(text, sizeof text,
-                          shown.info.zero_shot    ? "   KL(intact || ablated) = %.4g nats, over the labels"
+                          shown.info.label_score == LabelScore::sigmoid
+                              ? "   KL(intact || ablated) = %.4g nats, each label's yes-or-no, mean over the labels"
+                          : shown.info.zero_shot  ? "   KL(intact || ablated) = %.4g nats, over the labels"
                           : shown.info.classifier ? "   KL(intact || ablated) = %.4g nats, over the classes"
                           : shown.trace.logits.rows() < shown.logit_rows()
                               // A long run kept the last row's logits alone (Keeps::logits_when_shown).
@@ -216,7 +236,7 @@ void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& 
         }
         ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, label_width);
         ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthFixed, bar_width);
-        ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_WidthFixed, px(50.0f));
+        ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_WidthFixed, px(64.0f));
         if (compare) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, px(80.0f));
         if (compare || n_tables > 1) draw_header_row(shown, table, compare, n_disabled);
         const auto quoted = [&](const std::string& label) {
@@ -235,7 +255,7 @@ void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& 
                     ImGui::TableNextColumn();
                     probability_bar(line.probability, intact_bar, intact_track);
                     ImGui::TableNextColumn();
-                    ImGui::Text("%5.1f%%", 100.0f * line.probability);
+                    probability_text(line.probability);
                 } else {
                     ImGui::TableNextColumn();
                     ImGui::TableNextColumn();
@@ -247,7 +267,7 @@ void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& 
             ImGui::TableNextColumn();
             probability_bar(line.probability, prediction_bar, prediction_track);
             ImGui::TableNextColumn();
-            ImGui::Text("%5.1f%%", 100.0f * line.probability);
+            probability_text(line.probability);
             if (compare && std::isfinite(line.other)) {
                 // Percentage points against the intact model's probability of the same output.
                 ImGui::TableNextColumn();
@@ -261,7 +281,7 @@ void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& 
                 } else {
                     ImGui::TextColored(colour, "%+.1f pts", change);
                 }
-                if (ImGui::IsItemHovered()) ImGui::SetTooltip("intact model: %.2f%%", 100.0f * line.other);
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("intact model: %.3g%%", 100.0f * line.other);
             }
         }
         ImGui::EndTable();

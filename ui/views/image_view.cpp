@@ -29,7 +29,7 @@ public:
     std::string_view name() const override { return "image"; }
     const char* title() const override { return "Image"; }
     std::string_view summary() const override {
-        return "attention over the picture's patches, and [CLS] of every head";
+        return "attention over the picture's patches, and [CLS] (or SigLIP's pooling probe) of every head";
     }
     void draw(ViewContext& context) override;
     std::string settings() const override {
@@ -39,7 +39,8 @@ public:
             .set("keep_mass", own_.keep_mass)
             .set("keep_mass_share", static_cast<double>(own_.keep_mass_share))
             .set("registers_in_scale", own_.registers_in_scale)
-            .set("mark_high_norm", own_.mark_high_norm);
+            .set("mark_high_norm", own_.mark_high_norm)
+            .set("probe", own_.probe);
         return out.text();
     }
     std::string restore(const std::string& settings) override {
@@ -50,6 +51,7 @@ public:
             in.read("keep_mass_share", into.keep_mass_share, 0.01f, 0.99f);
             in.read("registers_in_scale", into.registers_in_scale);
             in.read("mark_high_norm", into.mark_high_norm);
+            in.read("probe", into.probe);
         });
     }
 
@@ -60,6 +62,7 @@ public:
         float keep_mass_share = 0.6f;      // DINO's default threshold
         bool registers_in_scale = false;   // the colours scaled to the registers' weights too, not the patches' alone
         bool mark_high_norm = true;        // circle the high-norm patches (core/analysis/high_norm_tokens.h)
+        bool probe = false;   // the pooling probe's map (SigLIP, ModelTrace::probe_maps), not a token's row
     };
 
 private:
@@ -68,6 +71,10 @@ private:
     void draw_registers(ViewContext& context, const Vector& prefix_weights, float patch_share, float scale_max,
                         int query);
     void draw_cls_of_every_head(ViewContext& context);
+    void draw_probe(ViewContext& context, int mode);
+    void draw_probe_of_every_head(ViewContext& context);
+    // The probe's map of the selected head, or the average of its heads (mode 1), over the grid.
+    Matrix probe_map(const Snapshot& shown, int head, int mode) const;
 };
 
 namespace {
@@ -162,6 +169,11 @@ void ImageView::draw(ViewContext& context) {
     const auto n_heads = static_cast<int>(shown.info.n_heads);
 
     const int mode = draw_map_options(shown, state, own_);
+    const Eigen::Index probe_heads = shown.trace.probe_maps.rows();
+    if (own_.probe && probe_heads > 0) {
+        draw_probe(context, mode);
+        return;
+    }
     ImGui::Text("%s %s  (click a patch to choose it)", own_.column ? "attention to" : "attention from",
                 input.labels[static_cast<std::size_t>(query)].c_str());
     const int n_registers = input.n_register_tokens;
@@ -204,7 +216,45 @@ void ImageView::draw(ViewContext& context) {
         draw_registers(context, prefix_weights, map.sum(), scale_max, query);
         ImGui::SameLine();
     }
-    draw_cls_of_every_head(context);
+    if (probe_heads > 0) {
+        draw_probe_of_every_head(context);
+    } else if (prefix > 0) {
+        draw_cls_of_every_head(context);
+    }
+}
+
+// The pooling probe's map over the picture (the selected head's, or their average), and beside
+// it every head's.
+void ImageView::draw_probe(ViewContext& context, int mode) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const Eigen::Index probe_heads = shown.trace.probe_maps.rows();
+    const int head = std::clamp(state.head, 0, static_cast<int>(probe_heads) - 1);
+    if (mode == 0) {
+        ImGui::Text("the pooling probe's attention, head %d, over the last layer's output  (click a patch to "
+                    "choose it)",
+                    head);
+    } else {
+        ImGui::Text("the pooling probe's attention, the average of its %d heads, over the last layer's output",
+                    static_cast<int>(probe_heads));
+    }
+    colour_legend(state.colormap, "0", "the map's max", false);
+    const Matrix map = probe_map(shown, head, mode);
+    draw_patch_map(context, map, std::max(map.maxCoeff(), 1e-12f), numbered("probe", head, mode), -1);
+    ImGui::SameLine();
+    draw_probe_of_every_head(context);
+}
+
+Matrix ImageView::probe_map(const Snapshot& shown, int head, int mode) const {
+    const ModelInput& input = shown.input;
+    const Matrix& probe = shown.trace.probe_maps;   // [H, T]
+    const int prefix = input.n_prefix_tokens;
+    Matrix map(input.grid_height, input.grid_width);
+    for (int n = 0; n < input.grid_width * input.grid_height; ++n) {
+        map(n / input.grid_width, n % input.grid_width) =
+            mode == 0 ? probe(head, prefix + n) : probe.col(prefix + n).mean();
+    }
+    return map;
 }
 
 // The map over the picture, the kept region's outline, the query's patch; click a patch to choose it.
@@ -251,7 +301,10 @@ void ImageView::draw_patch_map(ViewContext& context, const Matrix& map, float sc
     const bool clicked = ImGui::InvisibleButton("patches", ImVec2(width, height));
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int under = prefix + cell_under(m.y, origin.y, ch, grid_h) * grid_w + cell_under(m.x, origin.x, cw, grid_w);
-    if (clicked) state.query = under;
+    if (clicked) {
+        state.query = under;
+        own_.probe = false;   // a patch's own row from now on
+    }
     if (ImGui::IsItemHovered() &&
         std::find(high_norm.tokens.begin(), high_norm.tokens.end(), under) != high_norm.tokens.end()) {
         const float norm = context.shown().trace.output_norms(under);
@@ -379,6 +432,38 @@ void ImageView::draw_cls_of_every_head(ViewContext& context) {
                 draw->AddLine(ImVec2(at.x + tw * g.x0, at.y + th * g.y0), ImVec2(at.x + tw * g.x1, at.y + th * g.y1),
                               IM_COL32(255, 255, 255, 255), 1.5f);
             }
+        }
+    }
+    ImGui::EndGroup();
+}
+
+// Beside the map: the pooling probe's map of every head (SigLIP: the picture's embedding is
+// its output), one thumbnail each; click one to show it.
+void ImageView::draw_probe_of_every_head(ViewContext& context) {
+    const session::Snapshot& shown = context.shown();
+    session::AppState& state = context.state();
+    const auto n_heads = static_cast<int>(shown.trace.probe_maps.rows());
+    ImGui::BeginGroup();
+    if (ImGui::Button("probe")) own_.probe = true;
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("The attention-pooling head's learned probe: one query over the last layer's output, "
+                          "whose result is the picture's embedding");
+    }
+    ImGui::TextUnformatted("the pooling probe, every head:");
+    const float thumbnail = px(96.0f);
+    for (int h = 0; h < n_heads; ++h) {
+        const Matrix map = probe_map(shown, h, 0);
+        const float map_max = std::max(map.maxCoeff(), 1e-12f);
+        const HeatmapTexture& t = context.textures().get(
+            numbered("probeh", h), [&] { return heatmap_mip_levels(map, nullptr, state.colormap, map_max); });
+        if (h % 2) ImGui::SameLine();
+        if (draw_heatmap_thumbnail(numbered("probeh", h).c_str(), t, thumbnail, own_.probe && h == state.head)) {
+            state.head = h;
+            own_.probe = true;
+        }
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("probe head %d: its attention over the patches (scaled to its max, %.3f); click to show",
+                              h, static_cast<double>(map_max));
         }
     }
     ImGui::EndGroup();

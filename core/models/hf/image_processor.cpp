@@ -78,17 +78,19 @@ void read_channels(const HfFields& f, const std::string& name, float (&out)[3]) 
 
 // The processor families this build reads: their class names' defaults differ.
 enum class ProcessorKind {
-    vit,    // ViTImageProcessor: resize to a size, no crop
-    deit,   // DeiTImageProcessor: 256 px bicubic, centre crop 224
-    bit,    // BitImageProcessor (DINOv2) and CLIPImageProcessor: shortest edge 224 bicubic, centre crop 224
+    vit,      // ViTImageProcessor: resize to a size, no crop
+    deit,     // DeiTImageProcessor: 256 px bicubic, centre crop 224
+    bit,      // BitImageProcessor (DINOv2) and CLIPImageProcessor: shortest edge 224 bicubic, centre crop 224
+    siglip,   // SiglipImageProcessor: 224x224 bicubic, no crop
 };
 
 // The processor class the file names (or `model_type`'s), with that class's defaults.
 ProcessorKind read_processor_class(const HfFields& f, const std::string& model_type, HfImageProcessorConfig& p) {
     const std::string fallback = model_type == "deit" ? "DeiTImageProcessor"
                                  : model_type == "dinov2" || model_type == "dinov2_with_registers" ? "BitImageProcessor"
-                                 : model_type == "clip" ? "CLIPImageProcessor"
-                                                        : "ViTImageProcessor";
+                                 : model_type == "clip"   ? "CLIPImageProcessor"
+                                 : model_type == "siglip" ? "SiglipImageProcessor"
+                                                          : "ViTImageProcessor";
     p.processor = f.string("image_processor_type", f.string("feature_extractor_type", fallback));
     const auto named = [&](const char* stem, bool feature_extractor) {
         const std::string s = stem;
@@ -113,9 +115,14 @@ ProcessorKind read_processor_class(const HfFields& f, const std::string& model_t
         std::copy(std, std + 3, p.image_std);
         return ProcessorKind::bit;
     }
+    if (named("Siglip", false)) {   // ViT's steps and IMAGENET_STANDARD_MEAN / _STD, resampled bicubically
+        p.resample = Resample::bicubic;
+        return ProcessorKind::siglip;
+    }
     throw Error(f.file() + ": image processor " + hf_quoted(p.processor) +
                 " is not supported (supported: ViTImageProcessor, DeiTImageProcessor, BitImageProcessor, "
-                "CLIPImageProcessor, their Fast names, and the ViT, DeiT and CLIP FeatureExtractor names)");
+                "CLIPImageProcessor, SiglipImageProcessor, their Fast names, and the ViT, DeiT and CLIP "
+                "FeatureExtractor names)");
 }
 
 // resample: a PIL filter code this build resizes with.
@@ -178,8 +185,8 @@ HfImageProcessorConfig read_hf_image_processor_config(const std::string& path, c
     p.resize_height = size.height;
     p.resize_shortest_edge = size.shortest_edge;
     read_resample(f, p);
-    if (kind != ProcessorKind::vit) {
-        // ViTImageProcessor has no crop: it ignores these fields, as transformers does.
+    if (kind != ProcessorKind::vit && kind != ProcessorKind::siglip) {
+        // ViT's and SigLIP's processors have no crop: they ignore these fields, as transformers does.
         p.do_center_crop = f.boolean("do_center_crop", p.do_center_crop);
         const ProcessorSize crop = read_size(f, "crop_size", {p.crop_width, p.crop_height, 0}, false, false);
         p.crop_width = crop.width;

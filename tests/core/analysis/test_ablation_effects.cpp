@@ -162,6 +162,22 @@ TEST_CASE("output change: KL divergence and relative change by hand") {
     q2 << std::log(3.0f), 0.0f, 1.0f, 1.0f;
     CHECK(mean_kl_divergence(p2, q2) == doctest::Approx(expected / 2).epsilon(1e-6));
     CHECK_THROWS_AS(mean_kl_divergence(p, p2), Error);
+    // Labels scored each by a sigmoid: each label's yes-or-no KL, averaged. Logits 0 and ln 3
+    // against ln 3 and ln 3: Bernoulli(1/2) || Bernoulli(3/4), and 0.
+    const double bernoulli = 0.5 * std::log(0.5 / 0.75) + 0.5 * std::log(0.5 / 0.25);
+    Matrix s(1, 2);
+    s << 0.0f, std::log(3.0f);
+    Matrix t(1, 2);
+    t << std::log(3.0f), std::log(3.0f);
+    CHECK(mean_kl_divergence(s, t, LabelScore::sigmoid) == doctest::Approx(bernoulli / 2).epsilon(1e-6));
+    CHECK(mean_kl_divergence(s, s, LabelScore::sigmoid) == 0.0);
+    // Far in the tails the probabilities round to 0 and 1 in float; the KL stays finite.
+    Matrix far(1, 1);
+    far << -40.0f;
+    Matrix near(1, 1);
+    near << -20.0f;
+    CHECK(std::isfinite(mean_kl_divergence(far, near, LabelScore::sigmoid)));
+    CHECK(mean_kl_divergence(far, near, LabelScore::sigmoid) > 0.0);
 
     Matrix a(1, 2);
     a << 3.0f, 4.0f;

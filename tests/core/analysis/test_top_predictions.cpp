@@ -86,3 +86,25 @@ TEST_CASE("top predictions: a row of a row-major matrix") {
     CHECK(row[1] == 9.0f);
     CHECK(top_predictions(row, 1)[0].index == 1);
 }
+
+TEST_CASE("top predictions: labels scored by a sigmoid (SigLIP) each stand alone") {
+    // sigmoid(0) = 1/2, sigmoid(ln 3) = 3/4, sigmoid(-ln 3) = 1/4: they need not sum to 1.
+    const std::vector<float> row = {0.0f, std::log(3.0f), -std::log(3.0f)};
+    const auto top = top_predictions(row, 3, LabelScore::sigmoid);
+    REQUIRE(top.size() == 3);
+    CHECK(top[0].index == 1);
+    CHECK(top[0].probability == doctest::Approx(0.75f));
+    CHECK(top[1].probability == doctest::Approx(0.5f));
+    CHECK(top[2].probability == doctest::Approx(0.25f));
+    const std::vector<Eigen::Index> asked = {2, 0};
+    const auto p = probabilities_at(row, asked, LabelScore::sigmoid);
+    CHECK(p[0] == doctest::Approx(0.25f));
+    CHECK(p[1] == doctest::Approx(0.5f));
+    // A large logit is 1, not NaN; -inf is 0; NaN leaves no probabilities.
+    const float inf = std::numeric_limits<float>::infinity();
+    const auto extremes = top_predictions(std::vector<float>{200.0f, -inf}, 2, LabelScore::sigmoid);
+    REQUIRE(extremes.size() == 2);
+    CHECK(extremes[0].probability == 1.0f);
+    CHECK(extremes[1].probability == 0.0f);
+    CHECK(top_predictions(std::vector<float>{0.0f, std::nanf("")}, 2, LabelScore::sigmoid).empty());
+}

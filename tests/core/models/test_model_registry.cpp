@@ -39,6 +39,7 @@ std::string tiny_checkpoint(std::string_view model_type) {
     if (model_type == "gemma3_text") return checkpoints_dir() + "/gemma3_tiny";
     if (model_type == "phi3") return checkpoints_dir() + "/phi3_tiny";
     if (model_type == "gpt_neox") return checkpoints_dir() + "/pythia_tiny";
+    if (model_type == "siglip") return checkpoints_dir() + "/siglip_tiny";
     return "";
 }
 

@@ -42,7 +42,8 @@ TEST_CASE("view settings: each view's settings read back into a fresh view give 
         // The discard ratio at its slider's top: 0.99 as a float.
         {"rollout", R"({"discard_ratio":0.9900000095367432,"end_layer":-1,"fusion":"max","row":4,"start_layer":2})"},
         {"image",
-         R"({"average":true,"column":false,"keep_mass":true,"keep_mass_share":0.25,"mark_high_norm":false,"registers_in_scale":true})"},
+         R"({"average":true,"column":false,"keep_mass":true,"keep_mass_share":0.25,"mark_high_norm":false,"probe":true,)"
+         R"("registers_in_scale":true})"},
         {"similarity", R"({"first_col":3.0,"first_row":1.0,"zoom":2.0})"},
     };
     for (const auto& entry : chosen) {

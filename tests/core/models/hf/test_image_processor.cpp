@@ -71,6 +71,6 @@ TEST_CASE("image processor: a size Bit cannot read is one line naming the field"
     CHECK_THROWS_WITH_AS(
         read_processor(R"({"image_processor_type": "ViTImageProcessor", "size": {"shortest_edge": 10}})", "vit"),
         doctest::Contains("field 'size': needs height and width (as ViT's and DeiT's image processors do)"), Error);
-    CHECK_THROWS_WITH_AS(read_processor(R"({"image_processor_type": "SiglipImageProcessor"})", "vit"),
-                         doctest::Contains("image processor 'SiglipImageProcessor' is not supported"), Error);
+    CHECK_THROWS_WITH_AS(read_processor(R"({"image_processor_type": "Siglip2ImageProcessor"})", "vit"),
+                         doctest::Contains("image processor 'Siglip2ImageProcessor' is not supported"), Error);
 }

@@ -1,9 +1,12 @@
-// CLIP in process: each committed tiny CLIP checkpoint (tests/checkpoints/clip_*, written by
-// tools/make_clip_checkpoints.py in the real layout) is opened through the registry, given the
-// golden case's picture and labels (token ids), and run; the image tower's maps, each label's
-// text-tower maps and logits_per_image must equal the PyTorch reference's (tests/golden/clip/,
-// written from transformers' modeling_clip.py) within the manifest's tolerance.
+// CLIP and SigLIP in process: each committed tiny checkpoint (tests/checkpoints/clip_* and
+// siglip_*, written by tools/make_clip_checkpoints.py and make_siglip_checkpoints.py in the real
+// layouts) is opened through the registry, given the golden case's picture and labels (token
+// ids), and run; the image tower's maps, SigLIP's pooling probe's maps, each label's text-tower
+// maps, logits_per_image and the probabilities must equal the PyTorch reference's
+// (tests/golden/clip/ and siglip/, written from transformers' modeling_clip.py and
+// modeling_siglip.py) within the manifest's tolerance.
 
+#include "core/analysis/top_predictions.h"
 #include "core/image/image.h"
 #include "core/models/model_registry.h"
 #include "core/tensor/safetensors.h"
@@ -43,7 +46,23 @@ void check_maps(const LayerTraces& layers, const SafetensorsFile& expected, cons
     }
 }
 
-void check_case(const nlohmann::json& c, double tolerance) {
+// The probabilities: softmax over the labels or each label's sigmoid, as the manifest says;
+// relative to each, for SigLIP's (-10 bias: far below the absolute tolerance).
+void check_probabilities(const ModelInfo& info, const nlohmann::json& c, const ModelTrace& trace,
+                         const SafetensorsFile& expected) {
+    const bool sigmoid = c.value("probability", "softmax") == "sigmoid";
+    CHECK((info.label_score == LabelScore::sigmoid) == sigmoid);
+    const std::vector<float> probs = expected.get("probs").to_floats();
+    std::vector<Eigen::Index> all(probs.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<Eigen::Index>(i);
+    const std::vector<float> ours = probabilities_at(logits_row(trace.logits, 0), all, info.label_score);
+    for (std::size_t i = 0; i < probs.size(); ++i) {
+        CAPTURE(i);
+        CHECK(std::abs(ours[i] - probs[i]) <= 1e-3 * std::abs(probs[i]) + 1e-7);
+    }
+}
+
+void check_case(const std::string& family, const nlohmann::json& c, double tolerance) {
     const std::string name = c.at("name");
     CAPTURE(name);
     const auto model = open_model(source_dir + "/tests/checkpoints/" + c.at("checkpoint").get<std::string>(), {});
@@ -55,10 +74,21 @@ void check_case(const nlohmann::json& c, double tolerance) {
     const auto label_ids = c.at("label_ids").get<std::vector<std::vector<std::int64_t>>>();
     for (const auto& ids : label_ids) input.prompts.push_back(model->encode_label_ids(ids));
     const ModelTrace trace = model->forward(input, RunOptions{});
-    const SafetensorsFile expected = SafetensorsFile::open(golden_dir() + "/clip/" + name + ".safetensors");
+    const SafetensorsFile expected = SafetensorsFile::open(golden_dir() + "/" + family + "/" + name + ".safetensors");
 
     check_maps(trace.layers, expected, "vision.attn.", c.at("vision_layers"), c.at("vision_heads"),
                c.at("vision_tokens"), tolerance);
+    const Eigen::Index T = c.at("vision_tokens");
+    if (expected.contains("vision.pool.attn")) {   // SigLIP's probe: [H, 1, T] against ours [H, T]
+        const std::vector<float> probe = expected.get("vision.pool.attn").to_floats();
+        REQUIRE(model->info().probe_heads == c.at("vision_heads").get<Eigen::Index>());
+        REQUIRE(trace.probe_maps.size() == static_cast<Eigen::Index>(probe.size()));
+        CHECK(max_abs_diff(trace.probe_maps, Eigen::Map<const Matrix>(probe.data(), trace.probe_maps.rows(), T)) <=
+              tolerance);
+        CHECK(trace.probe_maps.rowwise().sum().isApproxToConstant(1.0f, 1e-5f));
+    } else {
+        CHECK(model->info().probe_heads == 0);
+    }
     REQUIRE(trace.prompt_traces.size() == label_ids.size());
     for (std::size_t i = 0; i < label_ids.size(); ++i) {
         check_maps(trace.prompt_traces[i].layers, expected, "text." + std::to_string(i) + ".attn.", c.at("text_layers"),
@@ -68,22 +98,35 @@ void check_case(const nlohmann::json& c, double tolerance) {
     REQUIRE(trace.logits.rows() == 1);
     REQUIRE(static_cast<std::size_t>(trace.logits.cols()) == logits.size());
     CHECK(max_abs_diff(trace.logits.data(), logits.data(), logits.size()) <= tolerance);
+    check_probabilities(model->info(), c, trace, expected);
 }
 
-}   // namespace
-
-TEST_CASE("clip in process: the image tower's maps, each label's maps and logits_per_image equal PyTorch's") {
-    std::ifstream in(golden_dir() + "/clip/cases.json");
-    REQUIRE_MESSAGE(in.good(), "missing tests/golden/clip/cases.json (run tools/make_clip_checkpoints.py)");
+// Every case of tests/golden/<family>/cases.json; returns how many.
+int check_family(const std::string& family) {
+    std::ifstream in(golden_dir() + "/" + family + "/cases.json");
+    std::string missing = "missing tests/golden/";
+    missing += family + "/cases.json (run tools/make_" + family + "_checkpoints.py)";
+    REQUIRE_MESSAGE(in.good(), missing);
     const nlohmann::json manifest = nlohmann::json::parse(in);
     const double tolerance = manifest.at("tolerance").get<double>();
     CHECK(tolerance <= 1e-4);
     int n_cases = 0;
     for (const auto& c : manifest.at("cases")) {
-        check_case(c, tolerance);
+        check_case(family, c, tolerance);
         ++n_cases;
     }
-    CHECK(n_cases == 4);   // a case dropped by mistake fails here
+    return n_cases;
+}
+
+}   // namespace
+
+TEST_CASE("clip in process: the image tower's maps, each label's maps and logits_per_image equal PyTorch's") {
+    CHECK(check_family("clip") == 4);   // a case dropped by mistake fails here
+}
+
+TEST_CASE("siglip in process: the image tower's maps, the probe's, each label's maps and the sigmoid logits equal "
+          "PyTorch's") {
+    CHECK(check_family("siglip") == 4);
 }
 
 TEST_CASE("clip: a label without the end-of-text token is refused, naming the field") {

@@ -274,7 +274,9 @@ void AppWindow::start_importance_scan() {
     view_context().start_importance_scan();
 }
 
-bool AppWindow::showing_other_model() const { return !shown_ || shown_->model.name != state_.model.name; }
+bool AppWindow::showing_other_model() const {
+    return !shown_ || shown_->model.name != state_.model.name || shown_->model.tower != state_.model.tower;
+}
 
 std::string AppWindow::title() const {
     std::string title = "Headscope \u2014 " + model_display_name(state_.model.name);

@@ -17,7 +17,7 @@ void add_model_options(CLI::App* cmd, ModelArgs& args, bool model_optional) {
                         model_types + ")")
         ->required(!model_optional);
     cmd->add_option("--tower", args.tower,
-                    "text: a CLIP folder's text tower alone, a causal text model (its maps for --text or --tokens)")
+                    "text: a CLIP or SigLIP folder's text tower alone, a text model (its maps for --text or --tokens)")
         ->check(CLI::IsMember({"text"}));
     auto* demo = cmd->add_option_group("demo model settings", "Size and seed of builtin: models");
     demo->add_option("--width", args.config.width, "Model width E")->capture_default_str();
@@ -91,10 +91,10 @@ void add_input_options(CLI::App* cmd, InputArgs& args) {
         ->needs(own);
     own->needs(args.image_option);
     args.labels_option = cmd->add_option("--labels", args.labels,
-                                         "CLIP: labels to score the image against, comma-separated "
+                                         "CLIP, SigLIP: labels to score the image against, comma-separated "
                                          "(\"a photo of a cat,a photo of a dog\")");
     args.label_tokens_option = cmd->add_option("--label-tokens", args.label_tokens,
-                                               "CLIP: the labels as token ids, each comma-separated, labels "
+                                               "CLIP, SigLIP: the labels as token ids, each comma-separated, labels "
                                                "separated by ';' (\"49406,320,49407;49406,1929,49407\")");
     args.labels_option->excludes(args.label_tokens_option)->needs(args.image_option);
     args.label_tokens_option->needs(args.image_option);

@@ -133,8 +133,9 @@ Command add_dump_command(CLI::App& app) {
                     "[count, T, T] in the order given");
     cmd->add_option("--out", args->out,
                     "Output .safetensors: attn.L [H, T, T] per layer, input_ids I64 [T] for text, "
-                    "logits where the model has a head; metadata 'tokens' (JSON array of labels). CLIP: "
-                    "vision.attn.L, text.I.attn.L and text.I.input_ids per label, logits_per_image [labels]")
+                    "logits where the model has a head; metadata 'tokens' (JSON array of labels). CLIP, SigLIP: "
+                    "vision.attn.L, text.I.attn.L and text.I.input_ids per label, logits_per_image [labels]; "
+                    "SigLIP's pooling probe vision.pool.attn [H, 1, N]")
         ->required();
     return {cmd, [args](Warnings& warnings) {
                 check_output("--out", args->out, input_paths(args->model, &args->input));

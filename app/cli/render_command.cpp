@@ -39,7 +39,8 @@ void add_render_options(CLI::App* cmd, RenderArgs& args) {
     cmd->add_option("--view", args.view, "matrix, overlay (image models) or grid")
         ->capture_default_str()
         ->check(CLI::IsMember({"matrix", "overlay", "grid"}));
-    cmd->add_option("--query", args.query, "overlay: the query position whose attention is drawn (0 = [CLS])")
+    cmd->add_option("--query", args.query,
+                    "overlay: the query position whose attention is drawn (0 = [CLS], or the first patch without one)")
         ->capture_default_str();
     cmd->add_option("--colormap", args.colormap, "viridis, magma, cividis or greys")
         ->capture_default_str()
@@ -110,7 +111,8 @@ int run_render(const RenderArgs& args, Warnings& warnings) {
     } else if (args.view == "overlay") {
         if (args.query < 0 || args.query >= weights.rows()) {
             throw Error("--query " + std::to_string(args.query) + ": positions are 0.." +
-                        std::to_string(weights.rows() - 1) + " (0 = [CLS])");
+                        std::to_string(weights.rows() - 1) +
+                        (input.n_prefix_tokens > 0 ? " (0 = [CLS])" : " (the patches, left to right, top to bottom)"));
         }
         picture = render_overlay(input.pixels, weights, args.query, input.grid_width, input.grid_height,
                                  input.n_prefix_tokens,

@@ -67,7 +67,7 @@ struct RawFlags {
 void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     session::AppState& state = o.state;
     cli.add_option("--model", state.model.name, model_help())->capture_default_str();
-    cli.add_option("--tower", state.model.tower, "text: a CLIP folder's text tower alone (a causal text model)")
+    cli.add_option("--tower", state.model.tower, "text: a CLIP or SigLIP folder's text tower alone (a text model)")
         ->check(CLI::IsMember({"text"}));
     auto* text_option = cli.add_option("--text", state.text, "The sentence to show (text models)");
     cli.add_option("--tokens", raw.tokens,
@@ -85,7 +85,8 @@ void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
                  "Image checkpoints: run the picture at its own size, position embeddings interpolated (DINO-style)");
     cli.add_option("--layer", state.layer, "Selected layer")->check(CLI::Range(0, 63));
     cli.add_option("--head", state.head, "Selected head")->check(CLI::Range(0, 255));
-    cli.add_option("--query", state.query, "Pinned query position (image view: the patch, 0 = [CLS])");
+    cli.add_option("--query", state.query,
+                   "Pinned query position (image view: the patch, 0 = [CLS], or the first patch without one)");
     cli.add_option("--disable", raw.disable, "Heads to ablate, as LAYER.HEAD pairs, e.g. 0.1,1.0");
     cli.add_option("--seed", state.model.config.seed, "Seed of the demo model's weights and embeddings")
         ->check(CLI::Validator([](std::string& text) { return seed_problem(text); }, "0..2^64-1"));

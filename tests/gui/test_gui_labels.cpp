@@ -272,8 +272,9 @@ TEST_CASE("gui labels: SigLIP's labels are each a sigmoid, with the reference's 
     char likely[32];
     std::snprintf(likely, sizeof likely, "%5.1f%%", 100.0 * probs[2]);   // 0.56: a mid-range yes
     find_each(drawn, {"5,99,250,13,480,64,511,1", likely});
-    // The two others are nearly no: shown with two digits, not as 0.0%.
+    // The two others are nearly no (4e-8 and 5e-23): shown as such, not as 0.0%.
     CHECK(!drawn_containing(drawn, "  0.0%"));
+    find_each(drawn, {"<0.001%"});
     // The probe's map of head 2 over the picture, and a thumbnail per head beside it.
     find_each(drawn, {"the pooling probe's attention, head 2, over the last layer's output  (click a patch to choose "
                       "it)",

@@ -92,6 +92,12 @@ void ControlsPanel::draw_tower(AppState& state) {
     ImGui::SameLine();
     ImGui::RadioButton("text tower", &tower, 1);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The labels' encoder alone: its maps for the sentence you type");
+    if (tower == 1 && state.model.tower.empty() && !state.labels.empty()) {
+        // The tower opens on the first label, as typed (ids where the labels are ids: a
+        // folder without a tokenizer reads nothing else).
+        state.text = state.labels.substr(0, state.labels.find('\n'));
+        state.text_is_ids = state.labels_are_ids;
+    }
     state.model.tower = tower == 1 ? "text" : "";
 }
 

@@ -26,14 +26,18 @@ constexpr float bar_width_1x = 120.0f;   // ui_scale.h
 
 // A probability as a bar on its track, at the cursor, one text line high.
 // A probability as a percentage: one decimal, or two significant digits below 0.1% (a
-// sigmoid's no is often 1e-5, which one decimal would show as nothing at all).
+// sigmoid's no is often 1e-5, which one decimal would show as nothing at all), and below
+// 0.001% a bound; the exact value on hover.
 void probability_text(float probability) {
-    const float percent = 100.0f * probability;
-    if (percent >= 0.1f || percent <= 0.0f) {
-        ImGui::Text("%5.1f%%", static_cast<double>(percent));
+    const double percent = 100.0 * static_cast<double>(probability);
+    if (percent >= 0.1 || percent <= 0.0) {
+        ImGui::Text("%5.1f%%", percent);
+    } else if (percent >= 0.001) {
+        ImGui::Text("%.2g%%", percent);
     } else {
-        ImGui::Text("%.2g%%", static_cast<double>(percent));
+        ImGui::TextUnformatted("<0.001%");
     }
+    if (percent > 0.0 && percent < 0.1 && ImGui::IsItemHovered()) ImGui::SetTooltip("%.3g%%", percent);
 }
 
 void probability_bar(float probability, ImU32 bar, ImU32 track) {
@@ -236,8 +240,8 @@ void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& 
         }
         ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, label_width);
         ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthFixed, bar_width);
-        ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_WidthFixed, px(64.0f));
-        if (compare) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, px(80.0f));
+        ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_WidthFixed, px(72.0f));
+        if (compare) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, px(96.0f));
         if (compare || n_tables > 1) draw_header_row(shown, table, compare, n_disabled);
         const auto quoted = [&](const std::string& label) {
             const bool named = target.kind == PredictionKind::classes || target.kind == PredictionKind::labels;

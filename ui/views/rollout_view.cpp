@@ -203,7 +203,9 @@ void RolloutView::draw_patch_rollout(ViewContext& context, const Matrix& R, cons
     Matrix map(gh, gw);
     for (int n = 0; n < gw * gh; ++n) map(n / gw, n % gw) = R(row, prefix + n);
     const float max = std::max(map.maxCoeff(), 1e-12f);
-    ImGui::Text("What %s draws on, through layers %d..%d (click a patch to follow it; [CLS] button to go back)",
+    ImGui::Text(prefix > 0 ? "What %s draws on, through layers %d..%d (click a patch to follow it; [CLS] button to "
+                             "go back)"
+                           : "What %s draws on, through layers %d..%d (click a patch to follow it)",
                 input.labels[static_cast<std::size_t>(row)].c_str(), o.start_layer,
                 o.end_layer < 0 ? L - 1 : o.end_layer);
     colour_legend(state.colormap, "0", "the map's max", false);
@@ -218,8 +220,10 @@ void RolloutView::draw_patch_rollout(ViewContext& context, const Matrix& R, cons
         const int gy = cell_under(m.y, origin.y, height / static_cast<float>(gh), gh);
         own_.row = prefix + gy * gw + gx;
     }
-    ImGui::SameLine();
-    if (ImGui::Button("[CLS]")) own_.row = -1;
+    if (prefix > 0) {   // SigLIP has no [CLS]
+        ImGui::SameLine();
+        if (ImGui::Button("[CLS]")) own_.row = -1;
+    }
 }
 
 // Text: a bar over each token, for the row chosen.

@@ -193,19 +193,22 @@ void HfTensorTable::check_all_taken(const std::set<std::string>& ignorable, cons
 void hf_check_length(std::size_t n, Eigen::Index max_tokens, const std::string& what, const std::string& model,
                      const std::string& limit_field, bool at_least) {
     if (static_cast<Eigen::Index>(n) > max_tokens) {
-        throw Error(what + ": " + (at_least ? "at least " : "") + std::to_string(n) + " tokens, more than " + model +
-                    "'s limit of " + std::to_string(max_tokens) + " (config.json: " + limit_field + ")");
+        throw Error((what.empty() ? "" : what + ": ") + (at_least ? "at least " : "") + std::to_string(n) +
+                    " tokens, more than " + model + "'s limit of " + std::to_string(max_tokens) +
+                    " (config.json: " + limit_field + ")");
     }
 }
 
 void hf_check_token_ids(std::span<const std::int64_t> ids, Eigen::Index vocab_size, Eigen::Index max_tokens,
-                        const std::string& model, const std::string& limit_field) {
-    if (ids.empty()) throw Error("--tokens: no token ids given");
-    hf_check_length(ids.size(), max_tokens, "--tokens", model, limit_field);
+                        const std::string& model, const std::string& limit_field, const std::string& vocab_field,
+                        const std::string& what) {
+    const std::string prefix = what.empty() ? "" : what + ": ";
+    if (ids.empty()) throw Error(prefix + "no token ids given");
+    hf_check_length(ids.size(), max_tokens, what, model, limit_field);
     for (std::size_t i = 0; i < ids.size(); ++i) {
         if (ids[i] < 0 || ids[i] >= vocab_size) {
-            throw Error("--tokens: id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
-                        " is outside 0.." + std::to_string(vocab_size - 1) + " (config.json: vocab_size)");
+            throw Error(prefix + "id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                        " is outside 0.." + std::to_string(vocab_size - 1) + " (config.json: " + vocab_field + ")");
         }
     }
 }

@@ -152,9 +152,12 @@ private:
 // `at_least`: n is a lower bound (the tokenizer stopped early, TooManyTokens).
 void hf_check_length(std::size_t n, Eigen::Index max_tokens, const std::string& what, const std::string& model,
                      const std::string& limit_field, bool at_least = false);
-// --tokens: not empty, not too long, every id in 0..vocab_size-1.
+// --tokens: not empty, not too long, every id in 0..vocab_size-1 (`vocab_field` the field
+// behind it). Messages start with `what` ("--tokens: "); "" for none (a label's ids, whose
+// caller names the flag and the label).
 void hf_check_token_ids(std::span<const std::int64_t> ids, Eigen::Index vocab_size, Eigen::Index max_tokens,
-                        const std::string& model, const std::string& limit_field);
+                        const std::string& model, const std::string& limit_field,
+                        const std::string& vocab_field = "vocab_size", const std::string& what = "--tokens");
 // A token the folder's tokenizer produced has an id the weights have (`files` names the tokenizer's files).
 void hf_check_text_token(const std::string& label, std::int64_t id, Eigen::Index vocab_size, const std::string& model,
                          const std::string& files);

@@ -159,8 +159,8 @@ public:
         return input;
     }
     ModelInput encode_ids(std::span<const std::int64_t> ids, const std::string& model) const override {
-        hf_check_token_ids(ids, layout_.vocab_size, layout_.max_positions, model,
-                           "text_config.max_position_embeddings");
+        hf_check_token_ids(ids, layout_.vocab_size, layout_.max_positions, model, "text_config.max_position_embeddings",
+                           "text_config.vocab_size");
         ModelInput input;
         input.ids.assign(ids.begin(), ids.end());
         input.labels = tokens_->labels(ids);

@@ -22,6 +22,9 @@ public:
     }
     ModelInput encode_label(std::string_view text) const override { return pooled(text_->encode_text(text)); }
     ModelInput encode_label_ids(std::span<const std::int64_t> ids) const override {
+        // Checked here first: the caller names the label and the flag, not --tokens.
+        hf_check_token_ids(ids, label_vocab_size_, text_->info().max_tokens, info_.name,
+                           "text_config.max_position_embeddings", "text_config.vocab_size", "");
         return pooled(text_->encode_ids(ids));
     }
     const Model* text_tower() const override { return text_.get(); }
@@ -47,6 +50,7 @@ private:
     std::unique_ptr<HfEncoderModel> image_;
     std::unique_ptr<HfEncoderModel> text_;
     std::unique_ptr<ZeroShotHead> head_;
+    Eigen::Index label_vocab_size_ = 0;
     ModelInfo info_;
 };
 
@@ -57,6 +61,7 @@ ZeroShotModel::ZeroShotModel(const std::string& folder, const LoadControl& contr
     image_ = std::make_unique<HfEncoderModel>(image_tower_family(), std::move(setup.image), checkpoint, folder);
     text_ = std::make_unique<HfEncoderModel>(text_tower_family(), std::move(setup.text), checkpoint, folder);
     head_ = std::move(setup.head);
+    label_vocab_size_ = setup.label_vocab_size;
     HfTensorLoader loader(checkpoint.table);
     head_->bind(loader);
     head_->finish_weights();

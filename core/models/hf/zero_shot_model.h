@@ -63,6 +63,7 @@ struct ZeroShotSetup {
     EncoderSetup image;
     EncoderSetup text;
     std::unique_ptr<ZeroShotHead> head;
+    Eigen::Index label_vocab_size = 0;   // text_config.vocab_size: a label's ids are checked against it
     // Buffers the checkpoint may store that the forward does not use (position_ids).
     std::set<std::string> ignorable;
 };

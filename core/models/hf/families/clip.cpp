@@ -116,6 +116,7 @@ ZeroShotSetup read_clip_config(const HfFields& f, const std::string& folder) {
     setup.head = std::make_unique<ClipHead>(image.width, words.width, projection_dim, eos_token_id);
     setup.image = {std::move(image), std::move(image_ends)};
     setup.text = {std::move(words), make_tower_text_ends(text_layout)};
+    setup.label_vocab_size = text_layout.vocab_size;
     setup.ignorable = {"vision_model.embeddings.position_ids", "text_model.embeddings.position_ids"};
     return setup;
 }

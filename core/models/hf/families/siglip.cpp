@@ -146,6 +146,7 @@ ZeroShotSetup read_siglip_config(const HfFields& f, const std::string& folder) {
     }
     setup.head = std::make_unique<SiglipHead>(setup.image.config, words.width, projection);
     setup.text = {std::move(words), make_tower_text_ends(text_layout)};
+    setup.label_vocab_size = text_layout.vocab_size;
     setup.ignorable = {"vision_model.embeddings.position_ids", "text_model.embeddings.position_ids"};
     return setup;
 }

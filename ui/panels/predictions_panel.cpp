@@ -230,18 +230,25 @@ void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& 
     if (ImGui::BeginTable("top", columns, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX,
                           ImVec2(width - px(8.0f), 0.0f))) {
         const float bar_width = px(bar_width_1x);
-        const float label_width = std::clamp((width - (compare ? 2.0f : 1.0f) * (bar_width + px(70.0f)) - px(80.0f)) /
-                                                 (compare ? 2.0f : 1.0f),
-                                             px(60.0f), px(220.0f));
+        // "<0.001%" and "vs intact" fit a percentage's column, "+44.1 pts" the change's; the
+        // labels take what is left (each column has a cell's padding on both sides).
+        const float percent_width = ImGui::CalcTextSize("vs intact").x;
+        const float change_width = ImGui::CalcTextSize("+100.0 pts").x;
+        const float sides = compare ? 2.0f : 1.0f;
+        const float padding = static_cast<float>(columns) * 2.0f * ImGui::GetStyle().CellPadding.x;
+        const float label_width = std::clamp(
+            (width - px(8.0f) - padding - sides * (bar_width + percent_width) - (compare ? change_width : 0.0f)) /
+                sides,
+            px(60.0f), px(220.0f));
         if (compare) {
             ImGui::TableSetupColumn("intact", ImGuiTableColumnFlags_WidthFixed, label_width);
             ImGui::TableSetupColumn("p0", ImGuiTableColumnFlags_WidthFixed, bar_width);
-            ImGui::TableSetupColumn("%0", ImGuiTableColumnFlags_WidthFixed, px(50.0f));
+            ImGui::TableSetupColumn("%0", ImGuiTableColumnFlags_WidthFixed, percent_width);
         }
         ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, label_width);
         ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthFixed, bar_width);
-        ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_WidthFixed, px(72.0f));
-        if (compare) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, px(96.0f));
+        ImGui::TableSetupColumn("%", ImGuiTableColumnFlags_WidthFixed, percent_width);
+        if (compare) ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthFixed, change_width);
         if (compare || n_tables > 1) draw_header_row(shown, table, compare, n_disabled);
         const auto quoted = [&](const std::string& label) {
             const bool named = target.kind == PredictionKind::classes || target.kind == PredictionKind::labels;

@@ -281,3 +281,19 @@ TEST_CASE("gui labels: SigLIP's labels are each a sigmoid, with the reference's 
                       "the pooling probe, every head:", "probe"});
     CHECK(!drawn_containing(drawn, "[CLS]"));   // SigLIP has none
 }
+
+TEST_CASE("gui labels: Compare puts a label's text-tower map beside the image tower's, each with its own tokens") {
+    const std::string source = HEADSCOPE_SOURCE_DIR;
+    std::string session = R"({"headscope_session":1,"model":{"name":")";
+    session += source + R"(/tests/checkpoints/siglip_tiny_so400m_bf16"},"image":")" + source +
+               R"(/tests/images/rgb.png","labels":"17,300,1\n5,99,250,13,480,64,511,1","labels_are_ids":true,)" +
+               R"("layer":1,"head":1,"view":"compare","views":{"compare":{"mode":"text_tower","b_label":1}}})";
+    const std::vector<Drawn> drawn = drawn_text("", session);
+    const std::vector<Drawn> titles = find_each(
+        drawn, {"A: head 1.1 of the image tower", "B: head 1.1 of the text tower on \"5,99,250,13,480,64,511,1\"",
+                "A is 16 x 16 and B 8 x 8 positions: side by side, no difference map"});
+    REQUIRE(titles.size() == 3);
+    CHECK(titles[1].x > titles[0].x);   // side by side, B right of A
+    // Each map labelled with its own input's tokens: the patches, and the label's ids.
+    find_each(drawn, {"p15", "480", "511"});
+}

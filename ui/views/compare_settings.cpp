@@ -13,7 +13,7 @@ namespace {
 const std::initializer_list<std::pair<std::string_view, CompareMode>> mode_names = {
     {"two_heads", CompareMode::two_heads},     {"two_layers", CompareMode::two_layers},
     {"mask_on_off", CompareMode::mask_on_off}, {"ablation_on_off", CompareMode::ablation_on_off},
-    {"two_inputs", CompareMode::two_inputs},
+    {"two_inputs", CompareMode::two_inputs},   {"text_tower", CompareMode::text_tower},
 };
 
 std::string_view mode_name(CompareMode mode) {
@@ -29,6 +29,9 @@ void follow_head_a(CompareSettings& settings, int layer, int head, int n_layers,
     if (settings.b_chosen || n_layers < 1 || n_heads < 1) return;
     if (settings.mode == CompareMode::two_layers) {
         settings.b_layer = (layer + 1) % n_layers;
+    } else if (settings.mode == CompareMode::text_tower) {
+        settings.b_layer = std::min(layer, n_layers - 1);
+        settings.b_head = std::min(head, n_heads - 1);
     } else {
         settings.b_layer = layer;
         settings.b_head = (head + 1) % n_heads;
@@ -46,7 +49,8 @@ void write_compare(session::SettingsWriter& out, const CompareSettings& settings
         .set("b_head", settings.b_head)
         .set("b_chosen", settings.b_chosen)
         .set("text_b", settings.text_b)
-        .set("image_b", settings.image_b);
+        .set("image_b", settings.image_b)
+        .set("b_label", settings.b_label);
 }
 
 void read_compare(session::SettingsReader& in, CompareSettings& settings) {
@@ -57,6 +61,7 @@ void read_compare(session::SettingsReader& in, CompareSettings& settings) {
     in.read("b_chosen", settings.b_chosen);
     in.read("text_b", settings.text_b);
     in.read("image_b", settings.image_b);
+    in.read("b_label", settings.b_label, 0, INT_MAX);
 }
 
 }   // namespace headscope::ui

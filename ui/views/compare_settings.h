@@ -14,6 +14,7 @@ enum class CompareMode {
     mask_on_off,       // one head, causal mask on vs off
     ablation_on_off,   // one head, with the disabled heads vs every head on
     two_inputs,        // one head on input A vs input B (another sentence or picture)
+    text_tower,        // a zero-shot model's (CLIP, SigLIP): the image tower's head vs a label's text-tower head
 };
 
 struct CompareSettings {
@@ -25,17 +26,19 @@ struct CompareSettings {
     bool b_chosen = false;
     std::string text_b;    // input B, text models
     std::string image_b;   // input B, image models
+    int b_label = 0;       // text tower: the label whose run B shows
 };
 
 // While B is not chosen, it follows head A (layer, head): the head after A in A's layer
-// (two heads), the layer after A's (two layers), wrapping at the end.
+// (two heads), the layer after A's (two layers), wrapping at the end; the same layer and
+// head of the text tower (text tower).
 void follow_head_a(CompareSettings& settings, int layer, int head, int n_layers, int n_heads);
 
 // Layer and head B inside a model of n_layers x n_heads.
 void fit_compare_b(CompareSettings& settings, int n_layers, int n_heads);
 
 // As a JSON object's fields: "mode" (two_heads, two_layers, mask_on_off, ablation_on_off,
-// two_inputs), "b_layer", "b_head", "b_chosen", "text_b", "image_b".
+// two_inputs, text_tower), "b_layer", "b_head", "b_chosen", "text_b", "image_b", "b_label".
 void write_compare(session::SettingsWriter& out, const CompareSettings& settings);
 void read_compare(session::SettingsReader& in, CompareSettings& settings);
 

@@ -1,4 +1,5 @@
-// The Compare view: two maps side by side: heads, layers, mask on/off, ablation, two inputs.
+// The Compare view: two maps side by side: heads, layers, mask on/off, ablation, two inputs,
+// and for a zero-shot model the image tower's head beside a label's text-tower head.
 
 #include "core/analysis/head_compare.h"
 #include "ui/views/compare_settings.h"
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <tuple>
 
 namespace headscope::ui {
 
@@ -28,7 +30,7 @@ public:
     std::string_view name() const override { return "compare"; }
     const char* title() const override { return "Compare"; }
     std::string_view summary() const override {
-        return "two maps side by side: heads, layers, mask on/off, ablation, two inputs";
+        return "two maps side by side: heads, layers, mask on/off, ablation, two inputs, a label's text tower";
     }
     // Mask on vs off: the same input with the causal mask flipped; two inputs: input B,
     // once typed.
@@ -64,9 +66,7 @@ public:
         std::tie(zoom_, own_) = own;
         return why;
     }
-    void fit_to_model(const ModelInfo& info) override {
-        fit_compare_b(own_, static_cast<int>(info.n_layers), static_cast<int>(info.n_heads));
-    }
+    void fit_to_model(const ModelInfo& info) override { fit_b(info); }
 
     struct Sides;   // the two maps compared
 
@@ -76,6 +76,13 @@ private:
     void choose_mask_on_off(ViewContext& context, Sides& sides);
     void choose_ablation_on_off(ViewContext& context, Sides& sides);
     void choose_two_inputs(ViewContext& context, Sides& sides);
+    void choose_text_tower(ViewContext& context, Sides& sides);
+    // B's layer and head inside the model B is read from: the text tower's in text-tower mode.
+    void fit_b(const ModelInfo& info) {
+        const bool text = own_.mode == CompareMode::text_tower && info.zero_shot;
+        fit_compare_b(own_, static_cast<int>(text ? info.label_layers : info.n_layers),
+                      static_cast<int>(text ? info.label_heads : info.n_heads));
+    }
     void draw_side_by_side(ViewContext& context, const Sides& sides);
     void draw_layer_pairs(ViewContext& context);
 
@@ -154,7 +161,8 @@ std::shared_ptr<const Matrix> unowned(const Matrix& m) { return {std::shared_ptr
 
 const Mask* mask_of(const ModelTrace& trace) { return trace.mask ? &*trace.mask : nullptr; }
 
-void draw_mode_buttons(CompareSettings& own) {
+void draw_mode_buttons(CompareSettings& own, const ModelInfo& info) {
+    if (own.mode == CompareMode::text_tower && !info.zero_shot) own.mode = CompareMode::two_heads;
     int mode = static_cast<int>(own.mode);
     constexpr std::pair<const char*, CompareMode> modes[] = {{"two heads", CompareMode::two_heads},
                                                              {"two layers", CompareMode::two_layers},
@@ -164,6 +172,10 @@ void draw_mode_buttons(CompareSettings& own) {
     for (const auto& [label, value] : modes) {
         if (value != modes[0].second) same_line_if_fits(check_width(label));
         ImGui::RadioButton(label, &mode, static_cast<int>(value));
+    }
+    if (info.zero_shot) {   // both towers side by side
+        same_line_if_fits(check_width("a label's text tower"));
+        ImGui::RadioButton("a label's text tower", &mode, static_cast<int>(CompareMode::text_tower));
     }
     own.mode = static_cast<CompareMode>(mode);
 }
@@ -220,10 +232,10 @@ void CompareView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
     const ModelInfo& info = shown.info;
-    draw_mode_buttons(own_);
+    draw_mode_buttons(own_, info);
 
     // Typed values (Ctrl+click on a slider) can land outside the model.
-    fit_compare_b(own_, static_cast<int>(info.n_layers), static_cast<int>(info.n_heads));
+    fit_b(info);
     Sides sides;
     sides.a = shown.head_map(state.layer, state.head);
     // Each side's mask, so that masked cells are grey, not drawn as weight 0: A's is the
@@ -237,6 +249,7 @@ void CompareView::draw(ViewContext& context) {
     case CompareMode::mask_on_off: choose_mask_on_off(context, sides); break;
     case CompareMode::ablation_on_off: choose_ablation_on_off(context, sides); break;
     case CompareMode::two_inputs: choose_two_inputs(context, sides); break;
+    case CompareMode::text_tower: choose_text_tower(context, sides); break;
     }
     if (!sides.b) {
         ImGui::TextWrapped("%s", sides.waiting.c_str());
@@ -359,6 +372,47 @@ void CompareView::choose_two_inputs(ViewContext& context, Sides& sides) {
     }
 }
 
+void CompareView::choose_text_tower(ViewContext& context, Sides& sides) {
+    const session::Snapshot& shown = context.shown();
+    const session::AppState& state = context.state();
+    const ModelInfo& info = shown.info;
+    const auto n_labels = static_cast<int>(shown.trace.prompt_traces.size());
+    if (n_labels == 0 || static_cast<int>(shown.input.prompts.size()) != n_labels ||
+        static_cast<int>(shown.input.prompt_names.size()) != n_labels) {
+        sides.waiting = "Type labels in the Labels box (Ctrl+L): each label's text-tower maps are shown here beside "
+                        "the image tower's.";
+        return;
+    }
+    own_.b_label = std::clamp(own_.b_label, 0, n_labels - 1);
+    const auto name_of = [&](int i) { return shown.input.prompt_names[static_cast<std::size_t>(i)]; };
+    ImGui::SetNextItemWidth(px(220.0f));
+    if (ImGui::BeginCombo("label", name_of(own_.b_label).c_str())) {
+        for (int i = 0; i < n_labels; ++i) {
+            if (ImGui::Selectable(name_of(i).c_str(), i == own_.b_label)) own_.b_label = i;
+        }
+        ImGui::EndCombo();
+    }
+    follow_head_a(own_, state.layer, state.head, static_cast<int>(info.label_layers),
+                  static_cast<int>(info.label_heads));
+    for (const auto& [name, value, count] : {std::tuple{"text layer", &own_.b_layer, info.label_layers},
+                                             std::tuple{"text head", &own_.b_head, info.label_heads}}) {
+        same_line_if_fits(labelled_width(px(140.0f), name));
+        ImGui::SetNextItemWidth(px(140.0f));
+        if (ImGui::SliderInt(name, value, 0, static_cast<int>(count) - 1, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+            own_.b_chosen = true;
+        }
+    }
+    fit_b(info);
+    const ModelTrace& text = shown.trace.prompt_traces[static_cast<std::size_t>(own_.b_label)];
+    sides.b = unowned(
+        text.layers[static_cast<std::size_t>(own_.b_layer)].heads[static_cast<std::size_t>(own_.b_head)].weights);
+    sides.mask_b = mask_of(text);
+    sides.b_labels = &shown.input.prompts[static_cast<std::size_t>(own_.b_label)].labels;
+    sides.a_title += " of the image tower";
+    sides.b_title =
+        numbered("head ", own_.b_layer, own_.b_head) + " of the text tower on \"" + name_of(own_.b_label) + "\"";
+}
+
 void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
     const session::AppState& state = context.state();
     const Matrix* a = sides.a.get();
@@ -377,7 +431,7 @@ void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
     const float max = std::max({a->maxCoeff(), b->maxCoeff(), 1e-12f});
     const float side = std::clamp((ImGui::GetContentRegionAvail().x - px(40.0f)) / 3.0f, px(96.0f), px(840.0f));
     const std::string key = numbered("cmp", state.layer, state.head) + numbered("-", own_.b_layer, own_.b_head) + "m" +
-                            std::to_string(static_cast<int>(own_.mode));
+                            std::to_string(static_cast<int>(own_.mode)) + "l" + std::to_string(own_.b_label);
     const HeatmapTexture& ta =
         context.textures().get(key + "a", [&] { return heatmap_mip_levels(*a, sides.mask_a, state.colormap, max); });
     const HeatmapTexture& tb =

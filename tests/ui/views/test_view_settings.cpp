@@ -36,8 +36,8 @@ TEST_CASE("view settings: each view's settings read back into a fresh view give 
     // Settings each view's controls can set, away from its defaults.
     const std::map<std::string, std::string> chosen = {
         {"matrix", R"({"edit_mask":true,"first_col":10.5,"first_row":20.0,"zoom":4.0})"},
-        {"compare", R"({"b_chosen":true,"b_head":2,"b_layer":3,"first_col":0.0,"first_row":0.0,"image_b":"b.png",)"
-                    R"("mode":"two_layers","text_b":"a dog","zoom":1.0})"},
+        {"compare", R"({"b_chosen":true,"b_head":2,"b_label":1,"b_layer":3,"first_col":0.0,"first_row":0.0,)"
+                    R"("image_b":"b.png","mode":"text_tower","text_b":"a dog","zoom":1.0})"},
         {"model", R"({"colour_by_metric":true,"importance":true,"sort_by_metric":false})"},
         // The discard ratio at its slider's top: 0.99 as a float.
         {"rollout", R"({"discard_ratio":0.9900000095367432,"end_layer":-1,"fusion":"max","row":4,"start_layer":2})"},
@@ -67,7 +67,7 @@ TEST_CASE("view settings: a field given replaces only itself, a bad one changes 
     CHECK(compare->settings().find(R"("mode":"two_inputs")") != std::string::npos);
     const std::string before = compare->settings();
     CHECK(compare->restore(R"({"text_b":"a bird","mode":"three_heads"})") ==
-          "'mode': expected one of two_heads, two_layers, mask_on_off, ablation_on_off, two_inputs");
+          "'mode': expected one of two_heads, two_layers, mask_on_off, ablation_on_off, two_inputs, text_tower");
     CHECK(compare->settings() == before);   // not even text_b, read before the bad field
     const auto image = view_named("image");
     CHECK(image->restore(R"({"keep_mass_share":1.5})") == "'keep_mass_share': expected a number in 0.01..0.99");
@@ -80,7 +80,7 @@ TEST_CASE("view settings: another model clamps layers and heads, a shorter input
     const auto compare = view_named("compare");
     REQUIRE(compare->restore(R"({"b_layer":11,"b_head":9,"b_chosen":true})").empty());
     compare->fit_to_model(shaped(4, 2));
-    CHECK(compare->settings().find(R"("b_head":1,"b_layer":3)") != std::string::npos);
+    CHECK(compare->settings().find(R"("b_head":1,"b_label":0,"b_layer":3)") != std::string::npos);
 
     const auto rollout = view_named("rollout");
     REQUIRE(rollout->restore(R"({"start_layer":9,"end_layer":10,"row":30})").empty());

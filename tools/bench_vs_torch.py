@@ -84,6 +84,9 @@ WORKLOADS = [
     {"name": "clip-b16", "kind": "vit", "family": "clip", "model": "clip-b16", "target": (1, 1), "repeat": 5,
      "labels": [[49406, 320, 1125, 539, 320, 2368, 49407], [49406, 320, 1125, 539, 320, 1929, 49407],
                 [49406, 320, 22697, 49407]]},
+    # SigLIP: no [CLS], the attention-pooling probe, three labels through the bidirectional text tower.
+    {"name": "siglip-b16", "kind": "vit", "family": "siglip", "model": "siglip-b16", "target": (1, 1), "repeat": 5,
+     "labels": [[260, 638, 3293, 870, 1], [6254, 267, 260, 1443, 1], [262, 266, 476, 8532, 270, 4460, 3949, 1682, 1]]},
     {"name": "gpt2-128", "kind": "gpt2", "model": "gpt2-small", "T": 128, "target": (220, 300), "repeat": 5},
     {"name": "gpt2-1024", "kind": "gpt2", "model": "gpt2-small", "T": 1024, "target": (1800, 2670), "repeat": 3},
     {"name": "gpt2-1024-od", "kind": "gpt2", "model": "gpt2-small", "T": 1024, "repeat": 3,
@@ -120,6 +123,9 @@ def describe(w):
     if w["kind"] == "vit" and w.get("family") == "clip":
         return ("CLIP ViT-B/16 at 224 px (197 tokens, 144 maps) + 3 labels through the text tower "
                 "(7, 7, 4 tokens, 96 maps each), logits_per_image")
+    if w["kind"] == "vit" and w.get("family") == "siglip":
+        return ("SigLIP B/16 at 224 px (196 patches, 144 maps, the pooling probe) + 3 labels through the text tower "
+                "(5, 5, 9 tokens, 144 maps each), logits_per_image")
     if w["kind"] == "vit" and w.get("family") == "dinov2":
         return "DINOv2-B/14 with 4 registers, 224 px crop (261 tokens, positions resized from 37 x 37), 144 maps"
     if w["kind"] == "vit":
@@ -181,6 +187,16 @@ def torch_job(spec):
         vc = config["vision_config"]
         maps = vc["num_hidden_layers"] * vc["num_attention_heads"]
         return (lambda: model(pixels, spec["labels"])), maps, side * side + 1
+    if spec["kind"] == "vit" and spec.get("family") == "siglip":
+        import make_siglip_checkpoints as siglip
+        siglip.CHECKS = False   # the forward alone, not the reference's checks of itself
+        model = siglip.SiglipReference(siglip.with_defaults(config)).eval()
+        siglip.load_reference(model, stored)
+        with open(os.path.join(folder, "preprocessor_config.json")) as f:
+            pixels = siglip.preprocess(spec["image"], json.load(f))   # not timed, as for ViT
+        vc = siglip.with_defaults(config)["vision_config"]   # the hub's short config leaves the sizes to defaults
+        side = pixels.shape[2] // vc["patch_size"]
+        return (lambda: model(pixels, spec["labels"])), vc["num_hidden_layers"] * vc["num_attention_heads"], side * side
     if spec["kind"] == "vit" and spec.get("family") == "dinov2":
         import make_vision_checkpoints as vision
         model = vision.Dinov2Reference(config, classifier=False).eval()

@@ -17,6 +17,10 @@ OUT_DIR/
                   "vit." prefix, 1000 labels, 224 px, P=16): 86.6M parameters
   clip-b16/       openai/clip-vit-base-patch16's shape (CLIPModel, F32, no prefix): image tower
                   E=768 L=12 H=12 P=16 at 224 px, text tower E=512 L=12 H=8 V=49408: 149.6M parameters
+  siglip-b16/     google/siglip-base-patch16-224's shape (SiglipModel, F32, no prefix): image
+                  tower E=768 L=12 H=12 P=16 at 224 px (196 patches, no [CLS]) with its
+                  attention-pooling head, text tower E=768 L=12 H=12 V=32000, 64 positions:
+                  203.2M parameters
   dinov2-reg-base/ facebook/dinov2-with-registers-base's shape (Dinov2WithRegistersModel, F32, no
                   prefix, positions learned at 518 px, P=14, 4 registers, BitImageProcessor
                   256 / crop 224): 86.6M parameters
@@ -171,6 +175,20 @@ def clip_b16(folder):
     randomise(ref, seed=88)
     tensors = {k: v.detach().contiguous() for k, v in ref.hf_names().items()}
     write_folder(folder, cfg, tensors, openai_feature_extractor(224, 224))
+
+
+def siglip_b16(folder):
+    """google/siglip-base-patch16-224's shape: SiglipConfig's defaults (both towers E=768 H=12
+    L=12 I=3072, P=16 at 224 px, V=32000, 64 positions); SiglipModel, F32, its image processor.
+    Random weights from the reference's own initialisation (make_siglip_checkpoints)."""
+    from make_siglip_checkpoints import (SiglipReference, randomise_siglip, siglip_config, siglip_image_processor,
+                                         with_defaults)
+
+    cfg = siglip_config(text=dict(vocab_size=32000), vision=dict(image_size=224, patch_size=16), dtype="float32")
+    ref = SiglipReference(with_defaults(cfg)).eval()
+    randomise_siglip(ref, 89, 4.7, -16.5)
+    tensors = {k: v.detach().contiguous() for k, v in ref.hf_names().items()}
+    write_folder(folder, cfg, tensors, siglip_image_processor(224))
 
 
 # --------------------------------------------------------------------------------------
@@ -336,7 +354,7 @@ def decoder(name, quick=False):
 # --------------------------------------------------------------------------------------
 
 WRITERS = {"gpt2-small": gpt2_small, "vit-base-16": vit_base_16, "dinov2-reg-base": dinov2_reg_base,
-           "clip-b16": clip_b16}
+           "clip-b16": clip_b16, "siglip-b16": siglip_b16}
 QUICK = [n for n in DECODERS if n not in BIG]
 
 

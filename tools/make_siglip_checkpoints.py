@@ -205,11 +205,17 @@ def check_against_torch_mha(layer, x):
     assert diff < 1e-4 * max(1.0, float(ref_x.abs().max())), diff
 
 
+# The reference checks itself as it runs (each layer against nn.MultiheadAttention, the probe
+# by hand); a benchmark (tools/bench_vs_torch.py) times the forward alone and turns it off.
+CHECKS = True
+
+
 def encoder(layers, x):
     """Runs the layers, each checked against nn.MultiheadAttention on its own input."""
     attentions = []
     for layer in layers:
-        check_against_torch_mha(layer, x)
+        if CHECKS:
+            check_against_torch_mha(layer, x)
         x, w = layer(x)
         attentions.append(w)
     return x, attentions
@@ -295,6 +301,13 @@ class SiglipReference(nn.Module):
         head = self.vision_model.head
         probe = head.probe.repeat(x.shape[0], 1, 1)
         a, weights = head.attention(probe, x, x, need_weights=True, average_attn_weights=False)
+        if CHECKS:
+            self.check_pool(head, probe, x, a, weights)
+        x = a + head.mlp.fc2(self.head_act(head.mlp.fc1(head.layernorm(a))))
+        return x[:, 0], weights
+
+    @staticmethod
+    def check_pool(head, probe, x, a, weights):
         # transformers calls it with the default (averaged) weights: the output is the same.
         assert torch.equal(a, head.attention(probe, x, x)[0])
         # the per-head weights by hand: softmax((probe Wq + bq)(x Wk + bk)^T / sqrt(Dh))
@@ -305,8 +318,6 @@ class SiglipReference(nn.Module):
         k = (x @ wk.t() + bk).view(1, -1, h, e // h).transpose(1, 2)
         by_hand = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(e // h), dim=-1)
         assert float((by_hand - weights).abs().max()) < 1e-6
-        x = a + head.mlp.fc2(self.head_act(head.mlp.fc1(head.layernorm(a))))
-        return x[:, 0], weights
 
     def encode_image(self, pixels):
         """pixels [1, 3, H, W] -> (attention maps [1, H, N, N] per layer, pooling map

@@ -2,7 +2,6 @@
 
 #include "core/base/error.h"
 #include "core/models/hf/checkpoint_load.h"
-#include "core/models/hf/tower_ends.h"
 
 #include <utility>
 
@@ -65,7 +64,9 @@ ZeroShotModel::ZeroShotModel(const std::string& folder, const LoadControl& contr
     HfTensorLoader loader(checkpoint.table);
     head_->bind(loader);
     head_->finish_weights();
-    checkpoint.table.check_all_taken(setup.ignorable, setup.architecture);
+    // The position_ids buffers older checkpoints store; the forward counts positions itself.
+    checkpoint.table.check_all_taken({"vision_model.embeddings.position_ids", "text_model.embeddings.position_ids"},
+                                     setup.architecture);
     describe(folder, setup.model_type, setup.architecture, checkpoint.table);
     info_.settings.insert({"weights", checkpoint.stored.description()});
 }
@@ -139,6 +140,12 @@ std::vector<OwnedTensor> ZeroShotModel::export_weights() const {
 std::unique_ptr<Model> load_zero_shot_model(const std::string& folder, const LoadControl& control,
                                             ZeroShotSetup (*read)(const HfFields& f, const std::string& folder)) {
     return std::make_unique<ZeroShotModel>(folder, control, read);
+}
+
+void ZeroShotSetup::set_text_tower(EncoderConfig words, TowerTextLayout layout) {
+    words.max_tokens = words.max_run_tokens = layout.max_positions;
+    label_vocab_size = layout.vocab_size;
+    text = {std::move(words), make_tower_text_ends(std::move(layout))};
 }
 
 RowVector unit_row(const Matrix& embedding) { return embedding.row(0) / embedding.norm(); }

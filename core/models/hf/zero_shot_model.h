@@ -12,11 +12,11 @@
 #include "core/models/hf/config_fields.h"
 #include "core/models/hf/encoder.h"
 #include "core/models/hf/tensors.h"
+#include "core/models/hf/tower_ends.h"
 #include "core/models/model.h"
 #include "core/models/tensor_binder.h"
 
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -64,8 +64,9 @@ struct ZeroShotSetup {
     EncoderSetup text;
     std::unique_ptr<ZeroShotHead> head;
     Eigen::Index label_vocab_size = 0;   // text_config.vocab_size: a label's ids are checked against it
-    // Buffers the checkpoint may store that the forward does not use (position_ids).
-    std::set<std::string> ignorable;
+
+    // The text tower: `words` as read from text_config, taking at most the layout's positions.
+    void set_text_tower(EncoderConfig words, TowerTextLayout layout);
 };
 
 // Opens a folder of a two-tower family whose config.json `read` reads (with the folder).

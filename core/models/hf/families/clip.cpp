@@ -111,13 +111,9 @@ ZeroShotSetup read_clip_config(const HfFields& f, const std::string& folder) {
                                       .max_positions = text.integer("max_position_embeddings", 77, 1, 1 << 20)};
     // 2 in the original configs: pooled at the highest id.
     const std::int64_t eos_token_id = text.integer("eos_token_id", 49407, 0, text_layout.vocab_size - 1);
-    words.max_tokens = words.max_run_tokens = text_layout.max_positions;
-
     setup.head = std::make_unique<ClipHead>(image.width, words.width, projection_dim, eos_token_id);
     setup.image = {std::move(image), std::move(image_ends)};
-    setup.text = {std::move(words), make_tower_text_ends(text_layout)};
-    setup.label_vocab_size = text_layout.vocab_size;
-    setup.ignorable = {"vision_model.embeddings.position_ids", "text_model.embeddings.position_ids"};
+    setup.set_text_tower(std::move(words), text_layout);
     return setup;
 }
 

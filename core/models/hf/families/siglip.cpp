@@ -136,7 +136,6 @@ ZeroShotSetup read_siglip_config(const HfFields& f, const std::string& folder) {
                                       .tokenizer_name = "SigLIP's tokenizer; its spiece.model is not read",
                                       .vocab_size = text.integer("vocab_size", 32000, 1, 1 << 24),
                                       .max_positions = text.integer("max_position_embeddings", 64, 1, 1 << 20)};
-    words.max_tokens = words.max_run_tokens = text_layout.max_positions;
     const Eigen::Index image_width = setup.image.config.width;
     const Eigen::Index projection = text.integer("projection_size", words.width, 1, 65536);
     if (projection != image_width) {
@@ -145,9 +144,7 @@ ZeroShotSetup read_siglip_config(const HfFields& f, const std::string& folder) {
                                          std::to_string(projection));
     }
     setup.head = std::make_unique<SiglipHead>(setup.image.config, words.width, projection);
-    setup.text = {std::move(words), make_tower_text_ends(text_layout)};
-    setup.label_vocab_size = text_layout.vocab_size;
-    setup.ignorable = {"vision_model.embeddings.position_ids", "text_model.embeddings.position_ids"};
+    setup.set_text_tower(std::move(words), text_layout);
     return setup;
 }
 

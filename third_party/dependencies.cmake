@@ -17,6 +17,9 @@ add_library(hs::utf8proc ALIAS PkgConfig::UTF8PROC)
 # libonig-dev: tokenizer.json's regexes, by the engine Hugging Face uses. Its header is
 # compiled against; the library is loaded at run time (core/text/tokenizer/onig_regex.cpp).
 pkg_check_modules(ONIG REQUIRED oniguruma)
+# libsentencepiece-dev: spiece.model files (SigLIP's tokenizer), read by Google's own library.
+pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+add_library(hs::sentencepiece ALIAS PkgConfig::SENTENCEPIECE)
 
 if(HEADSCOPE_BUILD_GUI)
     set(OpenGL_GL_PREFERENCE GLVND)

@@ -13,6 +13,8 @@ packages=(
     zlib1g-dev
     # tokenizer.json's regexes, by the engine Hugging Face's tokenizers use
     libonig-dev
+    # SigLIP's tokenizer: its spiece.model, read by Google's SentencePiece library
+    libsentencepiece-dev
     # headscope-cli
     libcli11-dev
     # GUI: window, OpenGL, Dear ImGui (ships its GLFW + OpenGL3 backends), a UI font
@@ -32,12 +34,13 @@ packages=(
 command -v npm >/dev/null || packages+=(npm)
 
 # Optional: the references the tools/ scripts run on (PyTorch on OpenBLAS, Pillow,
-# matplotlib) and the corpus tools/train_text.py reads (the King James Bible, through
-# the `bible` program). CI does not need them (their outputs are committed); pass
+# matplotlib, SentencePiece's Python binding) and the corpus tools/train_text.py and
+# tools/make_siglip_tokenizer.py read (the King James Bible, through the `bible` program). CI does not need them (their outputs are committed); pass
 # --with-torch to add them. Without libopenblas0-pthread PyTorch falls back on the
 # reference BLAS, about 10x slower for training.
 if [[ "${1:-}" == "--with-torch" ]]; then
     packages+=(python3-torch python3-torchvision python3-numpy python3-pil python3-matplotlib
+               python3-sentencepiece
                libopenblas0-pthread libopenblas0-openmp bible-kjv bible-kjv-text)
 fi
 

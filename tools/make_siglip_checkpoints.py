@@ -9,7 +9,9 @@ Run with Debian's PyTorch, Pillow and NumPy (python3-torch python3-pil python3-n
 tests/checkpoints/               folders as transformers' save_pretrained writes them:
                                  config.json, preprocessor_config.json, model.safetensors
                                  (or shards + model.safetensors.index.json)
-  siglip_tiny/                   google/siglip-base-patch16-224's config.json: the short form
+  siglip_tiny/                   (its spiece.model and tokenizer files: make_siglip_tokenizer.py,
+                                 run at the end)
+                                 google/siglip-base-patch16-224's config.json: the short form
                                  transformers 4.37.0.dev0 wrote when the model was converted (most
                                  fields left to SiglipConfig's defaults). Its towers' fields are
                                  copied from the hub file as lablup/mlxcel's SigLIP text tests
@@ -518,6 +520,9 @@ def main():
     write_bad_configs(cfg, proc)
     write_json(os.path.join(GOLDEN_DIR, "cases.json"), {"tolerance": 1e-4, "cases": CASES})
     print(f"wrote {len(CASES)} golden cases")
+    # siglip_tiny's tokenizer files (rewritten above without them), and their goldens.
+    import make_siglip_tokenizer
+    make_siglip_tokenizer.write_all()
 
 
 if __name__ == "__main__":

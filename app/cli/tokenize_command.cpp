@@ -5,6 +5,7 @@
 #include "app/cli/command.h"
 #include "core/base/error.h"
 #include "core/text/text.h"
+#include "core/text/tokenizer/siglip_tokenizer.h"
 #include "core/text/tokenizer/tokenizer_folder.h"
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace headscope::cli {
@@ -49,7 +51,8 @@ Command add_tokenize_command(CLI::App& app) {
         "tokenize", "Tokenize a text with a Hugging Face folder's tokenizer: the ids and tokens, as JSON");
     cmd->add_option("--model", args->folder,
                     "A folder with tokenizer.json (and tokenizer_config.json), "
-                    "vocab.json + merges.txt, or vocab.txt; no weights needed")
+                    "vocab.json + merges.txt, vocab.txt, or SigLIP's spiece.model + tokenizer_config.json; "
+                    "no weights needed")
         ->required();
     args->text_option = cmd->add_option("--text", args->text, "The text (may be empty)");
     args->text_file_option =
@@ -64,9 +67,20 @@ Command add_tokenize_command(CLI::App& app) {
                 }
                 const std::string text =
                     args->text_file_option->count() > 0 ? read_sentence_file(args->text_file) : args->text;
-                const auto found = open_tokenizer(args->folder);
-                const tokenizer::Tokenizer& t = found.tokenizer;
-                const std::vector<std::int32_t> ids = t.encode_ids(text, !args->no_special, "--text");
+                std::vector<std::int32_t> ids;
+                std::optional<tokenizer::SiglipTokenizer> siglip;
+                std::optional<tokenizer::FolderTokenizer> found;
+                if (tokenizer::is_siglip_tokenizer_folder(args->folder)) {
+                    const std::filesystem::path dir(args->folder);
+                    siglip.emplace((dir / "spiece.model").string(), (dir / "tokenizer_config.json").string());
+                    for (const auto& token : siglip->encode(text, "--text", !args->no_special, false)) {
+                        ids.push_back(token.id);
+                    }
+                } else {
+                    found = open_tokenizer(args->folder);
+                    ids = found->tokenizer.encode_ids(text, !args->no_special, "--text");
+                }
+                const tokenizer::Tokenizer& t = siglip ? siglip->pieces() : found->tokenizer;
                 nlohmann::ordered_json out;
                 out["ids"] = ids;
                 out["tokens"] = nlohmann::json::array();

@@ -189,3 +189,41 @@ TEST_CASE("clip: --tower text dumps the text tower alone, a label's maps as a te
     CHECK(vit.exit_code == 2);
     CHECK(vit.err.find("has no text tower") != std::string::npos);
 }
+
+TEST_CASE("siglip: labels typed through the folder's spiece.model dump as SiglipTokenizer's ids would") {
+    std::ifstream in(golden_dir() + "/siglip/tokenizer.json");
+    REQUIRE(in.good());
+    const nlohmann::json golden = nlohmann::json::parse(in);
+    const nlohmann::json m = manifest("siglip");
+    const nlohmann::json& c = m.at("cases").at(0);
+    REQUIRE(c.at("checkpoint") == "siglip_tiny");
+    // The golden's first two labels, typed; and their ids (64 each, padding included) as given.
+    const nlohmann::json& a = golden.at("cases").at(0);
+    const nlohmann::json& b = golden.at("cases").at(1);
+    nlohmann::json as_ids = c;
+    as_ids["label_ids"] = nlohmann::json::array({a.at("ids"), b.at("ids")});
+    TempDir dir;
+    const std::string model = checkpoints + "/siglip_tiny";
+    const SafetensorsFile typed =
+        dump(model, c, {"--labels", a.at("text").get<std::string>() + "," + b.at("text").get<std::string>()},
+             dir.file("typed.safetensors"));
+    const SafetensorsFile given = dump(model, c, {"--label-tokens", label_tokens(as_ids)}, dir.file("ids.safetensors"));
+    for (int i = 0; i < 2; ++i) {
+        const std::string at = "text." + std::to_string(i) + ".";
+        CHECK(int64s(typed, at + "input_ids") == int64s(given, at + "input_ids"));
+        check_same(typed, given, at + "attn.1", 0.0);
+    }
+    check_same(typed, given, "logits_per_image", 0.0);
+    const auto tokens = nlohmann::json::parse(typed.metadata().at("label_tokens"));
+    CHECK(tokens.at(0).size() == 64);
+    CHECK(tokens.at(0).at(1) == " photo");
+
+    // `tokenize` reads the same folder as tokenizer(text) does: </s>, no padding.
+    const RunResult r = run_cli({"tokenize", "--model", model, "--text", a.at("text").get<std::string>()});
+    REQUIRE(r.exit_code == 0);
+    const auto out = nlohmann::json::parse(r.out);
+    const std::size_t n = a.at("pieces").size() + 1;
+    const auto ids = a.at("ids").get<std::vector<int>>();
+    CHECK(out.at("ids").get<std::vector<int>>() == std::vector<int>(ids.begin(), ids.begin() + static_cast<long>(n)));
+    CHECK(out.at("tokens").at(1) == "\u2581photo");
+}

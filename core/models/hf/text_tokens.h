@@ -1,10 +1,12 @@
 #pragma once
 // A text checkpoint's tokenizer as the Hugging Face text models use it: the folder's
 // tokenizer files (core/text/tokenizer/tokenizer_folder.h) turning a sentence into ids,
-// labels and byte spans, and ids into what a person reads. A folder without tokenizer
-// files reads token ids only.
+// labels and byte spans, and ids into what a person reads; or SigLIP's spiece.model through
+// transformers' SiglipTokenizer steps (core/text/tokenizer/siglip_tokenizer.h). A folder
+// without tokenizer files reads token ids only.
 
 #include "core/models/model.h"
+#include "core/text/tokenizer/siglip_tokenizer.h"
 #include "core/text/tokenizer/tokenizer.h"
 
 #include <cstdint>
@@ -20,10 +22,12 @@ class HfTextTokens {
 public:
     // The tokenizer of `folder`, when it has one.
     explicit HfTextTokens(const std::string& folder);
+    // SigLIP's: the folder's spiece.model, with its tokenizer_config.json where present.
+    static HfTextTokens siglip(const std::string& folder);
     // None: ids are read as given and shown as numbers.
     HfTextTokens() = default;
 
-    bool has_tokenizer() const { return tokenizer_.has_value(); }
+    bool has_tokenizer() const { return pieces() != nullptr; }
     // What it was read from ("tokenizer.json + tokenizer_config.json", ...), or "none".
     const std::string& files() const { return files_; }
 
@@ -40,7 +44,11 @@ public:
     std::string label(Eigen::Index id) const;
 
 private:
+    // What labels ids: the tokenizer, or SigLIP's pieces; null without either.
+    const tokenizer::Tokenizer* pieces() const;
+
     std::optional<tokenizer::Tokenizer> tokenizer_;
+    std::optional<tokenizer::SiglipTokenizer> siglip_;
     std::string files_ = "none";
 };
 

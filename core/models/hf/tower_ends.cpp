@@ -132,15 +132,21 @@ public:
     static void bind_head(Self&, const EncoderConfig&, const StackShapeReasons&, Binder&) {}   // the model's
 
     void choose_head(const EncoderConfig&, const HfTensorTable&) override {}
-    // tokenizer.json alone: vocab.json + merges.txt would be read by GPT-2's rule, which is
-    // not CLIP's (lower-casing, the end-of-word suffix); SigLIP's spiece.model is not read.
     void read_files(const std::string& folder) override {
-        std::error_code ec;
-        if (std::filesystem::exists(std::filesystem::path(folder) / "tokenizer.json", ec)) {
+        const std::filesystem::path dir(folder);
+        const auto exists = [&](const char* name) {
+            std::error_code ec;
+            return std::filesystem::exists(dir / name, ec);
+        };
+        const bool sentencepiece = layout_.tokenizer == TowerTokenizer::siglip_sentencepiece;
+        if (sentencepiece && exists("spiece.model")) {
+            tokens_ = HfTextTokens::siglip(folder);
+        } else if (exists("tokenizer.json")) {
             tokens_.emplace(folder);
         } else {
             tokens_.emplace();
-            text_refusal_ = folder + ": no tokenizer.json (" + layout_.tokenizer_name +
+            text_refusal_ = folder + ": no " + (sentencepiece ? "spiece.model" : "tokenizer.json") + " (" +
+                            layout_.tokenizer_name +
                             "), so labels are given as token ids (--label-tokens, or the Labels box's ids tick)";
         }
     }

@@ -8,7 +8,7 @@
 //       (CLIP's pre_layrnorm); the blocks; post_layernorm over every row.
 //   text tower: token_embedding[ids] + position_embedding[0 .. T-1]; the blocks (causal for
 //       CLIP, bidirectional for SigLIP); final_layer_norm. Text through the folder's
-//       tokenizer.json; without one, token ids only.
+//       tokenizer (TowerTokenizer); without one, token ids only.
 // The model on the towers (zero_shot_model.h) reads their outputs.
 
 #include "core/models/hf/config_fields.h"
@@ -53,10 +53,19 @@ std::unique_ptr<EncoderEnds> read_tower_image_ends(const HfFields& f, const std:
                                                    const std::string& model_type, TowerImageLayout layout,
                                                    int default_image_size, int default_patch_size, EncoderConfig& c);
 
+// Which tokenizer files a text tower reads, as transformers' tokenizer class for it does.
+enum class TowerTokenizer {
+    tokenizer_json,   // CLIP: tokenizer.json (vocab.json + merges.txt would be read by GPT-2's rule)
+    // SigLIP: spiece.model through SiglipTokenizer, which has no tokenizer.json form (a hub
+    // folder's tokenizer.json is not what transformers reads); tokenizer.json without one.
+    siglip_sentencepiece,
+};
+
 // What a text tower's embeddings are, and how it reads text.
 struct TowerTextLayout {
-    std::string architecture;     // the tower's class, "CLIPTextModel"
-    std::string tokenizer_name;   // for the refusal without tokenizer.json: "CLIP's tokenizer"
+    std::string architecture;   // the tower's class, "CLIPTextModel"
+    TowerTokenizer tokenizer = TowerTokenizer::tokenizer_json;
+    std::string tokenizer_name;   // for the refusal without its files: "CLIP's tokenizer"
     Eigen::Index vocab_size = 0;
     Eigen::Index max_positions = 0;   // text_config.max_position_embeddings
 };

@@ -133,7 +133,8 @@ ZeroShotSetup read_siglip_config(const HfFields& f, const std::string& folder) {
 
     EncoderConfig words = read_tower_stack(text, "siglip_text_model", siglip_defaults);
     const TowerTextLayout text_layout{.architecture = "SiglipTextModel",
-                                      .tokenizer_name = "SigLIP's tokenizer; its spiece.model is not read",
+                                      .tokenizer = TowerTokenizer::siglip_sentencepiece,
+                                      .tokenizer_name = "SigLIP's tokenizer",
                                       .vocab_size = text.integer("vocab_size", 32000, 1, 1 << 24),
                                       .max_positions = text.integer("max_position_embeddings", 64, 1, 1 << 20)};
     const Eigen::Index image_width = setup.image.config.width;

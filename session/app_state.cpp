@@ -20,6 +20,7 @@ Request make_request(const AppState& state, const ViewNeeds& needs) {
     r.input.labels = label_lines(state.labels);
     r.input.label_ids = state.labels_are_ids;
     r.input.labels_name = state.labels_are_ids ? "labels (token ids)" : "labels";
+    r.input.unreadable_labels_left_out = true;
     // The built demo ViT has no own resolution (its positions are built for 224 px): never ask it.
     r.input.image_options.own_resolution = state.own_resolution && !is_toy_model(state.model.name);
     r.causal = state.causal;

@@ -2,9 +2,11 @@
 
 #include "core/base/error.h"
 #include "core/base/index_lists.h"
+#include "core/base/shown.h"
 #include "core/image/image.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace headscope::session {
 
@@ -28,17 +30,25 @@ namespace {
 
 // The labels a zero-shot model scores the picture against, each through its text tower.
 void encode_labels(const Model& model, const RunInput& input, ModelInput& encoded) {
+    std::optional<Error> first_refusal;
     for (std::size_t i = 0; i < input.labels.size(); ++i) {
         const std::string& label = input.labels[i];
-        const std::string what = input.labels_name + ": label " + std::to_string(i + 1) + " (\"" + label + "\")";
+        // The label quoted short: a refused 300-token label is not repeated whole.
+        const std::string what =
+            input.labels_name + ": label " + std::to_string(i + 1) + " (\"" + shown(label, 40) + "\")";
         try {
             encoded.prompts.push_back(input.label_ids ? model.encode_label_ids(token_ids_typed(label))
                                                       : model.encode_label(label));
         } catch (const Error& e) {
-            throw Error(what + ": " + e.what());
+            if (!input.unreadable_labels_left_out) throw Error(what + ": " + e.what());
+            encoded.prompts_left_out.push_back("label " + std::to_string(i + 1) + " (\"" + shown(label, 40) +
+                                               "\"): " + e.what());
+            if (!first_refusal) first_refusal.emplace(what + ": " + e.what());
+            continue;
         }
         encoded.prompt_names.push_back(label);
     }
+    if (first_refusal && encoded.prompts.empty()) throw *first_refusal;
 }
 
 ModelInput encode_input(const Model& model, const RunInput& input, const ModelInput& before) {

@@ -37,6 +37,10 @@ struct RunInput {
     // The command line refuses labels given to a model that scores none; the window keeps
     // its labels box for the next CLIP model and runs any other without them.
     bool unscored_labels_refused = false;
+    // A label its model cannot read (too long, an id it lacks): the command line refuses the
+    // run; the window scores the others and notes it (ModelInput::prompts_left_out), unless
+    // no label is left.
+    bool unreadable_labels_left_out = false;
 
     // Nothing to read (the Compare view's input B before one is typed).
     bool empty() const { return text.empty() && image_path.empty(); }

@@ -153,9 +153,10 @@ void AppWindow::update() {
 void AppWindow::take_latest() {
     const auto latest = worker_.latest();
     if (!latest || latest == shown_) return;
-    const bool new_model = !shown_ || shown_->info.name != latest->info.name ||
-                           shown_->info.n_layers != latest->info.n_layers ||
-                           shown_->info.n_heads != latest->info.n_heads;
+    // A two-tower folder's towers are two networks under one name.
+    const bool new_model =
+        !shown_ || shown_->info.name != latest->info.name || shown_->model.tower != latest->model.tower ||
+        shown_->info.n_layers != latest->info.n_layers || shown_->info.n_heads != latest->info.n_heads;
     const bool other_folder =
         !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
     const bool had_model = shown_ != nullptr;

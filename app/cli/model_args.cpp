@@ -92,10 +92,12 @@ void add_input_options(CLI::App* cmd, InputArgs& args) {
     own->needs(args.image_option);
     args.labels_option = cmd->add_option("--labels", args.labels,
                                          "CLIP, SigLIP: labels to score the image against, comma-separated "
-                                         "(\"a photo of a cat,a photo of a dog\")");
+                                         "(\"a photo of a cat,a photo of a dog\"), read by the folder's tokenizer "
+                                         "(SigLIP's spiece.model: padded to 64 with </s>, as its pipeline does)");
     args.label_tokens_option = cmd->add_option("--label-tokens", args.label_tokens,
                                                "CLIP, SigLIP: the labels as token ids, each comma-separated, labels "
-                                               "separated by ';' (\"49406,320,49407;49406,1929,49407\")");
+                                               "separated by ';' (\"49406,320,49407;49406,1929,49407\"), run as "
+                                               "given (no padding added)");
     args.labels_option->excludes(args.label_tokens_option)->needs(args.image_option);
     args.label_tokens_option->needs(args.image_option);
 }

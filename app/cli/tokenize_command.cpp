@@ -37,8 +37,10 @@ tokenizer::FolderTokenizer open_tokenizer(const std::string& folder) {
     }
     auto found = tokenizer::read_folder_tokenizer(folder);
     if (!found) {
-        throw Error("--model " + folder +
-                    ": no tokenizer files (expected tokenizer.json, vocab.json + merges.txt, or vocab.txt)");
+        throw Error(
+            "--model " + folder +
+            ": no tokenizer files (expected tokenizer.json, vocab.json + merges.txt, vocab.txt, or spiece.model "
+            "with a tokenizer_config.json naming SiglipTokenizer)");
     }
     return std::move(*found);
 }

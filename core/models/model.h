@@ -101,6 +101,9 @@ struct ModelInput {
     // its text tower reads it (Model::encode_label), and as the person gave it.
     std::vector<ModelInput> prompts;
     std::vector<std::string> prompt_names;
+    // Labels given but not scored, each with why (the window scores the others; see
+    // session::RunInput::unreadable_labels_left_out).
+    std::vector<std::string> prompts_left_out;
 };
 
 // How an image model takes a picture.

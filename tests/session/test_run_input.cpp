@@ -100,8 +100,23 @@ TEST_CASE(
     flags.unscored_labels_refused = true;
     flags.labels_name = "--label-tokens";
     CHECK_THROWS_WITH_AS(encode_run_input(*vit, flags), doctest::Contains("--label-tokens:"), Error);
-    // A label the text tower cannot read names its place.
+    // A label the text tower cannot read: the window scores the others and names it with
+    // its place; the command line refuses the run; with no label left, the window too.
     state.labels = "510,5,511\n510,9";
-    CHECK_THROWS_WITH_AS(encode_run_input(*clip, make_request(state).input), doctest::Contains("label 2 (\"510,9\")"),
+    const ModelInput scored = encode_run_input(*clip, make_request(state).input);
+    CHECK(scored.prompt_names == std::vector<std::string>{"510,5,511"});
+    REQUIRE(scored.prompts_left_out.size() == 1);
+    CHECK(scored.prompts_left_out[0].starts_with("label 2 (\"510,9\"): "));
+    CHECK(clip->forward(scored, RunOptions{}).logits.cols() == 1);
+    RunInput refusing = make_request(state).input;
+    refusing.unreadable_labels_left_out = false;
+    CHECK_THROWS_WITH_AS(encode_run_input(*clip, refusing), doctest::Contains("label 2 (\"510,9\")"), Error);
+    state.labels = "510,9\n510,8";
+    CHECK_THROWS_WITH_AS(encode_run_input(*clip, make_request(state).input), doctest::Contains("label 1 (\"510,9\")"),
+                         Error);
+    // A long label is quoted short.
+    RunInput long_label = refusing;
+    long_label.labels = {std::string(500, '7')};
+    CHECK_THROWS_WITH_AS(encode_run_input(*clip, long_label), doctest::Contains("7\xE2\x80\xA6 (460 more bytes)"),
                          Error);
 }

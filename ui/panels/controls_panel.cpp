@@ -98,7 +98,10 @@ void ControlsPanel::draw_tower(AppState& state) {
         state.text = state.labels.substr(0, state.labels.find('\n'));
         state.text_is_ids = state.labels_are_ids;
     }
-    state.model.tower = tower == 1 ? "text" : "";
+    const std::string chosen = tower == 1 ? "text" : "";
+    // The other tower is another network: heads switched off here are not its heads.
+    if (chosen != state.model.tower) session::leave_model_choices(state);
+    state.model.tower = chosen;
 }
 
 // A zero-shot model's labels (CLIP): one per line, each scored against the picture in the

@@ -222,6 +222,12 @@ void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
         ImGui::PopID();
         ImGui::EndGroup();
     }
+    // Labels the text tower could not read: the others are scored, these named with why.
+    for (const std::string& note : shown.input.prompts_left_out) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.6f, 0.4f, 1.0f));
+        ImGui::TextWrapped("not scored: %s", note.c_str());
+        ImGui::PopStyleColor();
+    }
 }
 
 void PredictionsPanel::draw_table(const Snapshot& shown, const PredictionTable& table, const PredictionTarget& target,

@@ -51,9 +51,12 @@ ProcessorSize read_size(const HfFields& f, const std::string& name, ProcessorSiz
         }
         std::vector<std::string> keys;
         for (const auto& item : v->items()) keys.push_back(item.key());
-        f.fail(name, std::string(edge_allowed ? "needs height and width, or shortest_edge alone"
-                                              : "needs height and width (as ViT's and DeiT's image processors do)") +
-                         ", got keys {" + hf_join(keys) + "}");
+        // Appended, not `std::string(literal) + ...`: GCC 12 warns of the latter (-Warray-bounds, a
+        // false alarm in char_traits::copy) once the literal's size is known there.
+        std::string why = edge_allowed ? "needs height and width, or shortest_edge alone"
+                                       : "needs height and width (as ViT's and DeiT's image processors do)";
+        why.append(", got keys {" + hf_join(keys) + "}");
+        f.fail(name, why);
     }
     f.fail(name,
            edge_allowed ? "an integer, {\"height\": h, \"width\": w}, {\"shortest_edge\": s} or [h, w]"

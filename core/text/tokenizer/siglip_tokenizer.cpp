@@ -142,12 +142,23 @@ std::vector<EncodedToken> SiglipTokenizer::encode_stretch(const NormalizedText& 
     canonicalize(text);
     std::vector<ModelToken> pieces;
     model_->tokenize(unk_text_ + text.text(), pieces);
-    std::vector<EncodedToken> tokens;
+    // The pieces "<unk>" alone makes are dropped, where there are that many (as transformers).
+    const std::size_t first = pieces.size() >= unk_pieces_ ? unk_pieces_ : 0;
     const std::size_t prefix = unk_text_.size();
-    for (std::size_t i = std::min(unk_pieces_, pieces.size()); i < pieces.size(); ++i) {
-        const std::size_t begin = std::min(std::max(pieces[i].begin, prefix) - prefix, text.text().size());
-        const std::size_t end = std::min(std::max(pieces[i].end, prefix) - prefix, text.text().size());
-        const Span span = begin < end ? text.original_span(begin, end) : Span{text.whole().end, text.whole().end};
+    const std::size_t size = text.text().size();
+    for (std::size_t i = first; i < pieces.size(); ++i) {
+        pieces[i].begin = std::min(std::max(pieces[i].begin, prefix) - prefix, size);
+        pieces[i].end = std::min(std::max(pieces[i].end, prefix) - prefix, size);
+    }
+    // Byte fallback: SentencePiece gives a character's bytes but the last an empty span at
+    // its start; each takes the character's, as its last byte has it.
+    for (std::size_t i = pieces.size(); i-- > first + 1;) {
+        ModelToken& before = pieces[i - 1];
+        if (before.begin == before.end && pieces[i].begin == before.begin) before.end = pieces[i].end;
+    }
+    std::vector<EncodedToken> tokens;
+    for (std::size_t i = first; i < pieces.size(); ++i) {
+        const Span span = text.original_span(pieces[i].begin, pieces[i].end);
         tokens.push_back({pieces[i].id, span.begin, span.end, false});
     }
     return tokens;
@@ -180,9 +191,8 @@ std::vector<EncodedToken> SiglipTokenizer::encode(std::string_view input, const 
     std::size_t stretch_begin = 0;
     bool strip_left = false;   // the special token before has rstrip: the stretch loses its leading spaces
     const auto add_stretch = [&](std::size_t end, bool strip_right) {
-        auto [b, e] = strip_side(s, stretch_begin, end, true);
-        if (!strip_left) b = stretch_begin;
-        if (strip_right) e = strip_side(s, b, e, false).second;
+        const std::size_t b = strip_left ? strip_side(s, stretch_begin, end, true).first : stretch_begin;
+        const std::size_t e = strip_right ? strip_side(s, b, end, false).second : end;
         if (b < e) {
             for (const EncodedToken& t : encode_stretch(text.slice(b, e))) tokens.push_back(t);
         }

@@ -88,6 +88,17 @@ TEST_CASE("siglip tokenizer: spans point at the label's own bytes, what is added
     REQUIRE(with_special.size() == 64);
     CHECK(with_special[2].special);
     CHECK(typed.substr(with_special[2].begin, with_special[2].end - with_special[2].begin) == "</s>");
+    // A character the pieces lack is its UTF-8 bytes (<0xE7> <0x8C> <0xAB>): each byte's token
+    // points at the whole character, none is taken for an added token.
+    const std::string cat = "a \xe7\x8c\xab cat";
+    const std::vector<EncodedToken> bytes = tiny_tokenizer().encode(cat, "label");
+    int n_bytes = 0;
+    for (const EncodedToken& t : bytes) {
+        if (t.special || cat.substr(t.begin, t.end - t.begin) != "\xe7\x8c\xab") continue;
+        CHECK(t.begin == 2);
+        ++n_bytes;
+    }
+    CHECK(n_bytes == 3);
 }
 
 TEST_CASE("siglip tokenizer: labels read as the words, byte pieces spell their character") {

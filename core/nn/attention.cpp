@@ -68,6 +68,10 @@ void AttentionWeights::validate() const {
         if ((qkv.bias.size() != 0) != (q.bias.size() != 0)) throw Error("qkv_proj.bias: present unlike q_proj.bias");
     }
     if (key_width() < 1 || value_width() < 1) throw Error("k_proj/v_proj: input width must be at least 1");
+    if (position_bias.active() && (position_bias.table.cols() != n_heads || position_bias.buckets() < 2)) {
+        throw Error("relative_attention_bias.weight: expected [buckets >= 2, " + std::to_string(n_heads) +
+                    " heads], got " + dims(position_bias.table.rows(), position_bias.table.cols()));
+    }
 }
 
 float AttentionWeights::scale() const {
@@ -312,6 +316,25 @@ AttentionTrace allocated_trace(const HeadsPlan& plan, const ConstMatrixRef& x_q,
     return trace;
 }
 
+// Head h's relative position bias added to its scores [Tq, Tk]: query row i sits at
+// position Tk - Tq + i. The bias of each offset is looked up once.
+void add_position_bias(const RelativePositionBias& bias, Eigen::Index h, Matrix& scores) {
+    const Eigen::Index Tq = scores.rows();
+    const Eigen::Index Tk = scores.cols();
+    const Eigen::Index first_query = Tk - Tq;
+    // offset j - position in [-(Tk - 1), Tk - 1]
+    std::vector<float> by_offset(static_cast<std::size_t>(2 * Tk - 1));
+    for (Eigen::Index offset = -(Tk - 1); offset < Tk; ++offset) {
+        const Eigen::Index bucket =
+            relative_position_bucket(offset, bias.bidirectional, bias.buckets(), bias.max_distance);
+        by_offset[static_cast<std::size_t>(offset + Tk - 1)] = bias.table(bucket, h);
+    }
+    for (Eigen::Index i = 0; i < Tq; ++i) {
+        const float* row_bias = by_offset.data() + (Tk - 1) - (first_query + i);   // offset of key 0
+        for (Eigen::Index j = 0; j < Tk; ++j) scores(i, j) += row_bias[j];
+    }
+}
+
 // Head h's map, on one thread: its scores computed straight into `map` ([Tq, Tk],
 // allocated), soft-capped, and their softmax; its scores before and after the mask into
 // `stages` when kept. `keys` is room for its keys' panels.
@@ -328,6 +351,7 @@ void head_weights(const HeadsPlan& plan, Eigen::Index h, Matrix& map, HeadTrace*
                               plan.scale);
     }
     if (w.score_cap != 0.0f) map = (w.score_cap * (map.array() / w.score_cap).tanh()).matrix();
+    if (w.position_bias.active()) add_position_bias(w.position_bias, h, map);
     if (stages != nullptr) {
         stages->scores = map;
         constexpr float minus_inf = -std::numeric_limits<float>::infinity();

@@ -4,7 +4,8 @@
 //   Q = Xq Wq^T + bq   [Tq, D]      K = Xkv Wk^T + bk   [Tk, Dkv]      V = Xkv Wv^T + bv   [Tk, Dkv]
 //   q/k norms (per head, over Dh), then rotary positions, turn Q and K (when the weights have them)
 //   per head h (columns h*Dh .. h*Dh+Dh-1 of Q; key/value head h / G, G = H / Hkv):
-//     scores = Qh Kh^T * scale  [Tq, Tk] (scale 1/sqrt(Dh) unless set), soft-capped when asked
+//     scores = Qh Kh^T * scale  [Tq, Tk] (scale 1/sqrt(Dh) unless set), soft-capped when asked,
+//              plus a relative position bias when the weights have one (T5)
 //     masked = scores where allowed, -inf elsewhere
 //     weights = softmax over keys (a row with no allowed key is all 0, never NaN)
 //     context_h = weights Vh        [Tq, Dh]  (0 for a disabled head)
@@ -45,6 +46,9 @@ struct AttentionWeights {
     Rotary rotary;           // rotary positions of q and k; inactive: positions come from the embeddings
     float score_scale = 0;   // the scores' factor; 0: 1 / sqrt(Dh)
     float score_cap = 0;     // soft cap: scores = cap * tanh(scores / cap) (Gemma 2); 0: none
+    // Added to each head's scores by the key's offset from its query (T5; a query row i of
+    // Tq against Tk keys sits at position Tk - Tq + i); inactive: none.
+    RelativePositionBias position_bias;
     // Optional, for self-attention: q, k and v stacked ([3D, E], bias [3D] or none), as
     // nn.MultiheadAttention's in_proj_weight and GPT-2's c_attn hold them. One product
     // then makes Q, K and V, reading the input once. Loaders set it where the file packs
@@ -148,7 +152,8 @@ AttentionTrace attention_forward_after(const AttentionWeights& weights, const Co
 Matrix head_map(const AttentionWeights& weights, const AttentionTrace& layer, Eigen::Index h, const OptionalMask& keep);
 
 // The scores of head rows q [Tq, Dh] against keys k [Tk, Dh] as attention computes them
-// (scale, soft cap), for the views and prefix reuse that need a block of them again.
+// (scale, soft cap), for the views and prefix reuse that need a block of them again. Not
+// for weights with a relative position bias (their scores depend on the positions).
 Matrix head_scores(const AttentionWeights& weights, const ConstMatrixRef& q, const ConstMatrixRef& k);
 
 // y = x W^T + b, x: [T, in] -> [T, out].

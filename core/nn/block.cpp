@@ -11,16 +11,28 @@ bool has_norm(const Norm& norm) { return norm.weight.size() != 0; }
 // One block with `attend` (the normalised or raw input -> its attention) as the step that
 // differs between a full run and a run after kept positions.
 template <typename Attend>
-AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, Eigen::Index mlp_rows, Attend&& attend) {
+AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, Eigen::Index mlp_rows,
+                         CrossAttentionStep* cross, Attend&& attend) {
     const Eigen::Index n = mlp_rows >= 0 ? std::min(mlp_rows, x.rows()) : x.rows();   // the MLP's rows
     const bool scaled = block.attention_output_scale.size() != 0 || block.mlp_output_scale.size() != 0;
     if (scaled && (spec.norm_placement == NormPlacement::post || spec.residual == Residual::parallel)) {
         throw Error("LayerScale needs a pre-norm, sequential block");
     }
+    if (block.has_cross_attention() != (cross != nullptr && cross->memory != nullptr)) {
+        throw Error(block.has_cross_attention() ? "a block with cross-attention needs the encoder's output"
+                                                : "a block without cross-attention was given an encoder's output");
+    }
+    if (cross != nullptr && spec.residual == Residual::parallel) {
+        throw Error("cross-attention needs a sequential block");
+    }
     if (spec.norm_placement == NormPlacement::post) {
         if (spec.residual == Residual::parallel) throw Error("a block cannot be both post-norm and parallel");
         AttentionTrace attention = attend(x);
         x = norm_forward(block.attention_norm, x + attention.output);
+        if (cross != nullptr) {
+            cross->trace = attention_forward(block.cross_attention, x, *cross->memory, cross->options);
+            x = norm_forward(block.cross_attention_norm, x + cross->trace.output);
+        }
         auto rows = x.topRows(n);
         rows = norm_forward(block.mlp_norm, rows + mlp_forward(block.mlp, rows));
         return attention;
@@ -42,6 +54,11 @@ AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, E
         return attention;
     }
     x += attention.output;
+    if (cross != nullptr) {
+        cross->trace = attention_forward(block.cross_attention, norm_forward(block.cross_attention_norm, x),
+                                         *cross->memory, cross->options);
+        x += cross->trace.output;
+    }
     auto rows = x.topRows(n);
     Matrix mlp_out = mlp_forward(block.mlp, norm_forward(block.mlp_norm, rows));
     if (has_norm(block.mlp_output_norm)) mlp_out = norm_forward(block.mlp_output_norm, mlp_out);
@@ -53,11 +70,11 @@ AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, E
 }   // namespace
 
 AttentionTrace block_forward(const BlockSpec& spec, const Block& block, Matrix& x, const AttentionOptions& options,
-                             Eigen::Index mlp_rows, const KeptPositions& after) {
+                             Eigen::Index mlp_rows, const KeptPositions& after, CrossAttentionStep* cross) {
     const Matrix none;   // a whole run reads no kept keys or values
     const Matrix& keys = after.layer != nullptr ? after.layer->keys : none;
     const Matrix& values = after.layer != nullptr ? after.layer->values : none;
-    return run_block(spec, block, x, mlp_rows, [&](const Matrix& input) {
+    return run_block(spec, block, x, mlp_rows, cross, [&](const Matrix& input) {
         return attention_forward_after(block.attention, input, keys, values, after.p, options);
     });
 }

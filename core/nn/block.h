@@ -9,6 +9,10 @@
 //   pre-norm, parallel (GPT-J, Pythia, Phi):   x += attn(n1(x)) + mlp(n2(x))   (n2 empty: n1(x) feeds both)
 //   pre- and post-norm (Gemma 2, 3):           x += o1(attn(n1(x)));  x += o2(mlp(n2(x)))
 //   pre-norm, LayerScale (DINOv2):             x += g1 * attn(n1(x));  x += g2 * mlp(n2(x))
+// A decoder's block of an encoder-decoder model (T5, BART) attends to the encoder's output m
+// between the two, in the same placement:
+//   pre-norm (T5):    x += attn(n1(x));  x += cross(nc(x), m);  x += mlp(n2(x))
+//   post-norm (BART): x = n1(x + attn(x));  x = nc(x + cross(x, m));  x = n2(x + mlp(x))
 
 #include "core/nn/attention.h"
 #include "core/nn/layers.h"
@@ -52,6 +56,20 @@ struct Block {
     // A sliding window (a query sees its W latest keys, itself included), on top of the
     // run's mask; 0: the run's mask alone.
     Eigen::Index window = 0;
+    // Sequential blocks of a decoder reading an encoder (T5's EncDecAttention, BART's
+    // encoder_attn): queries from the stream, keys and values from the encoder's output;
+    // no heads: none.
+    Norm cross_attention_norm;   // pre: the cross-attention's input; post: the sum after it
+    AttentionWeights cross_attention;
+
+    bool has_cross_attention() const { return cross_attention.n_heads > 0; }
+};
+
+// A block's cross-attention step: what it reads and, after block_forward, what it computed.
+struct CrossAttentionStep {
+    const Matrix* memory = nullptr;   // [Ts, E] the encoder's output (final norm applied)
+    AttentionOptions options;         // disabled heads, detail; no mask (every source position is seen)
+    AttentionTrace trace;             // filled by block_forward: the queries [Tt] against the source [Ts]
 };
 
 // Positions a block's run comes after: the first `p` of a kept run over the same tokens,
@@ -67,7 +85,10 @@ struct KeptPositions {
 // through the MLP (the last layer of a classifier that reads [CLS] alone; 0: none, for a
 // layer's stages alone); the other rows are then left after attention (and its norm, in a
 // post-norm block), not to be read.
+// `cross`: for a block with cross-attention, the encoder's output it reads and where its
+// attention goes (required there, refused elsewhere).
 AttentionTrace block_forward(const BlockSpec& spec, const Block& block, Matrix& x, const AttentionOptions& options,
-                             Eigen::Index mlp_rows = -1, const KeptPositions& after = {});
+                             Eigen::Index mlp_rows = -1, const KeptPositions& after = {},
+                             CrossAttentionStep* cross = nullptr);
 
 }   // namespace headscope

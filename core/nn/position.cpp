@@ -178,4 +178,27 @@ void apply_rotary(const Rotary& rotary, MatrixRef x, Eigen::Index n_heads, Eigen
     });
 }
 
+Eigen::Index relative_position_bucket(Eigen::Index offset, bool bidirectional, Eigen::Index buckets,
+                                      Eigen::Index max_distance) {
+    Eigen::Index bucket = 0;
+    Eigen::Index distance = 0;
+    if (bidirectional) {
+        buckets /= 2;
+        if (offset > 0) bucket += buckets;
+        distance = offset < 0 ? -offset : offset;
+    } else {
+        distance = offset < 0 ? -offset : 0;
+    }
+    const Eigen::Index max_exact = buckets / 2;
+    if (distance < max_exact) return bucket + distance;
+    // torch: log(float(distance) / max_exact) / math.log(max_distance / max_exact) * (buckets - max_exact),
+    // each step in float32 (a Python float meeting a float tensor is rounded to float first).
+    const auto ratio = static_cast<float>(distance) / static_cast<float>(max_exact);
+    const auto log_range =
+        static_cast<float>(std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)));
+    const float scaled = std::log(ratio) / log_range * static_cast<float>(buckets - max_exact);
+    const Eigen::Index large = max_exact + static_cast<Eigen::Index>(scaled);
+    return bucket + std::min(large, buckets - 1);
+}
+
 }   // namespace headscope

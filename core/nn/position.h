@@ -70,6 +70,26 @@ struct RotaryFrequencies {
 };
 RotaryFrequencies rotary_frequencies(const Rotary& rotary, Eigen::Index rotated, Eigen::Index sequence_length);
 
+// T5's relative position bias: a learned number per head for each bucket of a key's offset
+// from its query, added to the scores (transformers' T5Attention.compute_bias). An offset
+// of fewer than buckets / 4 places (bidirectional; buckets / 2 causal) has a bucket of its
+// own; longer ones share log-spaced buckets up to `max_distance`, past which all share the
+// last. Bidirectional (the encoder): keys after the query take the upper half of the
+// buckets; causal (the decoder): a key after its query counts as offset 0.
+struct RelativePositionBias {
+    Matrix table;   // [buckets, H]; empty: none
+    bool bidirectional = true;
+    Eigen::Index max_distance = 128;
+
+    bool active() const { return table.size() != 0; }
+    Eigen::Index buckets() const { return table.rows(); }
+};
+
+// The bucket of `offset` (key position - query position), as T5's _relative_position_bucket
+// computes it (the log in float, as PyTorch does).
+Eigen::Index relative_position_bucket(Eigen::Index offset, bool bidirectional, Eigen::Index buckets,
+                                      Eigen::Index max_distance);
+
 // Turns each of x's heads ([T, n_heads * Dh], head h in columns h*Dh ..) in place; row t
 // sits at position `first_position + t` of a sequence `sequence_length` long (prefix
 // reuse computes rows after kept ones; 0: first_position + T).

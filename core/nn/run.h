@@ -20,9 +20,13 @@ namespace headscope {
 struct ModelTrace;
 
 struct RunOptions {
-    std::optional<bool> causal;                  // overrides the model's own default (ModelInfo::causal)
-    OptionalMask keep;                           // [T, T] pairs allowed, ANDed with the causal mask
-    HeadMask disabled_heads;                     // [L][H] or unsized: ablated heads
+    std::optional<bool> causal;   // overrides the model's own default (ModelInfo::causal)
+    OptionalMask keep;            // [T, T] pairs allowed, ANDed with the causal mask
+    HeadMask disabled_heads;      // [L][H] or unsized: ablated heads
+    // Encoder-decoder models: the heads off in the encoder's self-attention and in the
+    // decoder's cross-attention ([L][H] or unsized); disabled_heads are the decoder's own.
+    HeadMask disabled_encoder_heads;
+    HeadMask disabled_cross_heads;
     TraceDetail detail = TraceDetail::weights;   // every layer's
     // One layer that keeps every stage (TraceDetail::all_stages) whatever `detail` says;
     // -1: none. The window's Stages view shows one layer's stages, and keeping them for
@@ -90,6 +94,12 @@ struct ModelTrace {
     // The positions whose rows of every layer came from RunOptions::prefix_from as they
     // were (0: every row computed, as where the rotation depends on the length).
     Eigen::Index reused_rows = 0;
+    // Encoder-decoder models (T5, BART): `layers` and `mask` are the decoder's self-attention
+    // over the target; these the encoder's self-attention over the source ([Ls] layers, maps
+    // [Ts, Ts]) and each decoder layer's cross-attention ([L] layers, maps [Tt, Ts]). Else empty.
+    LayerTraces encoder_layers;
+    OptionalMask encoder_mask;
+    LayerTraces cross_layers;
     // Zero-shot models (CLIP): each label's run through the text tower, every map kept.
     std::vector<ModelTrace> prompt_traces;
     // [H, T]: each head of an attention-pooling probe's weights over the image tower's output

@@ -16,18 +16,24 @@ TraceDetail detail_of(const AttentionTrace& layer) {
 double trace_bytes(const ModelTrace& trace, const ModelTrace* counted) {
     double values = 0;
     const auto add = [&](const Matrix& m) { values += static_cast<double>(m.size()); };
-    for (std::size_t l = 0; l < trace.layers.size(); ++l) {
-        if (counted != nullptr && trace.layers.shares(l, counted->layers)) continue;
-        const AttentionTrace& layer = trace.layers[l];
-        for (const HeadTrace& head : layer.heads) {
-            for (const Matrix* m : {&head.weights, &head.q, &head.k, &head.q_unrotated, &head.k_unrotated, &head.v,
-                                    &head.scores, &head.masked, &head.context}) {
-                add(*m);
+    const auto add_layers = [&](const LayerTraces& layers, const LayerTraces* counted_layers) {
+        for (std::size_t l = 0; l < layers.size(); ++l) {
+            if (counted_layers != nullptr && layers.shares(l, *counted_layers)) continue;
+            const AttentionTrace& layer = layers[l];
+            for (const HeadTrace& head : layer.heads) {
+                for (const Matrix* m : {&head.weights, &head.q, &head.k, &head.q_unrotated, &head.k_unrotated, &head.v,
+                                        &head.scores, &head.masked, &head.context}) {
+                    add(*m);
+                }
             }
+            for (const Matrix* m :
+                 {&layer.input, &layer.concat, &layer.output, &layer.queries, &layer.keys, &layer.values})
+                add(*m);
         }
-        for (const Matrix* m : {&layer.input, &layer.concat, &layer.output, &layer.queries, &layer.keys, &layer.values})
-            add(*m);
-    }
+    };
+    add_layers(trace.layers, counted != nullptr ? &counted->layers : nullptr);
+    add_layers(trace.encoder_layers, nullptr);
+    add_layers(trace.cross_layers, nullptr);
     add(trace.hidden);
     add(trace.probe_maps);
     // What `counted` holds already (the very matrix, shared) is not counted again.
@@ -40,7 +46,8 @@ double trace_bytes(const ModelTrace& trace, const ModelTrace* counted) {
     for (const SharedMatrix& m : trace.layer_inputs) {
         if (!held_by_counted(m)) add(m);
     }
-    const double mask = trace.mask ? static_cast<double>(trace.mask->size()) : 0.0;
+    const double mask = (trace.mask ? static_cast<double>(trace.mask->size()) : 0.0) +
+                        (trace.encoder_mask ? static_cast<double>(trace.encoder_mask->size()) : 0.0);
     double prompts = 0;
     for (const ModelTrace& prompt : trace.prompt_traces) prompts += trace_bytes(prompt);
     return values * sizeof(float) + mask + prompts;
@@ -92,6 +99,14 @@ AttentionOptions layer_options(const RunOptions& options, const Block& block, Ei
             sink(l, head, weights);
         };
     }
+    return attention;
+}
+
+// A layer's cross-attention: its disabled heads and the run's detail; every source position seen.
+AttentionOptions cross_layer_options(const RunOptions& options, const CrossAttentionRun& cross, Eigen::Index l) {
+    AttentionOptions attention;
+    attention.disabled_heads = cross.disabled_heads.layer_flags(l);
+    attention.detail = options.detail_at(l);
     return attention;
 }
 
@@ -165,9 +180,15 @@ OptionalMask run_mask(const BlockSpec& spec, const RunOptions& options, Eigen::I
 }   // namespace
 
 StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, const RunOptions& options,
-                    Eigen::Index last_mlp_rows) {
+                    Eigen::Index last_mlp_rows, const CrossAttentionRun* cross) {
     const Eigen::Index L = stack.n_layers();
     options.disabled_heads.check_fits(L, stack.n_heads());
+    if (cross != nullptr) {
+        if (options.resume_from != nullptr || options.prefix_from != nullptr)
+            throw Error(model +
+                        ": a decoder reading an encoder computes every layer and row (no resume, no kept prefix)");
+        if (L > 0) cross->disabled_heads.check_fits(L, stack.blocks.front().cross_attention.n_heads);
+    }
     check_input(model, stack, x);
     if (options.on_map && options.prefix_from != nullptr) {
         throw Error(model + ": a run that streams its maps computes every row (no kept prefix)");
@@ -193,6 +214,10 @@ StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, cons
             computed =
                 join_prefix(block.attention, kept_layer,
                             block_forward(stack.spec, block, x, attention, -1, {&kept_layer, p}), p, mask, attention);
+        } else if (cross != nullptr) {
+            CrossAttentionStep step{cross->memory, cross_layer_options(options, *cross, l), {}};
+            computed = block_forward(stack.spec, block, x, attention, l + 1 == L ? last_mlp_rows : -1, {}, &step);
+            run.trace.cross_layers.push_back(std::move(step.trace));
         } else {
             const Eigen::Index mlp_rows = l + 1 == L ? last_mlp_rows : -1;
             computed = block_forward(stack.spec, block, x, attention, mlp_rows);

@@ -48,13 +48,22 @@ struct StackRun {
 // such a stack computes every row (reusing none is always exact).
 bool stack_reuses_prefix(const Stack& stack);
 
+// A decoder stack's reading of an encoder (blocks with cross-attention): the encoder's
+// output and which cross-attention heads are off ([L][H] or unsized).
+struct CrossAttentionRun {
+    const Matrix* memory = nullptr;   // [Ts, E]
+    HeadMask disabled_heads;
+};
+
 // Runs x [T, E] through every block as `options` ask, under the run's mask: the family's
 // own (spec.causal) or the one options.causal asks for, ANDed with options.keep; each
 // block's window narrows it. `model` names the model in errors. `last_mlp_rows` >= 0: the
-// last block's MLP runs for the first rows only (block_forward). Throws headscope::Error
+// last block's MLP runs for the first rows only (block_forward). `cross`: the encoder a
+// stack with cross-attention reads (every row computed: no resume, no kept prefix); each
+// layer's cross-attention goes to the trace's `cross_layers`. Throws headscope::Error
 // when x is not [1..max_tokens, E], or a resume or prefix request does not fit the run.
 StackRun run_blocks(const std::string& model, const Stack& stack, Matrix x, const RunOptions& options,
-                    Eigen::Index last_mlp_rows = -1);
+                    Eigen::Index last_mlp_rows = -1, const CrossAttentionRun* cross = nullptr);
 
 // Head `head`'s map at `layer` of a run of `stack`: the kept one, or, where the run streamed
 // its maps (RunOptions::on_map), computed again from the layer's kept queries and keys,

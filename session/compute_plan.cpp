@@ -41,13 +41,14 @@ Eigen::Index common_prefix(const Matrix& now, const Matrix& before) {
 
 bool RunKey::operator==(const RunKey& other) const {
     return causal == other.causal && forbidden == other.forbidden && label_ids == other.label_ids &&
-           embeddings.rows() == other.embeddings.rows() && embeddings.cols() == other.embeddings.cols() &&
-           embeddings == other.embeddings;
+           source_ids == other.source_ids && embeddings.rows() == other.embeddings.rows() &&
+           embeddings.cols() == other.embeddings.cols() && embeddings == other.embeddings;
 }
 
 RunKey run_key(const ModelInput& input, bool causal, const std::vector<std::pair<int, int>>& forbidden) {
-    RunKey key{input.embeddings, causal, forbidden, {}};
+    RunKey key{input.embeddings, causal, forbidden, {}, {}};
     for (const ModelInput& label : input.prompts) key.label_ids.push_back(label.ids);
+    if (input.source) key.source_ids = input.source->ids;
     return key;
 }
 

@@ -24,6 +24,9 @@ struct RunKey {
     // A zero-shot model's labels (ModelInput::prompts), each as its token ids: they change
     // the logits, the intact run's and every number read from them.
     std::vector<std::vector<std::int64_t>> label_ids;
+    // An encoder-decoder model's source (ModelInput::source), as its token ids: the target's
+    // embeddings alone do not say what the decoder reads.
+    std::vector<std::int64_t> source_ids;
     bool operator==(const RunKey& other) const;
 };
 // The key of a run of `input`.

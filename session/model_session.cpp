@@ -37,6 +37,12 @@ RunOptions ModelSession::options_for(const Request& request, const Snapshot& sna
     const ModelInfo& info = snapshot.info;
     if (request.disabled_heads.layers() == info.n_layers && request.disabled_heads.heads() == info.n_heads)
         options.disabled_heads = request.disabled_heads;
+    if (request.disabled_encoder_heads.layers() == info.encoder_layers &&
+        request.disabled_encoder_heads.heads() == info.n_heads)
+        options.disabled_encoder_heads = request.disabled_encoder_heads;
+    if (info.encoder_decoder && request.disabled_cross_heads.layers() == info.n_layers &&
+        request.disabled_cross_heads.heads() == info.n_heads)
+        options.disabled_cross_heads = request.disabled_cross_heads;
     // Every stage of one layer, when the Stages view shows it; the maps only elsewhere.
     if (request.stages_layer && *request.stages_layer >= 0 && *request.stages_layer < info.n_layers) {
         options.stages_layer = *request.stages_layer;
@@ -126,7 +132,8 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     if (snapshot->maps_streamed) snapshot->shown_maps = std::make_shared<MapCache>(MapCache::default_budget(T));
     snapshot->causal = request.causal.value_or(snapshot->info.causal);
     RunOptions options = options_for(request, *snapshot);
-    snapshot->ablated = options.disabled_heads.any();
+    snapshot->ablated =
+        options.disabled_heads.any() || options.disabled_encoder_heads.any() || options.disabled_cross_heads.any();
     options.last_logit_rows = logit_rows;
     snapshot->options = options;
     options.keep_layer_inputs = request.keeps.resumable;
@@ -350,7 +357,7 @@ void ModelSession::take_intact(Snapshot& snapshot, const RunKey& key, RunOptions
             intact_run_ = last_run_;
         } else {
             intact_run_.reset();
-            options.disabled_heads = {};
+            options.disabled_heads = options.disabled_encoder_heads = options.disabled_cross_heads = {};
             options.on_layer = layer_progress(control, "intact");
             intact_trace_ = std::make_shared<const ModelTrace>(model_->forward(snapshot.input, options));
         }

@@ -65,6 +65,10 @@ struct Request {
     RunInput input;
     std::optional<bool> causal;   // the causal mask; unset: the model's own default
     HeadMask disabled_heads;      // [L][H] or unsized
+    // Encoder-decoder models: the encoder's heads off ([encoder layers][H]) and the decoder's
+    // cross-attention heads off ([L][H]); unsized: none.
+    HeadMask disabled_encoder_heads;
+    HeadMask disabled_cross_heads;
     // The mask editor's forbidden (query, key) pairs; pairs past the input's length are ignored.
     std::vector<std::pair<int, int>> forbidden;
     // The runs the shown view needs beside this one (the Compare view's flipped mask or

@@ -18,7 +18,7 @@ std::span<const std::byte> bytes_of(const Matrix& m) {
 }   // namespace
 
 std::string run_file_map_key(const ModelInfo& info, Eigen::Index layer) {
-    return (info.zero_shot ? "vision.attn." : "attn.") + std::to_string(layer);
+    return (info.zero_shot ? "vision.attn." : info.encoder_decoder ? "decoder.attn." : "attn.") + std::to_string(layer);
 }
 
 bool run_file_has_logits(const ModelInfo& info, const ModelInput& input) {
@@ -33,7 +33,18 @@ std::vector<SafetensorsWriter::Entry> run_file_entries(const ModelInfo& info, co
     for (const Eigen::Index l : layers) {
         entries.push_back({run_file_map_key(info, l), DType::F32, {static_cast<std::int64_t>(heads), T, T}});
     }
-    if (!input.ids.empty()) entries.push_back({"input_ids", DType::I64, {T}});
+    if (input.source) {
+        const auto Ts = static_cast<std::int64_t>(input.source->ids.size());
+        const auto H = static_cast<std::int64_t>(info.n_heads);
+        for (Eigen::Index l = 0; l < info.encoder_layers; ++l)
+            entries.push_back({"encoder.attn." + std::to_string(l), DType::F32, {H, Ts, Ts}});
+        for (Eigen::Index l = 0; l < info.n_layers; ++l)
+            entries.push_back({"cross.attn." + std::to_string(l), DType::F32, {H, T, Ts}});
+        entries.push_back({"input_ids", DType::I64, {Ts}});
+        entries.push_back({"decoder_input_ids", DType::I64, {T}});
+    } else if (!input.ids.empty()) {
+        entries.push_back({"input_ids", DType::I64, {T}});
+    }
     if (info.probe_heads > 0) entries.push_back({"vision.pool.attn", DType::F32, {info.probe_heads, 1, T}});
     for (std::size_t i = 0; i < input.prompts.size(); ++i) {
         const auto T_i = static_cast<std::int64_t>(input.prompts[i].ids.size());
@@ -61,6 +72,7 @@ std::map<std::string, std::string> run_file_metadata(const ModelInfo& info, cons
         {"settings", nlohmann::json(info.settings).dump()},
         {"causal", causal ? "on" : "off"},
     };
+    if (input.source) metadata["source_tokens"] = nlohmann::json(input.source->labels).dump();
     if (!input.prompts.empty()) {
         nlohmann::json tokens = nlohmann::json::array();
         for (const ModelInput& prompt : input.prompts) tokens.push_back(prompt.labels);
@@ -94,6 +106,31 @@ void write_run_zero_shot(SafetensorsWriter& file, const Snapshot& run) {
     }
 }
 
+void write_run_input_ids(SafetensorsWriter& file, const ModelInput& input) {
+    if (input.source) {
+        file.write("input_ids", 0, std::as_bytes(std::span(input.source->ids)));
+        file.write("decoder_input_ids", 0, std::as_bytes(std::span(input.ids)));
+    } else if (!input.ids.empty()) {
+        file.write("input_ids", 0, std::as_bytes(std::span(input.ids)));
+    }
+}
+
+void write_run_encoder_decoder(SafetensorsWriter& file, const Snapshot& run) {
+    if (!run.input.source) return;
+    const auto write_layers = [&](const LayerTraces& layers, const std::string& kind, std::size_t expected) {
+        if (layers.size() != expected) throw Error("export: the run kept no " + kind + " maps");
+        for (std::size_t l = 0; l < layers.size(); ++l) {
+            std::uint64_t offset = 0;
+            for (const HeadTrace& head : layers[l].heads) {
+                file.write(kind + ".attn." + std::to_string(l), offset, bytes_of(head.weights));
+                offset += static_cast<std::uint64_t>(head.weights.size()) * sizeof(float);
+            }
+        }
+    };
+    write_layers(run.trace.encoder_layers, "encoder", static_cast<std::size_t>(run.info.encoder_layers));
+    write_layers(run.trace.cross_layers, "cross", static_cast<std::size_t>(run.info.n_layers));
+}
+
 void write_run_logits(SafetensorsWriter& file, const Snapshot& run, bool in_pieces) {
     if (!in_pieces) {
         file.write(run.info.zero_shot ? "logits_per_image" : "logits", 0, bytes_of(run.trace.logits));
@@ -118,7 +155,7 @@ std::uint64_t write_run_file(const Snapshot& shown, const std::string& path, con
     SafetensorsWriter file(
         path, run_file_entries(info, shown.input, layers, static_cast<std::size_t>(info.n_heads), with_logits),
         run_file_metadata(info, shown.input, shown.causal));
-    if (!shown.input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(shown.input.ids)));
+    write_run_input_ids(file, shown.input);
     const auto T = static_cast<std::uint64_t>(shown.input.labels.size());
     const int heads = info.n_heads;
     for (int l = 0; l < info.n_layers; ++l) {
@@ -129,6 +166,7 @@ std::uint64_t write_run_file(const Snapshot& shown, const std::string& path, con
         }
     }
     write_run_zero_shot(file, shown);
+    write_run_encoder_decoder(file, shown);
     if (with_logits) write_run_logits(file, shown, shown.trace.logits.rows() < shown.logit_rows());
     control.report(1.0);
     file.finish();

@@ -4,6 +4,7 @@
 #include "core/base/index_lists.h"
 #include "core/base/shown.h"
 #include "core/image/image.h"
+#include "core/models/generate.h"
 
 #include <algorithm>
 #include <optional>
@@ -69,10 +70,31 @@ ModelInput encode_input(const Model& model, const RunInput& input, const ModelIn
     return model.encode_text_after(input.text, before);
 }
 
+// An encoder-decoder model's target, over the source `encoded` holds.
+ModelInput encode_target(const Model& model, const RunInput& input, ModelInput encoded) {
+    const ModelInfo& info = model.info();
+    const bool targeted = !input.target.empty() || input.generate > 0;
+    if (!info.encoder_decoder) {
+        if (!targeted) return encoded;
+        throw Error((input.generate > 0 ? std::string("--generate") : input.target_name) + ": " + info.name +
+                    " is not an encoder-decoder model (a target is for T5 and BART)");
+    }
+    try {
+        if (!input.target.empty()) {
+            return input.target_ids ? model.encode_target_ids(encoded, token_ids_typed(input.target, input.target_name))
+                                    : model.encode_target_text(encoded, input.target);
+        }
+    } catch (const Error& e) {
+        throw Error(input.target_name + ": " + e.what());
+    }
+    if (input.generate > 0) return generate_greedy(model, encoded, input.generate);
+    return encoded;
+}
+
 }   // namespace
 
 ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before) {
-    ModelInput encoded = encode_input(model, input, before);
+    ModelInput encoded = encode_target(model, input, encode_input(model, input, before));
     if (model.info().zero_shot) {
         encode_labels(model, input, encoded);
     } else if (!input.labels.empty() && input.unscored_labels_refused) {

@@ -42,6 +42,16 @@ struct RunInput {
     // no label is left.
     bool unreadable_labels_left_out = false;
 
+    // Encoder-decoder models (T5, BART): the text or ids above are the source, and the decoder
+    // reads `target` (text, or token ids with `target_ids`: the start token first), or the
+    // `generate` tokens greedy decoding gives; with neither, its start token alone. Any
+    // other model refuses them.
+    std::string target;
+    bool target_ids = false;
+    Eigen::Index generate = 0;
+    // How messages name the target ("--target" / "--target-tokens" on the command line).
+    std::string target_name = "target";
+
     // Nothing to read (the Compare view's input B before one is typed).
     bool empty() const { return text.empty() && image_path.empty(); }
     bool operator==(const RunInput& other) const = default;

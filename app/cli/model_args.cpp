@@ -100,6 +100,19 @@ void add_input_options(CLI::App* cmd, InputArgs& args) {
                                                "given (no padding added)");
     args.labels_option->excludes(args.label_tokens_option)->needs(args.image_option);
     args.label_tokens_option->needs(args.image_option);
+    args.target_option = cmd->add_option("--target", args.target,
+                                         "T5, BART: the text the decoder reads (teacher forcing), tokenized and "
+                                         "shifted right after the decoder start token, as transformers does with "
+                                         "labels; the source is --text or --tokens");
+    args.target_tokens_option = cmd->add_option("--target-tokens", args.target_tokens,
+                                                "T5, BART: the decoder's input ids as given, the start token "
+                                                "included (\"0,5,6\")");
+    args.generate_option = cmd->add_option("--generate", args.generate,
+                                           "T5, BART: the target decoded greedily from the source, up to N tokens "
+                                           "(stopping after the end token)")
+                               ->check(CLI::Range(1, 4096));
+    args.target_option->excludes(args.target_tokens_option)->excludes(args.generate_option);
+    args.target_tokens_option->excludes(args.generate_option);
 }
 
 namespace {
@@ -153,6 +166,18 @@ session::RunInput run_input_from(const InputArgs& args) {
         input.labels_name = "--label-tokens";
         input.unscored_labels_refused = true;
     }
+    if (args.target_option->count() > 0) {
+        if (args.target.empty()) throw Error("--target: the text is empty");
+        input.target = args.target;
+        input.target_name = "--target";
+    } else if (args.target_tokens_option->count() > 0) {
+        input.target = args.target_tokens;
+        input.target_ids = true;
+        input.target_name = "--target-tokens";
+        if (input.target.find_first_not_of(" \t\r\n") == std::string::npos)
+            throw Error("--target-tokens: no ids given (expected e.g. 0,5,6)");
+    }
+    if (args.generate_option->count() > 0) input.generate = args.generate;
     return input;
 }
 
@@ -160,22 +185,54 @@ void add_run_options(CLI::App* cmd, RunArgs& args) {
     cmd->add_option("--causal", args.causal, "on or off: override the model's own causal masking")
         ->check(CLI::IsMember({"on", "off"}));
     args.disable_option = cmd->add_option("--disable-heads", args.disable_heads,
-                                          "Heads to ablate (zero context), as LAYER.HEAD pairs, e.g. 0.3,1.0");
+                                          "Heads to ablate (zero context), as LAYER.HEAD pairs, e.g. 0.3,1.0 "
+                                          "(T5, BART: the decoder's self-attention)");
+    args.disable_encoder_option = cmd->add_option("--disable-encoder-heads", args.disable_encoder_heads,
+                                                  "T5, BART: the encoder's heads to ablate, as LAYER.HEAD pairs");
+    args.disable_cross_option =
+        cmd->add_option("--disable-cross-heads", args.disable_cross_heads,
+                        "T5, BART: the decoder's cross-attention heads to ablate, as LAYER.HEAD pairs");
 }
+
+namespace {
+
+// `list` (LAYER.HEAD pairs of `flag`) as a mask of `layers` x `heads`.
+HeadMask head_mask_from(const std::string& flag, const std::string& list, Eigen::Index layers, Eigen::Index heads,
+                        const std::string& model) {
+    HeadMask mask(layers, heads);
+    for (const auto& [layer, head] : parse_layer_head_list(flag, list)) {
+        if (layer >= layers || head >= heads) {
+            throw Error(flag + ": " + std::to_string(layer) + "." + std::to_string(head) + " does not exist (" + model +
+                        " has layers 0.." + std::to_string(layers - 1) + " and heads 0.." + std::to_string(heads - 1) +
+                        ")");
+        }
+        mask.set(layer, head);
+    }
+    return mask;
+}
+
+}   // namespace
 
 RunOptions run_options_from(const RunArgs& args, const ModelInfo& info) {
     RunOptions options;
     if (!args.causal.empty()) options.causal = args.causal == "on";
     if (args.disable_option->count() > 0) {
-        options.disabled_heads = HeadMask(info.n_layers, info.n_heads);
-        for (const auto& [layer, head] : parse_layer_head_list("--disable-heads", args.disable_heads)) {
-            if (layer >= info.n_layers || head >= info.n_heads) {
-                throw Error("--disable-heads: " + std::to_string(layer) + "." + std::to_string(head) +
-                            " does not exist (" + info.name + " has layers 0.." + std::to_string(info.n_layers - 1) +
-                            " and heads 0.." + std::to_string(info.n_heads - 1) + ")");
-            }
-            options.disabled_heads.set(layer, head);
+        options.disabled_heads =
+            head_mask_from("--disable-heads", args.disable_heads, info.n_layers, info.n_heads, info.name);
+    }
+    for (const CLI::Option* option : {args.disable_encoder_option, args.disable_cross_option}) {
+        if (option->count() > 0 && !info.encoder_decoder) {
+            throw Error(option->get_name() + ": " + info.name +
+                        " is not an encoder-decoder model (T5, BART); --disable-heads names its heads");
         }
+    }
+    if (args.disable_encoder_option->count() > 0) {
+        options.disabled_encoder_heads = head_mask_from("--disable-encoder-heads", args.disable_encoder_heads,
+                                                        info.encoder_layers, info.n_heads, info.name);
+    }
+    if (args.disable_cross_option->count() > 0) {
+        options.disabled_cross_heads =
+            head_mask_from("--disable-cross-heads", args.disable_cross_heads, info.n_layers, info.n_heads, info.name);
     }
     return options;
 }
@@ -187,6 +244,8 @@ session::Request request_from(const ModelArgs& args, session::RunInput input, co
     request.input = std::move(input);
     request.causal = options.causal;
     request.disabled_heads = options.disabled_heads;
+    request.disabled_encoder_heads = options.disabled_encoder_heads;
+    request.disabled_cross_heads = options.disabled_cross_heads;
     request.maps = maps;
     request.keeps = keeps;
     return request;

@@ -45,6 +45,12 @@ struct InputArgs {
     std::string label_tokens;     // --label-tokens "1,2,3;4,5": the same as token ids
     CLI::Option* labels_option = nullptr;
     CLI::Option* label_tokens_option = nullptr;
+    std::string target;          // --target "...": an encoder-decoder model's decoder text
+    std::string target_tokens;   // --target-tokens "0,5,6": the same as decoder input ids
+    Eigen::Index generate = 0;   // --generate N: the target decoded greedily
+    CLI::Option* target_option = nullptr;
+    CLI::Option* target_tokens_option = nullptr;
+    CLI::Option* generate_option = nullptr;
 };
 void add_input_options(CLI::App* cmd, InputArgs& args);
 // The input the flags name, as the window names its own (session/run_input.h), encoded
@@ -60,6 +66,11 @@ struct RunArgs {
     std::string causal;          // "", "on" or "off"
     std::string disable_heads;   // "L.H,L.H"
     CLI::Option* disable_option = nullptr;
+    // Encoder-decoder models: the encoder's heads and the cross-attention's.
+    std::string disable_encoder_heads;
+    std::string disable_cross_heads;
+    CLI::Option* disable_encoder_option = nullptr;
+    CLI::Option* disable_cross_option = nullptr;
 };
 void add_run_options(CLI::App* cmd, RunArgs& args);
 RunOptions run_options_from(const RunArgs& args, const ModelInfo& info);

@@ -110,6 +110,13 @@ std::vector<Eigen::Index> selected(const std::string& flag, const std::string& l
     return chosen;
 }
 
+constexpr const char* dump_out_help =
+    "Output .safetensors: attn.L [H, T, T] per layer, input_ids I64 [T] for text, logits where the model has a "
+    "head; metadata 'tokens' (JSON array of labels). CLIP, SigLIP: vision.attn.L, text.I.attn.L and "
+    "text.I.input_ids per label, logits_per_image [labels]; SigLIP's pooling probe vision.pool.attn [H, 1, N]. "
+    "T5, BART: decoder.attn.L [H, Tt, Tt], encoder.attn.L [H, Ts, Ts] and cross.attn.L [H, Tt, Ts] (every "
+    "head), input_ids [Ts], decoder_input_ids [Tt], logits [Tt, V]";
+
 }   // namespace
 
 Command add_dump_command(CLI::App& app) {
@@ -131,12 +138,7 @@ Command add_dump_command(CLI::App& app) {
     cmd->add_option("--only-heads", args->heads,
                     "Only these heads of each layer, e.g. 0,3 (default: every head); attn.L is then "
                     "[count, T, T] in the order given");
-    cmd->add_option("--out", args->out,
-                    "Output .safetensors: attn.L [H, T, T] per layer, input_ids I64 [T] for text, "
-                    "logits where the model has a head; metadata 'tokens' (JSON array of labels). CLIP, SigLIP: "
-                    "vision.attn.L, text.I.attn.L and text.I.input_ids per label, logits_per_image [labels]; "
-                    "SigLIP's pooling probe vision.pool.attn [H, 1, N]")
-        ->required();
+    cmd->add_option("--out", args->out, dump_out_help)->required();
     return {cmd, [args](Warnings& warnings) {
                 check_output("--out", args->out, input_paths(args->model, &args->input));
                 auto model = open_model_from(args->model, warnings);
@@ -170,7 +172,7 @@ Command add_dump_command(CLI::App& app) {
                 if (!args->layers.empty()) metadata["layers"] = nlohmann::json(layers).dump();
                 if (!args->heads.empty()) metadata["heads"] = nlohmann::json(heads).dump();
                 SafetensorsWriter file(args->out, entries, metadata);
-                if (!input.ids.empty()) file.write("input_ids", 0, std::as_bytes(std::span(input.ids)));
+                session::write_run_input_ids(file, input);
                 const std::uint64_t map_bytes = static_cast<std::uint64_t>(T * T) * sizeof(float);
                 session::ComputeControl control;
                 control.on_map = [&](Eigen::Index layer, Eigen::Index head, const Matrix& weights) {
@@ -183,6 +185,7 @@ Command add_dump_command(CLI::App& app) {
                 };
                 const auto run = run_in_session(std::move(model), request, std::move(input), control);
                 session::write_run_zero_shot(file, *run);
+                session::write_run_encoder_decoder(file, *run);
                 if (session::run_file_has_logits(info, run->input))
                     session::write_run_logits(file, *run, logits_in_pieces);
                 file.finish();

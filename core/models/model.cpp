@@ -34,6 +34,14 @@ ModelInput Model::encode_label_ids(std::span<const std::int64_t>) const {
     throw Error(info().name + " scores no labels (--label-tokens is for CLIP's image and text towers)");
 }
 
+ModelInput Model::encode_target_ids(const ModelInput&, std::span<const std::int64_t>) const {
+    throw Error(info().name + " reads no target (a target is for encoder-decoder models: T5, BART)");
+}
+
+ModelInput Model::encode_target_text(const ModelInput&, std::string_view) const {
+    throw Error(info().name + " reads no target (a target is for encoder-decoder models: T5, BART)");
+}
+
 std::string Model::output_label(Eigen::Index index) const { return std::to_string(index); }
 
 Matrix Model::logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const {

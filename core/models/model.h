@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,6 +49,14 @@ struct ModelInfo {
     // The heads of an attention-pooling probe over the image tower's output (SigLIP's
     // head; ModelTrace::probe_maps); 0: none.
     Eigen::Index probe_heads = 0;
+    // Encoder-decoder models (T5, BART): the input's `source` is read by an encoder of
+    // `encoder_layers` layers (n_heads heads each), its target by the decoder, whose layers the
+    // fields above describe (n_layers, causal). The maps: ModelTrace::layers (the decoder's
+    // self-attention), encoder_layers, cross_layers.
+    bool encoder_decoder = false;
+    Eigen::Index encoder_layers = 0;
+    std::int64_t decoder_start_id = 0;   // what the decoder reads first (decoder_start_token_id)
+    std::int64_t end_id = -1;            // eos_token_id: where greedy generation stops; -1: none
     // A causal run given RunOptions::prefix_from takes those positions from it, computing the
     // rest (false: it computes every row, as the checkpoint encoders and length-dependent
     // rotary positions do).
@@ -101,6 +110,9 @@ struct ModelInput {
     // its text tower reads it (Model::encode_label), and as the person gave it.
     std::vector<ModelInput> prompts;
     std::vector<std::string> prompt_names;
+    // Encoder-decoder models: the source the encoder reads (this input, the target, is the
+    // decoder's); null for every other model.
+    std::shared_ptr<const ModelInput> source;
     // Labels given but not scored, each with why (the window scores the others; see
     // session::RunInput::unreadable_labels_left_out).
     std::vector<std::string> prompts_left_out;
@@ -142,6 +154,13 @@ public:
     // ModelInput::prompts. Every other model throws.
     virtual ModelInput encode_label(std::string_view text) const;
     virtual ModelInput encode_label_ids(std::span<const std::int64_t> ids) const;
+    // Encoder-decoder models (ModelInfo::encoder_decoder): encode_text and encode_ids read the
+    // source, and the decoder reads its start token alone; these give the decoder `ids` as
+    // given (the start token first, as decoder_input_ids) or `text`'s ids shifted right as
+    // transformers shifts labels (the start token, then every id but the last), over
+    // `input`'s source. Every other model throws.
+    virtual ModelInput encode_target_ids(const ModelInput& input, std::span<const std::int64_t> ids) const;
+    virtual ModelInput encode_target_text(const ModelInput& input, std::string_view text) const;
     // A model of two towers (CLIP): its text tower, a text model in its own right (the
     // labels' encoder); null for every other model. Owned by this model.
     virtual const Model* text_tower() const { return nullptr; }

@@ -7,6 +7,7 @@
 #include "core/models/hf/config_fields.h"
 #include "core/models/hf/decoder.h"
 #include "core/models/hf/encoder.h"
+#include "core/models/hf/families/bart.h"
 #include "core/models/hf/families/bert.h"
 #include "core/models/hf/families/clip.h"
 #include "core/models/hf/families/dinov2.h"
@@ -21,6 +22,7 @@
 #include "core/models/hf/families/qwen2.h"
 #include "core/models/hf/families/qwen3.h"
 #include "core/models/hf/families/siglip.h"
+#include "core/models/hf/families/t5.h"
 #include "core/models/hf/families/vit.h"
 
 #include <filesystem>
@@ -165,6 +167,12 @@ std::unique_ptr<Model> load_encoder(const std::string& folder, const LoadControl
     return load_hf_encoder(family(), folder, control);
 }
 
+// An encoder-decoder family's loader: the one encoder-decoder over its description.
+template <const Seq2SeqFamily& (*family)()>
+std::unique_ptr<Model> load_seq2seq(const std::string& folder, const LoadControl& control) {
+    return load_hf_seq2seq(family(), folder, control);
+}
+
 }   // namespace
 
 const std::vector<HfFamily>& hf_families() {
@@ -196,6 +204,12 @@ const std::vector<HfFamily>& hf_families() {
         {{"gemma3_text"}, load_decoder<gemma3_family>, "Gemma 3 text models (Gemma3ForCausalLM)"},
         {{"phi3"}, load_decoder<phi3_family>, "Phi-3, Phi-3.5 mini / medium, LongRoPE (Phi3ForCausalLM)"},
         {{"gpt_neox"}, load_decoder<gpt_neox_family>, "Pythia, GPT-NeoX (GPTNeoXForCausalLM)"},
+        {{"t5"},
+         load_seq2seq<t5_family>,
+         "T5, T5 v1.1, Flan-T5: encoder, decoder and cross-attention (T5ForConditionalGeneration)"},
+        {{"bart"},
+         load_seq2seq<bart_family>,
+         "BART, DistilBART: encoder, decoder and cross-attention (BartForConditionalGeneration)"},
     };
     return table;
 }

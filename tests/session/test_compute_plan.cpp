@@ -23,7 +23,7 @@ RunKey key_of(std::initializer_list<float> rows, bool causal = true) {
     Matrix embeddings(static_cast<Eigen::Index>(rows.size()), 2);
     Eigen::Index i = 0;
     for (const float v : rows) embeddings.row(i++) << v, -v;
-    return RunKey{embeddings, causal, {}, {}};
+    return RunKey{embeddings, causal, {}, {}, {}};
 }
 
 HeadMask off(int layer, int head) {

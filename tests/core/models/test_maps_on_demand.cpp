@@ -32,7 +32,8 @@ const std::string checkpoints = std::string(HEADSCOPE_SOURCE_DIR) + "/tests/chec
 const char* const models[] = {
     "llama_tiny", "llama_tiny_dynamic", "llama_tiny_yarn", "mistral_tiny",  "qwen2_tiny", "qwen2_tiny_window",
     "qwen3_tiny", "gemma_tiny",         "gemma2_tiny",     "gemma3_tiny",   "phi3_tiny",  "pythia_tiny",
-    "gpt2_tiny",  "gpt2_tiny_bf16",     "bert_tiny",       "bert_tiny_cls", "vit_tiny",   "deit_tiny_distilled"};
+    "gpt2_tiny",  "gpt2_tiny_bf16",     "bert_tiny",       "bert_tiny_cls", "vit_tiny",   "deit_tiny_distilled",
+    "t5_tiny",    "flan_t5_tiny",       "bart_tiny"};
 
 // The streamed run of `options` against the kept one: maps, recomputed maps, logits, hidden.
 void check_on_demand(const Model& model, const ModelInput& input, RunOptions options) {

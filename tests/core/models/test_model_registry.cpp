@@ -40,6 +40,8 @@ std::string tiny_checkpoint(std::string_view model_type) {
     if (model_type == "phi3") return checkpoints_dir() + "/phi3_tiny";
     if (model_type == "gpt_neox") return checkpoints_dir() + "/pythia_tiny";
     if (model_type == "siglip") return checkpoints_dir() + "/siglip_tiny";
+    if (model_type == "t5") return checkpoints_dir() + "/t5_tiny";
+    if (model_type == "bart") return checkpoints_dir() + "/bart_tiny";
     return "";
 }
 

@@ -1,0 +1,17 @@
+#pragma once
+// Greedy decoding for the models whose decoder reads a source (ModelInfo::encoder_decoder).
+
+#include "core/base/load_control.h"
+#include "core/models/model.h"
+
+namespace headscope {
+
+// `input`'s source with the decoder's start token, then up to `steps` tokens, each the most
+// likely next one (the first of equals), stopping after the end token (ModelInfo::end_id):
+// plain argmax, none of a generation config's forced or banned tokens. Each step runs the
+// model whole. Throws for a model without a decoder reading a source; `control` may stop it
+// between steps (LoadCancelled).
+ModelInput generate_greedy(const Model& model, const ModelInput& input, Eigen::Index steps,
+                           const LoadControl& control = {});
+
+}   // namespace headscope

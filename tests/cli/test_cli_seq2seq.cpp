@@ -1,0 +1,173 @@
+// The encoder-decoder families (T5, Flan-T5, BART) through headscope-cli: `dump` of each
+// golden case of the committed tiny checkpoints (tools/make_seq2seq_checkpoints.py writes
+// both) against PyTorch: every layer's encoder, decoder and cross-attention maps and the
+// logits within the manifest's tolerance, with disabled heads of each kind; greedy
+// generation gives the reference's tokens; and the flags' refusals.
+
+#include "cli/cli_runner.h"
+#include "core/tensor/safetensors.h"
+#include "test_support.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace headscope;
+using namespace headscope::test;
+
+namespace {
+
+const std::string checkpoints = std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints";
+
+// "L.H,L.H" of a case's {"layer": [heads]}.
+std::string layer_heads(const nlohmann::json& disabled) {
+    std::string list;
+    for (const auto& [layer, heads] : disabled.items()) {
+        for (const auto& h : heads)
+            list.append(list.empty() ? "" : ",").append(layer + "." + std::to_string(h.get<int>()));
+    }
+    return list;
+}
+
+std::vector<std::string> case_args(const nlohmann::json& c) {
+    std::vector<std::string> args = {"--tokens", joined_ids(c.at("source").get<std::vector<std::int64_t>>()),
+                                     "--target-tokens", joined_ids(c.at("target").get<std::vector<std::int64_t>>())};
+    const auto& disabled = c.at("disabled");
+    for (const auto& [kind, flag] :
+         {std::pair{"decoder", "--disable-heads"}, std::pair{"encoder", "--disable-encoder-heads"},
+          std::pair{"cross", "--disable-cross-heads"}}) {
+        if (disabled.contains(kind)) {
+            args.push_back(flag);
+            args.push_back(layer_heads(disabled.at(kind)));
+        }
+    }
+    return args;
+}
+
+// Each query row of a map [H, Tq, Tk] sums to 1.
+void check_rows(const std::vector<float>& w, std::int64_t rows, std::int64_t cols) {
+    for (std::size_t r = 0; r < w.size() / static_cast<std::size_t>(cols); ++r) {
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < cols; ++j)
+            sum += w[r * static_cast<std::size_t>(cols) + static_cast<std::size_t>(j)];
+        REQUIRE(std::abs(sum - 1.0) < 1e-4);
+    }
+    CHECK(w.size() % static_cast<std::size_t>(rows * cols) == 0);
+}
+
+}   // namespace
+
+TEST_CASE("seq2seq: dump gives the encoder, decoder and cross-attention maps and logits of PyTorch") {
+    const auto manifest = read_manifest("seq2seq", "make_seq2seq_checkpoints.py");
+    const double tolerance = manifest.at("tolerance").get<double>();
+    TempDir dir;
+    int n_cases = 0;
+    int n_disabled = 0;
+    for (const auto& c : manifest.at("cases")) {
+        const std::string name = c.at("name");
+        CAPTURE(name);
+        const std::string out = dir.file(name + ".safetensors");
+        const RunResult r = run_dump(checkpoints + "/" + c.at("checkpoint").get<std::string>(), case_args(c), out);
+        INFO("stderr: " << r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(r.err.empty());
+        const SafetensorsFile ours = SafetensorsFile::open(out);
+        const SafetensorsFile expected = SafetensorsFile::open(golden_dir() + "/seq2seq/" + name + ".safetensors");
+        const auto H = c.at("heads").get<std::int64_t>();
+        const auto source = c.at("source").get<std::vector<std::int64_t>>();
+        const auto target = c.at("target").get<std::vector<std::int64_t>>();
+        const auto Ts = static_cast<std::int64_t>(source.size());
+        const auto Tt = static_cast<std::int64_t>(target.size());
+        const auto Ls = c.at("encoder_layers").get<std::int64_t>();
+        const auto Lt = c.at("decoder_layers").get<std::int64_t>();
+        for (std::int64_t l = 0; l < Ls; ++l) {
+            check_rows(check_close(ours, expected, "encoder.attn." + std::to_string(l), {H, Ts, Ts}, tolerance), Ts,
+                       Ts);
+        }
+        for (std::int64_t l = 0; l < Lt; ++l) {
+            const auto self = check_close(ours, expected, "decoder.attn." + std::to_string(l), {H, Tt, Tt}, tolerance);
+            check_rows(self, Tt, Tt);
+            for (std::int64_t h = 0; h < H; ++h) {   // causal: nothing above the diagonal
+                for (std::int64_t i = 0; i < Tt; ++i) {
+                    for (std::int64_t j = i + 1; j < Tt; ++j)
+                        REQUIRE(self[static_cast<std::size_t>((h * Tt + i) * Tt + j)] == 0.0f);
+                }
+            }
+            check_rows(check_close(ours, expected, "cross.attn." + std::to_string(l), {H, Tt, Ts}, tolerance), Tt, Ts);
+        }
+        CHECK_FALSE(ours.contains("encoder.attn." + std::to_string(Ls)));
+        CHECK_FALSE(ours.contains("cross.attn." + std::to_string(Lt)));
+        CHECK_FALSE(ours.contains("attn.0"));
+        // Logits within the tolerance times their largest magnitude (at least 1).
+        float largest = 1.0f;
+        for (const float v : expected.get("logits").to_floats()) largest = std::max(largest, std::abs(v));
+        check_close(ours, expected, "logits", {Tt, c.at("vocab").get<std::int64_t>()}, tolerance * largest);
+        CHECK(int64s(ours, "input_ids") == source);
+        CHECK(int64s(ours, "decoder_input_ids") == target);
+        CHECK(tokens_of(ours).size() == target.size());
+        CHECK(nlohmann::json::parse(ours.metadata().at("source_tokens")).size() == source.size());
+        n_disabled += c.at("disabled").empty() ? 0 : 1;
+        ++n_cases;
+    }
+    CHECK(n_cases == 7);
+    CHECK(n_disabled == 2);
+}
+
+TEST_CASE("seq2seq: --generate gives the reference's greedy tokens") {
+    const auto manifest = read_manifest("seq2seq", "make_seq2seq_checkpoints.py");
+    TempDir dir;
+    int n_generated = 0;
+    for (const auto& c : manifest.at("cases")) {
+        if (!c.contains("generated")) continue;
+        const std::string name = c.at("name");
+        CAPTURE(name);
+        const std::string out = dir.file(name + ".safetensors");
+        const RunResult r = run_dump(checkpoints + "/" + c.at("checkpoint").get<std::string>(),
+                                     {"--tokens", joined_ids(c.at("source").get<std::vector<std::int64_t>>()),
+                                      "--generate", std::to_string(c.at("generate").get<int>())},
+                                     out);
+        INFO("stderr: " << r.err);
+        REQUIRE(r.exit_code == 0);
+        const SafetensorsFile ours = SafetensorsFile::open(out);
+        CHECK(int64s(ours, "decoder_input_ids") == c.at("generated").get<std::vector<std::int64_t>>());
+        ++n_generated;
+    }
+    CHECK(n_generated == 3);
+}
+
+TEST_CASE("seq2seq: the decoder alone reads its start token, and the flags refuse what does not fit") {
+    TempDir dir;
+    const std::string t5 = checkpoints + "/t5_tiny";
+    const std::string out = dir.file("start.safetensors");
+    const RunResult start = run_dump(t5, {"--tokens", "5,6,7"}, out);
+    INFO("stderr: " << start.err);
+    REQUIRE(start.exit_code == 0);
+    const SafetensorsFile file = SafetensorsFile::open(out);
+    CHECK(int64s(file, "decoder_input_ids") == std::vector<std::int64_t>{0});   // decoder_start_token_id
+    CHECK(file.get("cross.attn.1").shape == Shape{4, 1, 3});
+
+    const auto refused = [&](const std::vector<std::string>& args, const std::string& expected) {
+        CAPTURE(expected);
+        const RunResult r = run_dump(t5, args, dir.file("refused.safetensors"));
+        CHECK(r.exit_code != 0);
+        CHECK(r.err.find(expected) != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    };
+    refused({"--tokens", "5,6", "--target-tokens", "0,96"}, "--target-tokens: ");
+    refused({"--tokens", "5,6", "--disable-cross-heads", "2.0"}, "--disable-cross-heads: 2.0 does not exist");
+    refused({"--tokens", "5,6", "--disable-encoder-heads", "0.4"}, "--disable-encoder-heads: 0.4 does not exist");
+    refused({"--tokens", "5,6", "--target", ""}, "--target: the text is empty");
+    refused({"--tokens", "5,6", "--target", "hello"}, "no tokenizer read");
+    const RunResult gpt2 =
+        run_dump(checkpoints + "/gpt2_tiny", {"--tokens", "5,6", "--generate", "3"}, dir.file("gpt2.safetensors"));
+    CHECK(gpt2.exit_code != 0);
+    CHECK(gpt2.err.find("--generate: ") != std::string::npos);
+    CHECK(gpt2.err.find("is not an encoder-decoder model") != std::string::npos);
+    const RunResult cross = run_dump(checkpoints + "/gpt2_tiny", {"--tokens", "5,6", "--disable-cross-heads", "0.0"},
+                                     dir.file("gpt2.safetensors"));
+    CHECK(cross.exit_code != 0);
+    CHECK(cross.err.find("--disable-cross-heads: ") != std::string::npos);
+}

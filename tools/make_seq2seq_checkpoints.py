@@ -15,7 +15,10 @@ sizes shrunk; weights under the hub's tensor names; no tokenizer files: the case
                   decoder layers, gated-GELU (tanh), untied lm_head, 16 buckets up to distance 24
                   (a 40-token source reaches the log-spaced buckets and the clamp)
   bart_tiny/      facebook/bart-large-cnn (BartForConditionalGeneration): F32, E=32 H=4 L=2+2,
-                  post-norm, learned positions at offset 2, layernorm_embedding, final_logits_bias
+                  post-norm, learned positions at offset 2, layernorm_embedding, final_logits_bias;
+                  its tokenizer.json in bart's layout (byte-level BPE, RobertaProcessing: <s> text
+                  </s>) over 300 ids, the text cases' ids from GPT-2's encoder.py algorithm
+                  (make_gpt2_checkpoints.encode), which BART's tokenizer runs
   bad/t5_* bad/bart_*   small F32 checkpoints, each must be refused with one line
 tests/golden/seq2seq/
   <case>.safetensors   encoder.attn.L [H, Ts, Ts], decoder.attn.L [H, Tt, Tt], cross.attn.L
@@ -44,6 +47,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_golden import save_safetensors  # noqa: E402  (the repository's one safetensors writer)
+from make_gpt2_checkpoints import BYTE_ENCODER, encode, learn_merges  # noqa: E402
 from make_vit_checkpoints import cast, from_stored, write_folder, write_json  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -369,6 +373,42 @@ T5_TASKS = {
 }
 
 V = 96
+V_BART = 300   # every byte, the specials and 39 merges: a byte-level BPE needs all 256 bytes
+BART_CORPUS = ("the cat sat on the mat. the dog sat on the log. a summary of the news: the cat ate the hat. "
+               "then the dog ate the rat, and the cat sat there.")
+
+
+def bart_tokenizer():
+    """tokenizer.json as facebook/bart-*'s: <s> <pad> </s> <unk>, every byte, merges, <mask> last."""
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    vocab = {t: i for i, t in enumerate(specials)}
+    for ch in BYTE_ENCODER.values():
+        vocab[ch] = len(vocab)
+    merges = learn_merges(BART_CORPUS, V_BART - len(vocab) - 1)
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    vocab["<mask>"] = len(vocab)
+    assert len(vocab) == V_BART
+
+    def added(i, content, lstrip=False):
+        return {"id": i, "content": content, "single_word": False, "lstrip": lstrip, "rstrip": False,
+                "normalized": False, "special": True}
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [added(i, t) for i, t in enumerate(specials)] + [added(V_BART - 1, "<mask>", True)],
+            "normalizer": None,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+            "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0],
+                               "trim_offsets": True, "add_prefix_space": False},
+            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                      "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                      "vocab": vocab, "merges": [f"{a} {b}" for a, b in merges]}}, vocab, merges
+
+
+def bart_ids(text, vocab, merges):
+    """BartTokenizer's ids: <s>, GPT-2's byte-level BPE of the text, </s>."""
+    ranks = {pair: i for i, pair in enumerate(merges)}
+    return [0] + encode(text, vocab, ranks) + [2]
 
 
 def t5_small_config():
@@ -409,7 +449,7 @@ def bart_large_cnn_config():
             "task_specific_params": {"summarization": {"early_stopping": True, "length_penalty": 2.0,
                                                        "max_length": 142, "min_length": 56,
                                                        "no_repeat_ngram_size": 3, "num_beams": 4}},
-            "transformers_version": "4.7.0.dev0", "use_cache": True, "vocab_size": V}
+            "transformers_version": "4.7.0.dev0", "use_cache": True, "vocab_size": V_BART}
 
 
 def randomise(module, seed, spread):
@@ -513,7 +553,7 @@ def check_conditioning(model, source, target, disabled, result):
     assert worst < 2.5e-5, f"float32 moves the case by {worst}: the weights are too wide"
 
 
-def record(name, checkpoint, model, source, target, disabled=None, generate=0):
+def record(name, checkpoint, model, source, target, disabled=None, generate=0, text=None):
     disabled = disabled or {}
     result = run(model, source, target, disabled)
     check_conditioning(model, source, target, disabled, result)
@@ -533,6 +573,8 @@ def record(name, checkpoint, model, source, target, disabled=None, generate=0):
             "encoder_layers": c.get("num_layers") or c["encoder_layers"],
             "decoder_layers": c.get("num_decoder_layers") or c.get("decoder_layers") or c["num_layers"],
             "vocab": c["vocab_size"]}
+    if text:
+        case["text"], case["target_text"] = text
     if generate:
         case["generate"] = generate
         case["generated"] = greedy(model, source, c["decoder_start_token_id"], c["eos_token_id"], generate)
@@ -562,6 +604,13 @@ def main():
     record("flan_t5_tiny", "flan_t5_tiny", flan, [21, 8, 70, 33, 2, 1], [0, 40, 11, 65], generate=8)
     record("flan_t5_tiny_long", "flan_t5_tiny", flan, long_source, [0] + long_source[:30])
     bart, _ = make("bart_tiny", bart_large_cnn_config(), "bart", "F32", 5, 0.35)
+    tokenizer, vocab, merges = bart_tokenizer()
+    write_json(os.path.join(CHECKPOINT_DIR, "bart_tiny", "tokenizer.json"), tokenizer)
+    text, target_text = "the cat sat on the mat.", "a cat ate the hat"
+    labels = bart_ids(target_text, vocab, merges)
+    # decoder_input_ids = shift_tokens_right(labels): the start token, then every label but the last
+    record("bart_tiny_text", "bart_tiny", bart, bart_ids(text, vocab, merges), [2] + labels[:-1],
+           text=(text, target_text))
     record("bart_tiny", "bart_tiny", bart, [0, 31, 47, 8, 66, 12, 2], [2, 0, 31, 47, 9], generate=8)
     record("bart_tiny_cross_off", "bart_tiny", bart, [0, 31, 47, 8, 66, 12, 2], [2, 0, 31, 47, 9],
            disabled={"cross": {"0": [1], "1": [0, 3]}})

@@ -1,7 +1,8 @@
 // The encoder-decoder families (T5, Flan-T5, BART) through headscope-cli: `dump` of each
 // golden case of the committed tiny checkpoints (tools/make_seq2seq_checkpoints.py writes
 // both) against PyTorch: every layer's encoder, decoder and cross-attention maps and the
-// logits within the manifest's tolerance, with disabled heads of each kind; greedy
+// logits within the manifest's tolerance, with disabled heads of each kind, BART's text and
+// target through its tokenizer (the target shifted right after the start token); greedy
 // generation gives the reference's tokens; and the flags' refusals.
 
 #include "cli/cli_runner.h"
@@ -32,9 +33,14 @@ std::string layer_heads(const nlohmann::json& disabled) {
     return list;
 }
 
+// The case's flags: its text and target text through the folder's tokenizer, or its ids.
 std::vector<std::string> case_args(const nlohmann::json& c) {
-    std::vector<std::string> args = {"--tokens", joined_ids(c.at("source").get<std::vector<std::int64_t>>()),
-                                     "--target-tokens", joined_ids(c.at("target").get<std::vector<std::int64_t>>())};
+    std::vector<std::string> args =
+        c.contains("text")
+            ? std::vector<std::string>{"--text", c.at("text").get<std::string>(), "--target",
+                                       c.at("target_text").get<std::string>()}
+            : std::vector<std::string>{"--tokens", joined_ids(c.at("source").get<std::vector<std::int64_t>>()),
+                                       "--target-tokens", joined_ids(c.at("target").get<std::vector<std::int64_t>>())};
     const auto& disabled = c.at("disabled");
     for (const auto& [kind, flag] :
          {std::pair{"decoder", "--disable-heads"}, std::pair{"encoder", "--disable-encoder-heads"},
@@ -112,7 +118,7 @@ TEST_CASE("seq2seq: dump gives the encoder, decoder and cross-attention maps and
         n_disabled += c.at("disabled").empty() ? 0 : 1;
         ++n_cases;
     }
-    CHECK(n_cases == 7);
+    CHECK(n_cases == 8);
     CHECK(n_disabled == 2);
 }
 

@@ -92,8 +92,15 @@ TEST_CASE("seq2seq in process: the encoder's, the decoder's and the cross-attent
         CHECK(info.causal);
         CHECK(info.encoder_layers == c.at("encoder_layers").get<Eigen::Index>());
         CHECK(info.n_layers == c.at("decoder_layers").get<Eigen::Index>());
-        const ModelInput source = model->encode_ids(c.at("source").get<std::vector<std::int64_t>>());
-        const ModelInput input = model->encode_target_ids(source, c.at("target").get<std::vector<std::int64_t>>());
+        const bool text = c.contains("text");
+        const ModelInput source = text ? model->encode_text(c.at("text").get<std::string>())
+                                       : model->encode_ids(c.at("source").get<std::vector<std::int64_t>>());
+        const ModelInput input =
+            text ? model->encode_target_text(source, c.at("target_text").get<std::string>())
+                 : model->encode_target_ids(source, c.at("target").get<std::vector<std::int64_t>>());
+        REQUIRE(source.source);
+        CHECK(source.source->ids == c.at("source").get<std::vector<std::int64_t>>());
+        CHECK(input.ids == c.at("target").get<std::vector<std::int64_t>>());
         RunOptions options;
         const auto& disabled = c.at("disabled");
         if (disabled.contains("decoder"))
@@ -121,7 +128,27 @@ TEST_CASE("seq2seq in process: the encoder's, the decoder's and the cross-attent
         }
         ++n_cases;
     }
-    CHECK(n_cases == 7);
+    CHECK(n_cases == 8);
+}
+
+TEST_CASE("seq2seq: a typed target's labels and spans: the start token's, then each token's in the target text") {
+    const auto bart = open_model(checkpoints + "bart_tiny", {});
+    const ModelInput source = bart->encode_text("the cat sat on the mat.");
+    REQUIRE(source.source);
+    CHECK(source.source->labels.front() == "<s>");
+    CHECK(source.source->labels.back() == "</s>");
+    CHECK(source.ids == std::vector<std::int64_t>{2});   // the start token alone
+    const ModelInput target = bart->encode_target_text(source, "a cat");
+    // <s> a Ġcat </s> shifted right after </s> (decoder_start_token_id 2): </s> <s> a Ġcat
+    REQUIRE(target.ids.size() == 4);
+    CHECK(target.ids[0] == 2);
+    CHECK(target.ids[1] == 0);
+    CHECK(target.labels[2] == "a");
+    CHECK(target.labels[3] == " cat");
+    REQUIRE(target.spans.size() == 4);
+    CHECK(target.spans[0] == std::pair<std::size_t, std::size_t>{0, 0});
+    CHECK(target.spans[3] == std::pair<std::size_t, std::size_t>{1, 5});
+    CHECK(target.source == source.source);
 }
 
 TEST_CASE("seq2seq: a head switched off, of each kind, moves the next token's logits and only its own layer's") {

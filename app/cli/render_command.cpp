@@ -7,6 +7,7 @@
 #include "core/base/shown.h"
 #include "core/render/png_export.h"
 #include "core/render/render.h"
+#include "session/attention_kind.h"
 
 #include <algorithm>
 #include <cctype>
@@ -25,6 +26,7 @@ struct RenderArgs {
     int head = 0;
     int query = 0;
     std::string view = "matrix";
+    std::string kind = "decoder";
     std::string colormap = "viridis";
     std::string scale = "shared";
     std::string out;
@@ -39,6 +41,10 @@ void add_render_options(CLI::App* cmd, RenderArgs& args) {
     cmd->add_option("--view", args.view, "matrix, overlay (image models) or grid")
         ->capture_default_str()
         ->check(CLI::IsMember({"matrix", "overlay", "grid"}));
+    cmd->add_option("--kind", args.kind,
+                    "T5, BART: decoder (its self-attention), encoder, or cross (each target token over the source)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"decoder", "encoder", "cross"}));
     cmd->add_option("--query", args.query,
                     "overlay: the query position whose attention is drawn (0 = [CLS], or the first patch without one)")
         ->capture_default_str();
@@ -53,9 +59,16 @@ void add_render_options(CLI::App* cmd, RenderArgs& args) {
 
 // The layer, head and view against what the model has.
 void check_render_choice(const RenderArgs& args, const ModelInfo& info) {
-    if (args.layer < 0 || args.layer >= info.n_layers) {
-        throw Error("--layer " + std::to_string(args.layer) + ": " + info.name + " has layers 0.." +
-                    std::to_string(info.n_layers - 1));
+    const bool encoder = args.kind == "encoder";
+    const Eigen::Index layers = encoder ? info.encoder_layers : info.n_layers;
+    if (!info.encoder_decoder && args.kind != "decoder") {
+        throw Error("--kind " + args.kind + ": " + info.name +
+                    " has no encoder (the encoder and cross kinds are T5's and BART's)");
+    }
+    if (args.layer < 0 || args.layer >= layers) {
+        throw Error("--layer " + std::to_string(args.layer) + ": " + info.name + " has " +
+                    (info.encoder_decoder ? std::string(encoder ? "encoder " : "decoder ") : std::string()) +
+                    "layers 0.." + std::to_string(layers - 1));
     }
     if (args.head < 0 || args.head >= info.n_heads) {
         throw Error("--head " + std::to_string(args.head) + ": " + info.name + " has heads 0.." +
@@ -68,8 +81,8 @@ void check_render_choice(const RenderArgs& args, const ModelInfo& info) {
 
 // "model  layer L head H", and the head's role when the model names one.
 std::string head_title(const RenderArgs& args, const ModelInfo& info) {
-    const std::string where =
-        info.name + "  layer " + std::to_string(args.layer) + " head " + std::to_string(args.head);
+    const std::string where = info.name + (info.encoder_decoder ? "  " + args.kind : std::string()) + "  layer " +
+                              std::to_string(args.layer) + " head " + std::to_string(args.head);
     std::string role;
     if (!info.head_roles.empty())
         role = info.head_roles[static_cast<std::size_t>(args.layer)][static_cast<std::size_t>(args.head)];
@@ -95,9 +108,11 @@ int run_render(const RenderArgs& args, Warnings& warnings) {
                                                                    run_options_from(args.run, info),
                                                                    session::MapsPolicy::automatic, keeps));
     const ModelInput& input = run->input;
-    const ModelTrace& trace = run->trace;
-    const std::shared_ptr<const Matrix> map = run->head_map(args.layer, args.head);
-    const Matrix& weights = *map;
+    const session::KindMaps kind = session::kind_maps(*run, *session::attention_kind_named(args.kind));
+    const ModelTrace& trace = kind.trace;
+    const HeadMaps maps(trace, kind.model);
+    Matrix scratch;
+    const Matrix& weights = maps.map(args.layer, args.head, scratch);
 
     RenderStyle style;
     style.colormap = colormap_from_name(args.colormap).value_or(Colormap::viridis);
@@ -106,8 +121,10 @@ int run_render(const RenderArgs& args, Warnings& warnings) {
 
     RgbaImage picture;
     if (args.view == "grid") {
-        picture = render_grid(HeadMaps(trace, run->model_ref.get()), trace.mask,
-                              info.name + ": every layer x head (each on its own scale)", style);
+        picture = render_grid(maps, trace.mask,
+                              info.name + (info.encoder_decoder ? " (" + args.kind + ")" : std::string()) +
+                                  ": every layer x head (each on its own scale)",
+                              style);
     } else if (args.view == "overlay") {
         if (args.query < 0 || args.query >= weights.rows()) {
             throw Error("--query " + std::to_string(args.query) + ": positions are 0.." +
@@ -119,7 +136,7 @@ int run_render(const RenderArgs& args, Warnings& warnings) {
                                  title + "  (query " + input.labels[static_cast<std::size_t>(args.query)] + ")", style);
     } else {
         const Mask* allowed = trace.mask ? &*trace.mask : nullptr;
-        picture = render_matrix(weights, allowed, input.labels, input.labels, title, style);
+        picture = render_matrix(weights, allowed, kind.query_labels, kind.key_labels, title, style);
     }
     write_png(args.out, picture);
     std::printf("wrote %s: %d x %d px\n", args.out.c_str(), picture.width, picture.height);

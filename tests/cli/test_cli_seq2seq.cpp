@@ -6,6 +6,7 @@
 // generation gives the reference's tokens; and the flags' refusals.
 
 #include "cli/cli_runner.h"
+#include "core/base/file_bytes.h"
 #include "core/tensor/safetensors.h"
 #include "test_support.h"
 
@@ -13,7 +14,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace headscope;
@@ -62,6 +65,19 @@ void check_rows(const std::vector<float>& w, std::int64_t rows, std::int64_t col
         REQUIRE(std::abs(sum - 1.0) < 1e-4);
     }
     CHECK(w.size() % static_cast<std::size_t>(rows * cols) == 0);
+}
+
+// A PNG's width and height, from its IHDR chunk.
+std::pair<int, int> png_size(const std::string& path) {
+    const std::string bytes = read_file_bytes(path, 1 << 24, "the picture");
+    REQUIRE(bytes.size() > 24);
+    REQUIRE(bytes.compare(1, 3, "PNG") == 0);
+    const auto be32 = [&](std::size_t at) {
+        int v = 0;
+        for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(bytes[at + i]);
+        return v;
+    };
+    return {be32(16), be32(20)};
 }
 
 }   // namespace
@@ -176,4 +192,46 @@ TEST_CASE("seq2seq: the decoder alone reads its start token, and the flags refus
                                      dir.file("gpt2.safetensors"));
     CHECK(cross.exit_code != 0);
     CHECK(cross.err.find("--disable-cross-heads: ") != std::string::npos);
+}
+
+TEST_CASE("seq2seq: render --kind draws the encoder's [Ts, Ts], the decoder's [Tt, Tt] and the cross [Tt, Ts] maps") {
+    TempDir dir;
+    // 30 source tokens, 3 target tokens: each kind's picture has its own rows and columns.
+    std::vector<std::int64_t> source;
+    for (int i = 0; i < 30; ++i) source.push_back(4 + (i * 7) % 80);
+    std::map<std::string, std::pair<int, int>> sizes;
+    for (const char* kind : {"encoder", "decoder", "cross"}) {
+        CAPTURE(kind);
+        const std::string out = dir.file(std::string(kind) + ".png");
+        const RunResult r =
+            run_cli({"render", "--model", checkpoints + "/t5_tiny", "--tokens", joined_ids(source), "--target-tokens",
+                     "0,5,9", "--kind", kind, "--layer", "1", "--head", "2", "--out", out});
+        INFO("stderr: " << r.err);
+        REQUIRE(r.exit_code == 0);
+        sizes[kind] = png_size(out);
+    }
+    // 30 rows of cells against 3: the encoder's picture is taller than the cross, which is no
+    // taller than the decoder's (their 3 rows; the cross's column labels are the source's);
+    // 30 columns against 3: the cross is wider than the decoder's.
+    CHECK(sizes["encoder"].second > sizes["cross"].second + 100);
+    CHECK(sizes["cross"].first > sizes["decoder"].first + 100);
+    const RunResult grid =
+        run_cli({"render", "--model", checkpoints + "/bart_tiny", "--tokens", "0,31,47,2", "--generate", "3", "--kind",
+                 "cross", "--view", "grid", "--out", dir.file("grid.png")});
+    INFO("stderr: " << grid.err);
+    CHECK(grid.exit_code == 0);
+    const RunResult analyze = run_cli({"analyze", "--model", checkpoints + "/t5_tiny", "--tokens", "5,6,7",
+                                       "--target-tokens", "0,5", "--out", dir.file("a.json")});
+    INFO("stderr: " << analyze.err);
+    CHECK(analyze.exit_code == 0);
+
+    const RunResult gpt2 = run_cli({"render", "--model", checkpoints + "/gpt2_tiny", "--tokens", "5,6", "--kind",
+                                    "cross", "--out", dir.file("g.png")});
+    CHECK(gpt2.exit_code != 0);
+    CHECK(gpt2.err.find("--kind cross: ") != std::string::npos);
+    const RunResult layer = run_cli({"render", "--model", checkpoints + "/flan_t5_tiny", "--tokens", "5,6", "--kind",
+                                     "encoder", "--layer", "2", "--out", dir.file("l.png")});
+    CHECK(layer.exit_code != 0);
+    CHECK(layer.err.find("--layer 2: ") != std::string::npos);
+    CHECK(layer.err.find("has encoder layers 0..1") != std::string::npos);
 }

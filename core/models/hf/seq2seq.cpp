@@ -1,6 +1,7 @@
 #include "core/models/hf/seq2seq.h"
 
 #include "core/base/error.h"
+#include "core/base/memory_room.h"
 #include "core/models/hf/checkpoint_load.h"
 #include "core/models/hf/config_fields.h"
 #include "core/models/hf/tensors.h"
@@ -145,6 +146,23 @@ Norm norm_of(const Seq2SeqConfig& c) {
 }
 
 std::string number(double value) { return hf_number_text(value); }
+
+// The encoder's maps [Ls][H][Ts, Ts] and the cross-attention's [L][H][Tt, Ts] are kept whole
+// (only the decoder's own may be streamed): refused before they are made when they would
+// not fit, with the encoder's working memory.
+void check_kept_maps_fit(const ModelInfo& info, Eigen::Index Ts, Eigen::Index Tt) {
+    const double s = static_cast<double>(Ts);
+    const double t = static_cast<double>(Tt);
+    const double heads = static_cast<double>(info.n_heads);
+    const double maps =
+        heads * (static_cast<double>(info.encoder_layers) * s * s + static_cast<double>(info.n_layers) * t * s);
+    const double working =
+        2.0 * heads * s * s + s * (8.0 * static_cast<double>(info.width) + 2.0 * static_cast<double>(info.mlp_width));
+    check_memory_room((maps + working) * sizeof(float),
+                      info.name + ": a source of " + std::to_string(Ts) + " tokens and a target of " +
+                          std::to_string(Tt) + " (the encoder's and the cross-attention's maps, kept)",
+                      "use a shorter source");
+}
 
 }   // namespace
 
@@ -312,6 +330,7 @@ ModelInput HfSeq2SeqModel::encode_target_text(const ModelInput& input, std::stri
 ModelTrace HfSeq2SeqModel::forward(const ModelInput& input, const RunOptions& options) const {
     mapped_.check();
     if (!input.source) throw Error(info_.name + ": an encoder-decoder model's input has a source and a target");
+    check_kept_maps_fit(info_, input.source->embeddings.rows(), input.embeddings.rows());
     // The encoder: every map kept, its own heads off, no mask beyond the source's own length.
     RunOptions encoder_options;
     encoder_options.disabled_heads = options.disabled_encoder_heads;

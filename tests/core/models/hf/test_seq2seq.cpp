@@ -220,6 +220,12 @@ TEST_CASE("seq2seq: what the model cannot read is refused by name") {
                          Error);
     CHECK_THROWS_WITH_AS(t5->encode_target_text(source, "hello"), doctest::Contains("no tokenizer read"), Error);
     CHECK_THROWS_WITH_AS(t5->forward(*source.source, {}), doctest::Contains("source and a target"), Error);
+    // 60,000 source tokens: 2 x 4 x 60,000^2 kept encoder maps (115 GB) are refused before any is made.
+    const std::vector<std::int64_t> long_source(60000, 7);
+    CHECK_THROWS_WITH_AS(t5->forward(t5->encode_ids(long_source), {}),
+                         doctest::Contains("a source of 60000 tokens and a target of 1 (the encoder's and the "
+                                           "cross-attention's maps, kept): needs"),
+                         Error);
     const auto gpt2 = open_model(checkpoints + "gpt2_tiny", {});
     const ModelInput ids = gpt2->encode_ids(std::vector<std::int64_t>{5, 6});
     CHECK_THROWS_WITH_AS(gpt2->encode_target_ids(ids, std::vector<std::int64_t>{0}),

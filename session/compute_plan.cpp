@@ -71,11 +71,14 @@ std::string input_key_text(const ModelChoice& model, const RunKey& key) {
     std::uint64_t hash = fnv1a(numbers, sizeof numbers);
     hash = fnv1a(key.embeddings.data(), static_cast<std::size_t>(key.embeddings.size()) * sizeof(float), hash);
     for (const auto& pair : key.forbidden) hash = fnv1a(&pair, sizeof pair, hash);
-    for (const auto& ids : key.label_ids) {   // each label's length too: "1,2" + "3" is not "1" + "2,3"
+    const auto add_ids = [&hash](const std::vector<std::int64_t>& ids) {
+        // each list's length too: "1,2" + "3" is not "1" + "2,3"
         const auto n = static_cast<std::int64_t>(ids.size());
         hash = fnv1a(&n, sizeof n, hash);
         hash = fnv1a(ids.data(), ids.size() * sizeof(std::int64_t), hash);
-    }
+    };
+    for (const auto& ids : key.label_ids) add_ids(ids);
+    add_ids(key.source_ids);   // an encoder-decoder's source: the same target over another source differs
     char text[24];
     std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
     return model.name + " " + text;

@@ -37,7 +37,7 @@ RunOptions ModelSession::options_for(const Request& request, const Snapshot& sna
     const ModelInfo& info = snapshot.info;
     if (request.disabled_heads.layers() == info.n_layers && request.disabled_heads.heads() == info.n_heads)
         options.disabled_heads = request.disabled_heads;
-    if (request.disabled_encoder_heads.layers() == info.encoder_layers &&
+    if (info.encoder_decoder && request.disabled_encoder_heads.layers() == info.encoder_layers &&
         request.disabled_encoder_heads.heads() == info.n_heads)
         options.disabled_encoder_heads = request.disabled_encoder_heads;
     if (info.encoder_decoder && request.disabled_cross_heads.layers() == info.n_layers &&
@@ -212,8 +212,11 @@ void ModelSession::publish_maps_first(std::shared_ptr<Snapshot>& snapshot, const
 void ModelSession::run_main(Snapshot& snapshot, const RunKey& key, const Request& request, RunOptions options,
                             const ComputeControl& control) {
     // A run resumes from one that kept or streamed its maps as this one does.
+    // An encoder-decoder computes every layer (a decoder layer reads the encoder, whose heads
+    // may have changed too).
     LastRun last;
-    if (request.keeps.resumable && last_run_ && last_key_ && last_run_->maps_streamed == snapshot.maps_streamed)
+    if (request.keeps.resumable && last_run_ && last_key_ && last_run_->maps_streamed == snapshot.maps_streamed &&
+        !snapshot.info.encoder_decoder)
         last = {&*last_key_, &last_run_->options, &last_run_->trace};
     ReusePlan plan = plan_reuse(last, key, options, snapshot.info.n_layers);
     // A streamed run computes every row, and so does a model that cannot take them (whose

@@ -18,10 +18,13 @@ AttentionTrace run_block(const BlockSpec& spec, const Block& block, Matrix& x, E
     if (scaled && (spec.norm_placement == NormPlacement::post || spec.residual == Residual::parallel)) {
         throw Error("LayerScale needs a pre-norm, sequential block");
     }
-    if (block.has_cross_attention() != (cross != nullptr && cross->memory != nullptr)) {
+    const bool reads_memory = cross != nullptr && cross->memory != nullptr;
+    // A layer's stages alone (no row through the MLP) stop before the cross-attention.
+    if (block.has_cross_attention() != reads_memory && !(mlp_rows == 0 && !reads_memory)) {
         throw Error(block.has_cross_attention() ? "a block with cross-attention needs the encoder's output"
                                                 : "a block without cross-attention was given an encoder's output");
     }
+    if (!reads_memory) cross = nullptr;
     if (cross != nullptr && spec.residual == Residual::parallel) {
         throw Error("cross-attention needs a sequential block");
     }

@@ -86,7 +86,8 @@ struct KeptPositions {
 // layer's stages alone); the other rows are then left after attention (and its norm, in a
 // post-norm block), not to be read.
 // `cross`: for a block with cross-attention, the encoder's output it reads and where its
-// attention goes (required there, refused elsewhere).
+// attention goes (required there, but for a layer's stages alone, mlp_rows = 0, which stop
+// before it; refused elsewhere).
 AttentionTrace block_forward(const BlockSpec& spec, const Block& block, Matrix& x, const AttentionOptions& options,
                              Eigen::Index mlp_rows = -1, const KeptPositions& after = {},
                              CrossAttentionStep* cross = nullptr);

@@ -122,6 +122,15 @@ TEST_CASE("compute plan: the input key names the model and changes with the embe
     RunKey masked = key_of({1, 2, 3});
     masked.forbidden = {{2, 0}};
     CHECK(a != input_key_text(model, masked));
+    // An encoder-decoder's source: the same target over another source is another input,
+    // and "5,6" + "" is not "5" + "6".
+    RunKey sourced = key_of({1, 2, 3});
+    sourced.source_ids = {5, 6};
+    CHECK(a != input_key_text(model, sourced));
+    RunKey other_source = sourced;
+    other_source.source_ids = {5, 7};
+    CHECK(input_key_text(model, sourced) != input_key_text(model, other_source));
+    CHECK(!(sourced == other_source));
     model.config.seed = 7;
     CHECK(a != input_key_text(model, key_of({1, 2, 3})));
 }

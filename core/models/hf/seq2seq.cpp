@@ -194,25 +194,41 @@ HfSeq2SeqModel::HfSeq2SeqModel(const Seq2SeqFamily& family, const std::string& f
         }
         *copy = WeightMatrix();
     }
-    std::string tokenizer_warning;
+    std::string head_warning;
+    if (c.tied_head && weights_.head.size() != 0) {
+        if (!(weights_.head == weights_.shared)) {
+            head_warning = names_.head + ".weight differs from " + names_.shared +
+                           ".weight, but tie_word_embeddings ties them: the embedding is the head, as in transformers";
+        }
+        weights_.head = WeightMatrix();   // before describe(): one parameter set, counted once
+    }
+    const std::string tokenizer_warning = read_tokenizer(folder);
+    describe(folder, checkpoint.table, checkpoint.stored);
+    for (const std::string* warning : {&std::as_const(head_warning), &tokenizer_warning}) {
+        if (!warning->empty()) info_.warnings.push_back(*warning);
+    }
+}
+
+std::string HfSeq2SeqModel::read_tokenizer(const std::string& folder) {
     try {
         tokens_ = std::make_unique<HfTextTokens>(folder);
     } catch (const Error& e) {
+        if (config_.model_type != "t5") throw;
         // T5's tokenizer.json (a Unigram model behind a Precompiled normalizer) is not read
         // yet: the model still reads token ids, and says why it reads no text.
         tokens_ = std::make_unique<HfTextTokens>();
-        tokenizer_warning = std::string("the tokenizer is not read, so the model takes token ids: ") + e.what();
+        tokenizer_note_ = std::string("the tokenizer is not read, so the model takes token ids: ") + e.what();
+        return tokenizer_note_;
     }
-    describe(folder, checkpoint.table, checkpoint.stored);
-    if (!tokenizer_warning.empty()) info_.warnings.push_back(tokenizer_warning);
-    if (c.tied_head && weights_.head.size() != 0) {
-        if (!(weights_.head == weights_.shared)) {
-            info_.warnings.push_back(names_.head + ".weight differs from " + names_.shared +
-                                     ".weight, but tie_word_embeddings ties them: the embedding is the head, as in "
-                                     "transformers");
-        }
-        weights_.head = WeightMatrix();
+    if (tokens_->has_tokenizer() && tokens_->files().find("tokenizer.json") == std::string::npos) {
+        // vocab.json + merges.txt alone read as GPT-2's, which adds no <s> ... </s>: BART's
+        // text would lose the tokens its tokenizer puts around it (and the shifted target one).
+        tokenizer_note_ = "the tokenizer is not read (" + tokens_->files() +
+                          " without tokenizer.json: the special tokens BART's tokenizer adds are not known), so the "
+                          "model takes token ids";
+        tokens_ = std::make_unique<HfTextTokens>();
     }
+    return tokenizer_note_;
 }
 
 void HfSeq2SeqModel::describe(const std::string& folder, const HfTensorTable& table, const HfWeights& stored) {
@@ -235,7 +251,9 @@ void HfSeq2SeqModel::describe(const std::string& folder, const HfTensorTable& ta
     info_.decoder_start_id = c.decoder_start_id;
     info_.end_id = c.end_id;
     info_.n_outputs = c.vocab_size;
-    info_.n_parameters = count_bound([&](auto& b) { bind_tensors(std::as_const(weights_), c, names_, b); });
+    // final_logits_bias is a buffer, not a parameter (transformers counts none).
+    info_.n_parameters = count_bound([&](auto& b) { bind_tensors(std::as_const(weights_), c, names_, b); }) -
+                         weights_.logits_bias.size();
     info_.warnings = table.warnings();
     info_.settings = {
         {"model_type", c.model_type},
@@ -290,6 +308,7 @@ ModelInput HfSeq2SeqModel::source_input(ModelInput source) const {
 }
 
 ModelInput HfSeq2SeqModel::encode_text(std::string_view text) const {
+    if (!tokenizer_note_.empty()) throw Error(info_.name + ": " + tokenizer_note_ + " (--tokens), not text");
     ModelInput tokens =
         tokens_->encode(text, config_.max_tokens, config_.vocab_size, info_.name, config_.max_tokens_field);
     ModelInput source = embed(std::move(tokens.ids), false);
@@ -355,6 +374,12 @@ ModelTrace HfSeq2SeqModel::forward(const ModelInput& input, const RunOptions& op
         options.last_logit_rows >= 0 ? std::min(options.last_logit_rows, trace.hidden.rows()) : trace.hidden.rows();
     trace.logits = lm_logits(trace.hidden.bottomRows(rows));
     return trace;
+}
+
+AttentionTrace HfSeq2SeqModel::layer_stages(const ModelTrace& trace, Eigen::Index layer, const HeadMask& disabled_heads,
+                                            Eigen::Index only_head) const {
+    // The decoder's self-attention comes before its cross-attention: its stages need no encoder.
+    return stack_layer_stages(weights_.decoder, trace, layer, disabled_heads, only_head);
 }
 
 Matrix HfSeq2SeqModel::lm_logits(const ConstMatrixRef& hidden) const {

@@ -146,6 +146,8 @@ public:
     Matrix head_map(const ModelTrace& trace, Eigen::Index layer, Eigen::Index head) const override {
         return stack_head_map(weights_.decoder, trace, layer, head);
     }
+    AttentionTrace layer_stages(const ModelTrace& trace, Eigen::Index layer, const HeadMask& disabled_heads,
+                                Eigen::Index only_head) const override;
     Matrix logits_rows(const ModelTrace& trace, Eigen::Index first, Eigen::Index n) const override;
     std::vector<OwnedTensor> export_weights() const override;
     std::string output_label(Eigen::Index index) const override;
@@ -154,6 +156,8 @@ public:
 
 private:
     void describe(const std::string& folder, const HfTensorTable& table, const HfWeights& stored);
+    // The folder's tokenizer into tokens_; what keeps it from reading text, or "".
+    std::string read_tokenizer(const std::string& folder);
     // `ids` embedded as `stack`'s input (its table of positions, its embedding norm).
     ModelInput embed(std::vector<std::int64_t> ids, bool decoder) const;
     // The logits [T, V] of the decoder's final hidden rows (head_scale applied already).
@@ -167,6 +171,7 @@ private:
     Seq2SeqWeights weights_;
     HfMappedFiles mapped_;
     std::unique_ptr<HfTextTokens> tokens_;
+    std::string tokenizer_note_;   // why a folder's tokenizer files are not read ("": read, or none)
     ModelInfo info_;
 };
 

@@ -19,7 +19,8 @@ std::int64_t same_in_both(const HfFields& f, const std::string& encoder_field, c
     const std::int64_t decoder = f.integer(decoder_field, fallback, 1, hi);
     if (encoder != decoder) {
         f.fail(decoder_field, "equal to " + encoder_field + " (" + std::to_string(encoder) +
-                                  "): stacks of different widths are not supported, got " + std::to_string(decoder));
+                                  "): an encoder and a decoder of different shapes are not supported, got " +
+                                  std::to_string(decoder));
     }
     return encoder;
 }

@@ -213,6 +213,42 @@ TEST_CASE("seq2seq: a tokenizer.json this build cannot read leaves the model rea
     CHECK(model->forward(model->encode_ids(std::vector<std::int64_t>{5, 6}), {}).logits.rows() == 1);
 }
 
+TEST_CASE("seq2seq: BART's vocab.json + merges.txt without tokenizer.json read ids alone, saying why") {
+    TempDir dir;
+    for (const char* file : {"config.json", "model.safetensors"})
+        std::filesystem::copy_file(checkpoints + "bart_tiny/" + file, dir.file(file));
+    write_bytes(dir.file("vocab.json"), R"({"a": 0, "b": 1})");
+    write_bytes(dir.file("merges.txt"), "#version: 0.2\n");
+    const auto model = open_model(dir.path().string(), {});
+    CHECK(model->info().reads_ids_only);
+    REQUIRE(model->info().warnings.size() == 1);
+    CHECK(model->info().warnings[0].find("vocab.json + merges.txt without tokenizer.json") != std::string::npos);
+    CHECK_THROWS_WITH_AS(model->encode_text("a b"), doctest::Contains("(--tokens), not text"), Error);
+    // A tokenizer.json that is not one is an error for BART (only T5's is known to be unread).
+    write_bytes(dir.file("tokenizer.json"), "version https://git-lfs.github.com/spec/v1\n");
+    CHECK_THROWS_AS(open_model(dir.path().string(), {}), Error);
+}
+
+TEST_CASE("seq2seq: the decoder's layer stages computed again equal the run's maps; generation stops at the "
+          "decoder's limit") {
+    const auto bart = open_model(checkpoints + "bart_tiny", {});
+    const ModelInput source = bart->encode_ids(std::vector<std::int64_t>{0, 31, 47, 8, 2});
+    const ModelInput input = bart->encode_target_ids(source, std::vector<std::int64_t>{2, 0, 31});
+    RunOptions options;
+    options.keep_layer_inputs = true;
+    const ModelTrace trace = bart->forward(input, options);
+    for (Eigen::Index l = 0; l < bart->info().n_layers; ++l) {
+        const AttentionTrace stages = bart->layer_stages(trace, l, {}, -1);
+        for (std::size_t h = 0; h < stages.heads.size(); ++h) {
+            CHECK(stages.heads[h].weights == trace.layers[static_cast<std::size_t>(l)].heads[h].weights);
+            CHECK(stages.heads[h].scores.size() != 0);
+        }
+    }
+    // bart_tiny never says </s> here: 100 steps asked, max_position_embeddings (64) given.
+    const ModelInput generated = generate_greedy(*bart, source, 100);
+    CHECK(static_cast<Eigen::Index>(generated.ids.size()) == bart->info().max_tokens);
+}
+
 TEST_CASE("seq2seq: what the model cannot read is refused by name") {
     const auto t5 = open_model(checkpoints + "t5_tiny", {});
     const ModelInput source = t5->encode_ids(std::vector<std::int64_t>{5, 6});

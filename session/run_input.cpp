@@ -79,13 +79,16 @@ ModelInput encode_target(const Model& model, const RunInput& input, ModelInput e
         throw Error((input.generate > 0 ? std::string("--generate") : input.target_name) + ": " + info.name +
                     " is not an encoder-decoder model (a target is for T5 and BART)");
     }
-    try {
-        if (!input.target.empty()) {
-            return input.target_ids ? model.encode_target_ids(encoded, token_ids_typed(input.target, input.target_name))
+    if (!input.target.empty()) {
+        // The list's own errors name the flag already.
+        const std::vector<std::int64_t> ids =
+            input.target_ids ? token_ids_typed(input.target, input.target_name) : std::vector<std::int64_t>{};
+        try {
+            return input.target_ids ? model.encode_target_ids(encoded, ids)
                                     : model.encode_target_text(encoded, input.target);
+        } catch (const Error& e) {
+            throw Error(input.target_name + ": " + e.what());
         }
-    } catch (const Error& e) {
-        throw Error(input.target_name + ": " + e.what());
     }
     if (input.generate > 0) return generate_greedy(model, encoded, input.generate);
     return encoded;

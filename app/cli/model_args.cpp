@@ -109,8 +109,9 @@ void add_input_options(CLI::App* cmd, InputArgs& args) {
                                                 "included (\"0,5,6\")");
     args.generate_option = cmd->add_option("--generate", args.generate,
                                            "T5, BART: the target decoded greedily from the source, up to N tokens "
-                                           "(stopping after the end token)")
-                               ->check(CLI::Range(1, 4096));
+                                           "(1..512; stopping after the end token; the whole model runs again "
+                                           "for each token)")
+                               ->check(CLI::Range(1, 512));
     args.target_option->excludes(args.target_tokens_option)->excludes(args.generate_option);
     args.target_tokens_option->excludes(args.generate_option);
 }

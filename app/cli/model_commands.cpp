@@ -117,6 +117,17 @@ constexpr const char* dump_out_help =
     "T5, BART: decoder.attn.L [H, Tt, Tt], encoder.attn.L [H, Ts, Ts] and cross.attn.L [H, Tt, Ts] (every "
     "head), input_ids [Ts], decoder_input_ids [Tt], logits [Tt, V]";
 
+// dump's last line: what was written, an encoder-decoder's two lengths named.
+void print_dump_summary(const std::string& out, std::size_t layers, std::size_t heads, const ModelInput& input) {
+    if (input.source) {
+        std::printf("wrote %s: %zu decoder layers x %zu heads (and every encoder and cross-attention head), "
+                    "Ts = %zu, Tt = %zu\n",
+                    out.c_str(), layers, heads, input.source->ids.size(), input.labels.size());
+    } else {
+        std::printf("wrote %s: %zu layers x %zu heads, T = %zu\n", out.c_str(), layers, heads, input.labels.size());
+    }
+}
+
 }   // namespace
 
 Command add_dump_command(CLI::App& app) {
@@ -189,8 +200,7 @@ Command add_dump_command(CLI::App& app) {
                 if (session::run_file_has_logits(info, run->input))
                     session::write_run_logits(file, *run, logits_in_pieces);
                 file.finish();
-                std::printf("wrote %s: %zu layers x %zu heads, T = %ld\n", args->out.c_str(), layers.size(),
-                            heads.size(), static_cast<long>(T));
+                print_dump_summary(args->out, layers.size(), heads.size(), run->input);
                 return 0;
             }};
 }

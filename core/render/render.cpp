@@ -227,26 +227,30 @@ RgbaImage render_grid(const HeadMaps& maps, const OptionalMask& mask, const std:
     if (maps.n_layers() == 0 || maps.n_heads(0) == 0) throw Error("render: the model has no heads to draw");
     const auto L = static_cast<int>(maps.n_layers());
     const auto H = static_cast<int>(maps.n_heads(0));
-    const auto T = static_cast<int>(maps.rows(0, 0));
-    const int cell = std::clamp(128 / T, 1, 16);
-    const int side = T * cell;
+    // Each map [Tq, Tk] (an encoder-decoder's cross-attention is not square) at one cell size.
+    const auto rows = static_cast<int>(maps.rows(0, 0));
+    const auto cols = static_cast<int>(maps.cols(0, 0));
+    const int cell = std::clamp(128 / std::max(rows, cols), 1, 16);
+    const int width = cols * cell;
+    const int height = rows * cell;
     const int left = 40;
     const int top = 44;
     const int gap = 10;
-    Canvas canvas(std::max(left + H * (side + gap) + 10, title_width(title)), top + L * (side + gap) + 10);
+    const int pitch = std::max(width, 48) + gap;   // room for each column's "head h" label
+    Canvas canvas(std::max(left + H * pitch + 10, title_width(title)), top + L * (height + gap) + 10);
     canvas.text(10, 8, title, ink);
     const Mask* allowed = mask ? &*mask : nullptr;
     Matrix scratch;   // a streamed run's map, computed again
-    for (int h = 0; h < H; ++h) canvas.text(left + h * (side + gap), top - 14, numbered("head ", h), ink);
+    for (int h = 0; h < H; ++h) canvas.text(left + h * pitch, top - 14, numbered("head ", h), ink);
     for (int l = 0; l < L; ++l) {
-        canvas.text(6, top + l * (side + gap) + side / 2 - 4, numbered("L", l), ink);
+        canvas.text(6, top + l * (height + gap) + height / 2 - 4, numbered("L", l), ink);
         for (int h = 0; h < H; ++h) {
             const Matrix& w = maps.map(l, h, scratch);
             const float max = std::max(w.maxCoeff(), 1e-12f);   // each thumbnail on its own scale
-            const int x = left + h * (side + gap);
-            const int y = top + l * (side + gap);
+            const int x = left + h * pitch;
+            const int y = top + l * (height + gap);
             canvas.blit(heatmap_image(w, allowed, style.colormap, max), x, y, cell);
-            canvas.frame(x - 1, y - 1, x + side + 1, y + side + 1, ink);
+            canvas.frame(x - 1, y - 1, x + width + 1, y + height + 1, ink);
         }
     }
     return canvas.image;

@@ -217,18 +217,18 @@ std::string HfSeq2SeqModel::read_tokenizer(const std::string& folder) {
         // T5's tokenizer.json (a Unigram model behind a Precompiled normalizer) is not read
         // yet: the model still reads token ids, and says why it reads no text.
         tokens_ = std::make_unique<HfTextTokens>();
-        tokenizer_note_ = std::string("the tokenizer is not read, so the model takes token ids: ") + e.what();
-        return tokenizer_note_;
+        tokenizer_note_ = e.what();
+        return "the tokenizer is not read, so the model takes token ids: " + tokenizer_note_;
     }
     if (tokens_->has_tokenizer() && tokens_->files().find("tokenizer.json") == std::string::npos) {
         // vocab.json + merges.txt alone read as GPT-2's, which adds no <s> ... </s>: BART's
         // text would lose the tokens its tokenizer puts around it (and the shifted target one).
-        tokenizer_note_ = "the tokenizer is not read (" + tokens_->files() +
-                          " without tokenizer.json: the special tokens BART's tokenizer adds are not known), so the "
-                          "model takes token ids";
+        tokenizer_note_ =
+            tokens_->files() + " without tokenizer.json: the special tokens BART's tokenizer adds are not known";
         tokens_ = std::make_unique<HfTextTokens>();
+        return "the tokenizer is not read, so the model takes token ids: " + tokenizer_note_;
     }
-    return tokenizer_note_;
+    return "";
 }
 
 void HfSeq2SeqModel::describe(const std::string& folder, const HfTensorTable& table, const HfWeights& stored) {
@@ -308,7 +308,11 @@ ModelInput HfSeq2SeqModel::source_input(ModelInput source) const {
 }
 
 ModelInput HfSeq2SeqModel::encode_text(std::string_view text) const {
-    if (!tokenizer_note_.empty()) throw Error(info_.name + ": " + tokenizer_note_ + " (--tokens), not text");
+    if (!tokenizer_note_.empty()) {
+        throw Error(info_.name + ": the tokenizer is not read (" + tokenizer_note_ +
+                    "), so it takes --tokens, not text");
+    }
+    if (text.empty()) throw Error("text: the sentence is empty");
     ModelInput tokens =
         tokens_->encode(text, config_.max_tokens, config_.vocab_size, info_.name, config_.max_tokens_field);
     ModelInput source = embed(std::move(tokens.ids), false);

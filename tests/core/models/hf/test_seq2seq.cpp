@@ -223,13 +223,13 @@ TEST_CASE("seq2seq: BART's vocab.json + merges.txt without tokenizer.json read i
     CHECK(model->info().reads_ids_only);
     REQUIRE(model->info().warnings.size() == 1);
     CHECK(model->info().warnings[0].find("vocab.json + merges.txt without tokenizer.json") != std::string::npos);
-    CHECK_THROWS_WITH_AS(model->encode_text("a b"), doctest::Contains("(--tokens), not text"), Error);
+    CHECK_THROWS_WITH_AS(model->encode_text("a b"), doctest::Contains("so it takes --tokens, not text"), Error);
     // A tokenizer.json that is not one is an error for BART (only T5's is known to be unread).
     write_bytes(dir.file("tokenizer.json"), "version https://git-lfs.github.com/spec/v1\n");
     CHECK_THROWS_AS(open_model(dir.path().string(), {}), Error);
 }
 
-TEST_CASE("seq2seq: the decoder's layer stages computed again equal the run's maps; generation stops at the "
+TEST_CASE("seq2seq: the decoder's layer stages computed again equal the run's maps, and generation stops at the "
           "decoder's limit") {
     const auto bart = open_model(checkpoints + "bart_tiny", {});
     const ModelInput source = bart->encode_ids(std::vector<std::int64_t>{0, 31, 47, 8, 2});
@@ -255,6 +255,8 @@ TEST_CASE("seq2seq: what the model cannot read is refused by name") {
     CHECK_THROWS_WITH_AS(t5->encode_target_ids(source, std::vector<std::int64_t>{0, 96}), doctest::Contains("96"),
                          Error);
     CHECK_THROWS_WITH_AS(t5->encode_target_text(source, "hello"), doctest::Contains("no tokenizer read"), Error);
+    const auto bart = open_model(checkpoints + "bart_tiny", {});
+    CHECK_THROWS_WITH_AS(bart->encode_text(""), doctest::Contains("text: the sentence is empty"), Error);
     CHECK_THROWS_WITH_AS(t5->forward(*source.source, {}), doctest::Contains("source and a target"), Error);
     // 60,000 source tokens: 2 x 4 x 60,000^2 kept encoder maps (115 GB) are refused before any is made.
     const std::vector<std::int64_t> long_source(60000, 7);

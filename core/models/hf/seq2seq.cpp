@@ -167,7 +167,7 @@ void check_kept_maps_fit(const ModelInfo& info, Eigen::Index Ts, Eigen::Index Tt
 }   // namespace
 
 HfSeq2SeqModel::HfSeq2SeqModel(const Seq2SeqFamily& family, const std::string& folder, const LoadControl& control)
-    : family_(family), config_(read_hf_config(folder, family.read_config)), names_(family.names(config_)) {
+    : config_(read_hf_config(folder, family.read_config)), names_(family.names(config_)) {
     const Seq2SeqConfig& c = config_;
     HfCheckpointWeights checkpoint(folder, names_.prefix, control);
     mapped_ = checkpoint.mapped;

@@ -165,7 +165,6 @@ private:
     // The source ids with the decoder's start token alone as the target.
     ModelInput source_input(ModelInput source) const;
 
-    const Seq2SeqFamily& family_;
     Seq2SeqConfig config_;
     Seq2SeqTensorNames names_;
     Seq2SeqWeights weights_;

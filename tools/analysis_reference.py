@@ -11,6 +11,10 @@ compute, on a few small seeded cases:
   causal_left_pad  2 layers x 3 heads, T = 6, causal mask with a left pad at 0: row 0
                    has no allowed key (all-zero weights), row 1 exactly one
   image_grid       2 layers x 2 heads, T = 10: [CLS] + a 3 x 3 grid of 16-pixel patches
+  cross_attention  5 cross-attention heads [Tq = 6, Tk = 8] (target rows over source
+                   columns: a forward alignment, a backward one, a sink, no habit, and one
+                   with an all-zero row), source specials at 0 and 7: the metrics of
+                   compute_cross_metrics alone (cross_metrics below)
 
 Each file holds the inputs (weights [L][H][T][T] as float32 values, the mask, ids,
 special flags, image geometry, top_k) and the expected outputs:
@@ -130,6 +134,7 @@ def head_metrics(A, mask, ctx):
         if earlier and i in rows and earlier[-1] + 1 < T:
             induction.append(A[i, earlier[-1] + 1])
     out["induction"] = float(np.mean(induction)) if induction else None
+    out["monotonicity"] = None   # cross-attention's alone
     return {k: (rounded(v) if v is not None else None) for k, v in out.items()}
 
 
@@ -254,6 +259,61 @@ def write_case(name, maps, mask, ctx, rollouts):
     print(f"{path}: {os.path.getsize(path)} bytes")
 
 
+def cross_metrics(A, special, top_k):
+    """A cross-attention head's metrics: rows are target tokens, columns source tokens."""
+    A = A.astype(np.float64)
+    Tq, Tk = A.shape
+    rows = [i for i in range(Tq) if A[i].sum() > 0]
+    out = {k: 0.0 for k in ["entropy", "entropy_norm", "max_weight", "top_k_mass", "sink_mass", "special_mass"]}
+    for i in rows:
+        a = A[i]
+        h = -sum(x * math.log(x) for x in a if x > 0)
+        out["entropy"] += h
+        out["entropy_norm"] += h / math.log(Tk) if Tk > 1 else 0.0
+        out["max_weight"] += a.max()
+        out["top_k_mass"] += np.sort(a)[::-1][:top_k].sum()
+        out["sink_mass"] += a[0]
+        out["special_mass"] += sum(a[j] for j in range(Tk) if special[j])
+    for k in out:
+        out[k] = out[k] / len(rows) if rows else 0.0
+    # Consecutive rows that both have weight: does the centre over the source move forward?
+    centres = [sum(j * A[i, j] for j in range(Tk)) if A[i].sum() > 0 else None for i in range(Tq)]
+    steps = [(a, b) for a, b in zip(centres, centres[1:]) if a is not None and b is not None]
+    out["monotonicity"] = sum(1 for a, b in steps if b >= a) / len(steps) if steps else None
+    for k in ["mean_distance", "diag", "prev_token", "induction"]:
+        out[k] = None   # positions of two sequences: not compared
+    return {k: (rounded(v) if v is not None else None) for k, v in out.items()}
+
+
+def write_cross_case(name, rng, H, Tq, Tk, special, top_k):
+    maps = np.zeros((H, Tq, Tk), dtype=np.float32)
+    for h in range(H):
+        scores = rng.normal(size=(Tq, Tk))
+        for i in range(Tq):
+            if h == 0:
+                scores[i, min(Tk - 1, (i * Tk) // Tq)] += 4.0             # forward alignment
+            elif h == 1:
+                scores[i, Tk - 1 - min(Tk - 1, (i * Tk) // Tq)] += 4.0    # backward
+            elif h == 2:
+                scores[i, 0] += 3.0                                       # sink
+            e = np.exp(scores[i] - scores[i].max())
+            maps[h, i] = (e / e.sum()).astype(np.float32)
+        if h == 4:
+            maps[h, 2] = 0.0   # a row with no distribution breaks the chain of steps
+        maps[h] = np.vectorize(short_float32)(maps[h])
+    case = {
+        "description": f"tools/analysis_reference.py: {H} cross-attention heads, [{Tq}, {Tk}]",
+        "n_heads": H, "Tq": Tq, "Tk": Tk, "special": list(special), "top_k": top_k,
+        "weights": [[[short_float32(v) for v in row] for row in maps[h]] for h in range(H)],
+        "metrics": [cross_metrics(maps[h], special, top_k) for h in range(H)],
+    }
+    path = os.path.join(OUT_DIR, name + ".json")
+    with open(path, "w") as f:
+        json.dump(case, f, separators=(",", ":"))
+        f.write("\n")
+    print(f"{path}: {os.path.getsize(path)} bytes")
+
+
 def context(ids=(), special=(), grid=(0, 0), n_prefix=0, patch_pixels=1.0, top_k=5):
     return {"ids": list(ids), "special": list(special), "grid_width": grid[0], "grid_height": grid[1],
             "n_prefix_tokens": n_prefix, "patch_pixels": patch_pixels, "top_k": top_k}
@@ -299,6 +359,11 @@ def main():
                    {"fusion": "mean", "discard_ratio": 0.9, "start_layer": 0, "end_layer": -1, "disabled_heads": []},
                    {"fusion": "max", "discard_ratio": 0.0, "start_layer": 0, "end_layer": -1, "disabled_heads": []},
                ])
+
+    # T5 / BART-like cross-attention: 6 target tokens over 8 source tokens, </s> and a
+    # prefix token special.
+    write_cross_case("cross_attention", np.random.default_rng(6004), 5, 6, 8,
+                     [True] + [False] * 6 + [True], 3)
 
 
 if __name__ == "__main__":

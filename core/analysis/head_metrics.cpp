@@ -248,8 +248,8 @@ HeadMetrics metrics_of(const Matrix& weights, const Prepared& p) {
 }
 
 constexpr std::array<std::string_view, metric_count> metric_names = {
-    "entropy",   "entropy_norm", "mean_distance", "max_weight", "top_k_mass",
-    "sink_mass", "special_mass", "diag",          "prev_token", "induction",
+    "entropy",      "entropy_norm", "mean_distance", "max_weight", "top_k_mass",   "sink_mass",
+    "special_mass", "diag",         "prev_token",    "induction",  "monotonicity",
 };
 
 }   // namespace
@@ -284,6 +284,55 @@ HeadMetrics compute_head_metrics(const Matrix& weights, const Mask* allowed, con
                     ", not square (self-attention)");
     }
     return metrics_of(weights, prepare(weights.rows(), allowed, context));
+}
+
+HeadMetrics compute_cross_metrics(const Matrix& weights, const std::vector<bool>& key_special, int top_k) {
+    const Eigen::Index Tk = weights.cols();
+    if (!key_special.empty() && static_cast<Eigen::Index>(key_special.size()) != Tk) {
+        throw Error("metrics: " + std::to_string(key_special.size()) + " special-token flags for a map of " +
+                    std::to_string(Tk) + " keys");
+    }
+    if (top_k < 1) throw Error("metrics: top_k " + std::to_string(top_k) + " is below 1");
+    HeadMetrics m;
+    m.cross = true;
+    if (Tk == 0) return m;
+    const Eigen::ArrayXf offsets = Eigen::ArrayXf::LinSpaced(Tk, 0.0f, static_cast<float>(Tk - 1));
+    RowTopFinder find_top;
+    int rows = 0;
+    int steps = 0;
+    int forward = 0;
+    std::optional<double> last_centre;
+    for (Eigen::Index i = 0; i < weights.rows(); ++i) {
+        const auto row = weights.row(i).array();
+        const float mass = row.sum();
+        if (!(mass > 0.0f)) {
+            last_centre.reset();   // a row with no distribution breaks the chain of steps
+            continue;
+        }
+        ++rows;
+        const double h = -static_cast<double>((row * row.max(std::numeric_limits<float>::min()).log()).sum());
+        m.entropy += h;
+        if (Tk > 1) m.entropy_norm += h / std::log(static_cast<double>(Tk));
+        const RowTop best = find_top(weights.data() + i * Tk, Tk, top_k);
+        m.max_weight += static_cast<double>(best.max);
+        m.top_k_mass += best.top_k;
+        m.sink_mass += static_cast<double>(row(0));
+        for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(key_special.size()); ++j) {
+            if (key_special[static_cast<std::size_t>(j)]) m.special_mass += static_cast<double>(row(j));
+        }
+        const double centre = static_cast<double>((row * offsets.transpose()).sum());
+        if (last_centre) {
+            ++steps;
+            if (centre >= *last_centre) ++forward;
+        }
+        last_centre = centre;
+    }
+    if (rows > 0) {
+        for (double* total : {&m.entropy, &m.entropy_norm, &m.max_weight, &m.top_k_mass, &m.sink_mass, &m.special_mass})
+            *total /= rows;
+    }
+    if (steps > 0) m.monotonicity = static_cast<double>(forward) / steps;
+    return m;
 }
 
 std::vector<HeadMetrics> compute_model_metrics(const ModelTrace& trace, const MetricContext& context,
@@ -361,6 +410,9 @@ std::optional<Metric> metric_from_name(std::string_view name) {
 }
 
 std::optional<double> metric_value(const HeadMetrics& m, Metric metric) {
+    const bool positional = metric == Metric::mean_distance || metric == Metric::diag || metric == Metric::prev_token ||
+                            metric == Metric::induction;
+    if (m.cross && positional) return std::nullopt;
     switch (metric) {
     case Metric::entropy: return m.entropy;
     case Metric::entropy_norm: return m.entropy_norm;
@@ -372,6 +424,7 @@ std::optional<double> metric_value(const HeadMetrics& m, Metric metric) {
     case Metric::diag: return m.diag;
     case Metric::prev_token: return m.prev_token;
     case Metric::induction: return m.induction;
+    case Metric::monotonicity: return m.monotonicity;
     }
     return std::nullopt;
 }

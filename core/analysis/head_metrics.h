@@ -19,6 +19,14 @@
 //   induction      over positions i whose token occurred before (latest earlier occurrence
 //                  at j), mean of A_i,j+1 (TransformerLens' induction head detector);
 //                  absent when no token repeats (and for images)
+//   monotonicity   cross-attention only (A = [Tq, Tk], target rows over source columns):
+//                  each row's centre c_i = sum_j A_ij j; the share of rows i >= 1 with
+//                  c_i >= c_{i-1} (both rows with weight): 1 when every target token
+//                  reads the source at or past where the one before it read (an alignment
+//                  that moves forward), about 0.5 for no order; absent below two such rows
+// Cross-attention maps are measured by compute_cross_metrics: their rows and columns are
+// different sequences, so the position metrics (mean_distance, diag, prev_token,
+// induction) are absent there, and monotonicity is absent for self-attention.
 
 #include "core/models/model.h"
 #include "core/nn/mask.h"
@@ -63,6 +71,8 @@ struct HeadMetrics {
     double diag = 0.0;
     double prev_token = 0.0;
     std::optional<double> induction;
+    std::optional<double> monotonicity;
+    bool cross = false;   // measured as cross-attention (compute_cross_metrics)
     bool operator==(const HeadMetrics& other) const = default;
 };
 
@@ -71,6 +81,12 @@ struct HeadMetrics {
 // headscope::Error on a shape mismatch between weights, mask and context, or top_k < 1.
 // 12 x 12 heads at T = 1024, one thread: ~0.6 s (-march=native), ~1.2 s (x86-64 baseline).
 HeadMetrics compute_head_metrics(const Matrix& weights, const Mask* allowed, const MetricContext& context);
+
+// weights: [Tq, Tk], a cross-attention map (each target row over the source's columns);
+// `key_special`: [Tk] flags of the special source positions for special_mass (empty:
+// none). sink_mass is the weight on the first source position. Throws headscope::Error
+// on a shape mismatch or top_k < 1.
+HeadMetrics compute_cross_metrics(const Matrix& weights, const std::vector<bool>& key_special, int top_k = 5);
 
 // What one head's metrics are means of: running totals over its map's rows, taken in row
 // order, kept for each of the last rows measured (up to metric_totals_kept of them). A run
@@ -115,11 +131,13 @@ enum class Metric {
     special_mass,
     diag,
     prev_token,
-    induction
+    induction,
+    monotonicity
 };
-inline constexpr int metric_count = 10;
+inline constexpr int metric_count = 11;
 std::string_view metric_name(Metric metric);   // as in the JSON: "entropy", "prev_token", ...
 std::optional<Metric> metric_from_name(std::string_view name);
-std::optional<double> metric_value(const HeadMetrics& metrics, Metric metric);   // absent: induction without repeats
+// Absent: induction without repeats; a position metric of a cross-attention head, monotonicity of a self-attention one.
+std::optional<double> metric_value(const HeadMetrics& metrics, Metric metric);
 
 }   // namespace headscope

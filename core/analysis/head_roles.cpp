@@ -3,6 +3,8 @@
 namespace headscope {
 
 std::optional<MeasuredRole> measured_role(const HeadMetrics& m, bool images) {
+    // The roles are self-attention's: a cross-attention head reads another sequence.
+    if (m.cross) return std::nullopt;
     struct Rule {
         const char* name;
         Metric metric;

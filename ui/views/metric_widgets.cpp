@@ -20,6 +20,8 @@ const char* metric_description(Metric metric) {
     case Metric::diag: return "mean weight on itself";
     case Metric::prev_token: return "mean weight on the previous token";
     case Metric::induction: return "mean weight on the token after an earlier copy of this token (repeats only)";
+    case Metric::monotonicity:
+        return "cross-attention: share of target steps that read the source at or past where the step before read";
     }
     return "";
 }

@@ -281,13 +281,14 @@ TEST_CASE("analysis report: JSON carries the defined fields per head, CSV one ro
     const auto json = nlohmann::json::parse(analysis_json(report));
     REQUIRE(json["heads"].size() == 8);
     for (const char* field : {"layer", "head", "entropy", "entropy_norm", "mean_distance", "max_weight", "sink_mass",
-                              "diag", "prev_token", "induction"}) {
+                              "diag", "prev_token", "induction", "monotonicity"}) {
         CAPTURE(field);
         CHECK(json["heads"][5].contains(field));
     }
     CHECK(json["heads"][5]["layer"] == 1);
     CHECK(json["heads"][5]["head"] == 1);
-    CHECK(json["heads"][5]["induction"].is_number());   // "a b a b" repeats
+    CHECK(json["heads"][5]["induction"].is_number());    // "a b a b" repeats
+    CHECK(json["heads"][5]["monotonicity"].is_null());   // self-attention's maps have none
     CHECK(json["importance"]["measure"] == "relative_change");
     CHECK(json["importance"]["heads"].size() == 8);
     CHECK_FALSE(json.contains("rollout"));
@@ -295,7 +296,7 @@ TEST_CASE("analysis report: JSON carries the defined fields per head, CSV one ro
     const std::string csv = analysis_csv(report);
     CHECK(std::count(csv.begin(), csv.end(), '\n') == 9);
     CHECK(csv.rfind("layer,head,entropy,entropy_norm,mean_distance,max_weight,top_k_mass,sink_mass,special_mass,diag,"
-                    "prev_token,induction,importance_relative_change\n",
+                    "prev_token,induction,monotonicity,importance_relative_change\n",
                     0) == 0);
     report.rollout = RolloutResult{};
     CHECK_THROWS_WITH_AS(analysis_csv(report), doctest::Contains(".json"), Error);

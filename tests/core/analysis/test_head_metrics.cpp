@@ -656,6 +656,51 @@ TEST_CASE("analysis golden: head metrics match the NumPy reference") {
     }
 }
 
+TEST_CASE("analysis golden: cross-attention metrics match the NumPy reference") {
+    const std::string path = test::golden_dir() + "/analysis/cross_attention.json";
+    std::ifstream in(path);
+    REQUIRE_MESSAGE(in.good(), "missing " << path << " (run tools/analysis_reference.py)");
+    const nlohmann::json g = nlohmann::json::parse(in);
+    const auto special = g.at("special").get<std::vector<bool>>();
+    const int top_k = g.at("top_k").get<int>();
+    for (int h = 0; h < g.at("n_heads").get<int>(); ++h) {
+        const HeadMetrics m = compute_cross_metrics(matrix_of(g.at("weights").at(h)), special, top_k);
+        CHECK_FALSE(measured_role(m, false).has_value());   // self-attention's roles name no cross head
+        for (int i = 0; i < metric_count; ++i) {
+            const auto metric = static_cast<Metric>(i);
+            const auto actual = metric_value(m, metric);
+            const auto& want = g.at("metrics").at(h).at(std::string(metric_name(metric)));
+            if (want.is_null()) {
+                CHECK_MESSAGE(!actual.has_value(), "head " << h << " " << metric_name(metric));
+            } else {
+                REQUIRE_MESSAGE(actual.has_value(), "head " << h << " " << metric_name(metric));
+                CHECK_MESSAGE(golden_near(*actual, want.get<double>()),
+                              "head " << h << " " << metric_name(metric) << ": " << *actual << " vs " << want);
+            }
+        }
+    }
+}
+
+TEST_CASE("cross metrics: monotonicity counts the steps whose centre over the source moves forward") {
+    // Centres 0, 1.5, 1, 3: two of three steps go forward.
+    Matrix w(4, 4);
+    w << 1, 0, 0, 0,      //
+        0, 0.5, 0.5, 0,   //
+        0, 1, 0, 0,       //
+        0, 0, 0, 1;
+    const HeadMetrics m = compute_cross_metrics(w, {});
+    REQUIRE(m.monotonicity.has_value());
+    CHECK(*m.monotonicity == doctest::Approx(2.0 / 3.0));
+    CHECK(m.sink_mass == doctest::Approx(0.25));
+    CHECK(m.max_weight == doctest::Approx((1 + 0.5 + 1 + 1) / 4.0));
+    // One target token: no step to judge.
+    CHECK_FALSE(compute_cross_metrics(Matrix::Constant(1, 3, 1.0f / 3.0f), {}).monotonicity.has_value());
+    // Self-attention has no monotonicity; cross-attention no position metrics.
+    CHECK_FALSE(metric_value(compute_head_metrics(uniform(3), nullptr, {}), Metric::monotonicity).has_value());
+    CHECK_FALSE(metric_value(m, Metric::diag).has_value());
+    CHECK(error_of([&] { compute_cross_metrics(w, {true}); }) == "metrics: 1 special-token flags for a map of 4 keys");
+}
+
 TEST_CASE("analysis golden: rollout matches the NumPy reference for every fusion and option") {
     for (const std::string& name : golden_names) {
         const AnalysisGolden g = load_golden(name);

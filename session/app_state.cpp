@@ -29,6 +29,13 @@ Request make_request(const AppState& state, const ViewNeeds& needs) {
     // Flags that switch nothing off are asked as none: the flags are sized to the model
     // once its first result is in, and that alone must not look like a new computation.
     if (state.disabled_heads.any()) r.disabled_heads = state.disabled_heads;
+    if (state.disabled_encoder_heads.any()) r.disabled_encoder_heads = state.disabled_encoder_heads;
+    if (state.disabled_cross_heads.any()) r.disabled_cross_heads = state.disabled_cross_heads;
+    r.input.target = state.target;
+    r.input.target_ids = state.target_is_ids;
+    r.input.target_name = state.target_is_ids ? "target (token ids)" : "target";
+    r.input.generate = state.target.empty() ? state.generate : 0;
+    r.input.target_refused_by_other_models = false;
     r.forbidden = state.forbidden;
     if (needs.stages_of_layer) r.stages_layer = state.layer;
     for (RunVariant variant : needs.runs) {
@@ -102,6 +109,52 @@ void return_to_model(AppState& state, const std::optional<ModelChoice>& in_use) 
     state.causal.reset();
 }
 
+namespace {
+
+// The metric the Heads view plots and the Model grid colours by, where the kind shown has
+// none of it: cross-attention's rows and columns are two sequences (no position metric),
+// and only cross-attention has a monotonicity.
+void suit_metric_to_kind(AppState& state) {
+    const bool positional = state.metric == Metric::mean_distance || state.metric == Metric::diag ||
+                            state.metric == Metric::prev_token || state.metric == Metric::induction;
+    if (state.kind == AttentionKind::cross && positional) state.metric = Metric::monotonicity;
+    if (state.kind != AttentionKind::cross && state.metric == Metric::monotonicity) state.metric = Metric::prev_token;
+}
+
+}   // namespace
+
+void fit_to_model(AppState& state, const ModelInfo& info) {
+    fit_to_model(state, info.n_layers, info.n_heads);
+    state.disabled_encoder_heads.resize(info.encoder_decoder ? info.encoder_layers : 0, info.n_heads);
+    state.disabled_cross_heads.resize(info.encoder_decoder ? info.n_layers : 0, info.n_heads);
+    // Hiding a head is the views' alone: one set of flags over every kind's layers.
+    state.hidden_heads.resize(std::max(info.n_layers, info.encoder_decoder ? info.encoder_layers : 0), info.n_heads);
+    if (!has_kind(info, state.kind)) state.kind = AttentionKind::decoder;
+    state.layer = std::clamp(state.layer, 0, static_cast<int>(kind_layers(info, state.kind)) - 1);
+    suit_metric_to_kind(state);
+}
+
+HeadMask& kind_disabled_heads(AppState& state) {
+    switch (state.kind) {
+    case AttentionKind::encoder: return state.disabled_encoder_heads;
+    case AttentionKind::cross: return state.disabled_cross_heads;
+    case AttentionKind::decoder: break;
+    }
+    return state.disabled_heads;
+}
+
+const HeadMask& kind_disabled_heads(const AppState& state) { return kind_disabled_heads(const_cast<AppState&>(state)); }
+
+void choose_kind(AppState& state, AttentionKind kind, const ModelInfo& info) {
+    if (!has_kind(info, kind) || kind == state.kind) return;
+    if ((kind == AttentionKind::encoder) != (state.kind == AttentionKind::encoder)) state.query = -1;
+    state.kind = kind;
+    state.layer = std::clamp(state.layer, 0, static_cast<int>(kind_layers(info, kind)) - 1);
+    suit_metric_to_kind(state);
+}
+
+int decoder_query(const AppState& state) { return state.kind == AttentionKind::encoder ? -1 : state.query; }
+
 void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads) {
     state.disabled_heads.resize(n_layers, n_heads);
     state.hidden_heads.resize(n_layers, n_heads);
@@ -137,6 +190,8 @@ std::optional<HeadIndex> showcase_head(const std::vector<HeadMetrics>& metrics, 
 
 void leave_model_choices(AppState& state) {
     state.disabled_heads.enable_all();
+    state.disabled_encoder_heads.enable_all();
+    state.disabled_cross_heads.enable_all();
     state.forbidden.clear();
 }
 
@@ -192,8 +247,9 @@ void step_head(AppState& state, int delta, Eigen::Index n_heads) {
 }
 
 void toggle_disabled(AppState& state, int layer, int head) {
-    if (layer < 0 || layer >= state.disabled_heads.layers() || head < 0 || head >= state.disabled_heads.heads()) return;
-    state.disabled_heads.toggle(layer, head);
+    HeadMask& disabled = kind_disabled_heads(state);
+    if (layer < 0 || layer >= disabled.layers() || head < 0 || head >= disabled.heads()) return;
+    disabled.toggle(layer, head);
 }
 
 void set_forbidden(AppState& state, int query, int key, bool forbidden) {

@@ -4,6 +4,7 @@
 
 #include "core/analysis/head_metrics.h"
 #include "core/render/colormap.h"
+#include "session/attention_kind.h"
 #include "session/request.h"
 
 #include <map>
@@ -32,11 +33,27 @@ struct AppState {
     // Whether image_path is the demo picture the app chose (it then follows the demo
     // model: suit_demo_picture), not one the user asked for, even the same file.
     bool image_is_demo = true;
+    // Encoder-decoder models (T5, BART): the text or ids above are the source; the decoder
+    // reads `target` (text, or token ids with target_is_ids: the start token first) or, with
+    // no target, the `generate` tokens greedy decoding gives (the Generate button); with
+    // neither, its start token alone. Kept for the next such model by any other, which
+    // runs without them.
+    std::string target;
+    bool target_is_ids = false;
+    int generate = 0;
+    // Which of an encoder-decoder's attentions the views show (any other model: decoder,
+    // its own). The layer, head and pinned query are the kind's; the step slider is the
+    // pinned query over the target.
+    AttentionKind kind = AttentionKind::decoder;
     std::optional<bool> causal;                // the causal mask; unset: the model's default (GPT-2: on)
     MapsPolicy maps = MapsPolicy::automatic;   // keep every map, or stream them (--maps)
     bool own_resolution = false;               // image checkpoints: run at the picture's own size
     HeadMask disabled_heads;                   // [L][H]: ablated (zero context), recomputes
-    HeadMask hidden_heads;                     // [L][H]: left out of the views only
+    // Encoder-decoder models: the encoder's heads ([encoder layers][H]) and the
+    // cross-attention's ([L][H]) switched off; disabled_heads are the decoder's own.
+    HeadMask disabled_encoder_heads;
+    HeadMask disabled_cross_heads;
+    HeadMask hidden_heads;   // [L][H]: left out of the views only
     int layer = 0;
     int head = 0;
     int query = -1;                // pinned query row (-1: none; image view: [CLS])
@@ -113,6 +130,24 @@ std::vector<std::string> start_choice_notes(const StartChoices& choices, const M
 // unset elsewhere), and the layer and head clamped into range (each view fits its own
 // settings: View::fit_to_model).
 void fit_to_model(AppState& state, Eigen::Index n_layers, Eigen::Index n_heads);
+// The same for every kind of `info`'s heads (an encoder-decoder's encoder and cross flags
+// too), back to the decoder kind for a model without the one chosen, and the layer clamped
+// into the chosen kind's.
+void fit_to_model(AppState& state, const ModelInfo& info);
+
+// The heads switched off in the kind shown (AppState::kind): what the head toggles, the
+// Model grid and the Heads view act on.
+HeadMask& kind_disabled_heads(AppState& state);
+const HeadMask& kind_disabled_heads(const AppState& state);
+// Another kind shown (the Attention control): the layer clamped into its layers; the
+// pinned query let go when its rows are other tokens (the encoder's are the source's,
+// the decoder's and cross's the target's); a metric the kind lacks (cross-attention has no
+// position metrics, self-attention no monotonicity) becomes one it has. A kind `info`'s
+// model lacks is not chosen.
+void choose_kind(AppState& state, AttentionKind kind, const ModelInfo& info);
+// The pinned query as a row of the decoder's own input (the predictions' row): -1 in the
+// encoder kind, whose rows are the source's.
+int decoder_query(const AppState& state);
 
 // The head a first look should land on: the one whose measured role
 // (core/analysis/head_roles.h) is the most nameable, an induction head before a previous-token
@@ -131,6 +166,7 @@ void fit_to_length(AppState& state, int n_tokens);
 void step_layer(AppState& state, int delta, Eigen::Index n_layers);
 void step_head(AppState& state, int delta, Eigen::Index n_heads);
 
+// Switches head (layer, head) of the kind shown (kind_disabled_heads) off or back on.
 void toggle_disabled(AppState& state, int layer, int head);
 
 // The custom mask editor: forbid or allow one (query, key) pair; clear; invert over a

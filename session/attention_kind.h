@@ -7,6 +7,7 @@
 #include "core/models/model.h"
 #include "session/snapshot.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,8 +37,26 @@ struct KindMaps {
     Eigen::Index n_layers() const { return static_cast<Eigen::Index>(trace.layers.size()); }
 };
 
+// Throws headscope::Error (naming `flag`) when `info`'s model has no `kind` (the encoder or
+// the cross kind of a model without an encoder).
+void require_kind(const ModelInfo& info, AttentionKind kind, const std::string& flag = "--kind");
+
 // `run`'s maps of `kind`. Throws headscope::Error (naming `flag`) for the encoder or the
 // cross kind of a model without an encoder.
 KindMaps kind_maps(const Snapshot& run, AttentionKind kind, const std::string& flag = "--kind");
+
+// How many layers `kind` has in the model `info` describes (the encoder's may differ).
+Eigen::Index kind_layers(const ModelInfo& info, AttentionKind kind);
+// Whether `info`'s model has `kind` (the encoder and cross kinds are an encoder-decoder's).
+bool has_kind(const ModelInfo& info, AttentionKind kind);
+
+// `run` as the window shows its maps of `kind`: a snapshot whose trace, rows' labels
+// (input.labels; input.ids the rows' own), columns' labels (key_labels), layers
+// (info.n_layers), heads switched off (options.disabled_heads, ablated) and head metrics
+// are the kind's, and whose intact run and variants are seen the same way, so every view
+// draws any kind unchanged. `run` itself for the decoder kind and for a model without
+// that kind. Its model_ref is null: an encoder-decoder keeps every map, and what a model
+// would recompute (a hovered head's scores, the importance scan) is the decoder's.
+std::shared_ptr<const Snapshot> kind_snapshot(const std::shared_ptr<const Snapshot>& run, AttentionKind kind);
 
 }   // namespace headscope::session

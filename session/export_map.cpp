@@ -41,12 +41,14 @@ struct MapPart {
 
 MapPart part_of(const Snapshot& shown, const Matrix& map, int layer, int head, const std::optional<MapRegion>& region) {
     const std::vector<std::string>& labels = shown.input.labels;
+    const std::vector<std::string>& key_labels = shown.column_labels();   // the source's, for cross-attention
     MapPart part;
     part.title = shown.info.name + ": head " + std::to_string(layer) + "." + std::to_string(head);
     if (!region) {
         part.values = map;
         if (shown.trace.mask) part.allowed = *shown.trace.mask;
-        part.rows = part.cols = labels;
+        part.rows = labels;
+        part.cols = key_labels;
         return part;
     }
     const MapRegion& r = *region;
@@ -59,7 +61,7 @@ MapPart part_of(const Snapshot& shown, const Matrix& map, int layer, int head, c
     part.values = map.block(r.first_row, r.first_col, r.rows, r.cols);
     if (shown.trace.mask) part.allowed = shown.trace.mask->block(r.first_row, r.first_col, r.rows, r.cols);
     part.rows = slice(labels, r.first_row, r.rows);
-    part.cols = slice(labels, r.first_col, r.cols);
+    part.cols = slice(key_labels, r.first_col, r.cols);
     part.title += ", queries " + std::to_string(r.first_row) + ".." + std::to_string(r.first_row + r.rows - 1) +
                   ", keys " + std::to_string(r.first_col) + ".." + std::to_string(r.first_col + r.cols - 1);
     return part;

@@ -44,7 +44,9 @@ RunOptions ModelSession::options_for(const Request& request, const Snapshot& sna
         request.disabled_cross_heads.heads() == info.n_heads)
         options.disabled_cross_heads = request.disabled_cross_heads;
     // Every stage of one layer, when the Stages view shows it; the maps only elsewhere.
-    if (request.stages_layer && *request.stages_layer >= 0 && *request.stages_layer < info.n_layers) {
+    // (an encoder-decoder's encoder may have more layers than its decoder: its kind's layer)
+    const Eigen::Index layers = info.encoder_decoder ? std::max(info.n_layers, info.encoder_layers) : info.n_layers;
+    if (request.stages_layer && *request.stages_layer >= 0 && *request.stages_layer < layers) {
         options.stages_layer = *request.stages_layer;
     }
     return options;

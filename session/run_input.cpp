@@ -75,7 +75,7 @@ ModelInput encode_target(const Model& model, const RunInput& input, ModelInput e
     const ModelInfo& info = model.info();
     const bool targeted = !input.target.empty() || input.generate > 0;
     if (!info.encoder_decoder) {
-        if (!targeted) return encoded;
+        if (!targeted || !input.target_refused_by_other_models) return encoded;
         throw Error((input.generate > 0 ? std::string("--generate") : input.target_name) + ": " + info.name +
                     " is not an encoder-decoder model (a target is for T5 and BART)");
     }

@@ -51,6 +51,10 @@ struct RunInput {
     Eigen::Index generate = 0;
     // How messages name the target ("--target" / "--target-tokens" on the command line).
     std::string target_name = "target";
+    // The command line refuses a target (or --generate) given to a model without an
+    // encoder; the window keeps its target box for the next encoder-decoder and runs any
+    // other model without it.
+    bool target_refused_by_other_models = true;
 
     // Nothing to read (the Compare view's input B before one is typed).
     bool empty() const { return text.empty() && image_path.empty(); }

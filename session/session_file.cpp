@@ -4,6 +4,7 @@
 #include "core/base/file_bytes.h"
 #include "core/base/json_file.h"
 #include "core/base/output_file.h"
+#include "core/models/generate.h"
 #include "core/models/model_registry.h"
 #include "session/view_settings.h"
 
@@ -172,6 +173,25 @@ void read_old_compare_fields(const Fields& fields, AppState& state) {
     state.view_settings["compare"] = old.text();
 }
 
+// An encoder-decoder's target and kind, and its encoder's and cross-attention's heads.
+void read_encoder_decoder(const Fields& fields, AppState& state) {
+    fields.read("target", state.target);
+    fields.read("target_is_ids", state.target_is_ids);
+    fields.read("generate", state.generate);
+    if (state.generate < 0 || state.generate > max_generated_tokens) {
+        fields.fail("generate", "expected 0.." + std::to_string(max_generated_tokens) + " tokens");
+    }
+    std::string kind = attention_kind_name(state.kind);
+    fields.read("kind", kind);
+    const std::optional<AttentionKind> named = attention_kind_named(kind);
+    if (!named) fields.fail("kind", "'" + kind + "' is not a kind of attention (decoder, encoder, cross)");
+    state.kind = *named;
+    if (fields.find("disabled_encoder_heads") != nullptr)
+        state.disabled_encoder_heads = heads_from(fields, "disabled_encoder_heads");
+    if (fields.find("disabled_cross_heads") != nullptr)
+        state.disabled_cross_heads = heads_from(fields, "disabled_cross_heads");
+}
+
 }   // namespace
 
 std::string session_json(const AppState& state) {
@@ -204,9 +224,15 @@ std::string session_json(const AppState& state) {
         {"labels", state.labels},
         {"labels_are_ids", state.labels_are_ids},
         {"own_resolution", state.own_resolution},
+        {"target", state.target},
+        {"target_is_ids", state.target_is_ids},
+        {"generate", state.generate},
+        {"kind", attention_kind_name(state.kind)},
         {"causal", state.causal ? json(*state.causal) : json(nullptr)},
         {"disabled_heads", heads_json(state.disabled_heads)},
         {"hidden_heads", heads_json(state.hidden_heads)},
+        {"disabled_encoder_heads", heads_json(state.disabled_encoder_heads)},
+        {"disabled_cross_heads", heads_json(state.disabled_cross_heads)},
         {"forbidden", forbidden},
         {"layer", state.layer},
         {"head", state.head},
@@ -241,6 +267,7 @@ AppState apply_session(const std::string& text, const std::string& label, AppSta
     }
     if (fields.find("disabled_heads") != nullptr) state.disabled_heads = heads_from(fields, "disabled_heads");
     if (fields.find("hidden_heads") != nullptr) state.hidden_heads = heads_from(fields, "hidden_heads");
+    read_encoder_decoder(fields, state);
     if (const json* pairs = fields.find("forbidden"); pairs != nullptr) {
         state.forbidden.clear();
         if (!pairs->is_array()) fields.fail("forbidden", "expected a list of [query, key] pairs");

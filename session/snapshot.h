@@ -30,6 +30,11 @@ struct Snapshot {
     std::string input_key;
     ModelInfo info;
     ModelInput input;
+    // The labels of the maps' columns where they are not the rows' (input.labels): an
+    // encoder-decoder's cross-attention as shown (session/attention_kind.h), each target
+    // token over the source's. Empty: the maps are square, over input.labels.
+    std::vector<std::string> key_labels;
+    const std::vector<std::string>& column_labels() const { return key_labels.empty() ? input.labels : key_labels; }
     ModelTrace trace;
     bool causal = false;                // whether trace ran with the causal mask
     bool ablated = false;               // whether some head was disabled in trace

@@ -10,14 +10,41 @@ bool same_heads(const HeadMask& a, const HeadMask& b) { return (!a.any() && !b.a
 
 bool Edits::operator==(const Edits& other) const {
     return text == other.text && text_is_ids == other.text_is_ids && image_path == other.image_path &&
-           labels == other.labels && labels_are_ids == other.labels_are_ids && causal == other.causal &&
-           same_heads(disabled_heads, other.disabled_heads) && forbidden == other.forbidden;
+           labels == other.labels && labels_are_ids == other.labels_are_ids && target == other.target &&
+           target_is_ids == other.target_is_ids && generate == other.generate && causal == other.causal &&
+           same_heads(disabled_heads, other.disabled_heads) &&
+           same_heads(disabled_encoder_heads, other.disabled_encoder_heads) &&
+           same_heads(disabled_cross_heads, other.disabled_cross_heads) && forbidden == other.forbidden;
 }
 
 Edits edits_of(const AppState& state) {
-    return {state.text,           state.text_is_ids, state.image_path,     state.labels,
-            state.labels_are_ids, state.causal,      state.disabled_heads, state.forbidden};
+    return {.text = state.text,
+            .text_is_ids = state.text_is_ids,
+            .image_path = state.image_path,
+            .labels = state.labels,
+            .labels_are_ids = state.labels_are_ids,
+            .target = state.target,
+            .target_is_ids = state.target_is_ids,
+            .generate = state.generate,
+            .causal = state.causal,
+            .disabled_heads = state.disabled_heads,
+            .disabled_encoder_heads = state.disabled_encoder_heads,
+            .disabled_cross_heads = state.disabled_cross_heads,
+            .forbidden = state.forbidden};
 }
+
+namespace {
+
+// Flags with no head off switch every head back on at the size `flags` has.
+void restore_heads(HeadMask& flags, const HeadMask& edited) {
+    if (edited.any()) {
+        flags = edited;
+    } else {
+        flags.enable_all();
+    }
+}
+
+}   // namespace
 
 void restore(AppState& state, const Edits& edits) {
     state.text = edits.text;
@@ -28,12 +55,13 @@ void restore(AppState& state, const Edits& edits) {
     }
     state.labels = edits.labels;
     state.labels_are_ids = edits.labels_are_ids;
+    state.target = edits.target;
+    state.target_is_ids = edits.target_is_ids;
+    state.generate = edits.generate;
     state.causal = edits.causal;
-    if (edits.disabled_heads.any()) {
-        state.disabled_heads = edits.disabled_heads;
-    } else {
-        state.disabled_heads.enable_all();
-    }
+    restore_heads(state.disabled_heads, edits.disabled_heads);
+    restore_heads(state.disabled_encoder_heads, edits.disabled_encoder_heads);
+    restore_heads(state.disabled_cross_heads, edits.disabled_cross_heads);
     state.forbidden = edits.forbidden;
 }
 

@@ -21,8 +21,13 @@ struct Edits {
     std::string image_path;
     std::string labels;
     bool labels_are_ids = false;
+    std::string target;   // an encoder-decoder's target, typed or generated
+    bool target_is_ids = false;
+    int generate = 0;
     std::optional<bool> causal;
     HeadMask disabled_heads;
+    HeadMask disabled_encoder_heads;
+    HeadMask disabled_cross_heads;
     std::vector<std::pair<int, int>> forbidden;
     // Head flags with no head off are the same edit whatever their size: sizing the flags
     // to a model just loaded is no step.

@@ -170,13 +170,14 @@ void AppWindow::take_latest() {
     }
     if (new_model) {
         if (!start_choices_) start_notes_.clear();   // they were about the model before
-        fit_to_model(state_, shown_->info.n_layers, shown_->info.n_heads);
+        fit_to_model(state_, shown_->info);
         for (const auto& view : views_) view->fit_to_model(shown_->info);
         scan_jobs_.forget_results();
         view_jobs_.forget_results();
     }
-    fit_to_length(state_, static_cast<int>(shown_->input.labels.size()));
-    for (const auto& view : views_) view->fit_to_length(static_cast<int>(shown_->input.labels.size()));
+    const auto rows = static_cast<int>(shown_kind()->input.labels.size());   // the kind's rows
+    fit_to_length(state_, rows);
+    for (const auto& view : views_) view->fit_to_length(rows);
     if (other_folder) remember_model(shown_->model.name);
     textures_.invalidate();
 }
@@ -383,9 +384,25 @@ ViewContext AppWindow::view_context() {
         .remember_file = [this](const std::string& path) { remember_file(path); },
         .show_view = [this](const std::string& view, const std::string& settings) { show_view(view, settings); },
     };
-    ViewContext context(shown_, state_, textures_, scan_jobs_, view_jobs_, std::move(actions));
+    ViewContext context(shown_kind(), state_, textures_, scan_jobs_, view_jobs_, std::move(actions));
     context.set_computing(&computing_);
     return context;
+}
+
+const std::shared_ptr<const Snapshot>& AppWindow::shown_kind() {
+    if (shown_kind_of_ == shown_.get() && shown_kind_kind_ == state_.kind) return shown_kind_;
+    const bool other_kind = shown_kind_of_ == shown_.get();
+    shown_kind_ = kind_snapshot(shown_, state_.kind);
+    shown_kind_of_ = shown_.get();
+    shown_kind_kind_ = state_.kind;
+    if (other_kind && shown_kind_) {
+        // The same result, other maps (another kind's rows: the source's or the target's).
+        textures_.invalidate();
+        const auto rows = static_cast<int>(shown_kind_->input.labels.size());
+        fit_to_length(state_, rows);
+        for (const auto& view : views_) view->fit_to_length(rows);
+    }
+    return shown_kind_;
 }
 
 void AppWindow::handle_keys() {
@@ -417,8 +434,9 @@ void AppWindow::act_on_key(const KeyPress& press) {
         return;
     }
     if (!shown_ || showing_other_model()) return;
-    if (is(ImGuiKey_UpArrow)) step_layer(state_, -1, shown_->info.n_layers);
-    if (is(ImGuiKey_DownArrow)) step_layer(state_, 1, shown_->info.n_layers);
+    const Eigen::Index n_layers = shown_kind()->info.n_layers;
+    if (is(ImGuiKey_UpArrow)) step_layer(state_, -1, n_layers);
+    if (is(ImGuiKey_DownArrow)) step_layer(state_, 1, n_layers);
     if (is(ImGuiKey_LeftArrow)) step_head(state_, -1, shown_->info.n_heads);
     if (is(ImGuiKey_RightArrow)) step_head(state_, 1, shown_->info.n_heads);
     if (is(ImGuiKey_C) && first) state_.causal = !causal_on(state_, shown_->info);
@@ -434,7 +452,7 @@ void AppWindow::redo() {
 
 void AppWindow::open_export() {
     if (!shown_ || showing_other_model()) return;
-    export_dialog_.open(shown_, state_, shown_view()->map_in_sight(), view_context().importance());
+    export_dialog_.open(shown_kind(), state_, shown_view()->map_in_sight(), view_context().importance());
 }
 
 MenuState AppWindow::menu_state() const {
@@ -442,7 +460,8 @@ MenuState AppWindow::menu_state() const {
     menu.has_result = shown_ && !showing_other_model();
     menu.can_undo = history_.can_undo();
     menu.can_redo = history_.can_redo();
-    menu.any_head_disabled = state_.disabled_heads.any();
+    menu.any_head_disabled =
+        state_.disabled_heads.any() || state_.disabled_encoder_heads.any() || state_.disabled_cross_heads.any();
     menu.any_pair_masked = !state_.forbidden.empty();
     menu.view = state_.view;
     return menu;
@@ -458,7 +477,10 @@ void AppWindow::act_on(const MenuChoice& choice) {
     case MenuAction::quit: quit_requested_ = true; break;
     case MenuAction::undo: undo(); break;
     case MenuAction::redo: redo(); break;
-    case MenuAction::enable_all_heads: state_.disabled_heads.enable_all(); break;
+    case MenuAction::enable_all_heads:
+        for (HeadMask* heads : {&state_.disabled_heads, &state_.disabled_encoder_heads, &state_.disabled_cross_heads})
+            heads->enable_all();
+        break;
     case MenuAction::clear_mask: clear_mask(state_); break;
     case MenuAction::show_keys: keys_open_ = true; break;
     case MenuAction::show_about: about_open_ = true; break;
@@ -489,6 +511,8 @@ void AppWindow::draw(std::chrono::steady_clock::duration previous_frame) {
     const ControlsOutcome outcome = controls_.draw(state_, shown_.get(), chosen_model_info(), recent_);
     if (outcome.model_to_open) open_model(*outcome.model_to_open);
     if (outcome.file_opened) remember_file(*outcome.file_opened);
+    // The layers and heads below are the shown model's, of the kind the controls above left.
+    if (shown_ && !showing_other_model()) ControlsPanel::draw_heads(state_, *shown_kind());
     ImGui::EndChild();
     ImGui::SameLine(0.0f, 0.0f);
     draw_splitter(controls_width_, default_controls_width, body);
@@ -549,7 +573,7 @@ void AppWindow::draw_messages() {
 }
 
 void AppWindow::draw_views() {
-    const PredictionTarget target = prediction_target(*shown_, state_.query);
+    const PredictionTarget target = prediction_target(*shown_, decoder_query(state_));
     const float predictions_height = PredictionsPanel::height(*shown_, target);
     ImGui::BeginChild("view", ImVec2(0.0f, -predictions_height), false);
     if (ImGui::BeginTabBar("views")) {

@@ -132,6 +132,10 @@ private:
     void draw_messages();
     void draw_views();
     ViewContext view_context();
+    // The shown snapshot as its maps of the chosen kind are shown (session/attention_kind.h):
+    // what the views, the head controls and the export read. Made again when the snapshot
+    // or the kind changes; the textures are then made again too.
+    const std::shared_ptr<const session::Snapshot>& shown_kind();
     View* shown_view() const;
     // Views' settings both ways: a session's into the views, the views' into what a
     // session saves while the session window is open.
@@ -162,6 +166,9 @@ private:
     bool took_result_ = false;   // since the last frame: the next frame may wait for its maps' textures
     std::chrono::steady_clock::duration last_frame_{};   // the previous frame's drawing, for the status bar
     std::shared_ptr<const session::Snapshot> shown_;
+    std::shared_ptr<const session::Snapshot> shown_kind_;   // shown_kind(), of:
+    const session::Snapshot* shown_kind_of_ = nullptr;
+    session::AttentionKind shown_kind_kind_ = session::AttentionKind::decoder;
     Colormap textures_colormap_ = Colormap::viridis;
     session::HeatScale textures_scale_ = session::HeatScale::shared;
     TexturePool textures_;

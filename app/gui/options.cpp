@@ -6,6 +6,7 @@
 #include "core/base/index_lists.h"
 #include "core/base/output_file.h"
 #include "core/models/assets.h"
+#include "core/models/generate.h"
 #include "core/models/model_registry.h"
 #include "session/recent.h"
 #include "session/session_file.h"
@@ -50,6 +51,10 @@ struct RawFlags {
     std::string labels;
     std::string label_tokens;
     std::string disable;
+    std::string target_tokens;
+    std::string kind = "decoder";
+    std::string disable_encoder;
+    std::string disable_cross;
     std::string view = "matrix";
     std::string metric;
     std::string colormap = "viridis";
@@ -63,6 +68,41 @@ struct RawFlags {
     std::string session;   // --session FILE
     bool fresh = false;    // --fresh
 };
+
+// T5 and BART: the decoder's target, generation, the kind of attention shown and the
+// encoder's and cross-attention's heads switched off.
+void add_encoder_decoder_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
+    session::AppState& state = o.state;
+    auto* target = cli.add_option("--target", state.target,
+                                  "T5, BART: the decoder's target text (shifted right after its start token)");
+    auto* target_tokens = cli.add_option("--target-tokens", raw.target_tokens,
+                                         "T5, BART: the decoder's input ids, start token included (\"0,5,6\")");
+    auto* generate = cli.add_option("--generate", state.generate,
+                                    "T5, BART: the target decoded greedily from the source, up to N tokens")
+                         ->check(CLI::Range(1, max_generated_tokens));
+    target->excludes(target_tokens)->excludes(generate);
+    target_tokens->excludes(generate);
+    cli.add_option("--kind", raw.kind, "T5, BART: the attention the views show: decoder, encoder or cross")
+        ->check(CLI::IsMember({"decoder", "encoder", "cross"}))
+        ->capture_default_str();
+    cli.add_option("--disable-encoder-heads", raw.disable_encoder,
+                   "T5, BART: the encoder's heads to ablate, as LAYER.HEAD pairs");
+    cli.add_option("--disable-cross-heads", raw.disable_cross,
+                   "T5, BART: the decoder's cross-attention heads to ablate, as LAYER.HEAD pairs");
+}
+
+// A LAYER.HEAD list into `flags`, sized to the heads it names until the model is in
+// (fit_to_model keeps the flags that fit).
+void set_heads_named(const std::string& flag, const std::string& list, HeadMask& flags,
+                     std::vector<std::pair<std::int64_t, std::int64_t>>* named = nullptr) {
+    if (list.empty()) return;
+    const auto pairs = parse_layer_head_list(flag, list);
+    for (const auto& [l, h] : pairs) {
+        flags.resize(std::max<Eigen::Index>(flags.layers(), l + 1), std::max<Eigen::Index>(flags.heads(), h + 1));
+        flags.set(l, h);
+    }
+    if (named != nullptr) *named = pairs;
+}
 
 void add_input_options(CLI::App& cli, GuiOptions& o, RawFlags& raw) {
     session::AppState& state = o.state;
@@ -180,14 +220,11 @@ void check_combinations(const CLI::App& cli, GuiOptions& o, const RawFlags& raw)
                                     {"--image", o.state.image_path, false}};
         check_output("--screenshot", o.screenshot_path, inputs);
     }
-    if (raw.disable.empty()) return;
-    o.start_choices.disabled = parse_layer_head_list("--disable", raw.disable);
+    if (cli.count("--target-tokens") > 0) parse_index_list("--target-tokens", raw.target_tokens, "0,5,6");
     // Before the model is known: sized to the heads named, fitted to the model once it is in.
-    HeadMask& flags = o.state.disabled_heads;
-    for (const auto& [l, h] : o.start_choices.disabled) {
-        flags.resize(std::max<Eigen::Index>(flags.layers(), l + 1), std::max<Eigen::Index>(flags.heads(), h + 1));
-        flags.set(l, h);
-    }
+    set_heads_named("--disable", raw.disable, o.state.disabled_heads, &o.start_choices.disabled);
+    set_heads_named("--disable-encoder-heads", raw.disable_encoder, o.state.disabled_encoder_heads);
+    set_heads_named("--disable-cross-heads", raw.disable_cross, o.state.disabled_cross_heads);
 }
 
 // What a flag chooses of a view's own settings, over those a session gave it: the
@@ -217,6 +254,11 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
         state.text_is_ids = true;
     }
     if (cli.count("--image") > 0) session::choose_picture(state, state.image_path);
+    if (cli.count("--target-tokens") > 0) {
+        state.target = raw.target_tokens;
+        state.target_is_ids = true;
+    }
+    state.kind = session::attention_kind_named(raw.kind).value_or(session::AttentionKind::decoder);
     if (cli.count("--labels") > 0) {   // the box holds one per line
         state.labels = raw.labels;
         std::replace(state.labels.begin(), state.labels.end(), ',', '\n');
@@ -283,6 +325,7 @@ ParsedOptions parse_options(int argc, char** argv, HarnessModes* modes) {
     CLI::App cli("Headscope: see what every attention head attends to", "headscope");
     cli.set_version_flag("--version", "headscope " HEADSCOPE_VERSION);
     add_input_options(cli, o, raw);
+    add_encoder_decoder_options(cli, o, raw);
     add_view_options(cli, o, raw);
     add_harness_options(cli, o);
     if (modes != nullptr) modes->add_options(cli);

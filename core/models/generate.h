@@ -6,6 +6,9 @@
 
 namespace headscope {
 
+// The most tokens a request may ask generate_greedy for (--generate, the window's Generate).
+inline constexpr int max_generated_tokens = 512;
+
 // `input`'s source with the decoder's start token, then up to `steps` tokens, each the most
 // likely next one (the first of equals), stopping after the end token (ModelInfo::end_id)
 // or at the decoder's longest input (ModelInfo::max_tokens): plain argmax of the model with

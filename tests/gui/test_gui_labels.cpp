@@ -84,6 +84,33 @@ bool drawn_containing(const std::vector<Drawn>& drawn, const std::string& part) 
                        [&](const Drawn& d) { return d.text.find(part) != std::string::npos; });
 }
 
+// xdotool pressing the left button at (x, y) of the window $w (window pixels, as drawn_text gives them).
+std::string click_at(float x, float y) {
+    return "xdotool mousemove --window \\$w " + std::to_string(static_cast<int>(x)) + " " +
+           std::to_string(static_cast<int>(y)) +
+           "; sleep 0.3; xdotool mousedown 1; sleep 0.15; xdotool mouseup 1; "
+           "sleep 0.5; ";
+}
+
+// The test window launched with `args`, `actions` (xdotool, $w the window) done 5 s after
+// it appears, and the text of its frame 11 s after the start.
+std::vector<Drawn> drawn_after(const std::string& args, const std::string& actions) {
+    TempDir dir;
+    const std::string text_file = dir.file("drawn.tsv");
+    const std::string launch = "'" HEADSCOPE_TEST_WINDOW "' --fresh --size 1280x800 " + args +
+                               " --screenshot-after 11 --screenshot '" + dir.file("shot.png") + "' --drawn-text '" +
+                               text_file + "' 2>'" + dir.file("err") + "'";
+    const std::string script = launch +
+                               " & pid=\\$!; w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); "
+                               "[ -n \\\"\\$w\\\" ] || exit 3; sleep 5; timeout 30 xdotool windowfocus --sync \\$w; " +
+                               actions + "wait \\$pid";
+    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
+                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
+    INFO(args);
+    REQUIRE(headscope::test::run_command(command, dir.file("err")) == 0);
+    return read_drawn(text_file);
+}
+
 }   // namespace
 
 TEST_CASE("gui labels: the Model grid names its head columns H0..H3 left to right and its layer rows L0, L1") {
@@ -225,21 +252,11 @@ TEST_CASE("gui labels: a label typed into CLIP's Labels box (Ctrl+L) is scored i
     // on screen (5 s: under the sanitizers a loaded machine has taken more than 3 before the Labels
     // box was there, and the keys then went to the views); the screenshot's frame, 11 s after the
     // start, lists what it drew.
-    const std::string text_file = dir.file("drawn.tsv");
-    const std::string launch = "'" HEADSCOPE_TEST_WINDOW "' --fresh --size 1280x800 --model '" + model +
-                               "' --image '" HEADSCOPE_SOURCE_DIR "/tests/images/rgb.png' --labels 'a photo of a cat' "
-                               "--screenshot-after 11 --screenshot '" +
-                               dir.file("shot.png") + "' --drawn-text '" + text_file + "' 2>'" + dir.file("err") + "'";
-    const std::string script = launch +
-                               " & pid=\\$!; w=\\$(timeout 60 xdotool search --sync --name '^Headscope' | head -n 1); "
-                               "[ -n \\\"\\$w\\\" ] || exit 3; sleep 5; timeout 30 xdotool windowfocus --sync \\$w; "
-                               "xdotool keydown ctrl keydown l; sleep 0.15; xdotool keyup l keyup ctrl; sleep 0.3; "
-                               "xdotool keydown ctrl keydown End; sleep 0.15; xdotool keyup End keyup ctrl; sleep 0.3; "
-                               "xdotool key Return; xdotool type --delay 60 'a diagram'; wait \\$pid";
-    const std::string command = "XDG_CONFIG_HOME='" + dir.path().string() + "' " +
-                                headscope::test::xvfb_run_prefix(dir) + "bash -c \"" + script + "\" </dev/null";
-    REQUIRE(headscope::test::run_command(command, dir.file("err")) == 0);
-    const std::vector<Drawn> drawn = read_drawn(text_file);
+    const std::vector<Drawn> drawn = drawn_after(
+        "--model '" + model + "' --image '" HEADSCOPE_SOURCE_DIR "/tests/images/rgb.png' --labels 'a photo of a cat'",
+        "xdotool keydown ctrl keydown l; sleep 0.15; xdotool keyup l keyup ctrl; sleep 0.3; "
+        "xdotool keydown ctrl keydown End; sleep 0.15; xdotool keyup End keyup ctrl; sleep 0.3; "
+        "xdotool key Return; xdotool type --delay 60 'a diagram'; ");
     // The box holds both lines, and the panel names each label with its probability.
     CHECK(drawn_containing(drawn, "a photo of a cat\\na diagram"));
     const std::vector<Drawn> rows = find_each(drawn, {"Labels", "a photo of a cat", "a diagram"});
@@ -298,4 +315,94 @@ TEST_CASE("gui labels: Compare puts a label's text-tower map beside the image to
     CHECK(titles[1].x > titles[0].x);   // side by side, B right of A
     // Each map labelled with its own input's tokens: the patches, and the label's ids.
     find_each(drawn, {"p15", "480", "511"});
+}
+
+namespace {
+
+// t5_tiny (tools/make_seq2seq_checkpoints.py) on a source of six ids and a target of four,
+// its cross-attention shown: no id is both a source and a target token.
+const std::string t5_cross =
+    "--model '" HEADSCOPE_SOURCE_DIR "/tests/checkpoints/t5_tiny' --tokens 13,27,9,8,40,2 --target-tokens 0,5,6,7 "
+    "--kind cross --view matrix --layer 1 --head 0";
+
+}   // namespace
+
+TEST_CASE("gui labels: T5's cross-attention is a target x source map, both axes labelled with their own tokens") {
+    const std::vector<Drawn> drawn = drawn_text(t5_cross);
+    find_each(drawn, {"Cross-attention head 1.0", "Attention:", "cross"});
+    const std::vector<Drawn> keys = find_each(drawn, {"13", "27", "9", "8", "40", "2"});
+    const std::vector<Drawn> queries = find_each(drawn, {"0", "5", "6", "7"});
+    REQUIRE(keys.size() == 6);
+    REQUIRE(queries.size() == 4);
+    // The source along the top, left to right, one cell apart; the target down the left side.
+    const float cell = keys[1].x - keys[0].x;
+    CHECK(cell > 20.0f);
+    for (std::size_t k = 1; k < keys.size(); ++k) {
+        CHECK(keys[k].y == doctest::Approx(keys[0].y));
+        CHECK(keys[k].x - keys[k - 1].x == doctest::Approx(cell).epsilon(0.05));
+    }
+    for (std::size_t q = 1; q < queries.size(); ++q) {
+        CHECK(queries[q].x == doctest::Approx(queries[0].x).epsilon(0.05));
+        CHECK(queries[q].y - queries[q - 1].y == doctest::Approx(cell).epsilon(0.05));
+    }
+    CHECK(queries[0].x < keys[0].x);
+    CHECK(queries[0].y > keys[0].y);
+    // Square cells: six columns and four rows make a map wider than tall.
+    CHECK(keys.back().x - keys.front().x > 1.5f * (queries.back().y - queries.front().y));
+    // The encoder's kind is the source over itself.
+    std::string encoder_args = t5_cross;
+    encoder_args.replace(encoder_args.find("--kind cross"), 12, "--kind encoder");
+    const std::vector<Drawn> encoder = drawn_text(encoder_args);
+    find_each(encoder,
+              {"Encoder head 1.0", "the encoder: rows, columns: source tokens; click a row to pin it (wheel: zoom)"});
+}
+
+TEST_CASE("gui labels: T5's step slider pins a target row, and switching a cross head off moves the prediction "
+          "(xdotool)") {
+    // Where the slider and head 1's "disable" box lie, from a frame of the same launch.
+    const std::vector<Drawn> before = drawn_text(t5_cross + " --query 0");
+    find_each(before, {"step 0: 0", "Query 0 0 attends most to:"});
+    const std::vector<Drawn> marks = find_each(before, {"Attention:", "Step"});
+    REQUIRE(marks.size() == 2);
+    std::vector<Drawn> boxes;
+    for (const Drawn& d : before) {
+        if (d.text == "disable") boxes.push_back(d);
+    }
+    REQUIRE(boxes.size() == 4);   // one per head, top to bottom
+    std::sort(boxes.begin(), boxes.end(), [](const Drawn& a, const Drawn& b) { return a.y < b.y; });
+    // The slider runs from the panel's left edge to its label: its right end is the last step.
+    // The slider runs from the panel's left edge to its label: its right end is the last step.
+    const float slider_x = marks[0].x + 0.97f * (marks[1].x - 8.0f - marks[0].x);
+    const std::vector<Drawn> after = drawn_after(
+        t5_cross + " --query 0", click_at(slider_x, marks[1].y + 8.0f) +
+                                     click_at(boxes[1].x - 14.0f, boxes[1].y + 8.0f));   // the box left of its word
+    // The last step pinned: its row named above the bars, and the prediction made there.
+    find_each(after, {"step 3: 7", "Query 3 7 attends most to:", "Disabled (1): 1.1", "1 head disabled"});
+    CHECK(drawn_containing(after, "Next token after \"7\" (position 3 of 4)"));
+    CHECK(drawn_containing(after, "KL(intact || ablated) = "));
+    // The ablated model's five lines beside the intact model's: some percentage moved.
+    std::vector<std::string> percentages;
+    for (const Drawn& d : after) {
+        if (d.text.ends_with("%")) percentages.push_back(d.text);
+    }
+    REQUIRE(percentages.size() == 10);
+    CHECK(!std::equal(percentages.begin(), percentages.begin() + 5, percentages.begin() + 5));
+}
+
+TEST_CASE("gui labels: BART's Generate decodes a target from the typed source, and the cross kind shows it (xdotool)") {
+    const std::string bart =
+        "--model '" HEADSCOPE_SOURCE_DIR "/tests/checkpoints/bart_tiny' --text 'the cat sat on the mat'";
+    const std::vector<Drawn> before = drawn_text(bart);
+    find_each(before, {"Source (the encoder's input)", "Target (the decoder's)", "Head 0.0"});
+    CHECK(!drawn_containing(before, "Generated ("));
+    const std::vector<Drawn> controls = find_each(before, {"cross", "Generate"});
+    REQUIRE(controls.size() == 2);
+    // The kind first: the generated line then pushes the radio buttons down.
+    const std::vector<Drawn> after = drawn_after(bart, click_at(controls[0].x - 14.0f, controls[0].y + 8.0f) +
+                                                           click_at(controls[1].x + 8.0f, controls[1].y + 6.0f));
+    CHECK(drawn_containing(after, "Generated ("));
+    find_each(after, {"Cross-attention head 0.0", "rows: target tokens, columns: source tokens; click a row to pin it "
+                                                  "(wheel: zoom)"});
+    // Its source tokens across the map (the byte-level BPE's, spaces as they are drawn).
+    CHECK(drawn_containing(after, "mat"));
 }

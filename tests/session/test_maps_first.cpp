@@ -9,6 +9,7 @@
 #include "session/export_map.h"
 #include "session/model_session.h"
 #include "session/predictions.h"
+#include "session_support.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
@@ -23,11 +24,7 @@ using namespace headscope::session;
 
 namespace {
 
-ModelSession session_on(const ModelChoice& choice) {
-    ModelSession session;
-    session.adopt(open_model_choice(choice, {}), choice);
-    return session;
-}
+using test::session_on;
 
 Request story_request() {
     Request r;

@@ -11,6 +11,7 @@
 #include "core/analysis/rollout.h"
 #include "session/model_session.h"
 #include "session/predictions.h"
+#include "session_support.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
@@ -26,11 +27,7 @@ namespace {
 
 const std::string checkpoints = std::string(HEADSCOPE_SOURCE_DIR) + "/tests/checkpoints/";
 
-ModelSession session_on(const ModelChoice& choice) {
-    ModelSession session;
-    session.adopt(open_model_choice(choice, {}), choice);
-    return session;
-}
+using test::session_on;
 
 Request request_for(const std::string& model, MapsPolicy maps) {
     Request r;

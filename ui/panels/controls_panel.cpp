@@ -1,6 +1,8 @@
 #include "ui/panels/controls_panel.h"
 
+#include "core/models/generate.h"
 #include "core/models/model_registry.h"
+#include "core/render/visible_token.h"
 #include "ui/widgets/draw_helpers.h"
 #include "ui/widgets/ui_scale.h"
 
@@ -21,9 +23,9 @@ ControlsOutcome ControlsPanel::draw(AppState& state, const Snapshot* shown, cons
     if (chosen != nullptr && (chosen->zero_shot || !state.model.tower.empty())) draw_tower(state);
     ImGui::Separator();
     draw_input(state, chosen, recent, outcome);
+    const bool shown_chosen = shown != nullptr && shown->model.name == state.model.name;
+    if (chosen != nullptr && chosen->encoder_decoder) draw_target(state, shown_chosen ? shown : nullptr, *chosen);
     draw_display_settings(state, chosen);
-    // The layers and heads below are the shown model's.
-    if (shown != nullptr && shown->model.name == state.model.name) draw_heads(state, *shown);
     return outcome;
 }
 
@@ -73,9 +75,14 @@ void ControlsPanel::draw_input(AppState& state, const ModelInfo* chosen, const R
         // any other text model reads them when the box is ticked (or --tokens started it).
         const bool ids_only = chosen != nullptr && chosen->reads_ids_only;
         if (ids_only) {
-            ImGui::TextWrapped("Token ids, comma-separated (the folder has no tokenizer files)");
+            ImGui::TextWrapped(chosen->encoder_decoder
+                                   ? "Source as token ids, comma-separated (the folder has no tokenizer files)"
+                                   : "Token ids, comma-separated (the folder has no tokenizer files)");
         } else {
-            ImGui::TextUnformatted(state.text_is_ids ? "Token ids, comma-separated" : "Sentence");
+            const bool source = chosen != nullptr && chosen->encoder_decoder;
+            ImGui::TextUnformatted(
+                state.text_is_ids ? (source ? "Source as token ids, comma-separated" : "Token ids, comma-separated")
+                                  : (source ? "Source (the encoder's input)" : "Sentence"));
             ImGui::SameLine();
             ImGui::Checkbox("ids", &state.text_is_ids);
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("Read the box as token ids (e.g. 464,3797,3332), not text");
@@ -120,6 +127,82 @@ void ControlsPanel::draw_labels(AppState& state) {
     if (ImGui::IsItemHovered() && state.labels.empty()) {
         ImGui::SetTooltip("Type a label per line (\"a photo of a cat\"): the predictions panel shows how likely "
                           "each is for the picture");
+    }
+}
+
+void ControlsPanel::draw_target(AppState& state, const Snapshot* shown, const ModelInfo& chosen) {
+    ImGui::TextUnformatted(state.target_is_ids ? "Target as token ids (start token first)" : "Target (the decoder's)");
+    if (!chosen.reads_ids_only) {
+        ImGui::SameLine();
+        ImGui::Checkbox("ids##target", &state.target_is_ids);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Read the target as the decoder's input ids, start token first");
+    }
+    if (ImGui::InputTextMultiline("##target", &state.target, ImVec2(-1.0f, ImGui::GetTextLineHeight() * 3))) {
+        state.generate = 0;   // a typed target is read as typed (teacher forcing)
+    }
+    if (ImGui::IsItemHovered() && state.target.empty()) {
+        ImGui::SetTooltip("Type what the decoder reads (shifted right after its start token, as in training), or "
+                          "let it generate");
+    }
+    if (ImGui::Button("Generate")) {
+        state.target.clear();
+        state.generate = generate_count_;
+    }
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("Greedy decoding from the source, up to the tokens beside, every head on; the maps are "
+                          "then of the generated target");
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(px(90.0f));
+    ImGui::InputInt("tokens at most", &generate_count_);
+    generate_count_ = std::clamp(generate_count_, 1, max_generated_tokens);
+    if (shown != nullptr && shown->input.source) {
+        if (state.target.empty() && state.generate > 0) {
+            std::string generated;
+            for (std::size_t i = 1; i < shown->input.labels.size(); ++i)
+                generated += visible_token(shown->input.labels[i]) + " ";
+            ImGui::TextWrapped("Generated (%zu): %s", shown->input.labels.size() - 1, generated.c_str());
+        }
+        draw_step_slider(state, *shown);
+    }
+    int kind = static_cast<int>(state.kind);
+    ImGui::TextUnformatted("Attention:");
+    ImGui::SameLine();
+    ImGui::RadioButton("encoder", &kind, static_cast<int>(AttentionKind::encoder));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The encoder's self-attention over the source");
+    ImGui::SameLine();
+    ImGui::RadioButton("decoder", &kind, static_cast<int>(AttentionKind::decoder));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The decoder's causal self-attention over the target");
+    ImGui::SameLine();
+    ImGui::RadioButton("cross", &kind, static_cast<int>(AttentionKind::cross));
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Each target token over the source: the decoder's queries, the encoder's keys");
+    choose_kind(state, static_cast<AttentionKind>(kind), chosen);
+    ImGui::Separator();
+}
+
+// Step s of the decoding: the target's row s (the pinned query of the decoder and cross
+// kinds), what it attended to, and, in the predictions, the token it gave next.
+void ControlsPanel::draw_step_slider(AppState& state, const Snapshot& shown) {
+    const auto steps = static_cast<int>(shown.input.labels.size());
+    if (steps < 2) return;
+    if (state.kind == AttentionKind::encoder) {
+        ImGui::TextDisabled("Step: the decoder and cross kinds' rows");
+        return;
+    }
+    int step = std::clamp(state.query, -1, steps - 1);
+    std::string text = "every row";
+    if (step >= 0) {
+        text = "step " + std::to_string(step) + ": ";
+        // The slider's text is a format: a token's own '%' is written twice.
+        for (const char c : visible_token(shown.input.labels[static_cast<std::size_t>(step)]))
+            text += c == '%' ? "%%" : std::string(1, c);
+    }
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - labelled_width(0.0f, "Step"));
+    if (ImGui::SliderInt("Step", &step, -1, steps - 1, text.c_str(), ImGuiSliderFlags_AlwaysClamp)) state.query = step;
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("The decoder's row at each step: what it attended to, and the token it gave next "
+                          "(left end: every row)");
     }
 }
 
@@ -175,7 +258,8 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
     const auto fits = [&info](const HeadMask& flags) {
         return flags.layers() == info.n_layers && flags.heads() == info.n_heads;
     };
-    if (!fits(state.disabled_heads) || !fits(state.hidden_heads)) return;
+    HeadMask& disabled = kind_disabled_heads(state);
+    if (!fits(disabled)) return;
     ImGui::Separator();
     // Clamped even when typed (Ctrl+click): the layer indexes the per-layer flags below.
     // As wide as the panel leaves beside its label.
@@ -191,7 +275,7 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
     const int group = static_cast<int>(info.group_size());
     const float indent = group > 1 ? px(12.0f) : 0.0f;
     for (int h = 0; h < static_cast<int>(info.n_heads); ++h) {
-        if (group > 1 && h % group == 0) draw_group_toggle(state.disabled_heads, state.layer, h / group, group);
+        if (group > 1 && h % group == 0) draw_group_toggle(disabled, state.layer, h / group, group);
         ImGui::PushID(h);
         if (indent > 0.0f) ImGui::Indent(indent);
         if (ImGui::RadioButton(numbered("head ", h).c_str(), state.head == h)) state.head = h;
@@ -200,8 +284,8 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
         bool show = !state.hidden_heads.off(state.layer, h);
         if (ImGui::Checkbox("show", &show)) state.hidden_heads.set(state.layer, h, !show);
         ImGui::SameLine(px(170.0f));
-        bool off = state.disabled_heads.off(state.layer, h);
-        if (ImGui::Checkbox("disable", &off)) state.disabled_heads.set(state.layer, h, off);
+        bool off = disabled.off(state.layer, h);
+        if (ImGui::Checkbox("disable", &off)) disabled.set(state.layer, h, off);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Ablate: zero this head's context; later layers recompute");
         ImGui::PopID();
     }
@@ -211,15 +295,16 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
 }
 
 void ControlsPanel::draw_disabled_list(AppState& state) {
-    // Every layer's disabled heads, not only the shown layer's boxes above.
-    const Eigen::Index off = state.disabled_heads.count();
+    // Every layer's disabled heads of the kind shown, not only the shown layer's boxes above.
+    HeadMask& disabled = kind_disabled_heads(state);
+    const Eigen::Index off = disabled.count();
     if (off == 0) return;
     constexpr Eigen::Index named = 12;
     std::string list;
     Eigen::Index listed = 0;
-    for (Eigen::Index l = 0; l < state.disabled_heads.layers() && listed < named; ++l) {
-        for (Eigen::Index h = 0; h < state.disabled_heads.heads() && listed < named; ++h) {
-            if (!state.disabled_heads.off(l, h)) continue;
+    for (Eigen::Index l = 0; l < disabled.layers() && listed < named; ++l) {
+        for (Eigen::Index h = 0; h < disabled.heads() && listed < named; ++h) {
+            if (!disabled.off(l, h)) continue;
             list += (list.empty() ? "" : ", ") + std::to_string(l) + "." + std::to_string(h);
             ++listed;
         }
@@ -228,7 +313,7 @@ void ControlsPanel::draw_disabled_list(AppState& state) {
     ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 140, 120, 255));
     ImGui::TextWrapped("Disabled (%ld): %s", static_cast<long>(off), list.c_str());
     ImGui::PopStyleColor();
-    if (ImGui::SmallButton("Enable all")) state.disabled_heads.enable_all();
+    if (ImGui::SmallButton("Enable all")) disabled.enable_all();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch every head of every layer back on (Ctrl+Z undoes it)");
 }
 

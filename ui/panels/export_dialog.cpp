@@ -107,7 +107,7 @@ void ExportDialog::draw_choices() {
         ImGui::Checkbox(("only the part in sight (" + region_text(*in_sight_) + ")").c_str(), &only_in_sight_);
     } else {
         ImGui::TextDisabled("the whole %zu x %zu map (zoom in to export a part)", shown_->input.labels.size(),
-                            shown_->input.labels.size());
+                            shown_->column_labels().size());
     }
 }
 

@@ -161,7 +161,7 @@ bool PredictionsPanel::draw_heading(const Snapshot& shown, const PredictionTarge
 }
 
 void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
-    const PredictionTarget target = prediction_target(shown, state.query);
+    const PredictionTarget target = prediction_target(shown, decoder_query(state));
     if (target.kind != PredictionKind::none && !target.rows.empty()) {
         // First on the line, where a narrow panel never cuts it off. Not while a table
         // waits for the run's numbers: a copy would leave it out without a word.
@@ -178,7 +178,8 @@ void PredictionsPanel::draw(const Snapshot& shown, const AppState& state) {
         ImGui::SameLine();
     }
     if (!draw_heading(shown, target)) return;
-    const auto n_disabled = static_cast<int>(state.disabled_heads.count());
+    const auto n_disabled = static_cast<int>(state.disabled_heads.count() + state.disabled_encoder_heads.count() +
+                                             state.disabled_cross_heads.count());
     const std::vector<PredictionTable>& shown_tables = tables(shown, target);
     // Intact beside ablated, also while a table waits for the numbers (the KL line's place kept).
     const bool compare =

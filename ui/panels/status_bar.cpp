@@ -88,9 +88,14 @@ bool draw_status_bar(const session::Snapshot* shown, const session::AppState& st
         // A folder by its last name (the title and the tooltip give the whole path).
         const std::string folder = std::filesystem::path(shown->info.name).filename().string();
         const std::string& name = folder.empty() ? shown->info.name : folder;
-        ImGui::Text("%s   T = %zu%s   layer %d head %d   compute %.1f ms   frame %.1f ms%s", name.c_str(),
-                    shown->input.labels.size(), shown->maps_streamed ? " (maps on demand)" : "", state.layer,
-                    state.head, shown->compute_ms, status.frame_ms, activity.c_str());
+        // An encoder-decoder's positions are its target's and its source's.
+        const std::string positions = shown->input.source
+                                          ? std::to_string(shown->input.labels.size()) + " target, " +
+                                                std::to_string(shown->input.source->labels.size()) + " source"
+                                          : std::to_string(shown->input.labels.size());
+        ImGui::Text("%s   T = %s%s   layer %d head %d   compute %.1f ms   frame %.1f ms%s", name.c_str(),
+                    positions.c_str(), shown->maps_streamed ? " (maps on demand)" : "", state.layer, state.head,
+                    shown->compute_ms, status.frame_ms, activity.c_str());
         if (ImGui::IsItemHovered()) {
             ImGui::SetTooltip("%s\ncompute: the shown result's run on the worker\nframe: the last frame's drawing, "
                               "from its start to the screen (the window rests between frames when nothing moves)",

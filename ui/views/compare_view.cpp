@@ -295,7 +295,7 @@ void CompareView::choose_two_layers(ViewContext& context, Sides& sides) {
     state.layer = std::clamp(state.layer, 0, static_cast<int>(info.n_layers) - 1);
     own_.b_layer = std::clamp(own_.b_layer, 0, static_cast<int>(info.n_layers) - 1);
     // Averaged once per result and pair of layers, not every frame.
-    if (const std::string means_key = std::to_string(shown.generation) + numbered(" ", state.layer, own_.b_layer);
+    if (const std::string means_key = context.result_key() + numbered(" ", state.layer, own_.b_layer);
         means_key != layer_means_key_) {
         layer_mean_a_ = layer_mean(shown, state.layer);
         layer_mean_b_ = layer_mean(shown, own_.b_layer);
@@ -436,8 +436,7 @@ void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
         context.textures().get(key + "a", [&] { return heatmap_mip_levels(*a, sides.mask_a, state.colormap, max); });
     const HeatmapTexture& tb =
         context.textures().get(key + "b", [&] { return heatmap_mip_levels(*b, sides.mask_b, state.colormap, max); });
-    const std::vector<std::string>& tokens = context.shown().input.labels;
-    const HeatmapLabels labels_a{tokens, tokens};
+    const HeatmapLabels labels_a{context.shown().input.labels, context.shown().column_labels()};
     const HeatmapLabels labels_b = sides.b_labels ? HeatmapLabels{*sides.b_labels, *sides.b_labels} : labels_a;
     // One hover for the three maps: the cell's tokens and its value in each.
     const HoverLines hover = [&](int i, int j) { describe_cell(sides, same_shape ? &labels_a : nullptr, i, j); };
@@ -484,8 +483,7 @@ void CompareView::draw_layer_pairs(ViewContext& context) {
     ImGui::Text("Jensen-Shannon divergence (bits) between each head of layer %d (rows) and of layer %d (columns)",
                 state.layer, own_.b_layer);
     // Every head pair's divergence (H x H maps of T x T): on the view jobs' thread.
-    const std::string pairs_key =
-        "pairs " + std::to_string(shown.generation) + numbered(" ", state.layer, own_.b_layer);
+    const std::string pairs_key = "pairs " + context.result_key() + numbered(" ", state.layer, own_.b_layer);
     const BackgroundJobs::Work work = head_pairs_work(context.shown_ptr(), state.layer, own_.b_layer);
     context.view_jobs().start(pairs_key, work);
     draw_job_progress(context.view_jobs(), pairs_key, "comparing head pairs", work);

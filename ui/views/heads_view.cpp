@@ -137,6 +137,11 @@ void HeadsView::draw(ViewContext& context) {
 
 void HeadsView::draw_importance_scan_controls(ViewContext& context, const std::string& key,
                                               const std::shared_ptr<const ImportanceScan>& scan) {
+    if (!context.shown().model_ref) {
+        // An encoder-decoder's encoder or cross kind: the scan switches off the decoder's own heads.
+        ImGui::TextDisabled("Head importance: scanned over the decoder's own heads (Attention: decoder)");
+        return;
+    }
     const auto scanning = context.scan_jobs().running();
     if (!scanning || scanning->first != key) {
         if (ImGui::Button(scan ? "Scan again" : "Scan head importance")) context.start_importance_scan();

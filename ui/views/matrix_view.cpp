@@ -60,7 +60,7 @@ private:
     void paint_mask(session::AppState& state, const HeatmapGeometry& g, Eigen::Index rows, Eigen::Index cols);
 
     // A pinned query's weights as bars, its largest keys named, under the map.
-    static void draw_pinned_row(const Matrix& weights, int query, const std::vector<std::string>& labels,
+    static void draw_pinned_row(const Matrix& weights, int query, const HeatmapLabels& labels,
                                 const HeatmapGeometry& g);
     static constexpr float pinned_row_height = 110.0f;   // at 1x (ui_scale.h)
     // The head's scores before the softmax for the hover: the run's own where it kept
@@ -129,7 +129,8 @@ void MatrixView::draw(ViewContext& context) {
     const int head = state.head;
     const std::shared_ptr<const Matrix> map = shown.head_map(layer, head);
     const Matrix& weights = *map;
-    ImGui::Text("Head %d.%d%s", layer, head, state.disabled_heads.off(layer, head) ? "  (disabled: zero context)" : "");
+    ImGui::Text("%s %d.%d%s", kind_heading(state.kind), layer, head,
+                kind_disabled_heads(state).off(layer, head) ? "  (disabled: zero context)" : "");
     if (const HeadCaption caption = context.head_caption(layer, head); !caption.text.empty()) {
         ImGui::TextWrapped("%s", caption.text.c_str());
     }
@@ -138,12 +139,18 @@ void MatrixView::draw(ViewContext& context) {
     // A local layer's sliding window, apart from the causal triangle.
     const Eigen::Index window = shown.trace.layers[static_cast<std::size_t>(layer)].window;
     if (window > 0) window_legend(window);
-    ImGui::Checkbox("Edit mask", &editing_mask_);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click or drag over cells to forbid / allow query -> key pairs");
-    ImGui::SameLine();
-    if (ImGui::Button("Clear mask")) clear_mask(state);
-    ImGui::SameLine();
-    if (ImGui::Button("Invert mask")) invert_mask(state, static_cast<int>(shown.input.labels.size()));
+    // The custom mask is over the decoder's own positions (an encoder-decoder's other
+    // kinds are drawn without it).
+    if (state.kind == AttentionKind::decoder) {
+        ImGui::Checkbox("Edit mask", &editing_mask_);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click or drag over cells to forbid / allow query -> key pairs");
+        ImGui::SameLine();
+        if (ImGui::Button("Clear mask")) clear_mask(state);
+        ImGui::SameLine();
+        if (ImGui::Button("Invert mask")) invert_mask(state, static_cast<int>(shown.input.labels.size()));
+    } else {
+        editing_mask_ = false;
+    }
     if (zoom_.zoom > 1.0f) {
         ImGui::SameLine();
         if (ImGui::SmallButton("Fit (F)")) zoom_ = MapZoom{};
@@ -151,14 +158,19 @@ void MatrixView::draw(ViewContext& context) {
         ImGui::TextDisabled("zoom %.1fx", static_cast<double>(zoom_.zoom));
     }
     // Last on the line, and under it where the window is too narrow: never cut off.
-    hint_beside(editing_mask_       ? "drag over cells to forbid (right button: allow)"
-                : zoom_.zoom > 1.0f ? "rows: queries, columns: keys; click a row to pin it"
-                                    : "rows: queries, columns: keys; click a row to pin it (wheel: zoom)");
+    const char* axes = state.kind == AttentionKind::cross     ? "rows: target tokens, columns: source tokens"
+                       : state.kind == AttentionKind::encoder ? "the encoder: rows, columns: source tokens"
+                                                              : "rows: queries, columns: keys";
+    const std::string hint = editing_mask_
+                                 ? std::string("drag over cells to forbid (right button: allow)")
+                                 : std::string(axes) + (zoom_.zoom > 1.0f ? "; click a row to pin it"
+                                                                          : "; click a row to pin it (wheel: zoom)");
+    hint_beside(hint.c_str());
     const ImVec2 available = ImGui::GetContentRegionAvail();
     // A pinned row's bars go under the map: room is kept for them.
     const bool pinned = !editing_mask_ && state.query >= 0 && state.query < weights.rows();
     const float side = std::min(available.x, available.y - (pinned ? px(pinned_row_height) : 0.0f));
-    const HeatmapLabels labels{shown.input.labels, shown.input.labels};
+    const HeatmapLabels labels{shown.input.labels, shown.column_labels()};
     const ImVec2 before = ImGui::GetCursorScreenPos();
     const int clicked = draw_heatmap("matrix", weights, hover_scores(context, layer, head), context.mask(),
                                      context.weights_texture(numbered("w", layer, head), weights), labels, side, zoom_,
@@ -173,7 +185,7 @@ void MatrixView::draw(ViewContext& context) {
         draw_window_band(g.at(0.0f, 0.0f), g.cell, weights.rows(), weights.cols(), window);
         draw->PopClipRect();
     }
-    if (pinned) draw_pinned_row(weights, state.query, shown.input.labels, g);
+    if (pinned) draw_pinned_row(weights, state.query, labels, g);
     if (editing_mask_) {
         paint_mask(state, g, weights.rows(), weights.cols());
     } else if (clicked >= 0) {
@@ -181,7 +193,7 @@ void MatrixView::draw(ViewContext& context) {
     }
 }
 
-void MatrixView::draw_pinned_row(const Matrix& weights, int query, const std::vector<std::string>& labels,
+void MatrixView::draw_pinned_row(const Matrix& weights, int query, const HeatmapLabels& labels,
                                  const HeatmapGeometry& g) {
     // Its five largest weights named, and the row as bars under the keys in sight, each
     // under its column.
@@ -193,9 +205,10 @@ void MatrixView::draw_pinned_row(const Matrix& weights, int query, const std::ve
     std::partial_sort(order.begin(), order.begin() + top, order.end(), [&row](int a, int b) {
         return row[static_cast<std::size_t>(a)] > row[static_cast<std::size_t>(b)];
     });
-    const auto label = [&labels](int i) {
-        return i < static_cast<int>(labels.size()) ? visible_token(labels[static_cast<std::size_t>(i)]) : std::string();
+    const auto label_in = [](const std::vector<std::string>& names, int i) {
+        return i < static_cast<int>(names.size()) ? visible_token(names[static_cast<std::size_t>(i)]) : std::string();
     };
+    const auto label = [&](int key) { return label_in(labels.keys, key); };
     if (ImGui::SmallButton("Copy row")) {
         std::string text("key\tkey token\tweight\n");
         char weight[32];
@@ -206,7 +219,7 @@ void MatrixView::draw_pinned_row(const Matrix& weights, int query, const std::ve
         copy_to_clipboard(text);
     }
     ImGui::SameLine();
-    ImGui::Text("Query %d %s attends most to:", query, label(query).c_str());
+    ImGui::Text("Query %d %s attends most to:", query, label_in(labels.queries, query).c_str());
     for (int r = 0; r < top; ++r) {
         const int key = order[static_cast<std::size_t>(r)];
         ImGui::SameLine();

@@ -151,7 +151,7 @@ void draw_group_and_state(const ModelInfo& info, const AppState& state, int l, i
         draw->AddRectFilled(ImVec2(a.x + 2.0f, a.y + side - 4.0f), ImVec2(a.x + side - 2.0f, a.y + side - 1.0f),
                             even ? IM_COL32(255, 200, 60, 230) : IM_COL32(80, 200, 255, 230));
     }
-    if (state.disabled_heads.off(l, h)) {
+    if (kind_disabled_heads(state).off(l, h)) {
         draw->AddRectFilled(a, ImVec2(a.x + side, a.y + side), IM_COL32(0, 0, 0, 120));
         draw->AddLine(ImVec2(a.x + 4.0f, a.y + 4.0f), ImVec2(a.x + side - 4.0f, a.y + side - 4.0f),
                       IM_COL32(255, 80, 80, 230), 2.0f);
@@ -261,7 +261,7 @@ void draw_grid_head(ViewContext& context, const GridValues& values, bool colour,
                    std::to_string(info.group_of(h) * info.group_size()) + "-" +
                    std::to_string((info.group_of(h) + 1) * info.group_size() - 1) + " share keys and values)";
         }
-        if (state.disabled_heads.off(l, h)) tip += "\ndisabled";
+        if (kind_disabled_heads(state).off(l, h)) tip += "\ndisabled";
         if (!caption.text.empty()) tip.append(": ").append(caption.text);
         if (value) {
             char number[48];

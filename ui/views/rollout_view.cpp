@@ -46,7 +46,7 @@ private:
     Settings own_;
     // The rollout on screen: kept while a slider's newer rollout computes (same result only).
     std::shared_ptr<const Matrix> rollout_shown_;
-    std::uint64_t rollout_shown_generation_ = 0;
+    std::string rollout_shown_of_;   // the result (ViewContext::result_key) rollout_shown_ is of
     std::string rollout_key(ViewContext& context) const;
     // `row`: the row drawn (own_.row where this rollout has it, else -1: the default).
     void draw_patch_rollout(ViewContext& context, const Matrix& R, const std::string& key, int chosen);
@@ -153,6 +153,11 @@ void RolloutView::fit_to_model(const ModelInfo& info) { fit_layers(own_.options,
 
 void RolloutView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
+    if (!shown.key_labels.empty()) {
+        ImGui::TextWrapped("Rollout multiplies self-attention through the layers; cross-attention's maps are target "
+                           "tokens over source tokens. Choose the encoder or the decoder under Attention.");
+        return;
+    }
     draw_rollout_options(own_.options, static_cast<int>(shown.info.n_layers));
 
     const std::string key = rollout_key(context);
@@ -169,11 +174,11 @@ void RolloutView::draw(ViewContext& context) {
     const auto rollout = context.view_jobs().result<Matrix>(key);
     if (rollout) {
         rollout_shown_ = rollout;
-        rollout_shown_generation_ = shown.generation;
+        rollout_shown_of_ = context.result_key();
     }
     // While a slider moves, the last rollout of this result stays up.
     const std::shared_ptr<const Matrix> shown_rollout =
-        rollout_shown_generation_ == shown.generation ? rollout_shown_ : nullptr;
+        rollout_shown_of_ == context.result_key() ? rollout_shown_ : nullptr;
     if (!shown_rollout) {
         ImGui::TextUnformatted("computing the rollout...");
         return;
@@ -264,12 +269,11 @@ void RolloutView::draw_token_rollout(ViewContext& context, const Matrix& R, int 
 }
 
 std::string RolloutView::rollout_key(ViewContext& context) const {
-    const session::Snapshot& shown = context.shown();
     const RolloutOptions& o = own_.options;
     char text[96];
-    std::snprintf(text, sizeof text, "rollout %llu %d %.4f %d %d", static_cast<unsigned long long>(shown.generation),
-                  static_cast<int>(o.fusion), o.discard_ratio, o.start_layer, o.end_layer);
-    return text;
+    std::snprintf(text, sizeof text, " %d %.4f %d %d", static_cast<int>(o.fusion), o.discard_ratio, o.start_layer,
+                  o.end_layer);
+    return "rollout " + context.result_key() + text;
 }
 
 std::unique_ptr<View> make_rollout_view() { return std::make_unique<RolloutView>(); }

@@ -198,9 +198,7 @@ void SimilarityView::draw_head_map(ViewContext& context, const HeadSimilarity& s
     ImGui::EndGroup();
 }
 
-std::string SimilarityView::similarity_key(ViewContext& context) const {
-    return "similarity " + std::to_string(context.shown().generation);
-}
+std::string SimilarityView::similarity_key(ViewContext& context) const { return "similarity " + context.result_key(); }
 
 std::unique_ptr<View> make_similarity_view() { return std::make_unique<SimilarityView>(); }
 

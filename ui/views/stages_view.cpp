@@ -38,17 +38,21 @@ struct Stage {
     std::string name;
     const Matrix* values;
     bool weights;
-    bool by_keys = false;   // [T, T]: a query's row against every key (scores, masked, softmax)
+    bool by_keys = false;    // [Tq, Tk]: a query's row against every key (scores, masked, softmax)
+    bool key_rows = false;   // a row per key (K, V): the source's tokens in cross-attention
 };
 
 // The scores' step as the model computes it: the scale it actually uses (Gemma 2 and 3:
-// query_pre_attn_scalar^-1/2, not the head width's) and its soft cap.
-std::string scores_stage_name(const ModelInfo& info) {
+// query_pre_attn_scalar^-1/2, not the head width's; T5: none), its soft cap, and T5's bias
+// by relative position (its self-attention's; the cross-attention has none).
+std::string scores_stage_name(const ModelInfo& info, AttentionKind kind) {
     const auto setting = [&](const char* key) {
         const auto it = info.settings.find(key);
         return it != info.settings.end() ? it->second : std::string();
     };
     std::string name = "Q K^T / sqrt(Dh = " + std::to_string(info.head_width) + ")";
+    if (setting("score_scale") == "1") name = "Q K^T (unscaled)";
+    if (!setting("relative_attention_num_buckets").empty() && kind != AttentionKind::cross) name += " + position bias";
     if (const std::string scalar = setting("query_pre_attn_scalar"); !scalar.empty()) {
         name = "Q K^T / sqrt(query_pre_attn_scalar = " + scalar.substr(0, scalar.find(' ')) + ")";
     }
@@ -60,7 +64,7 @@ std::string scores_stage_name(const ModelInfo& info) {
 // The tooltip over a stage's map drawn at `origin`, `extent` px: the cell under the
 // pointer outlined, its row's token, its column (a key's token where the stage is
 // [T, T], else a feature), its value.
-void hover_stage(const Stage& stage, const std::vector<std::string>& tokens, ImVec2 origin, ImVec2 extent) {
+void hover_stage(const Stage& stage, const HeatmapLabels& tokens, ImVec2 origin, ImVec2 extent) {
     const Matrix& m = *stage.values;
     const auto rows = static_cast<int>(m.rows());
     const auto cols = static_cast<int>(m.cols());
@@ -73,15 +77,17 @@ void hover_stage(const Stage& stage, const std::vector<std::string>& tokens, ImV
     const ImVec2 at(origin.x + cw * static_cast<float>(j), origin.y + ch * static_cast<float>(i));
     ImGui::GetWindowDrawList()->AddRect(at, ImVec2(at.x + std::max(cw, 1.0f), at.y + std::max(ch, 1.0f)),
                                         IM_COL32(255, 255, 255, 255));
-    const auto token = [&](int k) {
-        return k < static_cast<int>(tokens.size()) ? visible_token(tokens[static_cast<std::size_t>(k)]) : std::string();
+    const auto token_in = [](const std::vector<std::string>& names, int k) {
+        return k < static_cast<int>(names.size()) ? visible_token(names[static_cast<std::size_t>(k)]) : std::string();
     };
+    const auto row_token = [&](int k) { return token_in(stage.key_rows ? tokens.keys : tokens.queries, k); };
+    const auto key_token = [&](int k) { return token_in(tokens.keys, k); };
     const bool by_keys = stage.by_keys;
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(stage.name.c_str());
-    ImGui::Text("row %d  %s", i, token(i).c_str());
+    ImGui::Text("row %d  %s", i, row_token(i).c_str());
     if (by_keys) {
-        ImGui::Text("key %d  %s", j, token(j).c_str());
+        ImGui::Text("key %d  %s", j, key_token(j).c_str());
     } else {
         ImGui::Text("feature %d", j);
     }
@@ -99,10 +105,33 @@ void hover_stage(const Stage& stage, const std::vector<std::string>& tokens, ImV
     std::snprintf(number, sizeof number, "\t%.9g\n", static_cast<double>(value));
     std::string text("stage\trow\trow token\t");
     text.append(by_keys ? "key\tkey token" : "feature").append("\tvalue\n").append(stage.name);
-    text.append("\t").append(std::to_string(i)).append("\t").append(token(i));
+    text.append("\t").append(std::to_string(i)).append("\t").append(row_token(i));
     text.append("\t").append(std::to_string(j));
-    if (by_keys) text.append("\t").append(token(j));
+    if (by_keys) text.append("\t").append(key_token(j));
     copy_to_clipboard(text.append(number));
+}
+
+// A layer's steps for one head, in the order the layer takes them (the RoPE copies empty
+// where the model rotates nothing: not drawn). Cross-attention's queries are the decoder's,
+// its keys and values the encoder's output's.
+std::vector<Stage> stages_of(const AttentionTrace& layer, const HeadTrace& head, const ModelInfo& info,
+                             AttentionKind kind) {
+    const bool rotated = head.q_unrotated.size() != 0;
+    const bool cross = kind == AttentionKind::cross;
+    return {
+        {cross ? "X = norm(x), the decoder's stream" : "X = norm(x), the layer's input", &layer.input, false},
+        {"Q before RoPE", &head.q_unrotated, false},
+        {"K before RoPE", &head.k_unrotated, false, false, true},
+        {rotated ? "Q after RoPE" : "Q = X Wq^T + bq", &head.q, false},
+        {rotated ? "K after RoPE" : (cross ? "K, of the encoder's output" : "K"), &head.k, false, false, true},
+        {cross ? "V, of the encoder's output" : "V", &head.v, false, false, true},
+        {scores_stage_name(info, kind), &head.scores, false, true},
+        {layer.window > 0 ? "+ mask, window " + std::to_string(layer.window) : "+ mask", &head.masked, false, true},
+        {"softmax", &head.weights, true, true},
+        {"x V (context)", &head.context, false},
+        {"heads concatenated", &layer.concat, false},
+        {"output projection", &layer.output, false},
+    };
 }
 
 }   // namespace
@@ -112,7 +141,7 @@ void StagesView::draw(ViewContext& context) {
     session::AppState& state = context.state();
     const AttentionTrace& layer = shown.trace.layers[static_cast<std::size_t>(state.layer)];
     const HeadTrace& head = layer.heads[static_cast<std::size_t>(state.head)];
-    ImGui::Text("Head %d.%d, step by step", state.layer, state.head);
+    ImGui::Text("%s %d.%d, step by step", kind_heading(state.kind), state.layer, state.head);
     if (detail_of(layer) != TraceDetail::all_stages) {
         // A run keeps the stages of the layer this view shows only (a third of the
         // memory otherwise); the request for this layer's is on its way.
@@ -128,21 +157,7 @@ void StagesView::draw(ViewContext& context) {
         std::snprintf(text, sizeof text, "[%ld, %ld]", static_cast<long>(m.rows()), static_cast<long>(m.cols()));
         return std::string(text);
     };
-    const bool rotated = head.q_unrotated.size() != 0;
-    const std::vector<Stage> stages = {
-        {"X = norm(x), the layer's input", &layer.input, false},
-        {"Q before RoPE", &head.q_unrotated, false},
-        {"K before RoPE", &head.k_unrotated, false},
-        {rotated ? "Q after RoPE" : "Q = X Wq^T + bq", &head.q, false},
-        {rotated ? "K after RoPE" : "K", &head.k, false},
-        {"V", &head.v, false},
-        {scores_stage_name(shown.info), &head.scores, false, true},
-        {layer.window > 0 ? "+ mask, window " + std::to_string(layer.window) : "+ mask", &head.masked, false, true},
-        {"softmax", &head.weights, true, true},
-        {"x V (context)", &head.context, false},
-        {"heads concatenated", &layer.concat, false},
-        {"output projection", &layer.output, false},
-    };
+    const std::vector<Stage> stages = stages_of(layer, head, shown.info, state.kind);
     if (shown.info.n_kv_heads > 0 && shown.info.n_kv_heads < shown.info.n_heads) {
         const Eigen::Index group = shown.info.n_heads / shown.info.n_kv_heads;
         ImGui::TextDisabled("K and V are key/value head %d's, shared by query heads %d-%d", state.head / int(group),
@@ -179,7 +194,7 @@ void StagesView::draw(ViewContext& context) {
         }
         ImGui::PushID(key.c_str());
         ImGui::InvisibleButton("cells", ImVec2(side, side));
-        if (ImGui::IsItemHovered()) hover_stage(s, shown.input.labels, origin, extent);
+        if (ImGui::IsItemHovered()) hover_stage(s, {shown.input.labels, shown.column_labels()}, origin, extent);
         ImGui::PopID();
         ImGui::EndGroup();
     }

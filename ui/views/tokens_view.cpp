@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -46,8 +47,11 @@ constexpr ImU32 head_colours[] = {
 };
 
 // What the lines are, and each shown head's colour.
-void draw_heading(const session::AppState& state, int n_heads) {
-    ImGui::TextWrapped("Layer %d: lines from each query (left) to the keys it attends (right); opacity = weight",
+void draw_heading(const session::AppState& state, int n_heads, bool cross) {
+    ImGui::TextWrapped(cross
+                           ? "Layer %d: lines from each target token (left) to the source tokens it attends (right); "
+                             "opacity = weight"
+                           : "Layer %d: lines from each query (left) to the keys it attends (right); opacity = weight",
                        state.layer);
     for (int h = 0; h < n_heads; ++h) {
         if (state.hidden_heads.off(state.layer, h)) continue;
@@ -57,15 +61,50 @@ void draw_heading(const session::AppState& state, int n_heads) {
     }
 }
 
+// The rows whose lines are drawn: queries [first, end) (only `focus` when >= 0) to keys [0, n_keys).
+struct LineRows {
+    int first = 0;
+    int end = 0;
+    int n_keys = 0;
+    int focus = -1;
+};
+
+// Each shown head's lines of the layer, from x.x (the queries' column) to x.y (the keys'),
+// at the heights y_of gives a position; opacity = weight.
+void draw_head_lines(const Snapshot& shown, const AppState& state, const LineRows& rows, ImVec2 x,
+                     const std::function<float(int)>& y_of) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    for (int h = 0; h < static_cast<int>(shown.info.n_heads); ++h) {
+        if (state.hidden_heads.off(state.layer, h)) continue;
+        const std::shared_ptr<const Matrix> map_of_head = shown.head_map(state.layer, h);
+        const Matrix& w = *map_of_head;
+        const ImU32 base = head_colours[h % 8] & 0x00FFFFFFu;
+        for (int i = rows.first; i < rows.end; ++i) {
+            if (rows.focus >= 0 && i != rows.focus) continue;
+            for (int j = 0; j < rows.n_keys; ++j) {
+                const float weight = w(i, j);
+                if (weight < 0.02f) continue;   // invisible anyway; keeps long inputs cheap
+                const auto alpha = static_cast<ImU32>(std::clamp(weight, 0.0f, 1.0f) * 255.0f);
+                draw->AddLine(ImVec2(x.x, y_of(i)), ImVec2(x.y, y_of(j)), base | (alpha << IM_COL32_A_SHIFT), px(1.5f));
+            }
+        }
+    }
+}
+
 }   // namespace
 
 void TokensView::draw(ViewContext& context) {
     const session::Snapshot& shown = context.shown();
     session::AppState& state = context.state();
+    // Queries on the left, keys on the right: one sequence for self-attention, the target
+    // over the source for cross-attention (a window of rows moves both alike).
     const auto& labels = shown.input.labels;
-    const auto T = static_cast<int>(labels.size());
+    const auto& key_labels = shown.column_labels();
+    const auto n_queries = static_cast<int>(labels.size());
+    const auto n_keys = static_cast<int>(key_labels.size());
+    const int T = std::max(n_queries, n_keys);
     const auto n_heads = static_cast<int>(shown.info.n_heads);
-    draw_heading(state, n_heads);
+    draw_heading(state, n_heads, !shown.key_labels.empty());
     const float line = ImGui::GetTextLineHeightWithSpacing();
     // As many rows as fit; a longer input is shown a window at a time (a thousand rows
     // would be a page 19,000 px tall, its lines a tangle).
@@ -73,7 +112,7 @@ void TokensView::draw(ViewContext& context) {
     const bool windowed = T > fit;
     const int rows = windowed ? fit : T;
     if (windowed) {
-        if (state.query >= 0 && state.query < T && state.query != pinned_seen_) first_ = state.query - rows / 2;
+        if (state.query >= 0 && state.query < n_queries && state.query != pinned_seen_) first_ = state.query - rows / 2;
         pinned_seen_ = state.query;
         first_ = std::clamp(first_, 0, T - rows);
         ImGui::SetNextItemWidth(std::min(px(420.0f), ImGui::GetContentRegionAvail().x * 0.5f));
@@ -95,14 +134,19 @@ void TokensView::draw(ViewContext& context) {
         const int i = first_ + r;
         const ImVec2 left(origin.x, origin.y + static_cast<float>(r) * line);
         const ImVec2 right(origin.x + column + gap, left.y);
-        const std::string label = visible_token(labels[static_cast<std::size_t>(i)]);
-        ImGui::SetCursorScreenPos(left);
-        ImGui::PushID(i);
-        ImGui::Selectable(label.c_str(), state.query == i, 0, ImVec2(column - px(10.0f), 0));
-        ImGui::PopID();
-        if (ImGui::IsItemHovered()) hovered = i;
-        if (ImGui::IsItemClicked()) state.query = state.query == i ? -1 : i;
-        draw->AddText(right, ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+        if (i < n_queries) {
+            const std::string label = visible_token(labels[static_cast<std::size_t>(i)]);
+            ImGui::SetCursorScreenPos(left);
+            ImGui::PushID(i);
+            ImGui::Selectable(label.c_str(), state.query == i, 0, ImVec2(column - px(10.0f), 0));
+            ImGui::PopID();
+            if (ImGui::IsItemHovered()) hovered = i;
+            if (ImGui::IsItemClicked()) state.query = state.query == i ? -1 : i;
+        }
+        if (i < n_keys) {
+            const std::string key = visible_token(key_labels[static_cast<std::size_t>(i)]);
+            draw->AddText(right, ImGui::GetColorU32(ImGuiCol_Text), key.c_str());
+        }
     }
     const ImVec2 end(origin.x + 2 * column + gap, origin.y + static_cast<float>(rows) * line);
     if (windowed && ImGui::IsMouseHoveringRect(origin, end) && ImGui::GetIO().MouseWheel != 0.0f) {
@@ -114,23 +158,8 @@ void TokensView::draw(ViewContext& context) {
         const float r = std::clamp(static_cast<float>(position - first_) + 0.5f, 0.0f, static_cast<float>(rows));
         return origin.y + r * line;
     };
-    for (int h = 0; h < n_heads; ++h) {
-        if (state.hidden_heads.off(state.layer, h)) continue;
-        const std::shared_ptr<const Matrix> map_of_head = shown.head_map(state.layer, h);
-        const Matrix& w = *map_of_head;
-        const ImU32 base = head_colours[h % 8] & 0x00FFFFFFu;
-        for (int i = first_; i < first_ + rows; ++i) {
-            if (focus >= 0 && i != focus) continue;
-            for (int j = 0; j < T; ++j) {
-                const float weight = w(i, j);
-                if (weight < 0.02f) continue;   // invisible anyway; keeps long inputs cheap
-                const auto alpha = static_cast<ImU32>(std::clamp(weight, 0.0f, 1.0f) * 255.0f);
-                draw->AddLine(ImVec2(origin.x + column - px(6.0f), y_of(i)),
-                              ImVec2(origin.x + column + gap - px(6.0f), y_of(j)), base | (alpha << IM_COL32_A_SHIFT),
-                              px(1.5f));
-            }
-        }
-    }
+    draw_head_lines(shown, state, LineRows{first_, std::min(first_ + rows, n_queries), n_keys, focus},
+                    ImVec2(origin.x + column - px(6.0f), origin.x + column + gap - px(6.0f)), y_of);
     ImGui::SetCursorScreenPos(ImVec2(origin.x, end.y));
     ImGui::Dummy(ImVec2(1, 1));
 }

@@ -58,6 +58,19 @@ HeadCaption head_caption(const Snapshot& shown, int layer, int head) {
     return {role->name, text};
 }
 
+const char* kind_heading(session::AttentionKind kind) {
+    switch (kind) {
+    case session::AttentionKind::encoder: return "Encoder head";
+    case session::AttentionKind::cross: return "Cross-attention head";
+    case session::AttentionKind::decoder: break;
+    }
+    return "Head";
+}
+
+std::string ViewContext::result_key() const {
+    return std::to_string(shown_->generation) + " " + session::attention_kind_name(state_.kind);
+}
+
 ViewContext::ViewContext(std::shared_ptr<const Snapshot> shown, session::AppState& state, TexturePool& textures,
                          session::BackgroundJobs& scan_jobs, session::BackgroundJobs& view_jobs, WindowActions actions)
     : shown_(std::move(shown)), state_(state), textures_(textures), scan_jobs_(scan_jobs), view_jobs_(view_jobs),
@@ -161,6 +174,7 @@ std::string ViewContext::importance_key() const {
 
 session::BackgroundJobs::Work ViewContext::importance_work() const {
     const std::shared_ptr<const Snapshot> snapshot = shown_;
+    if (!snapshot->model_ref) return {};   // an encoder-decoder's other kinds: no scan of their own
     return session::BackgroundJobs::job<ImportanceScan>([snapshot](const LoadControl& control) {
         RunOptions options = snapshot->options;
         options.disabled_heads = {};
@@ -172,7 +186,9 @@ session::BackgroundJobs::Work ViewContext::importance_work() const {
     });
 }
 
-void ViewContext::start_importance_scan() { scan_jobs_.restart(importance_key(), importance_work()); }
+void ViewContext::start_importance_scan() {
+    if (shown_->model_ref) scan_jobs_.restart(importance_key(), importance_work());
+}
 
 std::shared_ptr<const ImportanceScan> ViewContext::importance() const {
     auto scan = scan_jobs_.result<ImportanceScan>(importance_key());

@@ -28,6 +28,10 @@ struct HeadCaption {
 };
 HeadCaption head_caption(const session::Snapshot& shown, int layer, int head);
 
+// How a head's title starts for the kind shown: an encoder-decoder's encoder and cross
+// heads are named so; a decoder's own heads (every other model's) are plain heads.
+const char* kind_heading(session::AttentionKind kind);   // "Head", "Encoder head", "Cross-attention head"
+
 // Where a picture went on screen.
 struct PictureRect {
     ImVec2 origin;
@@ -52,6 +56,9 @@ public:
     // The snapshot itself, for work that must keep it alive off the UI thread.
     const std::shared_ptr<const session::Snapshot>& shown_ptr() const { return shown_; }
     session::AppState& state() { return state_; }
+    // What the views' caches of the shown result are keyed by: its generation, and the
+    // kind of attention shown (an encoder-decoder's kinds are other maps of one result).
+    std::string result_key() const;
     TexturePool& textures() { return textures_; }
     // Jobs the user starts (the importance scan) and jobs the views start while shown
     // (rollout, similarity, head pairs) run apart: opening a tab never stops a scan.

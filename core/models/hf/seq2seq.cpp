@@ -358,6 +358,7 @@ ModelTrace HfSeq2SeqModel::forward(const ModelInput& input, const RunOptions& op
     RunOptions encoder_options;
     encoder_options.disabled_heads = options.disabled_encoder_heads;
     encoder_options.detail = options.detail;
+    encoder_options.stages_layer = options.stages_layer;   // the Stages view of the encoder kind
     StackRun encoder = run_blocks(info_.name, weights_.encoder, input.source->embeddings, encoder_options);
     const Matrix memory = weights_.encoder_final_norm.weight.size() != 0
                               ? norm_forward(weights_.encoder_final_norm, encoder.x)

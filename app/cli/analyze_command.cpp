@@ -52,6 +52,7 @@ struct AnalyzeArgs {
     int end_layer = -1;
     bool similarity = false;
     bool importance = false;
+    std::string kind = "decoder";
     std::string out;
 };
 
@@ -77,6 +78,9 @@ void add_analyze_options(CLI::App* cmd, AnalyzeArgs& args) {
     cmd->add_flag("--importance", args.importance,
                   "Ablate each head alone and measure the output change (KL of the prediction, or the relative "
                   "change of the final hidden states for models without a head)");
+    add_kind_option(cmd, args.kind,
+                    "T5, BART: the attention measured: decoder (its self-attention), encoder, or cross (each "
+                    "target token over the source: its monotonicity)");
     cmd->add_option("--out", args.out, "Output .json or .csv")->required();
 }
 
@@ -105,22 +109,43 @@ RolloutResult rollout_of(const AnalyzeArgs& args, const HeadMaps& maps, const Mo
     return rollout;
 }
 
+// What an encoder-decoder's other kinds cannot give: rollout follows self-attention through
+// one stack (cross-attention's maps are [Tt, Ts]); the importance scan switches off the
+// decoder's own heads one at a time.
+void check_kind_analyses(const AnalyzeArgs& args, session::AttentionKind kind) {
+    if (kind == session::AttentionKind::cross && args.rollout) {
+        throw Error("--rollout --kind cross: rollout multiplies self-attention through the layers, and "
+                    "cross-attention's maps are target x source (--kind encoder or decoder)");
+    }
+    if (kind != session::AttentionKind::decoder && args.importance) {
+        throw Error("--importance --kind " + args.kind +
+                    ": the scan switches off the decoder's own heads one at a time (leave out --kind)");
+    }
+}
+
 int run_analyze(const AnalyzeArgs& args, Warnings& warnings) {
     check_analyze_out(args);
     const bool csv = ends_with(args.out, ".csv");
     const bool metrics = args.metrics || (!args.rollout && !args.similarity && !args.importance);
 
     auto model = open_model_from(args.model, warnings);
-    const ModelInfo info = model->info();
-    RunOptions options = run_options_from(args.run, info);
+    const ModelInfo& model_info = model->info();
+    RunOptions options = run_options_from(args.run, model_info);
+    const session::AttentionKind kind = kind_from(args.kind, model_info);
+    check_kind_analyses(args, kind);
     // Through the window's session: the same metrics, and a long input's maps streamed,
     // each computed again where rollout and similarity read it.
     const session::Keeps keeps{.metrics = metrics, .intact_run = false, .resumable = false};
-    const auto run = run_in_session(std::move(model), request_from(args.model, run_input_from(args.input), options,
-                                                                   session::MapsPolicy::automatic, keeps));
+    const auto whole = run_in_session(std::move(model), request_from(args.model, run_input_from(args.input), options,
+                                                                     session::MapsPolicy::automatic, keeps));
+    // The kind's maps, rows, layers and heads off (session/attention_kind.h); the run itself
+    // for the decoder's. The importance scan (the decoder's kind alone) runs the model.
+    const auto run = session::kind_snapshot(whole, kind);
+    const ModelInfo& info = run->info;
     const ModelInput& input = run->input;
     const HeadMaps maps(run->trace, run->model_ref.get());
     if (run->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};
+    options.disabled_heads = run->options.disabled_heads;
 
     AnalysisReport report;
     report.model = info.name;
@@ -131,7 +156,8 @@ int run_analyze(const AnalyzeArgs& args, Warnings& warnings) {
     if (args.rollout) report.rollout = rollout_of(args, maps, info, options);
     if (args.similarity) report.similarity = head_similarity(maps, {}, progress_on_terminal("similarity"));
     if (args.importance) {
-        report.importance = importance_scan(*run->model_ref, input, options, progress_on_terminal("importance scan"));
+        report.importance =
+            importance_scan(*whole->model_ref, whole->input, options, progress_on_terminal("importance scan"));
     }
 
     const std::string text = csv ? analysis_csv(report) : analysis_json(report);

@@ -3,6 +3,7 @@
 #include "app/cli/cli_errors.h"
 #include "core/base/error.h"
 #include "core/base/index_lists.h"
+#include "core/models/generate.h"
 #include "core/models/model_part.h"
 #include "core/models/model_registry.h"
 #include "core/text/text.h"
@@ -111,7 +112,7 @@ void add_input_options(CLI::App* cmd, InputArgs& args) {
                                            "T5, BART: the target decoded greedily from the source, up to N tokens "
                                            "(1..512; stopping after the end token; the whole model runs again "
                                            "for each token)")
-                               ->check(CLI::Range(1, 512));
+                               ->check(CLI::Range(1, max_generated_tokens));
     args.target_option->excludes(args.target_tokens_option)->excludes(args.generate_option);
     args.target_tokens_option->excludes(args.generate_option);
 }
@@ -213,6 +214,16 @@ HeadMask head_mask_from(const std::string& flag, const std::string& list, Eigen:
 }
 
 }   // namespace
+
+void add_kind_option(CLI::App* cmd, std::string& kind, const std::string& help) {
+    cmd->add_option("--kind", kind, help)->capture_default_str()->check(CLI::IsMember({"decoder", "encoder", "cross"}));
+}
+
+session::AttentionKind kind_from(const std::string& kind, const ModelInfo& info) {
+    const session::AttentionKind named = session::attention_kind_named(kind).value_or(session::AttentionKind::decoder);
+    session::require_kind(info, named);
+    return named;
+}
 
 RunOptions run_options_from(const RunArgs& args, const ModelInfo& info) {
     RunOptions options;

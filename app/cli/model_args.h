@@ -7,6 +7,7 @@
 #include "core/base/output_file.h"
 #include "core/models/model.h"
 #include "core/models/toy/toy_models.h"
+#include "session/attention_kind.h"
 #include "session/model_session.h"
 #include "session/request.h"
 
@@ -74,6 +75,11 @@ struct RunArgs {
 };
 void add_run_options(CLI::App* cmd, RunArgs& args);
 RunOptions run_options_from(const RunArgs& args, const ModelInfo& info);
+
+// --kind (T5, BART): which attention a command reads, `help` saying what it does with it.
+void add_kind_option(CLI::App* cmd, std::string& kind, const std::string& help);
+// The kind --kind names, refused (naming --kind) where `info`'s model has none of it.
+session::AttentionKind kind_from(const std::string& kind, const ModelInfo& info);
 
 // The request a model command makes, as the window makes its own (session/request.h):
 // the model, the input, and the causal choice and disabled heads of `options` (checked

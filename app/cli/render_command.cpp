@@ -41,10 +41,8 @@ void add_render_options(CLI::App* cmd, RenderArgs& args) {
     cmd->add_option("--view", args.view, "matrix, overlay (image models) or grid")
         ->capture_default_str()
         ->check(CLI::IsMember({"matrix", "overlay", "grid"}));
-    cmd->add_option("--kind", args.kind,
-                    "T5, BART: decoder (its self-attention), encoder, or cross (each target token over the source)")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"decoder", "encoder", "cross"}));
+    add_kind_option(cmd, args.kind,
+                    "T5, BART: decoder (its self-attention), encoder, or cross (each target token over the source)");
     cmd->add_option("--query", args.query,
                     "overlay: the query position whose attention is drawn (0 = [CLS], or the first patch without one)")
         ->capture_default_str();
@@ -59,12 +57,9 @@ void add_render_options(CLI::App* cmd, RenderArgs& args) {
 
 // The layer, head and view against what the model has.
 void check_render_choice(const RenderArgs& args, const ModelInfo& info) {
-    const bool encoder = args.kind == "encoder";
-    const Eigen::Index layers = encoder ? info.encoder_layers : info.n_layers;
-    if (!info.encoder_decoder && args.kind != "decoder") {
-        throw Error("--kind " + args.kind + ": " + info.name +
-                    " has no encoder (the encoder and cross kinds are T5's and BART's)");
-    }
+    const bool encoder = kind_from(args.kind, info) == session::AttentionKind::encoder;
+    const Eigen::Index layers =
+        session::kind_layers(info, encoder ? session::AttentionKind::encoder : session::AttentionKind::decoder);
     if (args.layer < 0 || args.layer >= layers) {
         throw Error("--layer " + std::to_string(args.layer) + ": " + info.name + " has " +
                     (info.encoder_decoder ? std::string(encoder ? "encoder " : "decoder ") : std::string()) +

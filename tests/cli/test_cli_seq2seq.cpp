@@ -235,3 +235,79 @@ TEST_CASE("seq2seq: render --kind draws the encoder's [Ts, Ts], the decoder's [T
     CHECK(layer.err.find("--layer 2: ") != std::string::npos);
     CHECK(layer.err.find("has encoder layers 0..1") != std::string::npos);
 }
+
+TEST_CASE("seq2seq: analyze --kind measures the encoder's and the cross-attention's heads, monotonicity from "
+          "PyTorch's maps") {
+    const auto manifest = read_manifest("seq2seq", "make_seq2seq_checkpoints.py");
+    const auto c = *std::find_if(manifest.at("cases").begin(), manifest.at("cases").end(),
+                                 [](const nlohmann::json& one) { return one.at("name") == "t5_tiny_long"; });
+    const auto source = c.at("source").get<std::vector<std::int64_t>>();
+    const auto target = c.at("target").get<std::vector<std::int64_t>>();
+    const auto H = c.at("heads").get<std::int64_t>();
+    const auto Ts = static_cast<std::int64_t>(source.size());
+    const auto Tt = static_cast<std::int64_t>(target.size());
+    TempDir dir;
+    const auto analyze = [&](const std::string& kind, const std::string& out, std::vector<std::string> more = {}) {
+        std::vector<std::string> args = {"analyze",
+                                         "--model",
+                                         checkpoints + "/t5_tiny",
+                                         "--tokens",
+                                         joined_ids(source),
+                                         "--target-tokens",
+                                         joined_ids(target),
+                                         "--kind",
+                                         kind,
+                                         "--out",
+                                         dir.file(out)};
+        args.insert(args.end(), more.begin(), more.end());
+        return run_cli(args);
+    };
+    const RunResult cross = analyze("cross", "cross.json");
+    INFO("stderr: " << cross.err);
+    REQUIRE(cross.exit_code == 0);
+    const nlohmann::json report = nlohmann::json::parse(read_bytes(dir.file("cross.json")));
+    CHECK(report.at("tokens").size() == target.size());   // the rows: the target's
+    REQUIRE(report.at("heads").size() == static_cast<std::size_t>(2 * H));
+    // Each head's share of forward steps, worked here from the reference's maps.
+    const SafetensorsFile expected = SafetensorsFile::open(golden_dir() + "/seq2seq/t5_tiny_long.safetensors");
+    for (std::int64_t l = 0; l < 2; ++l) {
+        const std::vector<float> maps = expected.get("cross.attn." + std::to_string(l)).to_floats();
+        for (std::int64_t h = 0; h < H; ++h) {
+            CAPTURE(l);
+            CAPTURE(h);
+            int forward = 0;
+            double last = 0.0;
+            for (std::int64_t i = 0; i < Tt; ++i) {
+                double centre = 0.0;
+                for (std::int64_t j = 0; j < Ts; ++j)
+                    centre += static_cast<double>(j) * maps[static_cast<std::size_t>((h * Tt + i) * Ts + j)];
+                if (i > 0 && centre >= last) ++forward;
+                last = centre;
+            }
+            const nlohmann::json& head = report.at("heads").at(static_cast<std::size_t>(l * H + h));
+            CHECK(head.at("monotonicity").get<double>() == doctest::Approx(forward / double(Tt - 1)));
+            CHECK(head.at("diag").is_null());   // no position metric across two sequences
+            CHECK(head.at("entropy").get<double>() > 0.0);
+        }
+    }
+    const RunResult encoder = analyze("encoder", "encoder.csv");
+    INFO("stderr: " << encoder.err);
+    REQUIRE(encoder.exit_code == 0);
+    const std::string csv = read_bytes(dir.file("encoder.csv"));
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * H);
+    CHECK(csv.find(",monotonicity\n") != std::string::npos);
+    CHECK(encoder.out.find(std::to_string(Ts) + " tokens") != std::string::npos);   // the source's
+
+    const RunResult rollout = analyze("cross", "r.json", {"--rollout"});
+    CHECK(rollout.exit_code != 0);
+    CHECK(rollout.err.find("--rollout --kind cross: rollout multiplies self-attention") != std::string::npos);
+    const RunResult importance = analyze("encoder", "i.json", {"--importance"});
+    CHECK(importance.exit_code != 0);
+    CHECK(importance.err.find("--importance --kind encoder: the scan switches off the decoder's own heads") !=
+          std::string::npos);
+    const RunResult gpt2 = run_cli({"analyze", "--model", checkpoints + "/gpt2_tiny", "--tokens", "5,6", "--kind",
+                                    "encoder", "--out", dir.file("g.json")});
+    CHECK(gpt2.exit_code != 0);
+    CHECK(gpt2.err.find("--kind encoder: ") != std::string::npos);
+    CHECK(gpt2.err.find("has no encoder") != std::string::npos);
+}

@@ -1,5 +1,6 @@
 #include "core/text/tokenizer/normalizers.h"
 
+#include "core/text/tokenizer/precompiled_charsmap.h"
 #include "core/text/tokenizer/split_pattern.h"
 #include "core/text/tokenizer/unicode_chars.h"
 
@@ -235,12 +236,10 @@ std::unique_ptr<Normalizer> read_normalizer(const JsonField& field) {
     }
     if (type == "Sequence")
         return std::make_unique<SequenceNormalizer>(read_each(field, "normalizers", read_normalizer));
-    if (type == "Precompiled")
-        field.at("type").fail(
-            "\"Precompiled\" (SentencePiece's compiled normalizer, as T5 ships) is not supported yet");
+    if (type == "Precompiled") return read_precompiled_normalizer(field);
     field.at("type").fail("\"" + type +
                           "\" is not a normalizer this reader knows (NFC, NFD, NFKC, NFKD, Lowercase, Strip, Replace, "
-                          "Prepend, BertNormalizer, Sequence)");
+                          "Prepend, BertNormalizer, Precompiled, Sequence)");
 }
 
 }   // namespace headscope::tokenizer

@@ -1,6 +1,7 @@
 #pragma once
 // The normalizers of tokenizer.json ("normalizer": {...}): Unicode forms (NFC, NFD, NFKC,
-// NFKD), Lowercase, Strip, Replace, Prepend, BertNormalizer and Sequence. Each rewrites a
+// NFKD), Lowercase, Strip, Replace, Prepend, BertNormalizer, Precompiled (SentencePiece's
+// rules: precompiled_charsmap.h) and Sequence. Each rewrites a
 // NormalizedText in place, keeping every character's original span.
 
 #include "core/text/tokenizer/json_field.h"

@@ -2,6 +2,7 @@
 
 #include "core/base/json_file.h"
 #include "core/text/tokenizer/bpe_model.h"
+#include "core/text/tokenizer/unigram_model.h"
 #include "core/text/tokenizer/wordpiece_model.h"
 
 #include <algorithm>
@@ -37,7 +38,15 @@ void Vocabulary::read_entry(std::string token, const nlohmann::json& id, const s
 std::vector<JsonStream> model_table_streams(ModelTables& tables, const std::string& file) {
     std::vector<JsonStream> streams;
     streams.push_back({"model.vocab", [&tables, &file](JsonEntry&& entry) {
-                           if (!entry.in_object) return;   // not a {token: id} vocabulary: left to the model's reader
+                           if (!entry.in_object) {   // Unigram's [[piece, score], ...]: its reader checks them
+                               if (!tables.scored) tables.scored.emplace();
+                               if (tables.scored->size() >= Vocabulary::max_entries) {
+                                   JsonField(entry.value, "model.vocab", file)
+                                       .fail("more than " + std::to_string(Vocabulary::max_entries) + " pieces");
+                               }
+                               tables.scored->push_back(std::move(entry.value));
+                               return;
+                           }
                            if (!tables.vocab) tables.vocab.emplace();
                            tables.vocab->read_entry(std::move(entry.key), entry.value, file, "model.vocab");
                        }});
@@ -127,10 +136,11 @@ std::unique_ptr<TokenModel> read_token_model(const JsonField& field, ModelTables
     }
     if (type == "BPE") return read_bpe_model(field, std::move(tables));
     if (type == "WordPiece") return read_wordpiece_model(field, std::move(tables));
-    if (type == "Unigram" || type == "WordLevel") {
-        field.at("type").fail("\"" + type + "\" is not read yet (this reader reads BPE and WordPiece)");
+    if (type == "Unigram") return read_unigram_model(field, std::move(tables));
+    if (type == "WordLevel") {
+        field.at("type").fail("\"" + type + "\" is not read yet (this reader reads BPE, WordPiece and Unigram)");
     }
-    field.at("type").fail("\"" + type + "\" is not a tokenizer.json model type (expected BPE or WordPiece)");
+    field.at("type").fail("\"" + type + "\" is not a tokenizer.json model type (expected BPE, WordPiece or Unigram)");
 }
 
 }   // namespace headscope::tokenizer

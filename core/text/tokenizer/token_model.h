@@ -72,6 +72,8 @@ public:
 // from a DOM: the large tables of a real tokenizer.json, read in one pass.
 struct ModelTables {
     std::optional<Vocabulary> vocab;
+    // A Unigram model's vocabulary: [piece, score] entries in id order, as given (checked by its reader).
+    std::optional<std::vector<nlohmann::json>> scored;
     std::optional<std::vector<std::pair<std::string, std::string>>> merges;
 };
 // The streams that fill `tables` while `file` is parsed; entries are checked as they come.

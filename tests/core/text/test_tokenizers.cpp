@@ -377,8 +377,11 @@ TEST_CASE("bpe: bad files fail naming the file and the field") {
     bad["model"]["vocab"] = json::array();
     CHECK(contains(with_json(bad), tj + ": model.vocab: expected an object"));
     bad = good;
-    bad["model"]["type"] = "Unigram";
-    CHECK(contains(with_json(bad), tj + ": model.type: \"Unigram\""));
+    bad["model"]["type"] = "Unigram";   // its vocabulary is [[piece, score], ...]
+    CHECK(contains(with_json(bad), tj + ": model.vocab: expected an array"));
+    bad = good;
+    bad["model"]["type"] = "WordLevel";
+    CHECK(contains(with_json(bad), tj + ": model.type: \"WordLevel\" is not read yet"));
     bad = good;
     bad["model"]["type"] = "Mystery";
     CHECK(contains(with_json(bad), tj + ": model.type: \"Mystery\" is not a tokenizer.json model type"));
@@ -392,8 +395,11 @@ TEST_CASE("bpe: bad files fail naming the file and the field") {
     bad["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(a"}}}, {"behavior", "Isolated"}};
     CHECK(contains(with_json(bad), tj + ": pre_tokenizer.pattern.Regex: invalid regex \"(a\": "));
     bad = good;
-    bad["normalizer"] = {{"type", "Precompiled"}};
-    CHECK(contains(with_json(bad), tj + ": normalizer.type: \"Precompiled\""));
+    bad["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "not base64!"}};
+    CHECK(contains(with_json(bad), tj + ": normalizer.precompiled_charsmap: expected base64 text"));
+    bad = good;
+    bad["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "CAAAAGFiYw=="}};   // a trie past the end
+    CHECK(contains(with_json(bad), tj + ": normalizer.precompiled_charsmap: its trie of 8 bytes does not fit"));
     bad = good;
     bad["added_tokens"][0]["id"] = 5;
     CHECK(

@@ -124,13 +124,16 @@ void suit_metric_to_kind(AppState& state) {
 }   // namespace
 
 void fit_to_model(AppState& state, const ModelInfo& info) {
-    fit_to_model(state, info.n_layers, info.n_heads);
-    state.disabled_encoder_heads.resize(info.encoder_decoder ? info.encoder_layers : 0, info.n_heads);
+    const Eigen::Index encoder_layers = info.encoder_decoder ? info.encoder_layers : 0;
+    state.disabled_heads.resize(info.n_layers, info.n_heads);
+    state.disabled_encoder_heads.resize(encoder_layers, info.n_heads);
     state.disabled_cross_heads.resize(info.encoder_decoder ? info.n_layers : 0, info.n_heads);
     // Hiding a head is the views' alone: one set of flags over every kind's layers.
-    state.hidden_heads.resize(std::max(info.n_layers, info.encoder_decoder ? info.encoder_layers : 0), info.n_heads);
+    state.hidden_heads.resize(std::max(info.n_layers, encoder_layers), info.n_heads);
     if (!has_kind(info, state.kind)) state.kind = AttentionKind::decoder;
+    // The layer is the kind's: an encoder may have more layers than its decoder, or fewer.
     state.layer = std::clamp(state.layer, 0, static_cast<int>(kind_layers(info, state.kind)) - 1);
+    state.head = std::clamp(state.head, 0, static_cast<int>(info.n_heads) - 1);
     suit_metric_to_kind(state);
 }
 

@@ -112,7 +112,7 @@ std::shared_ptr<const Snapshot> kind_snapshot(const std::shared_ptr<const Snapsh
     seen->options.disabled_heads =
         kind == AttentionKind::encoder ? run->options.disabled_encoder_heads : run->options.disabled_cross_heads;
     seen->ablated = seen->options.disabled_heads.any();
-    seen->causal = false;
+    // causal stays the run's: flipping the decoder's mask moves its cross-attention too
     seen->metrics = kind_metrics(seen->trace, run->input, run->info, kind);
     seen->metric_sums.clear();
     seen->thumbnails.clear();

@@ -20,6 +20,7 @@ void ModelSession::adopt(std::shared_ptr<const Model> model, const ModelChoice& 
     intact_run_.reset();
     last_key_.reset();
     last_run_.reset();
+    generated_ = {};
 }
 
 RunOptions ModelSession::options_for(const Request& request, const Snapshot& snapshot) const {
@@ -109,9 +110,15 @@ double deferred_head_work(const ModelInfo& info, Eigen::Index rows, Eigen::Index
 
 std::shared_ptr<Snapshot> ModelSession::compute(const Request& request, std::uint64_t generation,
                                                 const ComputeControl& control) {
-    // Typed at the end, or the same input again: the shared positions keep their embeddings.
-    ModelInput input = last_run_ ? encode_run_input(*model_, request.input, last_run_->input)
-                                 : encode_run_input(*model_, request.input);
+    // Typed at the end, or the same input again: the shared positions keep their embeddings;
+    // the same source and steps, the same greedy decoding (generated_).
+    ModelInput input;
+    try {
+        input = encode_run_input(*model_, request.input, last_run_ ? last_run_->input : ModelInput{}, &generated_,
+                                 LoadControl{.on_progress = {}, .cancel = control.cancel});
+    } catch (const LoadCancelled&) {
+        throw ComputeCancelled();   // a decoding stopped is a computation stopped, not a load
+    }
     return compute_on(request, std::move(input), generation, control);
 }
 

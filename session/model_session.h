@@ -130,6 +130,7 @@ private:
     std::shared_ptr<const Snapshot> intact_run_;
     std::optional<RunKey> last_key_;
     std::shared_ptr<const Snapshot> last_run_;
+    GeneratedTarget generated_;   // the last greedy decoding (encode_run_input)
 };
 
 }   // namespace headscope::session

@@ -71,7 +71,8 @@ ModelInput encode_input(const Model& model, const RunInput& input, const ModelIn
 }
 
 // An encoder-decoder model's target, over the source `encoded` holds.
-ModelInput encode_target(const Model& model, const RunInput& input, ModelInput encoded) {
+ModelInput encode_target(const Model& model, const RunInput& input, ModelInput encoded, GeneratedTarget* generated,
+                         const LoadControl& control) {
     const ModelInfo& info = model.info();
     const bool targeted = !input.target.empty() || input.generate > 0;
     if (!info.encoder_decoder) {
@@ -80,24 +81,34 @@ ModelInput encode_target(const Model& model, const RunInput& input, ModelInput e
                     " is not an encoder-decoder model (a target is for T5 and BART)");
     }
     if (!input.target.empty()) {
+        // The window's box holds ids where the checkpoint reads nothing else, as its source box does.
+        const bool as_ids = input.target_ids || (input.kind == RunInput::Kind::as_model_reads && info.reads_ids_only);
         // The list's own errors name the flag already.
         const std::vector<std::int64_t> ids =
-            input.target_ids ? token_ids_typed(input.target, input.target_name) : std::vector<std::int64_t>{};
+            as_ids ? token_ids_typed(input.target, input.target_name) : std::vector<std::int64_t>{};
         try {
-            return input.target_ids ? model.encode_target_ids(encoded, ids)
-                                    : model.encode_target_text(encoded, input.target);
+            return as_ids ? model.encode_target_ids(encoded, ids) : model.encode_target_text(encoded, input.target);
         } catch (const Error& e) {
             throw Error(input.target_name + ": " + e.what());
         }
     }
-    if (input.generate > 0) return generate_greedy(model, encoded, input.generate);
+    if (input.generate > 0) {
+        // `encoded` is the decoder's start token over the source.
+        const std::vector<std::int64_t>& source = encoded.source ? encoded.source->ids : encoded.ids;
+        if (generated != nullptr && generated->steps == input.generate && generated->source_ids == source)
+            return model.encode_target_ids(encoded, generated->target_ids);
+        ModelInput decoded = generate_greedy(model, encoded, input.generate, control);
+        if (generated != nullptr) *generated = {source, input.generate, decoded.ids};
+        return decoded;
+    }
     return encoded;
 }
 
 }   // namespace
 
-ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before) {
-    ModelInput encoded = encode_target(model, input, encode_input(model, input, before));
+ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before,
+                            GeneratedTarget* generated, const LoadControl& control) {
+    ModelInput encoded = encode_target(model, input, encode_input(model, input, before), generated, control);
     if (model.info().zero_shot) {
         encode_labels(model, input, encoded);
     } else if (!input.labels.empty() && input.unscored_labels_refused) {

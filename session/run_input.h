@@ -4,6 +4,7 @@
 // one of headscope-cli's input flags. Both programs encode through encode_run_input,
 // so a sentence, typed ids or a picture become the same ModelInput in either.
 
+#include "core/base/load_control.h"
 #include "core/models/model.h"
 
 #include <cstdint>
@@ -61,11 +62,24 @@ struct RunInput {
     bool operator==(const RunInput& other) const = default;
 };
 
+// A greedy decoding kept between encodes of one model (ModelSession keeps one): the window
+// asks again, with the same source and steps, for every head it switches, and decoding
+// runs the whole model once per token.
+struct GeneratedTarget {
+    std::vector<std::int64_t> source_ids;
+    Eigen::Index steps = 0;
+    std::vector<std::int64_t> target_ids;   // what the decoding gave
+};
+
 // The model's input for `input` (throws headscope::Error naming what is wrong with it),
 // with its labels (ModelInput::prompts) where the model scores a picture against them.
 // `before`: an input the model encoded earlier (the last run's), whose embeddings the
 // positions it shares with this one from the start may take (Model::encode_text_after).
-ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before = {});
+// `generated`: the last greedy decoding of this model, taken when it is this input's
+// (same source ids and steps) and else replaced; `control` may stop a decoding between
+// tokens (LoadCancelled).
+ModelInput encode_run_input(const Model& model, const RunInput& input, const ModelInput& before = {},
+                            GeneratedTarget* generated = nullptr, const LoadControl& control = {});
 
 // A text box's token ids: comma-separated whole numbers, spaces and line breaks around
 // them ignored ("464, 3797, 3332"), read by the parser of headscope-cli's --tokens;

@@ -160,6 +160,10 @@ void AppWindow::take_latest() {
     const bool other_folder =
         !is_builtin_model(latest->model.name) && (!shown_ || shown_->model.name != latest->model.name);
     const bool had_model = shown_ != nullptr;
+    // The kind's view of the last result shares its maps: let go of it first, so that the
+    // worker, not this thread, frees them (dispose).
+    shown_kind_.reset();
+    shown_kind_of_ = nullptr;
     worker_.dispose(std::exchange(shown_, latest));
     took_result_ = true;
     if (new_model && had_model) {
@@ -231,15 +235,16 @@ void AppWindow::run_start_hooks() {
     const bool first_result =
         shown_ && !showing_other_model() && shown_->generation == submitted_ && !shown_->numbers_pending;
     if (start_choices_ && first_result) {
-        start_notes_ =
-            start_choice_notes(*start_choices_, shown_->info, static_cast<Eigen::Index>(shown_->input.labels.size()));
+        start_notes_ = start_choice_notes(*start_choices_, shown_kind()->info,   // the kind's layers and rows
+                                          static_cast<Eigen::Index>(shown_kind()->input.labels.size()));
         for (const std::string& note : start_notes_) std::fprintf(stderr, "headscope: %s\n", note.c_str());
         start_choices_.reset();
     }
     if (showcase_on_first_result_ && (!error_.empty() || !model_error_.empty())) showcase_on_first_result_ = false;
     if (showcase_on_first_result_ && first_result) {
         showcase_on_first_result_ = false;
-        if (const auto head = showcase_head(shown_->metrics, shown_->info.n_heads, shown_->input.grid_width > 0)) {
+        const Snapshot& kind = *shown_kind();   // the kind shown's heads (an encoder-decoder's other kinds too)
+        if (const auto head = showcase_head(kind.metrics, kind.info.n_heads, kind.input.grid_width > 0)) {
             state_.layer = head->layer;
             state_.head = head->head;
         }
@@ -452,7 +457,7 @@ void AppWindow::redo() {
 
 void AppWindow::open_export() {
     if (!shown_ || showing_other_model()) return;
-    export_dialog_.open(shown_kind(), state_, shown_view()->map_in_sight(), view_context().importance());
+    export_dialog_.open(shown_kind(), shown_, state_, shown_view()->map_in_sight(), view_context().importance());
 }
 
 MenuState AppWindow::menu_state() const {

@@ -122,8 +122,11 @@ OutputChange output_change(const ModelTrace& intact, const ModelTrace& ablated, 
 ImportanceScan importance_scan(const Model& model, const ModelInput& input, const RunOptions& options,
                                const LoadControl& control) {
     const ModelInfo& info = model.info();
+    // Every head on: an encoder-decoder's encoder and cross-attention heads too.
     RunOptions intact_options = options;
     intact_options.disabled_heads = {};
+    intact_options.disabled_encoder_heads = {};
+    intact_options.disabled_cross_heads = {};
     intact_options.resume_from = nullptr;
     intact_options.detail = TraceDetail::weights;
     intact_options.stages_layer = -1;   // the scan compares outputs; no stage is read
@@ -134,7 +137,7 @@ ImportanceScan importance_scan(const Model& model, const ModelInput& input, cons
     scan.measure = intact.logits.size() != 0 ? EffectMeasure::kl_divergence : EffectMeasure::relative_change;
     scan.effect = Matrix::Zero(info.n_layers, info.n_heads);
     const double total = static_cast<double>(info.n_layers * info.n_heads);
-    RunOptions ablated_options = options;
+    RunOptions ablated_options = intact_options;
     ablated_options.detail = TraceDetail::weights;
     ablated_options.stages_layer = -1;
     ablated_options.keep_layer_inputs = false;

@@ -208,3 +208,30 @@ TEST_CASE("attention kinds: undo and sessions keep the target, Generate, the kin
     CHECK(why.find("kind") != std::string::npos);
     CHECK(why.find("'crosss' is not a kind of attention (decoder, encoder, cross)") != std::string::npos);
 }
+
+TEST_CASE("attention kinds: a decoding is kept for the same source and steps, and ids-only folders read ids") {
+    ModelSession session = t5_session();
+    const std::shared_ptr<const Model> model = session.model();
+    RunInput input;
+    input.text = "13, 27, 5";
+    input.generate = 3;
+    GeneratedTarget kept;
+    const ModelInput first = encode_run_input(*model, input, {}, &kept);
+    CHECK(kept.source_ids == std::vector<std::int64_t>{13, 27, 5});
+    CHECK(kept.steps == 3);
+    CHECK(kept.target_ids == first.ids);
+    // Asked again (a head switched in the window): what was kept, not a new decoding.
+    kept.target_ids = {0, 9, 9};
+    CHECK(encode_run_input(*model, input, {}, &kept).ids == std::vector<std::int64_t>{0, 9, 9});
+    // Another source, or other steps: decoded again.
+    input.generate = 2;
+    CHECK(encode_run_input(*model, input, {}, &kept).ids != std::vector<std::int64_t>{0, 9, 9});
+    CHECK(kept.steps == 2);
+    // The window's target box on a folder without a tokenizer reads ids, as its source box does.
+    RunInput typed;
+    typed.text = "13, 27";
+    typed.target = "0, 5, 6";
+    CHECK(encode_run_input(*model, typed).ids == std::vector<std::int64_t>{0, 5, 6});
+    typed.kind = RunInput::Kind::sentence;   // the command line's --target: text, refused without a tokenizer
+    CHECK_THROWS_AS(encode_run_input(*model, typed), Error);
+}

@@ -131,7 +131,9 @@ void ControlsPanel::draw_labels(AppState& state) {
 }
 
 void ControlsPanel::draw_target(AppState& state, const Snapshot* shown, const ModelInfo& chosen) {
-    ImGui::TextUnformatted(state.target_is_ids ? "Target as token ids (start token first)" : "Target (the decoder's)");
+    // A folder without a tokenizer reads the target as ids, as it reads the source.
+    ImGui::TextUnformatted(state.target_is_ids || chosen.reads_ids_only ? "Target as token ids (start token first)"
+                                                                        : "Target (the decoder's)");
     if (!chosen.reads_ids_only) {
         ImGui::SameLine();
         ImGui::Checkbox("ids##target", &state.target_is_ids);
@@ -259,7 +261,9 @@ void ControlsPanel::draw_heads(AppState& state, const Snapshot& shown) {
         return flags.layers() == info.n_layers && flags.heads() == info.n_heads;
     };
     HeadMask& disabled = kind_disabled_heads(state);
-    if (!fits(disabled)) return;
+    // Hidden flags span every kind's layers (fit_to_model); until they are sized, no toggles.
+    if (!fits(disabled) || state.hidden_heads.layers() < info.n_layers || state.hidden_heads.heads() != info.n_heads)
+        return;
     ImGui::Separator();
     // Clamped even when typed (Ctrl+click): the layer indexes the per-layer flags below.
     // As wide as the panel leaves beside its label.
@@ -314,7 +318,12 @@ void ControlsPanel::draw_disabled_list(AppState& state) {
     ImGui::TextWrapped("Disabled (%ld): %s", static_cast<long>(off), list.c_str());
     ImGui::PopStyleColor();
     if (ImGui::SmallButton("Enable all")) disabled.enable_all();
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Switch every head of every layer back on (Ctrl+Z undoes it)");
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip(state.kind == AttentionKind::decoder
+                              ? "Switch every head of every layer back on (Ctrl+Z undoes it)"
+                              : "Switch every head of this kind back on, in every layer (Edit > Enable every head: "
+                                "all kinds; Ctrl+Z undoes it)");
+    }
 }
 
 }   // namespace headscope::ui

@@ -44,9 +44,11 @@ std::string ExportDialog::default_path() const {
     return "";
 }
 
-void ExportDialog::open(std::shared_ptr<const session::Snapshot> shown, const session::AppState& state,
-                        std::optional<session::MapRegion> in_sight, std::shared_ptr<const ImportanceScan> scan) {
+void ExportDialog::open(std::shared_ptr<const session::Snapshot> shown, std::shared_ptr<const session::Snapshot> whole,
+                        const session::AppState& state, std::optional<session::MapRegion> in_sight,
+                        std::shared_ptr<const ImportanceScan> scan) {
     shown_ = std::move(shown);
+    whole_ = std::move(whole);
     scan_ = std::move(scan);
     in_sight_ = in_sight;
     layer_ = state.layer;
@@ -141,14 +143,14 @@ void ExportDialog::save(const session::AppState& state) {
     }
     const session::MapLook look{state.colormap, state.scale == session::HeatScale::per_head, png_scale_};
     const std::optional<session::MapRegion> region = only_in_sight_ ? in_sight_ : std::nullopt;
-    auto work = [what = what_, shown = shown_, scan = scan_, layer = layer_, head = head_, format = format_, look,
-                 region, path](const LoadControl& control) {
+    auto work = [what = what_, shown = shown_, whole = whole_, scan = scan_, layer = layer_, head = head_,
+                 format = format_, look, region, path](const LoadControl& control) {
         std::uint64_t bytes = 0;
         switch (what) {
         case ExportWhat::head_map:
             bytes = session::export_head_map(*shown, layer, head, format, path, look, region);
             break;
-        case ExportWhat::every_head: bytes = session::write_run_file(*shown, path, control); break;
+        case ExportWhat::every_head: bytes = session::write_run_file(*whole, path, control); break;
         case ExportWhat::heads_table: bytes = session::export_heads_table(*shown, scan.get(), path); break;
         }
         return std::make_shared<const std::string>("wrote " + path + " (" + size_text(bytes) + ")");

@@ -27,8 +27,11 @@ public:
     // Opens it on head (state.layer, state.head) of `shown`, a file named after it in the
     // folder of the last export (the working folder the first time); `in_sight`: the part
     // of the map the view shows, `scan`: the importance scan of this result, if any.
-    void open(std::shared_ptr<const session::Snapshot> shown, const session::AppState& state,
-              std::optional<session::MapRegion> in_sight, std::shared_ptr<const ImportanceScan> scan);
+    // `whole`: the whole run behind `shown` (an encoder-decoder's `shown` is one kind's
+    // maps: session/attention_kind.h), what "Every head" writes.
+    void open(std::shared_ptr<const session::Snapshot> shown, std::shared_ptr<const session::Snapshot> whole,
+              const session::AppState& state, std::optional<session::MapRegion> in_sight,
+              std::shared_ptr<const ImportanceScan> scan);
     // Draws it while open.
     void draw(const session::AppState& state);
     bool is_open() const { return open_; }
@@ -41,6 +44,7 @@ private:
 
     bool open_ = false;
     std::shared_ptr<const session::Snapshot> shown_;   // the result as it was when opened
+    std::shared_ptr<const session::Snapshot> whole_;   // its whole run (open())
     std::shared_ptr<const ImportanceScan> scan_;
     std::optional<session::MapRegion> in_sight_;
     int layer_ = 0;

@@ -77,7 +77,8 @@ ViewContext::ViewContext(std::shared_ptr<const Snapshot> shown, session::AppStat
       actions_(std::move(actions)) {}
 
 const session::ComputeProgress* ViewContext::landing() const {
-    if (computing_ == nullptr || !*computing_) return nullptr;
+    // What lands is the decoder's own maps: an encoder-decoder's other kinds wait for the result.
+    if (computing_ == nullptr || !*computing_ || state_.kind != session::AttentionKind::decoder) return nullptr;
     const session::ComputeProgress& progress = **computing_;
     const ModelInfo& info = shown_->info;
     const auto landed = static_cast<std::size_t>(progress.layers_done * info.n_heads);
@@ -177,7 +178,7 @@ session::BackgroundJobs::Work ViewContext::importance_work() const {
     if (!snapshot->model_ref) return {};   // an encoder-decoder's other kinds: no scan of their own
     return session::BackgroundJobs::job<ImportanceScan>([snapshot](const LoadControl& control) {
         RunOptions options = snapshot->options;
-        options.disabled_heads = {};
+        options.disabled_heads = options.disabled_encoder_heads = options.disabled_cross_heads = {};
         options.last_logit_rows = -1;   // KL over every position, whatever rows the shown run kept
         // A long input's runs stream their maps here too: the scan reads outputs only.
         if (snapshot->maps_streamed) options.on_map = [](Eigen::Index, Eigen::Index, const Matrix&) {};

@@ -160,7 +160,9 @@ void draw_cell_tooltip(const Matrix& weights, const Matrix* scores, const Mask* 
     } else {
         ImGui::Text("weight %.4f", static_cast<double>(weights(i, j)));
     }
-    if (scores != nullptr) ImGui::Text("score  %.4f  (q.k / sqrt(Dh))", static_cast<double>((*scores)(i, j)));
+    // As the softmax reads it: q.k under the model's own scale (T5: none; Gemma: its scalar
+    // and soft cap), with T5's bias by position where it has one (the Stages view names them).
+    if (scores != nullptr) ImGui::Text("score  %.4f  (before the softmax)", static_cast<double>((*scores)(i, j)));
     if (zoom.zoom > 1.0f) ImGui::TextDisabled("zoom %.1fx: wheel, drag to pan, double-click or F to fit", zoom.zoom);
     ImGui::TextDisabled("Ctrl+C: copy");
     ImGui::EndTooltip();

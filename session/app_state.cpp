@@ -198,14 +198,37 @@ void leave_model_choices(AppState& state) {
     state.forbidden.clear();
 }
 
-std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, Eigen::Index T) {
+namespace {
+
+// "--disable 5.9: <model> has layers 0..1 and heads 0..3; not disabled" for the pairs of
+// `flag` outside [layers][heads]; nothing when all fit.
+void note_heads_outside(std::vector<std::string>& notes, const std::string& flag,
+                        const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, const ModelInfo& info,
+                        Eigen::Index layers, const std::string& layers_named) {
+    std::string outside;
+    for (const auto& [l, h] : pairs) {
+        if (l < layers && h < info.n_heads) continue;
+        if (!outside.empty()) outside += ',';
+        outside += std::to_string(l) + "." + std::to_string(h);
+    }
+    if (outside.empty()) return;
+    notes.push_back(flag + " " + outside + ": " + info.name + " has " + layers_named + "layers 0.." +
+                    std::to_string(layers - 1) + " and heads 0.." + std::to_string(info.n_heads - 1) +
+                    "; not disabled");
+}
+
+}   // namespace
+
+std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, AttentionKind kind,
+                                            Eigen::Index T) {
     std::vector<std::string> notes;
-    const std::string last_layer = std::to_string(info.n_layers - 1);
+    const Eigen::Index layers = kind_layers(info, kind);   // the kind shown's
     const std::string last_head = std::to_string(info.n_heads - 1);
-    if (choices.layer && (*choices.layer < 0 || *choices.layer >= info.n_layers)) {
-        notes.push_back("--layer " + std::to_string(*choices.layer) + ": " + info.name + " has layers 0.." +
-                        last_layer + "; showing layer " +
-                        std::to_string(std::clamp<Eigen::Index>(*choices.layer, 0, info.n_layers - 1)));
+    if (choices.layer && (*choices.layer < 0 || *choices.layer >= layers)) {
+        notes.push_back("--layer " + std::to_string(*choices.layer) + ": " + info.name + " has " +
+                        (info.encoder_decoder ? std::string(attention_kind_name(kind)) + " " : std::string()) +
+                        "layers 0.." + std::to_string(layers - 1) + "; showing layer " +
+                        std::to_string(std::clamp<Eigen::Index>(*choices.layer, 0, layers - 1)));
     }
     if (choices.head && (*choices.head < 0 || *choices.head >= info.n_heads)) {
         notes.push_back("--head " + std::to_string(*choices.head) + ": " + info.name + " has heads 0.." + last_head +
@@ -216,17 +239,15 @@ std::vector<std::string> start_choice_notes(const StartChoices& choices, const M
         notes.push_back("--query " + std::to_string(*choices.query) + ": the input has positions 0.." +
                         std::to_string(T - 1) + "; no query pinned");
     }
-    std::string outside;
-    for (const auto& [l, h] : choices.disabled) {
-        if (l < info.n_layers && h < info.n_heads) continue;
-        if (!outside.empty()) outside += ',';
-        outside += std::to_string(l);
-        outside += '.';
-        outside += std::to_string(h);
-    }
-    if (!outside.empty()) {
-        notes.push_back("--disable " + outside + ": " + info.name + " has layers 0.." + last_layer + " and heads 0.." +
-                        last_head + "; not disabled");
+    note_heads_outside(notes, "--disable", choices.disabled, info, info.n_layers, "");
+    if (info.encoder_decoder) {
+        note_heads_outside(notes, "--disable-encoder-heads", choices.disabled_encoder, info, info.encoder_layers,
+                           "encoder ");
+        note_heads_outside(notes, "--disable-cross-heads", choices.disabled_cross, info, info.n_layers, "decoder ");
+    } else if (choices.target_given || choices.kind_given || !choices.disabled_encoder.empty() ||
+               !choices.disabled_cross.empty()) {
+        notes.push_back("--target, --generate, --kind and --disable-*-heads: " + info.name +
+                        " is not an encoder-decoder model (T5 and BART take them); not used");
     }
     if (choices.image_given && !info.takes_image) {
         notes.push_back("--image: " + info.name + " reads text, not pictures; the picture is not used");

@@ -119,12 +119,19 @@ struct StartChoices {
     std::optional<int> head;
     std::optional<int> query;
     std::vector<std::pair<std::int64_t, std::int64_t>> disabled;   // --disable's LAYER.HEAD pairs
-    bool text_given = false;                                       // --text or --tokens
-    bool image_given = false;                                      // --image
+    // --disable-encoder-heads' and --disable-cross-heads' pairs (T5, BART)
+    std::vector<std::pair<std::int64_t, std::int64_t>> disabled_encoder;
+    std::vector<std::pair<std::int64_t, std::int64_t>> disabled_cross;
+    bool text_given = false;     // --text or --tokens
+    bool image_given = false;    // --image
+    bool target_given = false;   // --target, --target-tokens or --generate
+    bool kind_given = false;     // --kind other than decoder
 };
-// One line per choice that does not fit `info` (T: the input's positions), naming the
-// flag, what the model has, and what the window shows instead; empty when all fit.
-std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, Eigen::Index T);
+// One line per choice that does not fit `info` (its layers and T positions those of `kind`,
+// the kind shown), naming the flag, what the model has, and what the window shows
+// instead; empty when all fit.
+std::vector<std::string> start_choice_notes(const StartChoices& choices, const ModelInfo& info, AttentionKind kind,
+                                            Eigen::Index T);
 
 // After a model (re)loads: per-head flags sized [L][H] (kept where they still fit,
 // unset elsewhere), and the layer and head clamped into range (each view fits its own

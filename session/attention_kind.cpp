@@ -89,7 +89,7 @@ std::vector<HeadMetrics> kind_metrics(const ModelTrace& trace, const ModelInput&
     std::vector<HeadMetrics> metrics;
     for (std::size_t l = 0; l < trace.layers.size(); ++l) {
         for (std::size_t h = 0; h < trace.layers[l].heads.size(); ++h) {
-            HeadMetrics m = compute_cross_metrics(trace.layers[l].heads[h].weights, source.special);
+            HeadMetrics m = compute_cross_metrics(trace.layers[l].heads[h].weights, source.special, source.top_k);
             m.layer = static_cast<int>(l);
             m.head = static_cast<int>(h);
             metrics.push_back(m);
@@ -99,6 +99,14 @@ std::vector<HeadMetrics> kind_metrics(const ModelTrace& trace, const ModelInput&
 }
 
 }   // namespace
+
+void measure_kinds(Snapshot& run) {
+    if (!run.info.encoder_decoder || !run.input.source) return;
+    for (const AttentionKind kind : {AttentionKind::encoder, AttentionKind::cross}) {
+        (kind == AttentionKind::encoder ? run.encoder_metrics : run.cross_metrics) =
+            kind_metrics(kind_trace(run.trace, kind), run.input, run.info, kind);
+    }
+}
 
 std::shared_ptr<const Snapshot> kind_snapshot(const std::shared_ptr<const Snapshot>& run, AttentionKind kind) {
     if (!run || kind == AttentionKind::decoder || !run->info.encoder_decoder || !run->input.source) return run;
@@ -113,7 +121,11 @@ std::shared_ptr<const Snapshot> kind_snapshot(const std::shared_ptr<const Snapsh
         kind == AttentionKind::encoder ? run->options.disabled_encoder_heads : run->options.disabled_cross_heads;
     seen->ablated = seen->options.disabled_heads.any();
     // causal stays the run's: flipping the decoder's mask moves its cross-attention too
-    seen->metrics = kind_metrics(seen->trace, run->input, run->info, kind);
+    // Measured on the worker (measure_kinds) where the run kept its numbers, else here.
+    const std::vector<HeadMetrics>& kept = kind == AttentionKind::encoder ? run->encoder_metrics : run->cross_metrics;
+    seen->metrics = !kept.empty() ? kept : kind_metrics(seen->trace, run->input, run->info, kind);
+    seen->encoder_metrics.clear();
+    seen->cross_metrics.clear();
     seen->metric_sums.clear();
     seen->thumbnails.clear();
     seen->maps_streamed = false;

@@ -59,4 +59,9 @@ bool has_kind(const ModelInfo& info, AttentionKind kind);
 // would recompute (a hovered head's scores, the importance scan) is the decoder's.
 std::shared_ptr<const Snapshot> kind_snapshot(const std::shared_ptr<const Snapshot>& run, AttentionKind kind);
 
+// An encoder-decoder run's encoder and cross-attention metrics (Snapshot::encoder_metrics,
+// cross_metrics), measured where the run is made, not where it is shown; nothing for any
+// other model.
+void measure_kinds(Snapshot& run);
+
 }   // namespace headscope::session

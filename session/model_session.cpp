@@ -4,6 +4,7 @@
 #include "core/base/error.h"
 #include "core/nn/prefix_reuse.h"
 #include "core/tensor/parallel.h"
+#include "session/attention_kind.h"
 
 #include <algorithm>
 
@@ -177,6 +178,7 @@ std::shared_ptr<Snapshot> ModelSession::compute_on(const Request& request, Model
     publish_maps_first(snapshot, request, control, start);
     complete_logits(*snapshot, control);
     if (measured && !snapshot->maps_streamed) measure_heads(*snapshot);
+    if (measured) measure_kinds(*snapshot);   // an encoder-decoder's other attentions, off the window's thread
     if (snapshot->intact)
         snapshot->effect = output_change(*snapshot->intact, snapshot->trace, snapshot->info.label_score);
     for (const RunVariant& variant : request.variants) run_variant(*snapshot, variant, options, control);

@@ -39,6 +39,11 @@ struct Snapshot {
     bool causal = false;                // whether trace ran with the causal mask
     bool ablated = false;               // whether some head was disabled in trace
     std::vector<HeadMetrics> metrics;   // [L * H] of trace, layer-major (core/analysis/head_metrics.h)
+    // An encoder-decoder's encoder heads' ([Ls * H]) and cross-attention heads' ([L * H])
+    // metrics, measured with `metrics` on the worker (session/attention_kind.h: kind_snapshot
+    // shows them); empty otherwise.
+    std::vector<HeadMetrics> encoder_metrics;
+    std::vector<HeadMetrics> cross_metrics;
     // [L * H] the totals `metrics` are means of (HeadMetricSums), for a run measured whole
     // from its maps; empty otherwise. The next run that shares its first positions
     // (text typed or edited at the end) measures only its later rows from them.

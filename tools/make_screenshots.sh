@@ -47,9 +47,10 @@ SIZE=1024x640 shot small --view model --layer 0 --head 1
 SIZE=2200x1400 SCALE=2 shot hidpi --view matrix --layer 1 --head 0
 # A tiny random GPT-2 (tests/checkpoints): its predictions are noise, but the panel is real.
 shot predictions --model tests/checkpoints/gpt2_tiny --text "The cat sat on the mat" --disable 0.0,1.1 --view matrix
-# A tiny random T5's cross-attention: each target token over the source, step 2 pinned.
-shot cross --model tests/checkpoints/t5_tiny --tokens 13,27,9,8,40,2 --target-tokens 0,5,6,7 --kind cross \
-    --view matrix --layer 1 --head 0 --query 2
+# A tiny random Flan-T5 (its tokenizer a trained one's): a typed source, eight tokens generated,
+# each target token's cross-attention over the source, step 3 pinned.
+shot cross --model tests/checkpoints/flan_t5_text_tiny --text "translate English to German: The house is wonderful." \
+    --generate 8 --kind cross --view matrix --query 3
 # Shots that need input: the window driven by xdotool (the wheel, a key), then its own
 # --screenshot-after picture. Usage: driven NAME "XDOTOOL ACTIONS ($w: the window)" FLAGS...
 driven() {

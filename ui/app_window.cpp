@@ -235,7 +235,8 @@ void AppWindow::run_start_hooks() {
     const bool first_result =
         shown_ && !showing_other_model() && shown_->generation == submitted_ && !shown_->numbers_pending;
     if (start_choices_ && first_result) {
-        start_notes_ = start_choice_notes(*start_choices_, shown_kind()->info,   // the kind's layers and rows
+        // The layer and the query are the kind shown's (its layers, its rows).
+        start_notes_ = start_choice_notes(*start_choices_, shown_->info, state_.kind,
                                           static_cast<Eigen::Index>(shown_kind()->input.labels.size()));
         for (const std::string& note : start_notes_) std::fprintf(stderr, "headscope: %s\n", note.c_str());
         start_choices_.reset();

@@ -223,8 +223,10 @@ void check_combinations(const CLI::App& cli, GuiOptions& o, const RawFlags& raw)
     if (cli.count("--target-tokens") > 0) parse_index_list("--target-tokens", raw.target_tokens, "0,5,6");
     // Before the model is known: sized to the heads named, fitted to the model once it is in.
     set_heads_named("--disable", raw.disable, o.state.disabled_heads, &o.start_choices.disabled);
-    set_heads_named("--disable-encoder-heads", raw.disable_encoder, o.state.disabled_encoder_heads);
-    set_heads_named("--disable-cross-heads", raw.disable_cross, o.state.disabled_cross_heads);
+    set_heads_named("--disable-encoder-heads", raw.disable_encoder, o.state.disabled_encoder_heads,
+                    &o.start_choices.disabled_encoder);
+    set_heads_named("--disable-cross-heads", raw.disable_cross, o.state.disabled_cross_heads,
+                    &o.start_choices.disabled_cross);
 }
 
 // What a flag chooses of a view's own settings, over those a session gave it: the
@@ -285,6 +287,8 @@ void apply_flags(const CLI::App& cli, GuiOptions& o, const RawFlags& raw) {
     if (cli.count("--query") > 0) choices.query = state.query;
     choices.text_given = cli.count("--text") > 0 || cli.count("--tokens") > 0;
     choices.image_given = cli.count("--image") > 0;
+    choices.target_given = cli.count("--target") + cli.count("--target-tokens") + cli.count("--generate") > 0;
+    choices.kind_given = state.kind != session::AttentionKind::decoder;
     const bool harness = !o.screenshot_path.empty() || o.bench_frames > 0 || o.test_mode;
     if (!harness) o.last_session = session::last_session_path();
     std::string session_file = raw.session;

@@ -225,7 +225,7 @@ TEST_CASE("app state: command-line choices that do not fit the model are named, 
     fits.query = 79;
     fits.disabled = {{0, 1}, {1, 3}};
     fits.text_given = true;
-    CHECK(start_choice_notes(fits, info, 80).empty());
+    CHECK(start_choice_notes(fits, info, AttentionKind::decoder, 80).empty());
 
     StartChoices wrong;
     wrong.layer = 9;
@@ -233,7 +233,7 @@ TEST_CASE("app state: command-line choices that do not fit the model are named, 
     wrong.query = 80;
     wrong.disabled = {{0, 1}, {5, 9}, {1, 4}};
     wrong.image_given = true;
-    const std::vector<std::string> notes = start_choice_notes(wrong, info, 80);
+    const std::vector<std::string> notes = start_choice_notes(wrong, info, AttentionKind::decoder, 80);
     REQUIRE(notes.size() == 5);
     CHECK(notes[0] == "--layer 9: builtin:tiny-story has layers 0..1; showing layer 1");
     CHECK(notes[1] == "--head -1: builtin:tiny-story has heads 0..3; showing head 0");
@@ -247,7 +247,7 @@ TEST_CASE("app state: command-line choices that do not fit the model are named, 
     vit.takes_image = true;
     StartChoices text;
     text.text_given = true;
-    CHECK(start_choice_notes(text, vit, 197) ==
+    CHECK(start_choice_notes(text, vit, AttentionKind::decoder, 197) ==
           std::vector<std::string>{"--text: vit reads pictures, not text; the text is not used"});
 }
 

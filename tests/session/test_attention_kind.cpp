@@ -97,6 +97,9 @@ TEST_CASE("attention kinds: the window's target reaches the decoder, and each ki
     expected.head = 0;
     CHECK(m == expected);
     CHECK(m.monotonicity.has_value());   // four target rows: three steps
+    // Measured on the worker with the run (measure_kinds), not when the kind is shown.
+    CHECK(whole.cross_metrics == cross->metrics);
+    CHECK(whole.encoder_metrics == encoder->metrics);
     CHECK_FALSE(metric_value(m, Metric::prev_token).has_value());
 }
 
@@ -234,4 +237,34 @@ TEST_CASE("attention kinds: a decoding is kept for the same source and steps, an
     CHECK(encode_run_input(*model, typed).ids == std::vector<std::int64_t>{0, 5, 6});
     typed.kind = RunInput::Kind::sentence;   // the command line's --target: text, refused without a tokenizer
     CHECK_THROWS_AS(encode_run_input(*model, typed), Error);
+}
+
+TEST_CASE("attention kinds: start choices are checked against the kind's layers and rows, each flag named") {
+    ModelInfo flan;
+    flan.name = "flan";
+    flan.n_layers = 3;
+    flan.n_heads = 3;
+    flan.encoder_decoder = true;
+    flan.encoder_layers = 2;
+    StartChoices choices;
+    choices.layer = 2;   // a decoder layer, not an encoder one
+    choices.query = 5;   // a source row
+    choices.disabled_encoder = {{1, 2}, {2, 0}};
+    choices.disabled_cross = {{2, 2}, {0, 3}};
+    const std::vector<std::string> notes = start_choice_notes(choices, flan, AttentionKind::encoder, 6);
+    REQUIRE(notes.size() == 3);
+    CHECK(notes[0] == "--layer 2: flan has encoder layers 0..1; showing layer 1");
+    CHECK(notes[1] == "--disable-encoder-heads 2.0: flan has encoder layers 0..1 and heads 0..2; not disabled");
+    CHECK(notes[2] == "--disable-cross-heads 0.3: flan has decoder layers 0..2 and heads 0..2; not disabled");
+    CHECK(start_choice_notes(choices, flan, AttentionKind::decoder, 6).size() == 2);   // layer 2 is the decoder's
+
+    ModelInfo gpt;
+    gpt.name = "gpt";
+    gpt.n_layers = 2;
+    gpt.n_heads = 2;
+    StartChoices target;
+    target.target_given = true;
+    CHECK(start_choice_notes(target, gpt, AttentionKind::decoder, 4) ==
+          std::vector<std::string>{"--target, --generate, --kind and --disable-*-heads: gpt is not an encoder-decoder "
+                                   "model (T5 and BART take them); not used"});
 }

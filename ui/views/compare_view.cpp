@@ -444,7 +444,7 @@ void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
                            const HeatmapTexture& t, const HeatmapLabels& labels, const HoverLines& lines) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(title.c_str());
-        draw_heatmap(id, m, nullptr, mask, t, labels, side, zoom_, MapDrag::pans, -1, lines);
+        draw_heatmap(id, m, nullptr, mask, t, labels, ImVec2(side, side), zoom_, MapDrag::pans, -1, lines);
         ImGui::EndGroup();
     };
     // Two maps of different sizes (two inputs) zoom alike only by chance: B keeps to the fit.
@@ -464,7 +464,7 @@ void CompareView::draw_side_by_side(ViewContext& context, const Sides& sides) {
     } else {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(("B: " + sides.b_title).c_str());
-        draw_heatmap("B", *b, nullptr, sides.mask_b, tb, labels_b, side, unzoomed);
+        draw_heatmap("B", *b, nullptr, sides.mask_b, tb, labels_b, ImVec2(side, side), unzoomed);
         ImGui::EndGroup();
     }
     colour_legend(state.colormap, "0", "max of A, B", sides.mask_a != nullptr || sides.mask_b != nullptr);

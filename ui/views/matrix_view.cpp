@@ -169,13 +169,14 @@ void MatrixView::draw(ViewContext& context) {
     const ImVec2 available = ImGui::GetContentRegionAvail();
     // A pinned row's bars go under the map: room is kept for them.
     const bool pinned = !editing_mask_ && state.query >= 0 && state.query < weights.rows();
-    const float side = std::min(available.x, available.y - (pinned ? px(pinned_row_height) : 0.0f));
+    // The width and height left (a square map takes the smaller; a wide one, cross-attention's, more width).
+    const ImVec2 room(available.x, available.y - (pinned ? px(pinned_row_height) : 0.0f));
     const HeatmapLabels labels{shown.input.labels, shown.column_labels()};
     const ImVec2 before = ImGui::GetCursorScreenPos();
     const int clicked = draw_heatmap("matrix", weights, hover_scores(context, layer, head), context.mask(),
-                                     context.weights_texture(numbered("w", layer, head), weights), labels, side, zoom_,
+                                     context.weights_texture(numbered("w", layer, head), weights), labels, room, zoom_,
                                      editing_mask_ ? MapDrag::paints : MapDrag::pans, editing_mask_ ? -1 : state.query);
-    const HeatmapGeometry g = heatmap_geometry(weights, labels, side, before, zoom_);
+    const HeatmapGeometry g = heatmap_geometry(weights, labels, room, before, zoom_);
     hovering_ = ImGui::IsWindowHovered() && g.contains(ImGui::GetIO().MousePos);
     map_rows_ = static_cast<int>(weights.rows());
     map_cols_ = static_cast<int>(weights.cols());

@@ -114,8 +114,8 @@ void SimilarityView::draw_divergence_matrix(ViewContext& context, const HeadSimi
         ImGui::TextDisabled("click: select head %s; wheel: zoom", names[static_cast<std::size_t>(i)].c_str());
     };
     const Matrix shape = Matrix::Zero(N, N);   // the map's size; its values come through `hover`
-    const int clicked = draw_heatmap("divergence", shape, nullptr, nullptr, t, HeatmapLabels{names, names}, side, zoom_,
-                                     MapDrag::pans, selected, hover);
+    const int clicked = draw_heatmap("divergence", shape, nullptr, nullptr, t, HeatmapLabels{names, names},
+                                     ImVec2(side, side), zoom_, MapDrag::pans, selected, hover);
     if (clicked >= 0) {
         state.layer = head_at(clicked).first;
         state.head = head_at(clicked).second;

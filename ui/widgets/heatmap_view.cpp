@@ -47,12 +47,12 @@ int HeatmapGeometry::col_under(float x, int cols) const { return cell_under(x, m
 
 namespace {
 
-// Pixels a cell has at zoom 1, when the whole map fits `max_side` beside its labels.
-float fit_cell(const Matrix& weights, float left, float top, float max_side) {
+// Pixels a cell has at zoom 1, when the whole map fits `room` beside its labels.
+float fit_cell(const Matrix& weights, float left, float top, ImVec2 room) {
     const auto Tq = static_cast<float>(weights.rows());
     const auto Tk = static_cast<float>(weights.cols());
     // Whole pixels per cell while cells are big; below that, fractions, so long inputs fit.
-    const float fit = std::min((max_side - left) / Tk, (max_side - top) / Tq);
+    const float fit = std::min((room.x - left) / Tk, (room.y - top) / Tq);
     return fit >= 4.0f ? std::floor(fit) : std::max(fit, 1.0f / 64.0f);
 }
 
@@ -186,31 +186,31 @@ void draw_cell_tooltip(const Matrix& weights, const Matrix* scores, const Mask* 
 
 }   // namespace
 
-HeatmapGeometry heatmap_geometry(const Matrix& weights, const HeatmapLabels& labels, float max_side, ImVec2 origin,
+HeatmapGeometry heatmap_geometry(const Matrix& weights, const HeatmapLabels& labels, ImVec2 room, ImVec2 origin,
                                  const MapZoom& zoom) {
     const float left = label_band_left(labels);
     const float top = label_band_top(labels);
-    const float fit = fit_cell(weights, left, top, max_side);
+    const float fit = fit_cell(weights, left, top, room);
     const ImVec2 size(fit * static_cast<float>(weights.cols()), fit * static_cast<float>(weights.rows()));
     return {ImVec2(origin.x + left, origin.y + top), size, fit * zoom.zoom, zoom.first_col, zoom.first_row};
 }
 
 int draw_heatmap(const char* id, const Matrix& weights, const Matrix* scores, const Mask* allowed,
-                 const HeatmapTexture& texture, const HeatmapLabels& labels, float max_side, MapZoom& zoom,
-                 MapDrag drag, int pinned_row, const HoverLines& hover) {
+                 const HeatmapTexture& texture, const HeatmapLabels& labels, ImVec2 room, MapZoom& zoom, MapDrag drag,
+                 int pinned_row, const HoverLines& hover) {
     ImGui::PushID(id);
     const auto Tq = static_cast<int>(weights.rows());
     const auto Tk = static_cast<int>(weights.cols());
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     keep_inside(zoom, Tq, Tk);   // the map may have changed size since the last frame
-    const float fit = heatmap_geometry(weights, labels, max_side, origin).cell;
+    const float fit = heatmap_geometry(weights, labels, room, origin).cell;
     // The input first, so that this frame already draws what the wheel or drag asked.
-    ImGui::SetCursorScreenPos(heatmap_geometry(weights, labels, max_side, origin).min);
-    HeatmapGeometry g = heatmap_geometry(weights, labels, max_side, origin, zoom);
+    ImGui::SetCursorScreenPos(heatmap_geometry(weights, labels, room, origin).min);
+    HeatmapGeometry g = heatmap_geometry(weights, labels, room, origin, zoom);
     ImGui::InvisibleButton("cells", g.size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
     const bool clicked = handle_map_input(g, zoom, drag, Tq, Tk, fit);
     const bool hovered = ImGui::IsItemHovered();
-    g = heatmap_geometry(weights, labels, max_side, origin, zoom);
+    g = heatmap_geometry(weights, labels, room, origin, zoom);
 
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 uv0(zoom.first_col / static_cast<float>(Tk), zoom.first_row / static_cast<float>(Tq));

@@ -40,7 +40,9 @@ struct HeatmapGeometry {
     int row_under(float y, int rows) const;
     int col_under(float x, int cols) const;
 };
-HeatmapGeometry heatmap_geometry(const Matrix& weights, const HeatmapLabels& labels, float max_side, ImVec2 origin,
+// `room`: the width and height the map and its labels may fill (a map of more keys than
+// queries, as cross-attention's, uses the width a square one would leave).
+HeatmapGeometry heatmap_geometry(const Matrix& weights, const HeatmapLabels& labels, ImVec2 room, ImVec2 origin,
                                  const MapZoom& zoom = {});
 
 // What the pointer did on the map this frame.
@@ -54,12 +56,12 @@ enum class MapDrag {
 using HoverLines = std::function<void(int row, int col)>;
 
 // Draws a head's `weights` (in `texture`, already uploaded; `scores` before the softmax
-// for the tooltip, or null) filling at most `max_side` pixels square, as `zoom` says
+// for the tooltip, or null) filling at most `room` (with its labels), as `zoom` says
 // (and changes it on the wheel, a drag, a double-click or F). `allowed` may be null (no
 // mask). `pinned_row` (or -1) is outlined; returns the row clicked this frame, or -1.
 // Another kind of map (head against head) says what a cell is through `hover`.
 int draw_heatmap(const char* id, const Matrix& weights, const Matrix* scores, const Mask* allowed,
-                 const HeatmapTexture& texture, const HeatmapLabels& labels, float max_side, MapZoom& zoom,
+                 const HeatmapTexture& texture, const HeatmapLabels& labels, ImVec2 room, MapZoom& zoom,
                  MapDrag drag = MapDrag::pans, int pinned_row = -1, const HoverLines& hover = {});
 
 // A small clickable thumbnail; returns true when clicked.

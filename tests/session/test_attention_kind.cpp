@@ -97,7 +97,10 @@ TEST_CASE("attention kinds: the window's target reaches the decoder, and each ki
     expected.head = 0;
     CHECK(m == expected);
     CHECK(m.monotonicity.has_value());   // four target rows: three steps
-    // Measured on the worker with the run (measure_kinds), not when the kind is shown.
+    // Measured on the worker with the run (measure_kinds), not when the kind is shown: the
+    // run holds them, and the kind's view shows those.
+    REQUIRE(whole.cross_metrics.size() == static_cast<std::size_t>(info.n_layers * info.n_heads));
+    REQUIRE(whole.encoder_metrics.size() == static_cast<std::size_t>(info.encoder_layers * info.n_heads));
     CHECK(whole.cross_metrics == cross->metrics);
     CHECK(whole.encoder_metrics == encoder->metrics);
     CHECK_FALSE(metric_value(m, Metric::prev_token).has_value());
